@@ -1,0 +1,506 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
+	"idemlab/store"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+type bank struct {
+	eng   *engine.Engine
+	db    *store.DB
+	clock *engine.ManualClock
+}
+
+func newBank(t testing.TB, p engine.Policy, o engine.Options) *bank {
+	t.Helper()
+	db, err := store.OpenMemory()
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	clock := engine.NewManualClock(t0)
+	if o.Clock == nil {
+		o.Clock = clock
+	}
+	b := &bank{eng: engine.New(db, p, o), db: db, clock: clock}
+	ctx := context.Background()
+	for id, bal := range map[string]int64{"alice": 1_000_000, "bob": 0, "carol": 500_000} {
+		_, err := db.PutAccount(ctx, id, bal)
+		require.NoError(t, err)
+	}
+	return b
+}
+
+func transferReq(customer, key, body string) engine.Request {
+	r := engine.Request{Method: "POST", Path: "/transfers", Customer: customer, HasCustomer: customer != "",
+		Body: []byte(body), ContentType: "application/json"}
+	if key != "" {
+		r.Key = []string{`"` + key + `"`}
+	}
+	return r
+}
+
+const body200k = `{"from":"alice","to":"bob","amount":200000}`
+
+func (b *bank) do(t testing.TB, r engine.Request) engine.Result {
+	t.Helper()
+	return b.eng.Handle(context.Background(), r)
+}
+
+func (b *bank) snapshot(t testing.TB) store.Snapshot {
+	t.Helper()
+	s, err := b.db.Snapshot(context.Background())
+	require.NoError(t, err)
+	return s
+}
+
+func (b *bank) balance(t testing.TB, id string) int64 {
+	t.Helper()
+	a, err := b.db.GetAccount(context.Background(), id)
+	require.NoError(t, err)
+	return a.Balance
+}
+
+func problemType(t testing.TB, r engine.Response) string {
+	t.Helper()
+	var p struct{ Type string }
+	require.NoError(t, json.Unmarshal(r.Body, &p), "body %s", r.Body)
+	return p.Type
+}
+
+// TestLadderSequential runs the same request stories at every level and
+// checks what each rung answers: the broken rungs really break, the fixed
+// ones hold.
+func TestLadderSequential(t *testing.T) {
+	type want struct {
+		retryStatus     int // a plain retry after completion
+		transfers       int // transfers after original + retry
+		reorderedStatus int // the same request with fields reordered
+		correctedStatus int // same key, amount corrected to 300,000
+		otherCustomer   int // another customer, same key, their own request
+	}
+	cases := map[string]want{
+		engine.LevelNaive:       {201, 2, 201, 201, 201},
+		engine.LevelUnique:      {200, 1, 200, 200, 200},
+		engine.LevelFingerprint: {200, 1, 200, 422, 422},
+		engine.LevelInProgress:  {200, 1, 200, 422, 422},
+		engine.LevelReplay:      {201, 1, 201, 422, 422},
+		engine.LevelScoped:      {201, 1, 201, 422, 201},
+	}
+	for _, level := range engine.Levels {
+		w := cases[level]
+		t.Run(level, func(t *testing.T) {
+			b := newBank(t, engine.MustPreset(level), engine.Options{})
+			first := b.do(t, transferReq("c1", "k1", body200k))
+			require.Equal(t, 201, first.Response.Status, "%s", first.Response.Body)
+			retry := b.do(t, transferReq("c1", "k1", body200k))
+			assert.Equal(t, w.retryStatus, retry.Response.Status, "%s", retry.Response.Body)
+			assert.Len(t, b.snapshot(t).Transfers, w.transfers)
+			if level == engine.LevelReplay || level == engine.LevelScoped {
+				assert.Equal(t, first.Response.Body, retry.Response.Body, "replay must be byte-identical")
+				assert.Equal(t, "true", retry.Response.Get("Idempotent-Replayed"))
+			}
+			reordered := b.do(t, transferReq("c1", "k1", "{ \"amount\": 200000,\n \"to\": \"bob\", \"from\": \"alice\" }"))
+			assert.Equal(t, w.reorderedStatus, reordered.Response.Status, "%s", reordered.Response.Body)
+			before := b.balance(t, "alice")
+			corrected := b.do(t, transferReq("c1", "k1", `{"from":"alice","to":"bob","amount":300000}`))
+			assert.Equal(t, w.correctedStatus, corrected.Response.Status, "%s", corrected.Response.Body)
+			if level != engine.LevelNaive {
+				assert.Equal(t, before, b.balance(t, "alice"), "a corrected request under a used key must move nothing")
+			}
+			other := b.do(t, transferReq("c2", "k1", `{"from":"carol","to":"bob","amount":1000}`))
+			assert.Equal(t, w.otherCustomer, other.Response.Status, "%s", other.Response.Body)
+		})
+	}
+}
+
+func TestRawFingerprintRejectsReorderedBody(t *testing.T) {
+	p := engine.MustPreset(engine.LevelFingerprint)
+	p.Fingerprint = engine.FingerprintRaw
+	b := newBank(t, p, engine.Options{})
+	require.Equal(t, 201, b.do(t, transferReq("c1", "k1", body200k)).Response.Status)
+	r := b.do(t, transferReq("c1", "k1", `{"amount":200000,"from":"alice","to":"bob"}`))
+	assert.Equal(t, 422, r.Response.Status, "raw bytes see a reordered body as a different request")
+	r = b.do(t, transferReq("c1", "k1", body200k))
+	assert.Equal(t, 200, r.Response.Status, "the identical bytes are a retry")
+}
+
+func TestRecomputedReplayDiffers(t *testing.T) {
+	p := engine.MustPreset(engine.LevelReplay)
+	p.Replay = engine.ReplayRecompute
+	b := newBank(t, p, engine.Options{})
+	first := b.do(t, transferReq("c1", "k1", body200k))
+	require.Equal(t, 201, first.Response.Status)
+	b.clock.Advance(90 * time.Second)
+	require.Equal(t, 201, b.do(t, transferReq("c1", "k2", `{"from":"alice","to":"bob","amount":50000}`)).Response.Status)
+	again := b.do(t, transferReq("c1", "k1", body200k))
+	require.Equal(t, 201, again.Response.Status)
+	assert.NotEqual(t, string(first.Response.Body), string(again.Response.Body), "recomputing shows today's balance and time")
+	assert.Contains(t, string(again.Response.Body), `"balance_after":750000`)
+	assert.Len(t, b.snapshot(t).Transfers, 2, "recomputing does not pay again")
+}
+
+func TestValidationStoresNothing(t *testing.T) {
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{})
+	cases := []struct {
+		name   string
+		req    engine.Request
+		status int
+		typ    string
+	}{
+		{"no customer", transferReq("", "k", body200k), 401, "/problems/customer-missing"},
+		{"no key", transferReq("c1", "", body200k), 400, "/problems/idempotency-key-missing"},
+		{"bare token key", func() engine.Request { r := transferReq("c1", "", body200k); r.Key = []string{"abc"}; return r }(), 400, "/problems/idempotency-key-malformed"},
+		{"empty key", func() engine.Request { r := transferReq("c1", "", body200k); r.Key = []string{`""`}; return r }(), 400, "/problems/idempotency-key-malformed"},
+		{"two key headers", func() engine.Request { r := transferReq("c1", "", body200k); r.Key = []string{`"a"`, `"b"`}; return r }(), 400, "/problems/idempotency-key-malformed"},
+		{"not json", transferReq("c1", "k", `from=alice`), 400, "/problems/body-invalid"},
+		{"array", transferReq("c1", "k", `[1]`), 400, "/problems/body-invalid"},
+		{"amount string", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":"5"}`), 400, "/problems/amount-invalid"},
+		{"amount fraction", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":5.5}`), 400, "/problems/amount-invalid"},
+		{"amount exponent", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":1e5}`), 400, "/problems/amount-invalid"},
+		{"amount zero", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":0}`), 400, "/problems/amount-invalid"},
+		{"amount negative", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":-5}`), 400, "/problems/amount-invalid"},
+		{"amount huge", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":99999999999999999999}`), 400, "/problems/amount-invalid"},
+		{"missing to", transferReq("c1", "k", `{"from":"alice","amount":5}`), 400, "/problems/field-invalid"},
+		{"unknown field", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":5,"memo":"x"}`), 400, "/problems/field-invalid"},
+		{"duplicate field", transferReq("c1", "k", `{"from":"alice","to":"bob","amount":5,"amount":500000}`), 400, "/problems/body-invalid"},
+		{"nested", transferReq("c1", "k", `{"from":{"a":1},"to":"bob","amount":5}`), 400, "/problems/field-invalid"},
+		{"invalid utf8", transferReq("c1", "k", "{\"from\":\"al\xffice\",\"to\":\"bob\",\"amount\":5}"), 400, "/problems/body-invalid"},
+		{"trailing data", transferReq("c1", "k", body200k+`{}`), 400, "/problems/body-invalid"},
+		{"same account", transferReq("c1", "k", `{"from":"alice","to":"alice","amount":5}`), 400, "/problems/same-account"},
+		{"bad account id", transferReq("c1", "k", `{"from":"al ice","to":"bob","amount":5}`), 400, "/problems/account-id-invalid"},
+		{"wrong content type", func() engine.Request { r := transferReq("c1", "k", body200k); r.ContentType = "text/plain"; return r }(), 415, "/problems/unsupported-media-type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := b.do(t, c.req)
+			assert.Equal(t, c.status, r.Response.Status, "%s", r.Response.Body)
+			assert.Equal(t, "application/problem+json", r.Response.Get("Content-Type"))
+			assert.Equal(t, c.typ, problemType(t, r.Response))
+		})
+	}
+	snap := b.snapshot(t)
+	assert.Empty(t, snap.Keys, "a rejected request stores no key")
+	assert.Empty(t, snap.Transfers)
+	// The key "k" is still free for a valid request.
+	assert.Equal(t, 201, b.do(t, transferReq("c1", "k", body200k)).Response.Status)
+}
+
+func TestBusinessOutcomesAreReplayed(t *testing.T) {
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{})
+	r := b.do(t, transferReq("c1", "k1", `{"from":"bob","to":"alice","amount":10}`))
+	require.Equal(t, 402, r.Response.Status)
+	// bob gets money, but the retry of the declined request replays 402.
+	require.Equal(t, 201, b.do(t, transferReq("c1", "k2", body200k)).Response.Status)
+	again := b.do(t, transferReq("c1", "k1", `{"from":"bob","to":"alice","amount":10}`))
+	assert.Equal(t, 402, again.Response.Status)
+	assert.Equal(t, r.Response.Body, again.Response.Body)
+	assert.Equal(t, "true", again.Response.Get("Idempotent-Replayed"))
+	missing := b.do(t, transferReq("c1", "k3", `{"from":"alice","to":"nobody","amount":10}`))
+	assert.Equal(t, 404, missing.Response.Status)
+	assert.Equal(t, "/problems/account-not-found", problemType(t, missing.Response))
+}
+
+func TestAccounts(t *testing.T) {
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{})
+	put := func(id, body string) engine.Response {
+		return b.do(t, engine.Request{Method: "PUT", Path: "/accounts/" + id, Body: []byte(body)}).Response
+	}
+	assert.Equal(t, 200, put("dave", `{"balance":5}`).Status)
+	assert.Equal(t, 200, put("dave", `{"balance":0}`).Status)
+	assert.Equal(t, 400, put("dave", `{"balance":-1}`).Status)
+	assert.Equal(t, 400, put("da ve", `{"balance":1}`).Status)
+	get := b.do(t, engine.Request{Method: "GET", Path: "/accounts/dave"}).Response
+	assert.JSONEq(t, `{"id":"dave","balance":0}`, string(get.Body))
+	assert.Equal(t, 404, b.do(t, engine.Request{Method: "GET", Path: "/accounts/zed"}).Response.Status)
+	assert.Equal(t, 405, b.do(t, engine.Request{Method: "DELETE", Path: "/accounts/dave"}).Response.Status)
+	assert.Equal(t, 405, b.do(t, engine.Request{Method: "GET", Path: "/transfers"}).Response.Status)
+	assert.Equal(t, 404, b.do(t, engine.Request{Method: "GET", Path: "/nope"}).Response.Status)
+}
+
+// barrier blocks each lane at one phase (and part) until all n lanes have
+// reached it: a deterministic interleaving.
+func barrier(n int, phase engine.Phase, part string) engine.Hook {
+	var mu sync.Mutex
+	arrived := 0
+	open := make(chan struct{})
+	return func(ctx context.Context, s engine.Step) engine.Fault {
+		if s.Phase != phase || s.Part != part {
+			return engine.FaultNone
+		}
+		mu.Lock()
+		arrived++
+		if arrived == n {
+			close(open)
+		}
+		mu.Unlock()
+		select {
+		case <-open:
+		case <-ctx.Done():
+		}
+		return engine.FaultNone
+	}
+}
+
+func storm(t *testing.T, b *bank, n int, key string) []engine.Result {
+	t.Helper()
+	results := make([]engine.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := transferReq("c1", key, `{"from":"alice","to":"bob","amount":10000}`)
+			r.Lane = fmt.Sprintf("lane-%d", i)
+			results[i] = b.eng.Handle(context.Background(), r)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// TestSimultaneousRetries fires many goroutines at one key. The full engine
+// pays once; naive pays every time; check-then-insert, when every lane has
+// looked before any inserts, pays every time too.
+func TestSimultaneousRetries(t *testing.T) {
+	const n = 24
+	cases := []struct {
+		name      string
+		policy    func() engine.Policy
+		hook      engine.Hook
+		transfers int
+	}{
+		{"naive", func() engine.Policy { return engine.MustPreset(engine.LevelNaive) }, nil, n},
+		{"check-then-insert", func() engine.Policy {
+			p := engine.MustPreset(engine.LevelUnique)
+			p.Claim = engine.ClaimCheckThenInsert
+			return p
+		}, barrier(n, engine.PhaseClaim, "insert"), n},
+		{"insert-or-ignore", func() engine.Policy {
+			p := engine.MustPreset(engine.LevelUnique)
+			p.Claim = engine.ClaimInsertOrIgnore
+			return p
+		}, barrier(n, engine.PhaseExecute, ""), n},
+		{"execute-first", func() engine.Policy {
+			p := engine.MustPreset(engine.LevelScoped)
+			p.InProgress = engine.InProgressExecuteFirst
+			return p
+		}, barrier(n, engine.PhaseExecute, ""), n},
+		{"scoped", func() engine.Policy { return engine.MustPreset(engine.LevelScoped) }, nil, 1},
+		{"scoped, all lanes lined up at the claim", func() engine.Policy { return engine.MustPreset(engine.LevelScoped) }, barrier(n, engine.PhaseClaim, ""), 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBank(t, c.policy(), engine.Options{Hook: c.hook, PaymentLatency: 5 * time.Millisecond})
+			results := storm(t, b, n, "storm-key")
+			snap := b.snapshot(t)
+			assert.Len(t, snap.Transfers, c.transfers)
+			assert.Equal(t, int64(1_000_000-10_000*c.transfers), b.balance(t, "alice"))
+			if c.transfers == 1 {
+				var created, conflicts, replays int
+				for _, r := range results {
+					switch r.Response.Status {
+					case 201:
+						created++
+						if r.Replayed {
+							replays++
+						}
+					case 409:
+						conflicts++
+						assert.Equal(t, "1", r.Response.Get("Retry-After"))
+					default:
+						t.Errorf("unexpected answer %d %s", r.Response.Status, r.Response.Body)
+					}
+				}
+				assert.Equal(t, n, created+conflicts)
+				assert.Equal(t, 1, created-replays, "exactly one attempt executes")
+			}
+		})
+	}
+}
+
+// TestCrashAtEveryPhase crashes the first attempt before each phase, then
+// retries, and checks what each in-progress mode leaves behind.
+func TestCrashAtEveryPhase(t *testing.T) {
+	type outcome struct {
+		transfers   int // after the crash and one retry
+		retryStatus int
+	}
+	modes := map[string]func() engine.Policy{
+		"completed-first": func() engine.Policy { return engine.MustPreset(engine.LevelReplay).With(func(p *engine.Policy) { p.InProgress = engine.InProgressCompletedFirst }) },
+		"execute-first":   func() engine.Policy { return engine.MustPreset(engine.LevelReplay).With(func(p *engine.Policy) { p.InProgress = engine.InProgressExecuteFirst }) },
+		"scoped":          func() engine.Policy { return engine.MustPreset(engine.LevelScoped) },
+	}
+	want := map[string]map[engine.Phase]outcome{
+		"completed-first": {
+			engine.PhaseClaim: {1, 201}, engine.PhaseExecute: {0, 200}, engine.PhaseCommit: {0, 200},
+			engine.PhaseStoreResponse: {1, 200}, engine.PhaseRespond: {1, 201},
+		},
+		"execute-first": {
+			engine.PhaseClaim: {1, 201}, engine.PhaseExecute: {1, 201}, engine.PhaseCommit: {1, 201},
+			engine.PhaseStoreResponse: {2, 201}, engine.PhaseRespond: {1, 201},
+		},
+		// The full engine: before the lease runs out a retry gets 409; after
+		// it, the retry takes over and pays exactly once.
+		"scoped": {
+			engine.PhaseClaim: {1, 201}, engine.PhaseFingerprint: {1, 201}, engine.PhaseExecute: {1, 201},
+			engine.PhaseCommit: {1, 201}, engine.PhaseRespond: {1, 201},
+		},
+	}
+	for mode, phases := range want {
+		for phase, w := range phases {
+			t.Run(mode+"/"+string(phase), func(t *testing.T) {
+				crashed := false
+				hook := func(ctx context.Context, s engine.Step) engine.Fault {
+					if s.Lane == "first" && s.Phase == phase && !crashed {
+						crashed = true
+						return engine.FaultCrash
+					}
+					return engine.FaultNone
+				}
+				b := newBank(t, modes[mode](), engine.Options{Hook: hook})
+				first := transferReq("c1", "k1", body200k)
+				first.Lane = "first"
+				res := b.do(t, first)
+				require.True(t, crashed, "the hook reached %s", phase)
+				assert.False(t, res.Delivered)
+				assert.Equal(t, engine.FaultCrash, res.Fault)
+				retry := b.do(t, transferReq("c1", "k1", body200k))
+				if mode == "scoped" && (phase == engine.PhaseExecute || phase == engine.PhaseCommit) {
+					assert.Equal(t, 409, retry.Response.Status, "the dead worker's claim still holds")
+					b.clock.Advance(engine.ScopedLease + time.Second)
+					retry = b.do(t, transferReq("c1", "k1", body200k))
+				}
+				assert.Equal(t, w.retryStatus, retry.Response.Status, "%s", retry.Response.Body)
+				assert.Len(t, b.snapshot(t).Transfers, w.transfers)
+			})
+		}
+	}
+}
+
+func TestLeaseTakeOverIsExclusive(t *testing.T) {
+	// A slow worker (not dead) whose lease ran out loses its claim: its
+	// commit rolls back, so the key still pays once.
+	step := make(chan struct{})
+	hook := func(ctx context.Context, s engine.Step) engine.Fault {
+		if s.Lane == "slow" && s.Phase == engine.PhaseCommit {
+			<-step
+		}
+		return engine.FaultNone
+	}
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{Hook: hook})
+	done := make(chan engine.Result)
+	go func() {
+		r := transferReq("c1", "k1", body200k)
+		r.Lane = "slow"
+		done <- b.eng.Handle(context.Background(), r)
+	}()
+	require.Eventually(t, func() bool { return len(b.snapshot(t).Keys) == 1 }, 5*time.Second, time.Millisecond)
+	b.clock.Advance(engine.ScopedLease + time.Second)
+	fast := b.do(t, transferReq("c1", "k1", body200k))
+	require.Equal(t, 201, fast.Response.Status)
+	close(step)
+	slow := <-done
+	assert.Equal(t, 409, slow.Response.Status, "the slow worker lost its claim")
+	assert.Len(t, b.snapshot(t).Transfers, 1)
+	replay := b.do(t, transferReq("c1", "k1", body200k))
+	assert.Equal(t, fast.Response.Body, replay.Response.Body)
+}
+
+func TestRetention(t *testing.T) {
+	cases := []struct {
+		level     string
+		after     time.Duration
+		transfers int
+	}{
+		{engine.LevelReplay, engine.ShortRetention - time.Second, 1},
+		{engine.LevelReplay, engine.ShortRetention + time.Second, 2}, // a late retry pays again
+		{engine.LevelScoped, time.Hour, 1},
+		{engine.LevelScoped, engine.ScopedRetention + time.Second, 2},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s after %s", c.level, c.after), func(t *testing.T) {
+			b := newBank(t, engine.MustPreset(c.level), engine.Options{})
+			require.Equal(t, 201, b.do(t, transferReq("c1", "k1", body200k)).Response.Status)
+			b.clock.Advance(c.after)
+			b.do(t, transferReq("c1", "k1", body200k))
+			assert.Len(t, b.snapshot(t).Transfers, c.transfers)
+			assert.Len(t, b.snapshot(t).Keys, 1, "one row per key: the expired row was taken over")
+		})
+	}
+}
+
+func TestReapInBatches(t *testing.T) {
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{})
+	for i := range 25 {
+		r := b.do(t, transferReq("c1", fmt.Sprintf("k%d", i), `{"from":"alice","to":"bob","amount":1}`))
+		require.Equal(t, 201, r.Response.Status)
+	}
+	ctx := context.Background()
+	n, err := b.db.Reap(ctx, b.clock.Now().UnixMilli(), 10)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "nothing has expired yet")
+	b.clock.Advance(engine.ScopedRetention + time.Second)
+	now := b.clock.Now().UnixMilli()
+	for _, want := range []int{10, 10, 5, 0} {
+		n, err := b.db.Reap(ctx, now, 10)
+		require.NoError(t, err)
+		assert.Equal(t, want, n)
+	}
+	assert.Empty(t, b.snapshot(t).Keys)
+}
+
+func TestLostResponseThenRetry(t *testing.T) {
+	hook := func(ctx context.Context, s engine.Step) engine.Fault {
+		if s.Lane == "first" && s.Phase == engine.PhaseRespond {
+			return engine.FaultLoseResponse
+		}
+		return engine.FaultNone
+	}
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{Hook: hook})
+	first := transferReq("c1", "k1", body200k)
+	first.Lane = "first"
+	r := b.do(t, first)
+	assert.False(t, r.Delivered)
+	assert.Equal(t, 201, r.Response.Status, "the server committed")
+	retry := b.do(t, transferReq("c1", "k1", body200k))
+	assert.Equal(t, r.Response.Body, retry.Response.Body)
+	assert.Len(t, b.snapshot(t).Transfers, 1)
+}
+
+func TestTraceHasEveryPhaseAndSQL(t *testing.T) {
+	var mu sync.Mutex
+	var events []engine.Event
+	tr := func(e engine.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{Trace: tr})
+	r := transferReq("c1", "k1", body200k)
+	r.Lane, r.Intent = "L1", "I1"
+	b.do(t, r)
+	var phases []engine.Phase
+	for i, e := range events {
+		phases = append(phases, e.Phase)
+		assert.Equal(t, int64(i+1), e.Seq)
+		assert.Equal(t, "L1", e.Lane)
+	}
+	assert.Equal(t, []engine.Phase{engine.PhaseReceive, engine.PhaseValidate, engine.PhaseFingerprint,
+		engine.PhaseClaim, engine.PhaseExecute, engine.PhaseCommit, engine.PhaseRespond}, phases)
+	assert.Contains(t, events[3].SQL, "INSERT INTO idem_keys")
+	assert.Contains(t, events[5].SQL, "INSERT INTO transfers")
+	assert.Contains(t, events[5].SQL, "UPDATE idem_keys SET state = 'completed'")
+
+	events = nil
+	b.do(t, r)
+	assert.Equal(t, engine.OutcomeDuplicate, events[3].Outcome)
+	assert.Contains(t, events[3].Note, "UNIQUE constraint failed", "SQLite's own error text is shown")
+	assert.Equal(t, engine.OutcomeReplayed, events[4].Outcome)
+}

@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"errors"
+)
+
+// Sentinel errors a Store returns.
+var (
+	// ErrNotFound: the account or transfer does not exist.
+	ErrNotFound = errors.New("engine: not found")
+	// ErrBusy: the database stayed locked past the busy timeout. Nothing was
+	// changed; the client may retry.
+	ErrBusy = errors.New("engine: store busy")
+)
+
+// KeyTable names one of the two key tables. The constrained table's primary
+// key is (scope, key); the loose table has the same columns and only a plain
+// index, which is what check-then-insert code usually runs against.
+type KeyTable int
+
+const (
+	TableConstrained KeyTable = iota
+	TableLoose
+)
+
+// InsertMode is the conflict clause of the claim INSERT.
+type InsertMode int
+
+const (
+	// InsertPlain is "INSERT INTO": a duplicate fails with SQLite's
+	// constraint error, the verdict.
+	InsertPlain InsertMode = iota
+	// InsertOrIgnore is "INSERT OR IGNORE INTO": a duplicate is skipped
+	// without an error.
+	InsertOrIgnore
+)
+
+// Key states.
+const (
+	StateInProgress = "in_progress"
+	StateCompleted  = "completed"
+)
+
+// KeyRecord is one row of a key table. Times are Unix milliseconds; zero
+// ExpiresAt means never, zero LeaseUntil means the claim never runs out.
+type KeyRecord struct {
+	Scope       string    `json:"scope"`
+	Key         string    `json:"key"`
+	Customer    string    `json:"customer"`
+	Fingerprint string    `json:"fingerprint"`
+	State       string    `json:"state"`
+	Owner       string    `json:"owner,omitempty"`
+	LeaseUntil  int64     `json:"lease_until"`
+	CreatedAt   int64     `json:"created_at"`
+	ExpiresAt   int64     `json:"expires_at"`
+	Response    *Response `json:"response,omitempty"`
+	TransferID  string    `json:"transfer_id,omitempty"`
+}
+
+// InsertResult is what one claim INSERT did.
+type InsertResult struct {
+	// Inserted is true when the statement wrote the row.
+	Inserted bool
+	// Existing is the row that blocked a plain INSERT, read after SQLite's
+	// constraint error said there was one.
+	Existing *KeyRecord
+	// ConstraintError is SQLite's own error text, for the lesson to show.
+	ConstraintError string
+	SQL             string
+}
+
+// Account is one ledger account.
+type Account struct {
+	ID      string `json:"id"`
+	Balance int64  `json:"balance"`
+}
+
+// Transfer is one row of the ledger.
+type Transfer struct {
+	ID           string `json:"transfer_id"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	Amount       int64  `json:"amount"`
+	BalanceAfter int64  `json:"balance_after"`
+	CreatedAt    int64  `json:"created_at_ms"`
+	Customer     string `json:"customer,omitempty"`
+	Key          string `json:"key,omitempty"`
+}
+
+// TransferOutcome says whether the ledger moved money.
+type TransferOutcome int
+
+const (
+	TransferDone TransferOutcome = iota
+	TransferUnknownAccount
+	TransferInsufficientFunds
+)
+
+// TransferArgs asks the store to move money in one transaction, and, when
+// Complete is set, to complete the key in the same transaction.
+type TransferArgs struct {
+	From, To string
+	Amount   int64
+	At       int64 // Unix ms
+	Customer string
+	Key      string
+	Complete *Completion
+}
+
+// Completion completes an in_progress key in the ledger's transaction,
+// guarded by the owner token: if another attempt took the claim over, the
+// whole transaction rolls back and nothing moves.
+type Completion struct {
+	Table      KeyTable
+	Scope, Key string
+	Owner      string
+	// Render builds the response to store from the ledger's outcome.
+	Render func(TransferResult) Response
+}
+
+// TransferResult is what the ledger transaction did.
+type TransferResult struct {
+	Outcome TransferOutcome
+	// Missing names the unknown account when Outcome is TransferUnknownAccount.
+	Missing  string
+	Balance  int64 // the payer's balance when funds were insufficient
+	Transfer Transfer
+	// Completed is false when Complete was set and the owner no longer held
+	// the key; the transaction was rolled back.
+	Completed bool
+	Response  *Response
+	SQL       string
+}
+
+// Store is what the engine needs from a database. Each method is one short
+// unit of work; none holds a transaction open across a call, so a scheduler
+// can pause a request between any two calls. Implementations must be safe
+// for concurrent use.
+type Store interface {
+	PutAccount(ctx context.Context, id string, balance int64) (Account, error)
+	GetAccount(ctx context.Context, id string) (Account, error)
+	// LookupKey returns the newest row for (scope, key), or nil.
+	LookupKey(ctx context.Context, t KeyTable, scope, key string) (*KeyRecord, string, error)
+	// InsertKey runs the claim INSERT. With InsertPlain on the constrained
+	// table, a duplicate is reported by SQLite's constraint error and the
+	// blocking row is returned in Existing.
+	InsertKey(ctx context.Context, t KeyTable, mode InsertMode, rec KeyRecord) (InsertResult, error)
+	// TakeOverKey replaces the row for rec's (scope, key) with rec if, at
+	// nowMS, that row has expired or is an in_progress claim whose lease ran
+	// out. It is one conditional UPDATE, so only one attempt can win.
+	TakeOverKey(ctx context.Context, t KeyTable, rec KeyRecord, nowMS int64) (bool, string, error)
+	// Transfer runs the ledger transaction.
+	Transfer(ctx context.Context, a TransferArgs) (TransferResult, error)
+	// StoreResponse saves the response on a key after the fact.
+	StoreResponse(ctx context.Context, t KeyTable, scope, key, owner string, resp Response, transferID string) (bool, string, error)
+	// ReleaseKey deletes an in_progress claim held by owner, after an
+	// internal failure, so a retry can start afresh.
+	ReleaseKey(ctx context.Context, t KeyTable, scope, key, owner string) (string, error)
+	// TransferByID returns a transfer and its payer's balance now.
+	TransferByID(ctx context.Context, id string) (Transfer, int64, error)
+	// Reap deletes up to batch keys that expired at or before nowMS and
+	// returns how many it deleted.
+	Reap(ctx context.Context, nowMS int64, batch int) (int, error)
+}

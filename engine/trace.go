@@ -1,0 +1,120 @@
+package engine
+
+import "context"
+
+// Phase names one step of a request's path through the engine:
+// receive → validate → fingerprint → claim → (compare | execute → commit →
+// store-response) → respond.
+type Phase string
+
+const (
+	PhaseReceive       Phase = "receive"
+	PhaseValidate      Phase = "validate"
+	PhaseFingerprint   Phase = "fingerprint"
+	PhaseClaim         Phase = "claim"
+	PhaseCompare       Phase = "compare"
+	PhaseExecute       Phase = "execute"
+	PhaseCommit        Phase = "commit"
+	PhaseStoreResponse Phase = "store-response"
+	PhaseRespond       Phase = "respond"
+)
+
+// Phases lists every phase in path order.
+var Phases = []Phase{PhaseReceive, PhaseValidate, PhaseFingerprint, PhaseClaim, PhaseCompare,
+	PhaseExecute, PhaseCommit, PhaseStoreResponse, PhaseRespond}
+
+// Step is what the hook is told before a phase runs.
+type Step struct {
+	Lane     string `json:"lane"`
+	Intent   string `json:"intent"`
+	Customer string `json:"customer"`
+	Key      string `json:"key"`
+	Phase    Phase  `json:"phase"`
+	// Part names a sub-step when one phase runs in two scheduled parts
+	// (check-then-insert's "check" and "insert").
+	Part string `json:"part,omitempty"`
+}
+
+// Fault is what a hook can do to a request at a phase.
+type Fault int
+
+const (
+	// FaultNone lets the phase run.
+	FaultNone Fault = iota
+	// FaultCrash abandons the request before the phase runs, as a process
+	// that died would: what is committed stays, nothing else happens.
+	FaultCrash
+	// FaultLoseResponse lets the server finish, but the response never
+	// reaches the client (a load balancer cut the connection).
+	FaultLoseResponse
+	// FaultClientTimeout makes the client give up waiting at this phase;
+	// the server carries on to the end and its answer goes nowhere.
+	FaultClientTimeout
+)
+
+var faultNames = []string{"none", "crash", "lose-response", "client-timeout"}
+
+func (f Fault) String() string { return nameOf(faultNames, int(f)) }
+
+// MarshalText writes the fault's name.
+func (f Fault) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads a fault's name.
+func (f *Fault) UnmarshalText(b []byte) error {
+	for i, n := range faultNames {
+		if n == string(b) {
+			*f = Fault(i)
+			return nil
+		}
+	}
+	return errorf("unknown fault %q (one of %v)", b, faultNames)
+}
+
+// Hook is called before every phase. It may block (a learner scheduling
+// lanes), sleep (slow motion) or return a fault. It is called from the
+// request's goroutine; a hook shared by concurrent requests must be safe for
+// concurrent use. A hook should return promptly when ctx is done.
+type Hook func(ctx context.Context, s Step) Fault
+
+// Event is one trace record: one phase of one client attempt. The browser,
+// the websocket and the grader's report all use this shape.
+type Event struct {
+	Seq      int64  `json:"seq"`
+	AtMS     int64  `json:"at_ms"`
+	Lane     string `json:"lane"`
+	Intent   string `json:"intent,omitempty"`
+	Customer string `json:"customer,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Phase    Phase  `json:"phase"`
+	SQL      string `json:"sql,omitempty"`
+	Outcome  string `json:"outcome"`
+	Status   int    `json:"status,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+// Outcomes a trace event can report.
+const (
+	OutcomeOK        = "ok"        // the phase did its work
+	OutcomeSkipped   = "skipped"   // the policy has nothing to do here
+	OutcomeRejected  = "rejected"  // bad input, answered with 4xx, nothing stored
+	OutcomeClaimed   = "claimed"   // this attempt owns the key
+	OutcomeDuplicate = "duplicate" // the key was already there
+	OutcomeTakenOver = "taken-over"
+	OutcomeMismatch  = "mismatch"  // same key, different request: 422
+	OutcomeConflict  = "conflict"  // still in progress: 409
+	OutcomeReplayed  = "replayed"  // answered from what is stored
+	OutcomeExecuted  = "executed"  // the payment network was called
+	OutcomeCommitted = "committed" // the ledger moved money
+	OutcomeDeclined  = "declined"  // a business outcome: 402 or 404, recorded
+	OutcomeStored    = "stored"
+	OutcomeCrashed   = "crashed"
+	OutcomeLost      = "lost"      // the response never reached the client
+	OutcomeTimedOut  = "timed-out" // the client stopped waiting; the server went on
+	OutcomeDelivered = "delivered"
+	OutcomeError     = "error"
+)
+
+// Tracer receives trace events. It is called synchronously from the
+// request's goroutine and must be safe for concurrent use when requests run
+// concurrently.
+type Tracer func(Event)

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"idemlab/engine"
+	"idemlab/engine/httpapi"
+)
+
+// Server is idemlab's HTTP handler. It is safe for concurrent use.
+type Server struct {
+	banks []*Bank
+	mux   *http.ServeMux
+	log   *slog.Logger
+}
+
+// New returns a server over already opened banks.
+func New(banks []*Bank, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{banks: banks, mux: http.NewServeMux(), log: log}
+	for _, b := range banks {
+		prefix := "/bank/" + b.Level
+		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, httpapi.Handler{Engine: b.Engine}))
+		s.mux.Handle("GET "+prefix, policyHandler(b))
+	}
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	s.mux.HandleFunc("GET /bank", func(w http.ResponseWriter, r *http.Request) {
+		var out []map[string]any
+		for _, b := range banks {
+			out = append(out, describe(b))
+		}
+		writeJSON(w, 200, out)
+	})
+	s.mux.HandleFunc("GET /problems/{slug}", func(w http.ResponseWriter, r *http.Request) {
+		for _, c := range engine.Causes {
+			if c.Slug == r.PathValue("slug") {
+				writeJSON(w, 200, map[string]any{"type": c.Type(), "title": c.Title, "status": c.Status})
+				return
+			}
+		}
+		httpapi.Write(w, engine.CauseNotFound.Problem("no such problem type").Response())
+	})
+	return s
+}
+
+// describe publishes a level's policy: its scope, retention and lease.
+func describe(b *Bank) map[string]any {
+	p := b.Engine.Policy()
+	return map[string]any{
+		"level": b.Level, "path": "/bank/" + b.Level, "policy": p,
+		"retention_seconds": int64(p.Retention.D() / time.Second), "lease_seconds": int64(p.Lease.D() / time.Second),
+	}
+}
+
+func policyHandler(b *Bank) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, describe(b)) })
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		httpapi.Write(w, engine.AsProblem(err).Response())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// ServeHTTP routes a request; anything outside the known routes is a 404
+// problem.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		httpapi.Write(w, engine.CauseNotFound.Problem("see /bank for the bank API's levels").Response())
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// HTTPServer wraps handler with the timeouts that keep slow or half-sent
+// requests from holding connections.
+func HTTPServer(addr string, handler http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+}

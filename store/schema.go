@@ -1,0 +1,79 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+)
+
+// migrations are applied in order; PRAGMA user_version counts how many a
+// database has. Append, never edit: a database in the field has run them.
+var migrations = []string{
+	// 1: the ledger and the two key tables.
+	`CREATE TABLE accounts (
+		id      TEXT PRIMARY KEY,
+		balance INTEGER NOT NULL CHECK (balance >= 0)
+	);
+	CREATE TABLE transfers (
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		from_id    TEXT NOT NULL,
+		to_id      TEXT NOT NULL,
+		amount     INTEGER NOT NULL CHECK (amount > 0),
+		created_at INTEGER NOT NULL,
+		customer   TEXT NOT NULL DEFAULT '',
+		idem_key   TEXT NOT NULL DEFAULT ''
+	);
+	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + `
+	CREATE INDEX idem_keys_expiry ON idem_keys (expires_at) WHERE expires_at > 0;
+	` + keyTableDDL(looseKeysTable, "") + `
+	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`,
+}
+
+// keyTableDDL is the key table's definition. The constrained table's primary
+// key over (scope, key) is what makes the second INSERT fail.
+func keyTableDDL(name, constraint string) string {
+	cols := []string{
+		"scope       TEXT NOT NULL",
+		"idem_key    TEXT NOT NULL",
+		"customer    TEXT NOT NULL",
+		"fingerprint TEXT NOT NULL DEFAULT ''",
+		"state       TEXT NOT NULL DEFAULT 'completed' CHECK (state IN ('in_progress', 'completed'))",
+		"owner       TEXT NOT NULL DEFAULT ''",
+		"lease_until INTEGER NOT NULL DEFAULT 0",
+		"created_at  INTEGER NOT NULL",
+		"expires_at  INTEGER NOT NULL DEFAULT 0",
+		"status      INTEGER",
+		"headers     TEXT",
+		"body        BLOB",
+		"transfer_id TEXT",
+	}
+	if constraint != "" {
+		cols = append(cols, constraint)
+	}
+	return "CREATE TABLE " + name + " (\n\t\t" + strings.Join(cols, ",\n\t\t") + "\n\t);"
+}
+
+// SchemaVersion is the number of migrations this build knows.
+var SchemaVersion = len(migrations)
+
+func (db *DB) migrate() error {
+	s, _, err := db.conn.Prepare("PRAGMA user_version")
+	if err != nil {
+		return fmt.Errorf("store: read schema version: %w", err)
+	}
+	version := 0
+	if s.Step() {
+		version = s.ColumnInt(0)
+	}
+	s.Close()
+	if version > len(migrations) {
+		return fmt.Errorf("store: database schema version %d is newer than this build (%d)", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		sql := "BEGIN IMMEDIATE;\n" + migrations[i] + fmt.Sprintf(";\nPRAGMA user_version = %d;\nCOMMIT;", i+1)
+		if err := db.conn.Exec(sql); err != nil {
+			db.conn.Exec("ROLLBACK")
+			return fmt.Errorf("store: migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}

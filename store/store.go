@@ -1,0 +1,570 @@
+// Package store implements engine.Store on SQLite through
+// github.com/ncruces/go-sqlite3: the ledger (accounts and transfers) and the
+// two key tables. On the server it is a file in WAL mode; in the browser and
+// in tests it is an in-memory database on the memdb VFS.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+	_ "github.com/ncruces/go-sqlite3/vfs/memdb" // registers the memdb VFS
+
+	"idemlab/engine"
+)
+
+var _ engine.Store = (*DB)(nil)
+
+// BusyTimeout is how long a statement waits for another process's lock
+// before the store reports engine.ErrBusy.
+const BusyTimeout = 5 * time.Second
+
+// DB is one SQLite database holding one level's ledger and key tables. It
+// is safe for concurrent use by multiple goroutines: one connection does all
+// the work, one short unit at a time, which is how SQLite writes anyway (one
+// writer) and why no goroutine of this process ever sees "database is
+// locked".
+type DB struct {
+	mu    sync.Mutex
+	conn  *sqlite3.Conn
+	stmts map[string]*sqlite3.Stmt
+	path  string
+}
+
+var memSeq atomic.Int64
+
+// OpenMemory opens a fresh, private in-memory database on the memdb VFS.
+func OpenMemory() (*DB, error) {
+	name := fmt.Sprintf("file:/idemlab-%d-%d.db?vfs=memdb", time.Now().UnixNano(), memSeq.Add(1))
+	return open(name, false)
+}
+
+// OpenFile opens (creating if needed) the database file at path, in WAL mode
+// with synchronous=NORMAL: a transaction committed before the process is
+// killed survives it.
+func OpenFile(path string) (*DB, error) {
+	return open(path, true)
+}
+
+func open(name string, file bool) (*DB, error) {
+	conn, err := sqlite3.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", name, err)
+	}
+	db := &DB{conn: conn, stmts: map[string]*sqlite3.Stmt{}, path: name}
+	if err := db.init(file); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) init(file bool) error {
+	if err := db.conn.BusyTimeout(BusyTimeout); err != nil {
+		return fmt.Errorf("store: busy timeout: %w", err)
+	}
+	if file {
+		if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); err != nil {
+			return fmt.Errorf("store: pragmas: %w", err)
+		}
+	}
+	if err := db.migrate(); err != nil {
+		return err
+	}
+	for name, sql := range statements {
+		stmt, _, err := db.conn.Prepare(sql)
+		if err != nil {
+			return fmt.Errorf("store: prepare %s: %w", name, err)
+		}
+		db.stmts[name] = stmt
+	}
+	return nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, s := range db.stmts {
+		s.Close()
+	}
+	return db.conn.Close()
+}
+
+// Table names, as they appear in the SQL the lessons show.
+const (
+	keysTable      = "idem_keys"
+	looseKeysTable = "idem_keys_unconstrained"
+)
+
+func tableName(t engine.KeyTable) string {
+	if t == engine.TableLoose {
+		return looseKeysTable
+	}
+	return keysTable
+}
+
+const keyColumns = "scope, idem_key, customer, fingerprint, state, owner, lease_until, created_at, expires_at, status, headers, body, transfer_id"
+
+// keyColumnsNoState is keyColumns without state: what code that keeps no
+// in-progress state writes.
+const keyColumnsNoState = "scope, idem_key, customer, fingerprint, owner, lease_until, created_at, expires_at, status, headers, body, transfer_id"
+
+// statements are prepared once per connection. Names with {t} exist once
+// per key table.
+var statements = func() map[string]string {
+	m := map[string]string{
+		"putAccount":   "INSERT INTO accounts(id, balance) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET balance = excluded.balance",
+		"getAccount":   "SELECT balance FROM accounts WHERE id = ?1",
+		"debit":        "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1",
+		"credit":       "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1",
+		"addTransfer":  "INSERT INTO transfers(from_id, to_id, amount, created_at, customer, idem_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		"transferByID": "SELECT t.from_id, t.to_id, t.amount, t.created_at, t.customer, t.idem_key, a.balance FROM transfers t JOIN accounts a ON a.id = t.from_id WHERE t.id = ?1",
+		"begin":        "BEGIN IMMEDIATE",
+		"commit":       "COMMIT",
+		"rollback":     "ROLLBACK",
+	}
+	for _, t := range []string{keysTable, looseKeysTable} {
+		m["lookup:"+t] = "SELECT " + keyColumns + " FROM " + t + " WHERE scope = ?1 AND idem_key = ?2 ORDER BY created_at DESC LIMIT 1"
+		m["insert:"+t] = "INSERT INTO " + t + "(" + keyColumns + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+		m["insertIgnore:"+t] = "INSERT OR IGNORE INTO " + t + "(" + keyColumns + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+		m["insertNoState:"+t] = "INSERT INTO " + t + "(" + keyColumnsNoState + ") VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+		m["insertIgnoreNoState:"+t] = "INSERT OR IGNORE INTO " + t + "(" + keyColumnsNoState + ") VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+		m["takeOver:"+t] = "UPDATE " + t + " SET customer = ?3, fingerprint = ?4, state = ?5, owner = ?6, lease_until = ?7, created_at = ?8, expires_at = ?9," +
+			" status = NULL, headers = NULL, body = NULL, transfer_id = NULL" +
+			" WHERE scope = ?1 AND idem_key = ?2 AND ((expires_at > 0 AND expires_at <= ?10) OR (state = 'in_progress' AND lease_until > 0 AND lease_until <= ?10))"
+		m["complete:"+t] = "UPDATE " + t + " SET state = 'completed', lease_until = 0, status = ?4, headers = ?5, body = ?6, transfer_id = ?7" +
+			" WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3 AND state = 'in_progress'"
+		m["storeResponse:"+t] = "UPDATE " + t + " SET status = ?4, headers = ?5, body = ?6, transfer_id = ?7 WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3"
+		m["release:"+t] = "DELETE FROM " + t + " WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3 AND state = 'in_progress'"
+		m["reap:"+t] = "DELETE FROM " + t + " WHERE rowid IN (SELECT rowid FROM " + t + " WHERE expires_at > 0 AND expires_at <= ?1 LIMIT ?2)"
+	}
+	return m
+}()
+
+// stmt returns a prepared statement. Callers hold db.mu.
+func (db *DB) stmt(name string) *sqlite3.Stmt {
+	s, ok := db.stmts[name]
+	if !ok {
+		panic("store: no statement " + name)
+	}
+	return s
+}
+
+// SQL returns the text of a prepared statement, for traces.
+func SQL(name string) string { return statements[name] }
+
+func (db *DB) lock(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	return db.mu.Unlock, nil
+}
+
+// mapErr turns SQLite's lock errors into engine.ErrBusy and wraps the rest
+// with the operation.
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sqlite3.BUSY) || errors.Is(err, sqlite3.LOCKED) {
+		return fmt.Errorf("store: %s: %w (%v)", op, engine.ErrBusy, err)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+func isConstraint(err error) bool {
+	return errors.Is(err, sqlite3.CONSTRAINT_PRIMARYKEY) || errors.Is(err, sqlite3.CONSTRAINT_UNIQUE)
+}
+
+// PutAccount creates or sets an account.
+func (db *DB) PutAccount(ctx context.Context, id string, balance int64) (engine.Account, error) {
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return engine.Account{}, err
+	}
+	defer unlock()
+	s := db.stmt("putAccount")
+	s.BindText(1, id)
+	s.BindInt64(2, balance)
+	if err := s.Exec(); err != nil {
+		return engine.Account{}, mapErr("put account", err)
+	}
+	return engine.Account{ID: id, Balance: balance}, nil
+}
+
+// GetAccount returns an account or engine.ErrNotFound.
+func (db *DB) GetAccount(ctx context.Context, id string) (engine.Account, error) {
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return engine.Account{}, err
+	}
+	defer unlock()
+	bal, ok, err := db.balance(id)
+	if err != nil {
+		return engine.Account{}, err
+	}
+	if !ok {
+		return engine.Account{}, engine.ErrNotFound
+	}
+	return engine.Account{ID: id, Balance: bal}, nil
+}
+
+func (db *DB) balance(id string) (int64, bool, error) {
+	s := db.stmt("getAccount")
+	defer s.Reset()
+	s.BindText(1, id)
+	if s.Step() {
+		return s.ColumnInt64(0), true, nil
+	}
+	return 0, false, mapErr("get account", s.Err())
+}
+
+// LookupKey returns the newest row for (scope, key), or nil.
+func (db *DB) LookupKey(ctx context.Context, t engine.KeyTable, scope, key string) (*engine.KeyRecord, string, error) {
+	name := "lookup:" + tableName(t)
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return nil, SQL(name), err
+	}
+	defer unlock()
+	rec, err := db.lookup(name, scope, key)
+	return rec, SQL(name), err
+}
+
+func (db *DB) lookup(name, scope, key string) (*engine.KeyRecord, error) {
+	s := db.stmt(name)
+	defer s.Reset()
+	s.BindText(1, scope)
+	s.BindText(2, key)
+	if !s.Step() {
+		return nil, mapErr("look up key", s.Err())
+	}
+	rec, err := scanKey(s)
+	return &rec, err
+}
+
+// scanKey reads a row selected with keyColumns.
+func scanKey(s *sqlite3.Stmt) (engine.KeyRecord, error) {
+	rec := engine.KeyRecord{
+		Scope: s.ColumnText(0), Key: s.ColumnText(1), Customer: s.ColumnText(2), Fingerprint: s.ColumnText(3),
+		State: s.ColumnText(4), Owner: s.ColumnText(5), LeaseUntil: s.ColumnInt64(6), CreatedAt: s.ColumnInt64(7),
+		ExpiresAt: s.ColumnInt64(8), TransferID: s.ColumnText(12),
+	}
+	if s.ColumnType(9) != sqlite3.NULL {
+		resp := &engine.Response{Status: s.ColumnInt(9), Body: s.ColumnBlob(11, []byte{})}
+		if err := json.Unmarshal(s.ColumnRawText(10), &resp.Header); err != nil {
+			return rec, fmt.Errorf("store: stored headers of %q: %w", rec.Key, err)
+		}
+		rec.Response = resp
+	}
+	return rec, nil
+}
+
+func bindKey(s *sqlite3.Stmt, rec engine.KeyRecord) error {
+	s.BindText(1, rec.Scope)
+	s.BindText(2, rec.Key)
+	s.BindText(3, rec.Customer)
+	s.BindText(4, rec.Fingerprint)
+	s.BindText(5, rec.State)
+	s.BindText(6, rec.Owner)
+	s.BindInt64(7, rec.LeaseUntil)
+	s.BindInt64(8, rec.CreatedAt)
+	s.BindInt64(9, rec.ExpiresAt)
+	return bindResponse(s, 10, rec.Response, rec.TransferID)
+}
+
+// bindResponse binds status, headers, body and transfer id from param n on.
+func bindResponse(s *sqlite3.Stmt, n int, resp *engine.Response, transferID string) error {
+	if resp == nil {
+		s.BindNull(n)
+		s.BindNull(n + 1)
+		s.BindNull(n + 2)
+	} else {
+		h, err := json.Marshal(resp.Header)
+		if err != nil {
+			return err
+		}
+		s.BindInt(n, resp.Status)
+		s.BindRawText(n+1, h)
+		s.BindBlob(n+2, resp.Body)
+	}
+	if transferID == "" {
+		s.BindNull(n + 3)
+	} else {
+		s.BindText(n+3, transferID)
+	}
+	return nil
+}
+
+// InsertKey runs the claim INSERT. The verdict on a duplicate is SQLite's
+// constraint error; only after it does the store read the blocking row.
+func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.InsertMode, rec engine.KeyRecord) (engine.InsertResult, error) {
+	name := "insert"
+	if mode == engine.InsertOrIgnore {
+		name = "insertIgnore"
+	}
+	if rec.State == "" {
+		name += "NoState"
+	}
+	name += ":" + tableName(t)
+	res := engine.InsertResult{SQL: SQL(name)}
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	s := db.stmt(name)
+	if err := bindKey(s, rec); err != nil {
+		return res, fmt.Errorf("store: bind key: %w", err)
+	}
+	err = s.Exec()
+	switch {
+	case err == nil:
+		res.Inserted = db.conn.Changes() == 1
+		return res, nil
+	case isConstraint(err):
+		res.ConstraintError = err.Error()
+		res.Existing, err = db.lookup("lookup:"+tableName(t), rec.Scope, rec.Key)
+		return res, err
+	}
+	return res, mapErr(fmt.Sprintf("claim %q", rec.Key), err)
+}
+
+// TakeOverKey replaces an expired row, or an in_progress row whose lease ran
+// out, with rec. One conditional UPDATE: at most one attempt wins.
+func (db *DB) TakeOverKey(ctx context.Context, t engine.KeyTable, rec engine.KeyRecord, nowMS int64) (bool, string, error) {
+	name := "takeOver:" + tableName(t)
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return false, SQL(name), err
+	}
+	defer unlock()
+	s := db.stmt(name)
+	s.BindText(1, rec.Scope)
+	s.BindText(2, rec.Key)
+	s.BindText(3, rec.Customer)
+	s.BindText(4, rec.Fingerprint)
+	state := rec.State
+	if state == "" {
+		state = engine.StateCompleted
+	}
+	s.BindText(5, state)
+	s.BindText(6, rec.Owner)
+	s.BindInt64(7, rec.LeaseUntil)
+	s.BindInt64(8, rec.CreatedAt)
+	s.BindInt64(9, rec.ExpiresAt)
+	s.BindInt64(10, nowMS)
+	if err := s.Exec(); err != nil {
+		return false, SQL(name), mapErr(fmt.Sprintf("take over %q", rec.Key), err)
+	}
+	return db.conn.Changes() == 1, SQL(name), nil
+}
+
+// Transfer runs the ledger transaction: check both accounts and the funds,
+// debit, credit, record the transfer and, when asked, complete the key, all
+// in one BEGIN IMMEDIATE … COMMIT.
+func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.TransferResult, err error) {
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	var sql []string
+	run := func(name string) { sql = append(sql, SQL(name)) }
+	defer func() { res.SQL = strings.Join(sql, ";\n") }()
+
+	run("begin")
+	if err := db.stmt("begin").Exec(); err != nil {
+		return res, mapErr("begin transfer", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			db.stmt("rollback").Exec()
+			run("rollback")
+		}
+	}()
+
+	run("getAccount")
+	fromBal, ok, err := db.balance(a.From)
+	if err != nil {
+		return res, err
+	}
+	if !ok {
+		res.Outcome, res.Missing = engine.TransferUnknownAccount, a.From
+	} else {
+		run("getAccount")
+		_, ok, err = db.balance(a.To)
+		if err != nil {
+			return res, err
+		}
+		switch {
+		case !ok:
+			res.Outcome, res.Missing = engine.TransferUnknownAccount, a.To
+		case fromBal < a.Amount:
+			res.Outcome, res.Balance = engine.TransferInsufficientFunds, fromBal
+		}
+	}
+	if res.Outcome == engine.TransferDone {
+		if err := db.move(a, fromBal, &res, run); err != nil {
+			return res, err
+		}
+	}
+	if c := a.Complete; c != nil {
+		resp := c.Render(res)
+		name := "complete:" + tableName(c.Table)
+		run(name)
+		s := db.stmt(name)
+		s.BindText(1, c.Scope)
+		s.BindText(2, c.Key)
+		s.BindText(3, c.Owner)
+		if err := bindResponse(s, 4, &resp, res.Transfer.ID); err != nil {
+			return res, fmt.Errorf("store: bind response: %w", err)
+		}
+		if err := s.Exec(); err != nil {
+			return res, mapErr(fmt.Sprintf("complete %q", c.Key), err)
+		}
+		if db.conn.Changes() != 1 {
+			// Another attempt took the claim over: this one must not pay.
+			res.Completed = false
+			return res, nil
+		}
+		res.Completed, res.Response = true, &resp
+	}
+	run("commit")
+	if err := db.stmt("commit").Exec(); err != nil {
+		return res, mapErr("commit transfer", err)
+	}
+	committed = true
+	return res, nil
+}
+
+func (db *DB) move(a engine.TransferArgs, fromBal int64, res *engine.TransferResult, run func(string)) error {
+	for _, name := range []string{"debit", "credit"} {
+		id := a.From
+		if name == "credit" {
+			id = a.To
+		}
+		run(name)
+		s := db.stmt(name)
+		s.BindText(1, id)
+		s.BindInt64(2, a.Amount)
+		if err := s.Exec(); err != nil {
+			return mapErr(name, err)
+		}
+	}
+	run("addTransfer")
+	s := db.stmt("addTransfer")
+	s.BindText(1, a.From)
+	s.BindText(2, a.To)
+	s.BindInt64(3, a.Amount)
+	s.BindInt64(4, a.At)
+	s.BindText(5, a.Customer)
+	s.BindText(6, a.Key)
+	if err := s.Exec(); err != nil {
+		return mapErr("record transfer", err)
+	}
+	res.Transfer = engine.Transfer{ID: TransferID(db.conn.LastInsertRowID()), From: a.From, To: a.To, Amount: a.Amount,
+		BalanceAfter: fromBal - a.Amount, CreatedAt: a.At, Customer: a.Customer, Key: a.Key}
+	return nil
+}
+
+// TransferID formats a ledger row id as a transfer id.
+func TransferID(rowid int64) string { return fmt.Sprintf("tr_%06d", rowid) }
+
+func parseTransferID(id string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimPrefix(id, "tr_"), 10, 64)
+	return n, err == nil && strings.HasPrefix(id, "tr_")
+}
+
+// StoreResponse saves a response on a key after the fact (the rungs that
+// record completion separately from the ledger).
+func (db *DB) StoreResponse(ctx context.Context, t engine.KeyTable, scope, key, owner string, resp engine.Response, transferID string) (bool, string, error) {
+	name := "storeResponse:" + tableName(t)
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return false, SQL(name), err
+	}
+	defer unlock()
+	s := db.stmt(name)
+	s.BindText(1, scope)
+	s.BindText(2, key)
+	s.BindText(3, owner)
+	if err := bindResponse(s, 4, &resp, transferID); err != nil {
+		return false, SQL(name), err
+	}
+	if err := s.Exec(); err != nil {
+		return false, SQL(name), mapErr(fmt.Sprintf("store response of %q", key), err)
+	}
+	return db.conn.Changes() > 0, SQL(name), nil
+}
+
+// ReleaseKey deletes this owner's in_progress claim.
+func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, owner string) (string, error) {
+	name := "release:" + tableName(t)
+	unlock, err := db.lock(context.WithoutCancel(ctx))
+	if err != nil {
+		return SQL(name), err
+	}
+	defer unlock()
+	s := db.stmt(name)
+	s.BindText(1, scope)
+	s.BindText(2, key)
+	s.BindText(3, owner)
+	return SQL(name), mapErr(fmt.Sprintf("release %q", key), s.Exec())
+}
+
+// TransferByID returns a transfer and its payer's balance now.
+func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int64, error) {
+	rowid, ok := parseTransferID(id)
+	if !ok {
+		return engine.Transfer{}, 0, engine.ErrNotFound
+	}
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return engine.Transfer{}, 0, err
+	}
+	defer unlock()
+	s := db.stmt("transferByID")
+	defer s.Reset()
+	s.BindInt64(1, rowid)
+	if !s.Step() {
+		if err := s.Err(); err != nil {
+			return engine.Transfer{}, 0, mapErr("transfer by id", err)
+		}
+		return engine.Transfer{}, 0, engine.ErrNotFound
+	}
+	t := engine.Transfer{ID: id, From: s.ColumnText(0), To: s.ColumnText(1), Amount: s.ColumnInt64(2),
+		CreatedAt: s.ColumnInt64(3), Customer: s.ColumnText(4), Key: s.ColumnText(5)}
+	return t, s.ColumnInt64(6), nil
+}
+
+// Reap deletes up to batch expired keys from each key table.
+func (db *DB) Reap(ctx context.Context, nowMS int64, batch int) (int, error) {
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	total := 0
+	for _, t := range []string{keysTable, looseKeysTable} {
+		s := db.stmt("reap:" + t)
+		s.BindInt64(1, nowMS)
+		s.BindInt64(2, int64(batch))
+		if err := s.Exec(); err != nil {
+			return total, mapErr("reap keys", err)
+		}
+		total += int(db.conn.Changes())
+	}
+	return total, nil
+}
