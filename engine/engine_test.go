@@ -337,9 +337,13 @@ func TestCrashAtEveryPhase(t *testing.T) {
 		retryStatus int
 	}
 	modes := map[string]func() engine.Policy{
-		"completed-first": func() engine.Policy { return engine.MustPreset(engine.LevelReplay).With(func(p *engine.Policy) { p.InProgress = engine.InProgressCompletedFirst }) },
-		"execute-first":   func() engine.Policy { return engine.MustPreset(engine.LevelReplay).With(func(p *engine.Policy) { p.InProgress = engine.InProgressExecuteFirst }) },
-		"scoped":          func() engine.Policy { return engine.MustPreset(engine.LevelScoped) },
+		"completed-first": func() engine.Policy {
+			return engine.MustPreset(engine.LevelReplay).With(func(p *engine.Policy) { p.InProgress = engine.InProgressCompletedFirst })
+		},
+		"execute-first": func() engine.Policy {
+			return engine.MustPreset(engine.LevelReplay).With(func(p *engine.Policy) { p.InProgress = engine.InProgressExecuteFirst })
+		},
+		"scoped": func() engine.Policy { return engine.MustPreset(engine.LevelScoped) },
 	}
 	want := map[string]map[engine.Phase]outcome{
 		"completed-first": {

@@ -33,8 +33,8 @@ type Request struct {
 	Customer    string `json:"customer"`
 	HasCustomer bool   `json:"has_customer"`
 	// Key is the raw Idempotency-Key header value(s), as sent.
-	Key    []string `json:"key,omitempty"`
-	Body   []byte   `json:"body"`
+	Key  []string `json:"key,omitempty"`
+	Body []byte   `json:"body"`
 	// ContentType is the Content-Type header, empty when absent.
 	ContentType string `json:"content_type,omitempty"`
 	// Lane and Intent label the attempt in traces: the lane is this one

@@ -24,7 +24,7 @@ type Config struct {
 	// PaymentLatency is the simulated payment-network call on the bank API.
 	PaymentLatency time.Duration
 	// Clock is injected by tests; the wall clock when nil.
-	Clock engine.Clock
+	Clock  engine.Clock
 	Logger *slog.Logger
 }
 
