@@ -269,6 +269,10 @@ func (a *attempt) run() Response {
 		if a.key, prob = ParseKey(a.req.Key); prob != nil {
 			return a.reject(PhaseValidate, prob)
 		}
+	} else {
+		// The naive level ignores the key, but the ledger still notes it, so
+		// the checker can tell which wish each duplicate served.
+		a.key, _ = ParseKey(a.req.Key)
 	}
 	if prob = checkContentType(a.req.ContentType); prob != nil {
 		return a.reject(PhaseValidate, prob)

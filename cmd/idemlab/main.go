@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sort"
 	"syscall"
 	"time"
 
@@ -29,29 +30,45 @@ func main() {
 	}
 }
 
-const usage = `idemlab: a playground for making retried money transfers safe.
+// command is one subcommand. Each lives in its own file and registers
+// itself in commands from an init function.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
 
-Usage:
-  idemlab [serve] [--addr 127.0.0.1:8080] [--db ./idemlab.db] [--payment-latency 0s]
+var commands = map[string]command{
+	"serve": {"serve the playground and the bank API at every level (the default)", serve},
+}
 
-Commands:
-  serve    serve the bank API at every level under /bank/{level}/ (default)
-`
+func usage(w io.Writer) {
+	fmt.Fprint(w, "idemlab: a playground for making retried money transfers safe.\n\nUsage: idemlab [command] [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprint(w, "\nRun 'idemlab COMMAND -h' for a command's flags.\n")
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := "serve"
+	name := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+		name, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "serve":
-		return serve(ctx, args, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	if name == "help" {
+		usage(stdout)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	cmd, ok := commands[name]
+	if !ok {
+		usage(stderr)
+		return fmt.Errorf("unknown command %q", name)
+	}
+	return cmd.run(ctx, args, stdout, stderr)
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,463 @@
+// Package lab drives the engine from outside and judges it: histories of
+// client attempts, the invariant checker, and (in files of their own) the
+// day-of-traffic generator, scenarios and the grader. It imports no
+// net/http (the grader's HTTP client lives in a subpackage), so the
+// browser's WebAssembly module can carry it.
+package lab
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"idemlab/engine"
+)
+
+// Intent is one wish of a user ("send bob 200,000 won"), which one or more
+// attempts serve.
+type Intent struct {
+	ID       string `json:"id"`
+	Customer string `json:"customer"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Amount   int64  `json:"amount"`
+}
+
+// Attempt is one request a client sent and what came back.
+type Attempt struct {
+	Lane     string `json:"lane"`
+	Intent   string `json:"intent"`
+	Customer string `json:"customer"`
+	Key      string `json:"key,omitempty"`
+	// Body is the request body as sent.
+	Body []byte `json:"body"`
+	// Status and Response are what the server answered; Status is 0 when the
+	// attempt got no answer at all (a crash, a cut connection).
+	Status   int    `json:"status"`
+	Response []byte `json:"response,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
+	// Delivered is false when the client never read the answer, even if the
+	// server produced one.
+	Delivered bool      `json:"delivered"`
+	SentAt    time.Time `json:"sent_at"`
+}
+
+// LedgerTransfer is a transfer the server recorded, when the checker can see
+// the ledger (in-process runs). Customer and Key tie it to an intent.
+type LedgerTransfer struct {
+	ID       string `json:"transfer_id"`
+	Customer string `json:"customer"`
+	Key      string `json:"key"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Amount   int64  `json:"amount"`
+}
+
+// History is everything the checker judges.
+type History struct {
+	Intents  []Intent  `json:"intents"`
+	Attempts []Attempt `json:"attempts"`
+	// Ledger is the server's transfers when known. When it is nil (a
+	// black-box endpoint), TransfersPerIntent must say how many transfers
+	// each intent caused, as the grader infers from balances.
+	Ledger             []LedgerTransfer `json:"ledger,omitempty"`
+	TransfersPerIntent map[string]int   `json:"transfers_per_intent,omitempty"`
+	StartBalances      map[string]int64 `json:"start_balances"`
+	EndBalances        map[string]int64 `json:"end_balances"`
+	// Retention is the server's published key retention (0: forever) and
+	// RetryHorizon how long the clients keep retrying.
+	Retention    time.Duration `json:"retention"`
+	RetryHorizon time.Duration `json:"retry_horizon"`
+}
+
+// Rule is one invariant.
+type Rule struct {
+	N     int    `json:"n"`
+	Name  string `json:"name"`
+	Title string `json:"title"`
+}
+
+// The seven rules of the invariant checker.
+var (
+	RuleOneTransfer   = Rule{1, "one-transfer-per-intent", "at most one transfer per intent"}
+	RuleNoSilentWrong = Rule{2, "different-request-never-succeeds", "a request that differs from the keyed one is never answered with success"}
+	RuleByteReplay    = Rule{3, "replay-is-byte-identical", "a replay is byte-identical to the first response"}
+	RuleNothingLost   = Rule{4, "completion-has-its-transfer", "a key that reports completion has its transfer"}
+	RuleOwnResponses  = Rule{5, "customers-see-own-responses", "no customer ever receives another customer's response"}
+	RuleConservation  = Rule{6, "money-conserved", "money is conserved"}
+	RuleRetention     = Rule{7, "retention-outlasts-retries", "the retention outlasts the clients' retry horizon"}
+)
+
+// Rules lists the rules in order.
+var Rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention}
+
+// Violation is one broken rule with the shortest history that shows it.
+type Violation struct {
+	Rule    Rule   `json:"rule"`
+	Message string `json:"message"`
+	// Attempts are the indexes into History.Attempts that show the failure,
+	// in the order they were sent; Lanes are their lanes.
+	Attempts []int    `json:"attempts,omitempty"`
+	Lanes    []string `json:"lanes,omitempty"`
+	Intent   string   `json:"intent,omitempty"`
+}
+
+// RuleResult is one rule's verdict.
+type RuleResult struct {
+	Rule       Rule        `json:"rule"`
+	OK         bool        `json:"ok"`
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// Summary counts what happened.
+type Summary struct {
+	Intents    int   `json:"intents"`
+	Attempts   int   `json:"attempts"`
+	Transfers  int   `json:"transfers"`
+	Duplicates int   `json:"duplicates"`
+	PaidTwice  int64 `json:"paid_twice"`
+	Conflicts  int   `json:"conflicts_409"`
+	Mismatches int   `json:"mismatches_422"`
+	Replays    int   `json:"replays"`
+	Lost       int   `json:"lost_responses"`
+	Moved      int64 `json:"money_moved"`
+}
+
+// Report is the checker's verdict on a history.
+type Report struct {
+	OK      bool         `json:"ok"`
+	Summary Summary      `json:"summary"`
+	Rules   []RuleResult `json:"rules"`
+}
+
+// Rule returns the result for one rule.
+func (r Report) Rule(rule Rule) RuleResult {
+	for _, rr := range r.Rules {
+		if rr.Rule.N == rule.N {
+			return rr
+		}
+	}
+	return RuleResult{Rule: rule, OK: true}
+}
+
+// Broken lists the names of the broken rules.
+func (r Report) Broken() []string {
+	var out []string
+	for _, rr := range r.Rules {
+		if !rr.OK {
+			out = append(out, rr.Rule.Name)
+		}
+	}
+	return out
+}
+
+// maxViolations caps how many examples a rule reports.
+const maxViolations = 5
+
+// Check judges a history against every rule. It is a pure function.
+func Check(h History) Report {
+	c := newChecker(h)
+	rep := Report{OK: true, Summary: c.summary()}
+	for _, rule := range Rules {
+		vs := c.check(rule)
+		if len(vs) > maxViolations {
+			vs = vs[:maxViolations]
+		}
+		rr := RuleResult{Rule: rule, OK: len(vs) == 0, Violations: vs}
+		rep.OK = rep.OK && rr.OK
+		rep.Rules = append(rep.Rules, rr)
+	}
+	return rep
+}
+
+type keyID struct{ customer, key string }
+
+type checker struct {
+	h            History
+	intents      map[string]Intent
+	order        []string         // intent ids in first-seen order
+	transfers    map[string]int   // per intent
+	byTransferID map[string]LedgerTransfer
+	keyIntent    map[keyID]string // (customer, key) → intent of its first attempt
+	firstByKey   map[keyID]int    // (customer, key) → index of its first attempt
+}
+
+func newChecker(h History) *checker {
+	c := &checker{h: h, intents: map[string]Intent{}, transfers: map[string]int{},
+		byTransferID: map[string]LedgerTransfer{}, keyIntent: map[keyID]string{}, firstByKey: map[keyID]int{}}
+	for _, in := range h.Intents {
+		c.intents[in.ID] = in
+		c.order = append(c.order, in.ID)
+	}
+	for i, a := range h.Attempts {
+		if _, ok := c.intents[a.Intent]; !ok {
+			c.intents[a.Intent] = Intent{ID: a.Intent, Customer: a.Customer}
+			c.order = append(c.order, a.Intent)
+		}
+		if a.Key == "" {
+			continue
+		}
+		k := keyID{a.Customer, a.Key}
+		if _, ok := c.firstByKey[k]; !ok {
+			c.firstByKey[k] = i
+			c.keyIntent[k] = a.Intent
+		}
+	}
+	if h.Ledger != nil {
+		for _, t := range h.Ledger {
+			c.byTransferID[t.ID] = t
+			if in, ok := c.keyIntent[keyID{t.Customer, t.Key}]; ok {
+				c.transfers[in]++
+			}
+		}
+	} else {
+		for in, n := range h.TransfersPerIntent {
+			c.transfers[in] = n
+		}
+	}
+	return c
+}
+
+func (c *checker) summary() Summary {
+	s := Summary{Intents: len(c.intents), Attempts: len(c.h.Attempts)}
+	for _, id := range c.order {
+		n := c.transfers[id]
+		s.Transfers += n
+		if n > 1 {
+			s.Duplicates += n - 1
+			s.PaidTwice += int64(n-1) * c.intents[id].Amount
+		}
+		s.Moved += int64(n) * c.intents[id].Amount
+	}
+	if c.h.Ledger != nil {
+		s.Transfers, s.Moved = len(c.h.Ledger), 0
+		for _, t := range c.h.Ledger {
+			s.Moved += t.Amount
+		}
+	}
+	for _, a := range c.h.Attempts {
+		switch {
+		case a.Status == 409:
+			s.Conflicts++
+		case a.Status == 422:
+			s.Mismatches++
+		}
+		if a.Replayed {
+			s.Replays++
+		}
+		if !a.Delivered {
+			s.Lost++
+		}
+	}
+	return s
+}
+
+func (c *checker) attemptsOf(intent string) []int {
+	var out []int
+	for i, a := range c.h.Attempts {
+		if a.Intent == intent {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Violation {
+	sort.Ints(attempts)
+	v := Violation{Rule: rule, Message: msg, Intent: intent, Attempts: attempts}
+	for _, i := range attempts {
+		v.Lanes = append(v.Lanes, c.h.Attempts[i].Lane)
+	}
+	return v
+}
+
+func success(status int) bool { return status >= 200 && status < 300 }
+
+// final reports whether an answer is the request's outcome (as opposed to
+// "not yet" or "try again").
+func final(status int) bool { return success(status) || status == 402 || status == 404 }
+
+func (c *checker) check(rule Rule) []Violation {
+	var vs []Violation
+	switch rule {
+	case RuleOneTransfer:
+		for _, id := range c.order {
+			if n := c.transfers[id]; n > 1 {
+				in := c.intents[id]
+				vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
+					id, n, in.Amount, n, in.From, in.To), c.attemptsOf(id)...))
+			}
+		}
+	case RuleNoSilentWrong:
+		for i, a := range c.h.Attempts {
+			if a.Key == "" || !success(a.Status) {
+				continue
+			}
+			first := c.firstByKey[keyID{a.Customer, a.Key}]
+			if first == i || sameRequest(c.h.Attempts[first].Body, a.Body) {
+				continue
+			}
+			vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422",
+				a.Key, compact(c.h.Attempts[first].Body), compact(a.Body), a.Status), first, i))
+		}
+	case RuleByteReplay:
+		for i, a := range c.h.Attempts {
+			if a.Key == "" || !final(a.Status) {
+				continue
+			}
+			first := c.firstFinal(keyID{a.Customer, a.Key}, a.Body)
+			if first < 0 || first == i {
+				continue
+			}
+			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) {
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q got %d %s, but the first answer was %d %s",
+					a.Key, a.Status, compact(a.Response), f.Status, compact(f.Response)), first, i))
+			}
+		}
+	case RuleNothingLost:
+		for _, id := range c.order {
+			if c.transfers[id] > 0 {
+				continue
+			}
+			for _, i := range c.attemptsOf(id) {
+				if a := c.h.Attempts[i]; success(a.Status) && c.ownsKey(a) {
+					vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s was answered %d %s, but no transfer exists for it",
+						id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
+					break
+				}
+			}
+		}
+	case RuleOwnResponses:
+		for i, a := range c.h.Attempts {
+			if !success(a.Status) || a.Key == "" {
+				continue
+			}
+			if other, j := c.answeredFromOthers(i); other != "" {
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s was answered %d %s for key %q, an answer that belongs to customer %s",
+					a.Customer, a.Status, compact(a.Response), a.Key, other), j, i))
+			}
+		}
+	case RuleConservation:
+		var start, end int64
+		for _, v := range c.h.StartBalances {
+			start += v
+		}
+		for _, v := range c.h.EndBalances {
+			end += v
+		}
+		if start != end {
+			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("balances summed to %d won before and %d after", start, end)})
+		}
+		for acct, v := range c.h.EndBalances {
+			if v < 0 {
+				vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s ended at %d won", acct, v)})
+			}
+		}
+		if c.h.Ledger != nil && len(c.h.StartBalances) > 0 {
+			want := map[string]int64{}
+			for k, v := range c.h.StartBalances {
+				want[k] = v
+			}
+			for _, t := range c.h.Ledger {
+				want[t.From] -= t.Amount
+				want[t.To] += t.Amount
+			}
+			for acct, v := range c.h.EndBalances {
+				if want[acct] != v {
+					vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s holds %d won, but its ledger says %d", acct, v, want[acct])})
+				}
+			}
+		}
+		sort.Slice(vs, func(i, j int) bool { return vs[i].Message < vs[j].Message })
+	case RuleRetention:
+		if r := c.h.Retention; r > 0 && r < c.h.RetryHorizon {
+			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s: a late retry becomes a new transfer",
+				r, c.h.RetryHorizon)})
+		}
+	}
+	return vs
+}
+
+// firstFinal is the first attempt under k with the same request whose answer
+// was final.
+func (c *checker) firstFinal(k keyID, body []byte) int {
+	for i, a := range c.h.Attempts {
+		if a.Customer == k.customer && a.Key == k.key && final(a.Status) && sameRequest(a.Body, body) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ownsKey reports whether a's answer can be about its own intent: its key
+// was first used by its own intent.
+func (c *checker) ownsKey(a Attempt) bool {
+	if a.Key == "" {
+		return true
+	}
+	return c.keyIntent[keyID{a.Customer, a.Key}] == a.Intent
+}
+
+// answeredFromOthers reports whether attempt i was given an answer that
+// belongs to another customer: a transfer of theirs, or a replay of a key
+// they used first when this customer's intent has no transfer.
+func (c *checker) answeredFromOthers(i int) (string, int) {
+	a := c.h.Attempts[i]
+	var got struct {
+		TransferID string `json:"transfer_id"`
+	}
+	if json.Unmarshal(a.Response, &got) == nil && got.TransferID != "" {
+		if t, ok := c.byTransferID[got.TransferID]; ok && t.Customer != "" && t.Customer != a.Customer {
+			return t.Customer, c.firstAttemptOf(t.Customer, a.Key, i)
+		}
+		if c.h.Ledger != nil {
+			return "", 0
+		}
+	}
+	if c.transfers[a.Intent] > 0 {
+		return "", 0
+	}
+	for j, b := range c.h.Attempts[:i] {
+		if b.Key == a.Key && b.Customer != a.Customer && final(b.Status) {
+			return b.Customer, j
+		}
+	}
+	return "", 0
+}
+
+func (c *checker) firstAttemptOf(customer, key string, fallback int) int {
+	if j, ok := c.firstByKey[keyID{customer, key}]; ok {
+		return j
+	}
+	return fallback
+}
+
+// sameRequest compares two transfer bodies as the canonical fingerprint
+// does: reordered fields and whitespace are the same request.
+func sameRequest(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	fa, err1 := engine.Fingerprint(engine.FingerprintCanonical, "POST", engine.TransfersRoute, a)
+	fb, err2 := engine.Fingerprint(engine.FingerprintCanonical, "POST", engine.TransfersRoute, b)
+	return err1 == nil && err2 == nil && fa == fb
+}
+
+func compact(b []byte) string {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		out.Reset()
+		out.Write(b)
+	}
+	s := out.String()
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	if s == "" {
+		return "(no body)"
+	}
+	return strings.TrimSpace(s)
+}
