@@ -178,8 +178,8 @@ type keyID struct{ customer, key string }
 type checker struct {
 	h            History
 	intents      map[string]Intent
-	order        []string         // intent ids in first-seen order
-	transfers    map[string]int   // per intent
+	order        []string       // intent ids in first-seen order
+	transfers    map[string]int // per intent
 	byTransferID map[string]LedgerTransfer
 	keyIntent    map[keyID]string // (customer, key) → intent of its first attempt
 	firstByKey   map[keyID]int    // (customer, key) → index of its first attempt
