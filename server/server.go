@@ -15,14 +15,45 @@ type Server struct {
 	banks []*Bank
 	mux   *http.ServeMux
 	log   *slog.Logger
+	opts  Options
+	// closers run on Close, last mounted first.
+	closers []func()
 }
 
+// Options configure the parts of the server beyond the bank API.
+type Options struct {
+	Logger *slog.Logger
+	// InstructorToken is the classroom's secret; empty means generate one.
+	InstructorToken string
+	// WebDir, when set, serves the playground's files from disk instead of
+	// the embedded copy (for developing the page without rebuilding).
+	WebDir string
+	// DB is the bank API's database path ("" in memory); other parts may
+	// keep their own files beside it.
+	DB string
+}
+
+// mounts are the parts of the server that register their routes from their
+// own files: the playground, the lessons, the classroom. Each may return a
+// function to run on Close.
+var mounts []func(s *Server) (close func(), err error)
+
 // New returns a server over already opened banks.
-func New(banks []*Bank, log *slog.Logger) *Server {
-	if log == nil {
-		log = slog.Default()
+func New(banks []*Bank, opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	s := &Server{banks: banks, mux: http.NewServeMux(), log: log}
+	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts}
+	for _, mount := range mounts {
+		closeFn, err := mount(s)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if closeFn != nil {
+			s.closers = append(s.closers, closeFn)
+		}
+	}
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
 		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, httpapi.Handler{Engine: b.Engine}))
@@ -48,8 +79,28 @@ func New(banks []*Bank, log *slog.Logger) *Server {
 		}
 		httpapi.Write(w, engine.CauseNotFound.Problem("no such problem type").Response())
 	})
-	return s
+	return s, nil
 }
+
+// Close stops what the mounted parts started (rooms, storms, hubs).
+func (s *Server) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// Mux is where mounted parts register their routes.
+func (s *Server) Mux() *http.ServeMux { return s.mux }
+
+// Banks returns the bank API's levels.
+func (s *Server) Banks() []*Bank { return s.banks }
+
+// Opts returns the server's options.
+func (s *Server) Opts() Options { return s.opts }
+
+// Log returns the server's logger.
+func (s *Server) Log() *slog.Logger { return s.log }
 
 // describe publishes a level's policy: its scope, retention and lease.
 func describe(b *Bank) map[string]any {

@@ -77,6 +77,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	dbPath := fs.String("db", "./idemlab.db", "SQLite file; each level keeps its own file beside it (empty: in memory)")
 	latency := fs.Duration("payment-latency", 0, "simulated payment-network call inside each transfer")
+	token := fs.String("instructor-token", os.Getenv("IDEMLAB_INSTRUCTOR_TOKEN"), "the classroom instructor's secret (default: $IDEMLAB_INSTRUCTOR_TOKEN, else generated)")
+	webDir := fs.String("web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,7 +93,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := server.HTTPServer(*addr, server.New(banks, log))
+	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: *token, WebDir: *webDir, DB: *dbPath})
+	if err != nil {
+		return err
+	}
+	defer handler.Close()
+	srv := server.HTTPServer(*addr, handler)
 	reapCtx, stopReap := context.WithCancel(ctx)
 	defer stopReap()
 	go server.ReapEvery(reapCtx, banks, time.Minute, log)
