@@ -1,0 +1,171 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"idemlab/engine"
+	"idemlab/engine/httpapi"
+	"idemlab/store"
+)
+
+// The bank API benchmarks run side by side in one `make bench`: transfers
+// per second through the HTTP handler at naive and at scoped (each with a
+// fresh key), replays per second at scoped, and the engine called directly
+// without HTTP, all against a SQLite file in WAL mode.
+
+const benchBody = `{"from":"alice","to":"bob","amount":1}`
+
+func benchEngine(b *testing.B, level string) *engine.Engine {
+	b.Helper()
+	db, err := store.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	if _, err := db.PutAccount(ctx, "alice", 1<<50); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.PutAccount(ctx, "bob", 0); err != nil {
+		b.Fatal(err)
+	}
+	return engine.New(db, engine.MustPreset(level), engine.Options{})
+}
+
+var benchKeys atomic.Int64
+
+func benchRequest(key string) *http.Request {
+	r := httptest.NewRequest("POST", "/transfers", bytes.NewReader([]byte(benchBody)))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Customer-ID", "bench")
+	r.Header.Set("Idempotency-Key", `"`+key+`"`)
+	return r
+}
+
+func BenchmarkHandler(b *testing.B) {
+	for _, tc := range []struct {
+		name, level string
+		replay      bool
+	}{
+		{"naive/new-key", engine.LevelNaive, false},
+		{"scoped/new-key", engine.LevelScoped, false},
+		{"scoped/replay", engine.LevelScoped, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := httpapi.Handler{Engine: benchEngine(b, tc.level)}
+			if tc.replay {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, benchRequest("replayed-key"))
+				if w.Code != 201 {
+					b.Fatalf("first request: %d %s", w.Code, w.Body)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					key := "replayed-key"
+					if !tc.replay {
+						key = fmt.Sprintf("k-%d", benchKeys.Add(1))
+					}
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, benchRequest(key))
+					if w.Code != 201 {
+						b.Fatalf("status %d: %s", w.Code, w.Body)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkEngine is the limit: the same statements without HTTP.
+func BenchmarkEngine(b *testing.B) {
+	for _, level := range []string{engine.LevelNaive, engine.LevelScoped} {
+		b.Run(level, func(b *testing.B) {
+			eng := benchEngine(b, level)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					res := eng.Handle(ctx, engine.Request{Method: "POST", Path: "/transfers", Customer: "bench", HasCustomer: true,
+						Key: []string{fmt.Sprintf(`"e-%d"`, benchKeys.Add(1))}, Body: []byte(benchBody)})
+					if res.Response.Status != 201 {
+						b.Fatalf("status %d: %s", res.Response.Status, res.Response.Body)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkLoopback sends real HTTP requests over loopback from 16
+// concurrent clients and reports throughput and p50/p99 latency.
+func BenchmarkLoopback(b *testing.B) {
+	for _, level := range []string{engine.LevelNaive, engine.LevelScoped} {
+		b.Run(level, func(b *testing.B) {
+			ts := httptest.NewServer(httpapi.Handler{Engine: benchEngine(b, level)})
+			defer ts.Close()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			const workers = 16
+			var (
+				mu   sync.Mutex
+				lats []time.Duration
+				next atomic.Int64
+			)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var mine []time.Duration
+					for next.Add(1) <= int64(b.N) {
+						req, _ := http.NewRequest("POST", ts.URL+"/transfers", bytes.NewReader([]byte(benchBody)))
+						req.Header.Set("Content-Type", "application/json")
+						req.Header.Set("X-Customer-ID", "bench")
+						req.Header.Set("Idempotency-Key", fmt.Sprintf(`"l-%d"`, benchKeys.Add(1)))
+						start := time.Now()
+						resp, err := client.Do(req)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						mine = append(mine, time.Since(start))
+						if resp.StatusCode != 201 {
+							b.Errorf("status %d", resp.StatusCode)
+							return
+						}
+					}
+					mu.Lock()
+					lats = append(lats, mine...)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+			if len(lats) > 0 {
+				b.ReportMetric(float64(lats[len(lats)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds()), "p99-µs")
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
