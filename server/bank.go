@@ -23,6 +23,9 @@ type Config struct {
 	DB string
 	// PaymentLatency is the simulated payment-network call on the bank API.
 	PaymentLatency time.Duration
+	// Retention and Lease, when set, replace the scoped level's published
+	// retention and lease (the lower levels keep their own).
+	Retention, Lease time.Duration
 	// Clock is injected by tests; the wall clock when nil.
 	Clock  engine.Clock
 	Logger *slog.Logger
@@ -59,7 +62,16 @@ func OpenBanks(cfg Config) ([]*Bank, error) {
 			CloseBanks(banks)
 			return nil, fmt.Errorf("open level %s: %w", level, err)
 		}
-		eng := engine.New(db, engine.MustPreset(level), engine.Options{Clock: cfg.Clock, PaymentLatency: cfg.PaymentLatency})
+		p := engine.MustPreset(level)
+		if level == engine.LevelScoped {
+			if cfg.Retention > 0 {
+				p.Retention = engine.Duration(cfg.Retention)
+			}
+			if cfg.Lease > 0 {
+				p.Lease = engine.Duration(cfg.Lease)
+			}
+		}
+		eng := engine.New(db, p, engine.Options{Clock: cfg.Clock, PaymentLatency: cfg.PaymentLatency})
 		banks = append(banks, &Bank{Level: level, Engine: eng, DB: db})
 	}
 	return banks, nil

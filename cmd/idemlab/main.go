@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"idemlab/engine"
 	"idemlab/server"
 )
 
@@ -77,13 +78,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	dbPath := fs.String("db", "./idemlab.db", "SQLite file; each level keeps its own file beside it (empty: in memory)")
 	latency := fs.Duration("payment-latency", 0, "simulated payment-network call inside each transfer")
+	retention := fs.Duration("retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
+	lease := fs.Duration("lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
 	token := fs.String("instructor-token", os.Getenv("IDEMLAB_INSTRUCTOR_TOKEN"), "the classroom instructor's secret (default: $IDEMLAB_INSTRUCTOR_TOKEN, else generated)")
 	webDir := fs.String("web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	banks, err := server.OpenBanks(server.Config{DB: *dbPath, PaymentLatency: *latency, Logger: log})
+	banks, err := server.OpenBanks(server.Config{DB: *dbPath, PaymentLatency: *latency, Logger: log, Retention: *retention, Lease: *lease})
 	if err != nil {
 		return err
 	}
