@@ -6,7 +6,7 @@ WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
 
-.PHONY: run build test test-js vet bench clean
+.PHONY: run build test test-js vet bench clean soak
 
 build:
 	$(GO) build -o bin/idemlab ./cmd/idemlab
@@ -32,3 +32,7 @@ bench:
 
 clean:
 	rm -rf bin dist
+
+# The long form of the crash test: hundreds of SIGKILLs against a real process.
+soak:
+	$(GO) test -count=1 -run TestCrashRecovery -v -timeout 30m ./cmd/idemlab/ -args -soak
