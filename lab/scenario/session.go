@@ -1,0 +1,489 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"idemlab/engine"
+	"idemlab/store"
+)
+
+// Start is the moment every scenario begins: 09:00 in Seoul on the day the
+// lab first ran. A fixed start keeps every timestamp, and so every replayed
+// state, identical.
+var Start = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+// ErrFinished is returned when a lane that has finished is asked to move.
+var ErrFinished = errors.New("scenario: lane has finished")
+
+// Session plays one scenario under one policy. The learner moves one lane
+// through one phase at a time; everything else stands still. A Session is
+// safe for concurrent use (calls are serialised) and must be closed.
+type Session struct {
+	mu     sync.Mutex
+	spec   Spec
+	policy engine.Policy
+	moves  []move
+	w      *world
+	closed bool
+}
+
+// move is one recorded move: a lane through one phase, with the fault the
+// learner injected there (FaultNone for a plain step). schedPos is where
+// the default schedule stood after it (-1: the learner left the schedule).
+type move struct {
+	lane     string
+	fault    engine.Fault
+	schedPos int
+}
+
+// New opens a session on a fresh in-memory database with the scenario's
+// accounts. The policy is usually spec.BasePolicy().
+func New(spec Spec, policy engine.Policy) (*Session, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if len(spec.Lanes) == 0 {
+		return nil, fmt.Errorf("scenario %q: a day is played with RunDay, not a session", spec.ID)
+	}
+	w, err := newWorld(spec, policy)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{spec: spec, policy: policy, w: w}, nil
+}
+
+// Spec returns the scenario being played.
+func (s *Session) Spec() Spec { return s.spec }
+
+// Policy returns the policy the session plays under.
+func (s *Session) Policy() engine.Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.policy
+}
+
+// Step moves one lane through its next phase, and only that lane.
+func (s *Session) Step(lane string) (State, error) {
+	return s.do(lane, engine.FaultNone)
+}
+
+// Inject moves a lane through its next phase with a fault: a crash stops it
+// before the phase runs; a lost response or a client timeout lets the
+// server carry on while the client hears nothing.
+func (s *Session) Inject(lane string, fault engine.Fault) (State, error) {
+	if fault == engine.FaultNone {
+		return State{}, errors.New("scenario: inject needs a fault (crash, lose-response, client-timeout)")
+	}
+	return s.do(lane, fault)
+}
+
+func (s *Session) do(lane string, fault engine.Fault) (State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return State{}, err
+	}
+	if err := s.w.move(lane, fault); err != nil {
+		return s.w.state(len(s.moves)), err
+	}
+	s.moves = append(s.moves, move{lane: lane, fault: fault, schedPos: s.w.schedPos})
+	return s.w.state(len(s.moves)), nil
+}
+
+// Run finishes the scenario: the rest of the default schedule, then every
+// unfinished lane in order. Each phase is recorded as a move, so Back
+// steps back through them one by one.
+func (s *Session) Run() (State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return State{}, err
+	}
+	for {
+		lane := s.w.next()
+		if lane == "" {
+			break
+		}
+		if err := s.w.move(lane, engine.FaultNone); err != nil {
+			return s.w.state(len(s.moves)), err
+		}
+		s.moves = append(s.moves, move{lane: lane, schedPos: s.w.schedPos})
+	}
+	return s.w.state(len(s.moves)), nil
+}
+
+// Back undoes the last move by playing every move but the last on a fresh
+// database. With no moves made it returns the state unchanged.
+func (s *Session) Back() (State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return State{}, err
+	}
+	if len(s.moves) == 0 {
+		return s.w.state(0), nil
+	}
+	if err := s.replay(s.moves[:len(s.moves)-1]); err != nil {
+		return State{}, err
+	}
+	return s.w.state(len(s.moves)), nil
+}
+
+// replay rebuilds the world and plays moves on it.
+func (s *Session) replay(moves []move) error {
+	s.w.close()
+	s.w = nil
+	s.moves = nil
+	w, err := newWorld(s.spec, s.policy)
+	if err != nil {
+		return err
+	}
+	s.w = w
+	for _, m := range moves {
+		if err := w.move(m.lane, m.fault); err != nil {
+			return fmt.Errorf("scenario: replay: %w", err)
+		}
+		w.schedPos = m.schedPos
+		s.moves = append(s.moves, m)
+	}
+	return nil
+}
+
+// Reset starts the scenario over.
+func (s *Session) Reset() (State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return State{}, err
+	}
+	if err := s.replay(nil); err != nil {
+		return State{}, err
+	}
+	return s.w.state(0), nil
+}
+
+// SetPolicy switches the session to another policy (the sandbox's knobs)
+// and starts over.
+func (s *Session) SetPolicy(p engine.Policy) (State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return State{}, err
+	}
+	s.policy = p
+	if err := s.replay(nil); err != nil {
+		return State{}, err
+	}
+	return s.w.state(0), nil
+}
+
+// State returns what the page draws now.
+func (s *Session) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return State{Scenario: s.spec.ID}
+	}
+	return s.w.state(len(s.moves))
+}
+
+// Close stops every lane's goroutine and closes the database. It is safe
+// to call more than once.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.w != nil {
+		s.w.close()
+		s.w = nil
+	}
+}
+
+func (s *Session) usable() error {
+	if s.closed || s.w == nil {
+		return errors.New("scenario: session is closed")
+	}
+	return nil
+}
+
+// world is one live playing of a scenario: the database, the clock, the
+// engine and one goroutine per lane that has started.
+type world struct {
+	spec     Spec
+	policy   engine.Policy
+	ctx      context.Context
+	cancel   context.CancelFunc
+	db       *store.DB
+	clock    *engine.ManualClock
+	eng      *engine.Engine
+	lanes    map[string]*laneRun
+	order    []*laneRun
+	wg       sync.WaitGroup
+	schedPos int
+	schedule []schedEntry
+	latency  time.Duration
+
+	evMu   sync.Mutex
+	events []engine.Event
+	// owners maps the engine's owner tokens to the lane that wrote them, so
+	// the key table shows "A1" instead of a random token and a replayed
+	// world shows the same rows.
+	owners map[string]string
+	start  map[string]int64
+}
+
+type schedEntry struct {
+	lane   string
+	target string // "" (one phase), "end", "phase" or "phase:part"
+}
+
+// laneRun is one lane's goroutine and what it has done.
+type laneRun struct {
+	spec     Lane
+	started  bool
+	finished bool
+	next     engine.Step
+	arrived  chan engine.Step
+	release  chan engine.Fault
+	done     chan struct{}
+	result   engine.Result
+	req      engine.Request
+	sentAt   time.Time
+	scripted bool // the scripted fault has struck
+}
+
+func newWorld(spec Spec, policy engine.Policy) (*world, error) {
+	db, err := store.OpenMemory()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %q: %w", spec.ID, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &world{spec: spec, policy: policy, ctx: ctx, cancel: cancel, db: db,
+		clock: engine.NewManualClock(Start), lanes: map[string]*laneRun{},
+		owners: map[string]string{}, latency: time.Duration(spec.LatencyMS) * time.Millisecond}
+	ids := make([]string, 0, len(spec.Accounts))
+	for id := range spec.Accounts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if _, err := db.PutAccount(ctx, id, spec.Accounts[id]); err != nil {
+			w.close()
+			return nil, fmt.Errorf("scenario %q: account %s: %w", spec.ID, id, err)
+		}
+	}
+	// The payment latency is played on the manual clock, not slept: the
+	// learner is the one who decides when the network answers.
+	w.eng = engine.New(db, policy, engine.Options{Clock: w.clock, Hook: w.hook, Trace: w.trace})
+	for _, l := range spec.Lanes {
+		lr := &laneRun{spec: l, arrived: make(chan engine.Step), release: make(chan engine.Fault),
+			done: make(chan struct{}), next: engine.Step{Lane: l.ID, Phase: engine.PhaseReceive}}
+		w.lanes[l.ID] = lr
+		w.order = append(w.order, lr)
+	}
+	for _, e := range spec.Schedule {
+		lane, target, _ := strings.Cut(e, "@")
+		w.schedule = append(w.schedule, schedEntry{lane: lane, target: target})
+	}
+	return w, nil
+}
+
+// hook parks the calling lane's goroutine before a phase until the session
+// releases it. When the session closes, the lane crashes out at once.
+func (w *world) hook(ctx context.Context, s engine.Step) engine.Fault {
+	lr := w.lanes[s.Lane]
+	if lr == nil {
+		return engine.FaultNone
+	}
+	select {
+	case lr.arrived <- s:
+	case <-ctx.Done():
+		return engine.FaultCrash
+	}
+	select {
+	case f := <-lr.release:
+		return f
+	case <-ctx.Done():
+		return engine.FaultCrash
+	}
+}
+
+func (w *world) trace(e engine.Event) {
+	w.evMu.Lock()
+	w.events = append(w.events, e)
+	w.evMu.Unlock()
+}
+
+// move runs one phase of one lane and waits until the lane is parked again
+// or has finished, so that the state read afterwards is settled.
+func (w *world) move(lane string, fault engine.Fault) error {
+	lr := w.lanes[lane]
+	if lr == nil {
+		return fmt.Errorf("scenario: no lane %q", lane)
+	}
+	if lr.finished {
+		return fmt.Errorf("%w: %s", ErrFinished, lane)
+	}
+	onSchedule := w.scheduled() == lane
+	if !lr.started {
+		w.startLane(lr)
+		if err := w.wait(lr); err != nil {
+			return err
+		}
+		if lr.finished {
+			return nil
+		}
+	}
+	if fault == engine.FaultNone && lr.spec.Fault != nil && !lr.scripted && matches(lr.next, lr.spec.Fault.Phase) {
+		fault, lr.scripted = lr.spec.Fault.Kind, true
+	}
+	if lr.next.Phase == engine.PhaseExecute && w.latency > 0 && fault != engine.FaultCrash {
+		w.clock.Advance(w.latency)
+	}
+	select {
+	case lr.release <- fault:
+	case <-lr.done:
+	}
+	if err := w.wait(lr); err != nil {
+		return err
+	}
+	w.noteOwners(lane)
+	w.advanceSchedule(lane, onSchedule)
+	return nil
+}
+
+func (w *world) startLane(lr *laneRun) {
+	lr.started = true
+	for _, a := range w.spec.Advance {
+		if a.BeforeLane == lr.spec.ID {
+			w.clock.Advance(a.By.D())
+		}
+	}
+	if at := Start.Add(time.Duration(lr.spec.AfterMS) * time.Millisecond); w.clock.Now().Before(at) {
+		w.clock.Set(at)
+	}
+	lr.sentAt = w.clock.Now()
+	l := lr.spec
+	lr.req = engine.Request{Method: "POST", Path: engine.TransfersRoute, Customer: l.Customer,
+		HasCustomer: l.Customer != "", Body: l.Body.Bytes, ContentType: "application/json",
+		Lane: l.ID, Intent: l.IntentID()}
+	if l.Key != "" {
+		lr.req.Key = []string{quoteKey(l.Key)}
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		res := w.eng.Handle(w.ctx, lr.req)
+		lr.result = res
+		close(lr.done)
+	}()
+}
+
+// quoteKey writes a key as an RFC 8941 sf-string.
+func quoteKey(k string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`
+}
+
+// wait blocks until the lane is parked at its next phase or has finished.
+func (w *world) wait(lr *laneRun) error {
+	select {
+	case s := <-lr.arrived:
+		lr.next = s
+	case <-lr.done:
+		lr.finished = true
+		lr.next = engine.Step{Lane: lr.spec.ID}
+	case <-w.ctx.Done():
+		return errors.New("scenario: session is closed")
+	}
+	return nil
+}
+
+func matches(s engine.Step, target string) bool {
+	phase, part, _ := strings.Cut(target, ":")
+	return string(s.Phase) == phase && (part == "" || part == s.Part)
+}
+
+// noteOwners maps owner tokens that appeared during lane's move to lane.
+func (w *world) noteOwners(lane string) {
+	snap, err := w.db.Snapshot(w.ctx)
+	if err != nil {
+		return
+	}
+	for _, rows := range [][]engine.KeyRecord{snap.Keys, snap.LooseKeys} {
+		for _, r := range rows {
+			if _, ok := w.owners[r.Owner]; !ok && r.Owner != "" {
+				w.owners[r.Owner] = lane
+			}
+		}
+	}
+}
+
+// scheduled is the lane the default schedule moves next, skipping entries
+// that are already satisfied; "" when the schedule is used up or left.
+func (w *world) scheduled() string {
+	if w.schedPos < 0 {
+		return ""
+	}
+	for w.schedPos < len(w.schedule) {
+		e := w.schedule[w.schedPos]
+		lr := w.lanes[e.lane]
+		if lr.finished || (e.target != "" && e.target != "end" && lr.started && matches(lr.next, e.target)) {
+			w.schedPos++
+			continue
+		}
+		return e.lane
+	}
+	return ""
+}
+
+func (w *world) advanceSchedule(lane string, onSchedule bool) {
+	if !onSchedule {
+		if w.schedPos < len(w.schedule) {
+			w.schedPos = -1 // the learner took over; Run finishes lanes in order
+		}
+		return
+	}
+	if e := w.schedule[w.schedPos]; e.target == "" {
+		w.schedPos++
+	}
+}
+
+// next is the lane Run moves next: the schedule's, then the first
+// unfinished lane in order; "" when every lane has finished.
+func (w *world) next() string {
+	if l := w.scheduled(); l != "" {
+		return l
+	}
+	for _, lr := range w.order {
+		if !lr.finished {
+			return lr.spec.ID
+		}
+	}
+	return ""
+}
+
+func (w *world) done() bool {
+	for _, lr := range w.order {
+		if !lr.finished {
+			return false
+		}
+	}
+	return true
+}
+
+// close crashes every parked lane out, waits for their goroutines and
+// closes the database.
+func (w *world) close() {
+	if w == nil {
+		return
+	}
+	w.cancel()
+	w.wg.Wait()
+	w.db.Close()
+}

@@ -1,0 +1,354 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"idemlab/engine"
+	"idemlab/lab"
+)
+
+// State is everything the page draws after a call: the lanes with their
+// trace events and answers, the last SQL that ran, both key tables, the
+// balances and the ledger, the checker's report on the history so far and
+// the goals.
+type State struct {
+	Scenario string        `json:"scenario"`
+	Step     int           `json:"step"`
+	Done     bool          `json:"done"`
+	Policy   engine.Policy `json:"policy"`
+	// Next is the lane the default schedule (then lane order) moves next.
+	Next string `json:"next,omitempty"`
+	// ClockMS is the manual clock, in milliseconds since the start.
+	ClockMS   int64             `json:"clock_ms"`
+	Lanes     []LaneState       `json:"lanes"`
+	Last      *engine.Event     `json:"last,omitempty"`
+	Keys      []KeyRow          `json:"keys"`
+	LooseKeys []KeyRow          `json:"loose_keys"`
+	Accounts  []engine.Account  `json:"accounts"`
+	Transfers []engine.Transfer `json:"transfers"`
+	Report    lab.Report        `json:"report"`
+	Goals     []GoalState       `json:"goals"`
+}
+
+// Lane states.
+const (
+	LaneWaiting = "waiting" // not sent yet
+	LaneRunning = "running" // parked before NextPhase
+	LaneDone    = "done"
+	LaneCrashed = "crashed"
+)
+
+// Lane verdicts. The page shows the word and an icon, never colour alone.
+const (
+	VerdictOK      = "ok"
+	VerdictInfo    = "info"
+	VerdictFail    = "fail"
+	VerdictPending = "pending"
+)
+
+// LaneState is one lane as the page draws it.
+type LaneState struct {
+	ID        string       `json:"id"`
+	Intent    string       `json:"intent"`
+	Customer  string       `json:"customer"`
+	Key       string       `json:"key"`
+	Body      string       `json:"body"`
+	State     string       `json:"state"`
+	NextPhase engine.Phase `json:"next_phase,omitempty"`
+	NextPart  string       `json:"next_part,omitempty"`
+	// Fault is the fault scripted for this lane, if any.
+	Fault       *LaneFault     `json:"fault,omitempty"`
+	Events      []engine.Event `json:"events"`
+	Response    *ResponseView  `json:"response,omitempty"`
+	Delivered   bool           `json:"delivered"`
+	Verdict     string         `json:"verdict"`
+	VerdictText string         `json:"verdict_text"`
+}
+
+// ResponseView is a response with its body as text.
+type ResponseView struct {
+	Status int             `json:"status"`
+	Header []engine.Header `json:"header"`
+	Body   string          `json:"body"`
+}
+
+func viewOf(r *engine.Response) *ResponseView {
+	if r == nil {
+		return nil
+	}
+	h := r.Header
+	if h == nil {
+		h = []engine.Header{}
+	}
+	return &ResponseView{Status: r.Status, Header: h, Body: string(r.Body)}
+}
+
+// KeyRow is one row of a key table, with the owner token shown as the lane
+// that wrote it and the stored response as text.
+type KeyRow struct {
+	Scope       string        `json:"scope"`
+	Key         string        `json:"key"`
+	Customer    string        `json:"customer"`
+	Fingerprint string        `json:"fingerprint"`
+	State       string        `json:"state"`
+	Owner       string        `json:"owner,omitempty"`
+	LeaseUntil  int64         `json:"lease_until"`
+	CreatedAt   int64         `json:"created_at"`
+	ExpiresAt   int64         `json:"expires_at"`
+	Response    *ResponseView `json:"response,omitempty"`
+	TransferID  string        `json:"transfer_id,omitempty"`
+}
+
+// GoalState is a goal and whether the session has reached it.
+type GoalState struct {
+	Goal
+	Met bool `json:"met"`
+}
+
+func (w *world) keyRows(recs []engine.KeyRecord) []KeyRow {
+	out := make([]KeyRow, 0, len(recs))
+	for _, r := range recs {
+		owner := r.Owner
+		if lane, ok := w.owners[owner]; ok {
+			owner = lane
+		} else if owner != "" {
+			owner = "?"
+		}
+		out = append(out, KeyRow{Scope: r.Scope, Key: r.Key, Customer: r.Customer, Fingerprint: r.Fingerprint,
+			State: r.State, Owner: owner, LeaseUntil: r.LeaseUntil, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+			Response: viewOf(r.Response), TransferID: r.TransferID})
+	}
+	return out
+}
+
+// history is what the checker judges: every lane that has been sent, in
+// the order sent, with the ledger and the balances now. A lane still on its
+// way counts as an attempt with no answer yet, so a transfer it committed
+// is tied to its intent at once.
+func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) (lab.History, int) {
+	h := lab.History{Ledger: lab.LedgerOf(transfers), StartBalances: map[string]int64{},
+		EndBalances: lab.BalancesOf(accounts), Retention: w.policy.Retention.D(), RetryHorizon: w.spec.RetryHorizon.D()}
+	for id, b := range w.spec.Accounts {
+		h.StartBalances[id] = b
+	}
+	seen := map[string]bool{}
+	for _, l := range w.spec.Lanes {
+		if seen[l.IntentID()] {
+			continue
+		}
+		seen[l.IntentID()] = true
+		in := lab.Intent{ID: l.IntentID(), Customer: l.Customer}
+		if t, p := engine.ParseTransfer(l.Body.Bytes); p == nil {
+			in.From, in.To, in.Amount = t.From, t.To, t.Amount
+		}
+		h.Intents = append(h.Intents, in)
+	}
+	started := make([]*laneRun, 0, len(w.order))
+	for _, lr := range w.order {
+		if lr.started {
+			started = append(started, lr)
+		}
+	}
+	sort.SliceStable(started, func(i, j int) bool { return started[i].sentAt.Before(started[j].sentAt) })
+	pending := 0
+	for _, lr := range started {
+		if lr.finished {
+			h.Attempts = append(h.Attempts, lab.AttemptOf(lr.req, lr.result, lr.sentAt))
+			continue
+		}
+		pending++
+		a := lab.AttemptOf(lr.req, engine.Result{}, lr.sentAt)
+		h.Attempts = append(h.Attempts, a)
+	}
+	return h, pending
+}
+
+// state builds the State after step moves.
+func (w *world) state(step int) State {
+	st := State{Scenario: w.spec.ID, Step: step, Done: w.done(), Policy: w.policy, Next: w.next(),
+		ClockMS: w.clock.Now().Sub(Start).Milliseconds()}
+	snap, err := w.db.Snapshot(w.ctx)
+	if err != nil {
+		// The store is in memory and private to this world: a failure here
+		// is a bug, shown as the last event rather than hidden.
+		st.Last = &engine.Event{Phase: "snapshot", Outcome: engine.OutcomeError, Note: err.Error()}
+	}
+	st.Accounts, st.Transfers = nonNil(snap.Accounts), nonNil(snap.Transfers)
+	st.Keys, st.LooseKeys = w.keyRows(snap.Keys), w.keyRows(snap.LooseKeys)
+
+	h, pending := w.history(snap.Accounts, snap.Transfers)
+	st.Report = lab.Check(h)
+	st.Report.Summary.Lost -= pending // a lane still on its way has not lost anything yet
+	failing := map[string][]string{}
+	for _, rr := range st.Report.Rules {
+		for _, v := range rr.Violations {
+			for _, l := range v.Lanes {
+				failing[l] = appendOnce(failing[l], rr.Rule.Title)
+			}
+		}
+	}
+
+	w.evMu.Lock()
+	events := append([]engine.Event(nil), w.events...)
+	w.evMu.Unlock()
+	if len(events) > 0 && st.Last == nil {
+		last := events[len(events)-1]
+		st.Last = &last
+	}
+	byLane := map[string][]engine.Event{}
+	for _, e := range events {
+		byLane[e.Lane] = append(byLane[e.Lane], e)
+	}
+	for _, lr := range w.order {
+		st.Lanes = append(st.Lanes, w.laneState(lr, byLane[lr.spec.ID], failing[lr.spec.ID]))
+	}
+	for _, g := range w.spec.Goals {
+		st.Goals = append(st.Goals, GoalState{Goal: g, Met: w.met(g, st)})
+	}
+	if st.Goals == nil {
+		st.Goals = []GoalState{}
+	}
+	return st
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func (w *world) laneState(lr *laneRun, events []engine.Event, broken []string) LaneState {
+	l := lr.spec
+	ls := LaneState{ID: l.ID, Intent: l.IntentID(), Customer: l.Customer, Key: l.Key, Body: string(l.Body.Bytes),
+		Fault: l.Fault, Events: nonNil(events)}
+	switch {
+	case !lr.started:
+		ls.State, ls.NextPhase = LaneWaiting, engine.PhaseReceive
+	case !lr.finished:
+		ls.State, ls.NextPhase, ls.NextPart = LaneRunning, lr.next.Phase, lr.next.Part
+	case lr.result.Fault == engine.FaultCrash:
+		ls.State = LaneCrashed
+	default:
+		ls.State = LaneDone
+		ls.Response = viewOf(&lr.result.Response)
+		ls.Delivered = lr.result.Delivered
+	}
+	committed := false
+	for _, e := range events {
+		if e.Outcome == engine.OutcomeCommitted {
+			committed = true
+		}
+	}
+	ls.Verdict, ls.VerdictText = verdict(lr, committed, broken)
+	return ls
+}
+
+// verdict says, in words, how this attempt ended.
+func verdict(lr *laneRun, committed bool, broken []string) (string, string) {
+	if len(broken) > 0 {
+		return VerdictFail, "breaks: " + strings.Join(broken, "; ")
+	}
+	if !lr.finished {
+		return VerdictPending, "on its way"
+	}
+	r := lr.result
+	if !r.Delivered {
+		what := "the client got no answer"
+		switch r.Fault {
+		case engine.FaultCrash:
+			what = "the server crashed before " + string(r.Phase) + "; the client got no answer"
+		case engine.FaultClientTimeout:
+			what = "the client timed out"
+		case engine.FaultLoseResponse:
+			what = "the response was lost on the way"
+		}
+		if committed {
+			return VerdictInfo, what + ", but the server committed the transfer"
+		}
+		return VerdictInfo, what + "; nothing moved"
+	}
+	st := r.Response.Status
+	text := fmt.Sprintf("answered %d %s", st, statusText(st))
+	switch {
+	case r.Replayed:
+		text += ", from what the key table remembered"
+	case st == 409:
+		text += ": the first attempt is still running, try again later"
+	case st == 422:
+		text += ": this key was used for a different request"
+	}
+	return VerdictOK, text
+}
+
+func statusText(code int) string {
+	switch code {
+	case 200:
+		return "OK"
+	case 201:
+		return "Created"
+	case 400:
+		return "Bad Request"
+	case 401:
+		return "Unauthorized"
+	case 402:
+		return "Payment Required"
+	case 404:
+		return "Not Found"
+	case 409:
+		return "Conflict"
+	case 415:
+		return "Unsupported Media Type"
+	case 422:
+		return "Unprocessable Content"
+	}
+	return ""
+}
+
+// met judges one goal on a state.
+func (w *world) met(g Goal, st State) bool {
+	switch g.Expect {
+	case ExpectBreak:
+		r, _ := ruleByName(g.Rule)
+		return !st.Report.Rule(r).OK
+	case ExpectHold:
+		if !st.Done {
+			return false
+		}
+		if len(g.Policy) > 0 {
+			want, err := w.spec.GoalPolicy(g)
+			if err != nil || !samePolicy(want, w.policy) {
+				return false
+			}
+		}
+		if g.Rule == "" {
+			return st.Report.OK
+		}
+		r, _ := ruleByName(g.Rule)
+		return st.Report.Rule(r).OK
+	case ExpectStatus:
+		lr := w.lanes[g.Lane]
+		return lr != nil && lr.finished && lr.result.Fault != engine.FaultCrash && lr.result.Response.Status == g.Status
+	}
+	return false
+}
+
+func samePolicy(a, b engine.Policy) bool {
+	a.Level, b.Level = "", ""
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
