@@ -21,7 +21,7 @@ vet:
 # The engine and the store run again under GOOS=js GOARCH=wasm, in Node, as
 # the browser will run them.
 test-js:
-	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/
+	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/scenario/
 
 test: vet
 	$(GO) test -race -count=1 ./...
