@@ -1,0 +1,126 @@
+package lab_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
+	"idemlab/lab"
+	"idemlab/store"
+)
+
+// replay runs a day in-process at policy p on a fresh in-memory SQLite.
+func replay(t testing.TB, d lab.Day, p engine.Policy) lab.Tally {
+	t.Helper()
+	db, err := store.OpenMemory()
+	require.NoError(t, err)
+	defer db.Close()
+	return replayOn(t, db, d, p)
+}
+
+func replayOn(t testing.TB, db *store.DB, d lab.Day, p engine.Policy) lab.Tally {
+	t.Helper()
+	eng := engine.New(db, p, lab.DayEngineOptions())
+	var calls atomic.Int64
+	tally, err := lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), func(done, total int) {
+		calls.Add(1)
+		require.LessOrEqual(t, done, total)
+	})
+	require.NoError(t, err)
+	require.Positive(t, calls.Load(), "progress was reported")
+	return tally
+}
+
+func ledgerOf(db *store.DB) lab.LedgerFunc {
+	return func(ctx context.Context) ([]engine.Transfer, []engine.Account, error) {
+		snap, err := db.Snapshot(ctx)
+		return snap.Transfers, snap.Accounts, err
+	}
+}
+
+// dayForLadder is small enough for -race and still holds every kind of
+// trouble: overlaps, corrections, late retries and colliding keys.
+func dayForLadder() lab.Day {
+	p := lab.DefaultDayParams()
+	p.Seed, p.Customers, p.Intents = 42, 10, 400
+	p.TellerRate, p.SequenceKeyRate = 0.03, 0.3
+	return lab.GenerateDay(p)
+}
+
+func TestReplayDayOnTheLadder(t *testing.T) {
+	d := dayForLadder()
+	want := map[string][]string{
+		engine.LevelNaive:       {"one-transfer-per-intent", "different-request-never-succeeds", "replay-is-byte-identical"},
+		engine.LevelUnique:      {"one-transfer-per-intent", "different-request-never-succeeds", "replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+		engine.LevelFingerprint: {"one-transfer-per-intent", "replay-is-byte-identical", "retention-outlasts-retries"},
+		engine.LevelInProgress:  {"one-transfer-per-intent", "replay-is-byte-identical", "retention-outlasts-retries"},
+		engine.LevelReplay:      {"one-transfer-per-intent", "replay-is-byte-identical", "retention-outlasts-retries"},
+		engine.LevelScoped:      nil,
+	}
+	for _, level := range engine.Levels {
+		t.Run(level, func(t *testing.T) {
+			tally := replay(t, d, engine.MustPreset(level))
+			var b strings.Builder
+			require.NoError(t, tally.WriteText(&b))
+			t.Log("\n" + b.String())
+			s := tally.Report.Summary
+			assert.Equal(t, len(d.Attempts), tally.Attempts)
+			assert.ElementsMatch(t, want[level], tally.Report.Broken())
+			if level == engine.LevelScoped {
+				assert.Zero(t, s.Duplicates)
+				assert.Zero(t, s.PaidTwice)
+				assert.True(t, tally.OK())
+				assert.Positive(t, s.Conflicts, "overlapping retries meet 409")
+				assert.Positive(t, s.Mismatches, "corrections meet 422")
+				assert.Positive(t, s.Replays)
+				assert.Positive(t, tally.ClientDuplicates, "new-key presses still pay twice")
+			}
+			if level == engine.LevelNaive {
+				assert.Positive(t, s.Duplicates)
+				assert.Positive(t, s.PaidTwice)
+				assert.Zero(t, s.Replays)
+			}
+		})
+	}
+}
+
+func TestReplayDayOnAFile(t *testing.T) {
+	db, err := store.OpenFile(filepath.Join(t.TempDir(), "day.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	p := lab.DefaultDayParams()
+	p.Intents = 150
+	tally := replayOn(t, db, lab.GenerateDay(p), engine.MustPreset(engine.LevelScoped))
+	assert.True(t, tally.OK(), "%v", tally.Report.Broken())
+}
+
+func TestReplayDayNeedsItsHook(t *testing.T) {
+	db, err := store.OpenMemory()
+	require.NoError(t, err)
+	defer db.Close()
+	d := lab.GenerateDay(lab.DayParams{Seed: 1, Customers: 3, Intents: 20})
+	eng := engine.New(db, engine.MustPreset(engine.LevelScoped), engine.Options{Clock: engine.NewManualClock(lab.DayStart)})
+	_, err = lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
+	assert.ErrorIs(t, err, lab.ErrNoDayHook)
+
+	eng = engine.New(db, engine.MustPreset(engine.LevelScoped), engine.Options{Hook: lab.DayHook})
+	_, err = lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
+	assert.ErrorContains(t, err, "ManualClock")
+}
+
+func TestReplayDayStopsWithItsContext(t *testing.T) {
+	db, err := store.OpenMemory()
+	require.NoError(t, err)
+	defer db.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	eng := engine.New(db, engine.MustPreset(engine.LevelScoped), lab.DayEngineOptions())
+	_, err = lab.ReplayDay(ctx, lab.GenerateDay(lab.DayParams{Seed: 1, Customers: 3, Intents: 50}), eng, ledgerOf(db),
+		func(done, total int) { cancel() })
+	assert.ErrorIs(t, err, context.Canceled)
+}

@@ -1,0 +1,163 @@
+package lab
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Tally is the end of a day's replay: what was sent, what the bank did and
+// the checker's verdict on every rule.
+type Tally struct {
+	// Level is the engine's level in-process; Target the URL over HTTP.
+	Level  string `json:"level,omitempty"`
+	Target string `json:"target,omitempty"`
+	Report Report `json:"report"`
+	// Intents counts the server-visible intents (a new-key press is one of
+	// its own); Attempts every request sent.
+	Intents  int `json:"intents"`
+	Attempts int `json:"attempts"`
+	// Statuses counts the answers by HTTP status (0: no answer was read).
+	Statuses map[int]int `json:"statuses"`
+	// ClientDuplicates counts transfers made by impatient presses under a
+	// new key after the same wish had already been paid, and
+	// ClientPaidTwice the won they moved. No server can see these: the
+	// client sent two different requests. They are not in Report's
+	// duplicates, which count what the server should have caught.
+	ClientDuplicates int   `json:"client_duplicates"`
+	ClientPaidTwice  int64 `json:"client_paid_twice"`
+	// RetentionKnown is false when a black-box endpoint did not publish
+	// its retention, so rule 7 could not be judged.
+	RetentionKnown bool          `json:"retention_known"`
+	Elapsed        time.Duration `json:"elapsed_ns"`
+}
+
+// AttemptsPerSecond is the replay's throughput.
+func (t Tally) AttemptsPerSecond() float64 {
+	if t.Elapsed <= 0 {
+		return 0
+	}
+	return float64(t.Attempts) / t.Elapsed.Seconds()
+}
+
+// NewTally judges a replayed day's history. perIntent counts the transfers
+// of every intent (from the ledger in-process, from the balances over
+// HTTP); it is used for the client-side duplicates only, the checker counts
+// its own.
+func NewTally(d Day, h History, perIntent map[string]int) Tally {
+	t := Tally{Report: Check(h), Intents: len(d.Intents), Attempts: len(h.Attempts), Statuses: map[int]int{}}
+	for _, a := range h.Attempts {
+		if a.Delivered {
+			t.Statuses[a.Status]++
+		} else {
+			t.Statuses[0]++
+		}
+	}
+	// A wish is an intent and its new-key repeats; each paid intent after
+	// the first is a duplicate the client made.
+	paid := map[string]int{}
+	amount := map[string]int64{}
+	for _, in := range d.Intents {
+		wish := in.ID
+		if in.RepeatOf != "" {
+			wish = in.RepeatOf
+		}
+		amount[wish] = in.Amount
+		if perIntent[in.ID] > 0 {
+			paid[wish]++
+		}
+	}
+	for wish, n := range paid {
+		if n > 1 {
+			t.ClientDuplicates += n - 1
+			t.ClientPaidTwice += int64(n-1) * amount[wish]
+		}
+	}
+	return t
+}
+
+// WriteText writes the tally for a person: the counts, then every rule
+// with its verdict and, for a broken rule, its first example.
+func (t Tally) WriteText(w io.Writer) error {
+	s := t.Report.Summary
+	var b strings.Builder
+	where := t.Level
+	if t.Target != "" {
+		where = t.Target
+	}
+	fmt.Fprintf(&b, "Day replayed against %s in %s (%.0f attempts/s)\n\n", where, t.Elapsed.Round(time.Millisecond), t.AttemptsPerSecond())
+	row := func(label string, v any) { fmt.Fprintf(&b, "  %-34s %v\n", label, v) }
+	row("intents", t.Intents)
+	row("attempts", t.Attempts)
+	row("responses lost on the way", s.Lost)
+	row("transfers", s.Transfers)
+	row("duplicate transfers", s.Duplicates)
+	row("money paid twice (won)", groupDigits(s.PaidTwice))
+	row("409 still in progress", s.Conflicts)
+	row("422 key reused for another request", s.Mismatches)
+	row("replays", s.Replays)
+	if t.ClientDuplicates > 0 {
+		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, groupDigits(t.ClientPaidTwice)))
+	}
+	codes := make([]int, 0, len(t.Statuses))
+	for c := range t.Statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	var parts []string
+	for _, c := range codes {
+		label := fmt.Sprint(c)
+		if c == 0 {
+			label = "unread"
+		}
+		parts = append(parts, fmt.Sprintf("%s×%d", label, t.Statuses[c]))
+	}
+	row("answers by status", strings.Join(parts, " "))
+	b.WriteString("\nRules:\n")
+	for _, rr := range t.Report.Rules {
+		verdict := "holds"
+		switch {
+		case rr.Rule == RuleRetention && !t.RetentionKnown:
+			verdict = "UNKNOWN (the endpoint publishes no retention_seconds)"
+		case !rr.OK:
+			verdict = "BROKEN"
+		}
+		fmt.Fprintf(&b, "  %d. %-34s %s\n", rr.Rule.N, rr.Rule.Name, verdict)
+		if !rr.OK && len(rr.Violations) > 0 {
+			v := rr.Violations[0]
+			fmt.Fprintf(&b, "     %s\n", v.Message)
+			if len(v.Lanes) > 0 {
+				fmt.Fprintf(&b, "     lanes: %s\n", strings.Join(v.Lanes, " "))
+			}
+		}
+	}
+	if t.OK() {
+		b.WriteString("\nEvery rule holds: zero duplicates for the whole day.\n")
+	} else {
+		fmt.Fprintf(&b, "\nBroken: %s\n", strings.Join(t.Report.Broken(), ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// OK reports whether every rule holds and the retention was known.
+func (t Tally) OK() bool { return t.Report.OK && t.RetentionKnown }
+
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
