@@ -47,8 +47,9 @@ type Spec struct {
 	// run that phase, or has finished).
 	Schedule []string  `json:"schedule,omitempty"`
 	Advance  []Advance `json:"advance,omitempty"`
-	// Day asks for a generated day of traffic instead of lanes.
-	Day *Day `json:"day,omitempty"`
+	// Day asks for a generated day of traffic (the lab's generator, played
+	// by RunDay) instead of lanes. Zero fields take the lab's defaults.
+	Day *lab.DayParams `json:"day,omitempty"`
 	// RetryHorizon is how long the scenario's clients keep retrying; the
 	// checker's retention rule compares the policy's retention with it.
 	RetryHorizon engine.Duration `json:"retry_horizon,omitempty"`
@@ -93,13 +94,6 @@ type LaneFault struct {
 type Advance struct {
 	BeforeLane string          `json:"before_lane"`
 	By         engine.Duration `json:"by"`
-}
-
-// Day describes a generated day of traffic.
-type Day struct {
-	Seed      int64 `json:"seed"`
-	Customers int   `json:"customers"`
-	Intents   int   `json:"intents"`
 }
 
 // Goal is something the learner is asked to make happen, judged by the
@@ -253,6 +247,11 @@ func (s Spec) Validate() error {
 	}
 	if len(s.Lanes) == 0 && s.Day == nil {
 		return bad("needs lanes or a day")
+	}
+	if s.Day != nil {
+		if err := dayParams(s.Day).Validate(); err != nil {
+			return bad("day: %v", err)
+		}
 	}
 	if s.LatencyMS < 0 {
 		return bad("latency_ms must not be negative")
