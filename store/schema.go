@@ -22,14 +22,16 @@ var migrations = []string{
 		customer   TEXT NOT NULL DEFAULT '',
 		idem_key   TEXT NOT NULL DEFAULT ''
 	);
-	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + `
+	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + ` WITHOUT ROWID;
 	CREATE INDEX idem_keys_expiry ON idem_keys (expires_at) WHERE expires_at > 0;
-	` + keyTableDDL(looseKeysTable, "") + `
+	` + keyTableDDL(looseKeysTable, "") + `;
 	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`,
 }
 
 // keyTableDDL is the key table's definition. The constrained table's primary
-// key over (scope, key) is what makes the second INSERT fail.
+// key over (scope, key) is what makes the second INSERT fail; it is a
+// WITHOUT ROWID table, so the claim writes one b-tree, not a table and an
+// index.
 func keyTableDDL(name, constraint string) string {
 	cols := []string{
 		"scope       TEXT NOT NULL",
@@ -49,7 +51,7 @@ func keyTableDDL(name, constraint string) string {
 	if constraint != "" {
 		cols = append(cols, constraint)
 	}
-	return "CREATE TABLE " + name + " (\n\t\t" + strings.Join(cols, ",\n\t\t") + "\n\t);"
+	return "CREATE TABLE " + name + " (\n\t\t" + strings.Join(cols, ",\n\t\t") + "\n\t)"
 }
 
 // SchemaVersion is the number of migrations this build knows.

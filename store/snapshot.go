@@ -61,7 +61,7 @@ func (db *DB) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 func (db *DB) keys(table string) ([]engine.KeyRecord, error) {
-	s, _, err := db.conn.Prepare("SELECT " + keyColumns + " FROM " + table + " ORDER BY created_at, rowid")
+	s, _, err := db.conn.Prepare("SELECT " + keyColumns + " FROM " + table + " ORDER BY created_at, scope, idem_key")
 	if err != nil {
 		return nil, mapErr("snapshot keys", err)
 	}

@@ -145,7 +145,7 @@ var statements = func() map[string]string {
 			" WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3 AND state = 'in_progress'"
 		m["storeResponse:"+t] = "UPDATE " + t + " SET status = ?4, headers = ?5, body = ?6, transfer_id = ?7 WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3"
 		m["release:"+t] = "DELETE FROM " + t + " WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3 AND state = 'in_progress'"
-		m["reap:"+t] = "DELETE FROM " + t + " WHERE rowid IN (SELECT rowid FROM " + t + " WHERE expires_at > 0 AND expires_at <= ?1 LIMIT ?2)"
+		m["reap:"+t] = "DELETE FROM " + t + " WHERE (scope, idem_key, created_at) IN (SELECT scope, idem_key, created_at FROM " + t + " WHERE expires_at > 0 AND expires_at <= ?1 LIMIT ?2)"
 	}
 	return m
 }()
@@ -400,22 +400,12 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 	if err != nil {
 		return res, err
 	}
-	if !ok {
+	switch {
+	case !ok:
 		res.Outcome, res.Missing = engine.TransferUnknownAccount, a.From
-	} else {
-		run("getAccount")
-		_, ok, err = db.balance(a.To)
-		if err != nil {
-			return res, err
-		}
-		switch {
-		case !ok:
-			res.Outcome, res.Missing = engine.TransferUnknownAccount, a.To
-		case fromBal < a.Amount:
-			res.Outcome, res.Balance = engine.TransferInsufficientFunds, fromBal
-		}
-	}
-	if res.Outcome == engine.TransferDone {
+	case fromBal < a.Amount:
+		res.Outcome, res.Balance = engine.TransferInsufficientFunds, fromBal
+	default:
 		if err := db.move(a, fromBal, &res, run); err != nil {
 			return res, err
 		}
@@ -449,11 +439,13 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 	return res, nil
 }
 
+// move credits, debits and records the transfer. The credit goes first: if
+// it changes no row, the payee does not exist and nothing has moved yet.
 func (db *DB) move(a engine.TransferArgs, fromBal int64, res *engine.TransferResult, run func(string)) error {
-	for _, name := range []string{"debit", "credit"} {
-		id := a.From
-		if name == "credit" {
-			id = a.To
+	for _, name := range []string{"credit", "debit"} {
+		id := a.To
+		if name == "debit" {
+			id = a.From
 		}
 		run(name)
 		s := db.stmt(name)
@@ -461,6 +453,10 @@ func (db *DB) move(a engine.TransferArgs, fromBal int64, res *engine.TransferRes
 		s.BindInt64(2, a.Amount)
 		if err := s.Exec(); err != nil {
 			return mapErr(name, err)
+		}
+		if db.conn.Changes() == 0 {
+			res.Outcome, res.Missing = engine.TransferUnknownAccount, id
+			return nil
 		}
 	}
 	run("addTransfer")
