@@ -1,14 +1,17 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,58 +117,100 @@ func BenchmarkEngine(b *testing.B) {
 }
 
 // BenchmarkLoopback sends real HTTP requests over loopback from 16
-// concurrent clients and reports throughput and p50/p99 latency.
+// concurrent clients and reports throughput and p50/p99 latency: idemlab's
+// naive and scoped levels, and beside them the lab contract written with
+// Python's standard library (docs/examples/bank.py), under the same load.
 func BenchmarkLoopback(b *testing.B) {
 	for _, level := range []string{engine.LevelNaive, engine.LevelScoped} {
 		b.Run(level, func(b *testing.B) {
 			ts := httptest.NewServer(httpapi.Handler{Engine: benchEngine(b, level)})
 			defer ts.Close()
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-			const workers = 16
-			var (
-				mu   sync.Mutex
-				lats []time.Duration
-				next atomic.Int64
-			)
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var mine []time.Duration
-					for next.Add(1) <= int64(b.N) {
-						req, _ := http.NewRequest("POST", ts.URL+"/transfers", bytes.NewReader([]byte(benchBody)))
-						req.Header.Set("Content-Type", "application/json")
-						req.Header.Set("X-Customer-ID", "bench")
-						req.Header.Set("Idempotency-Key", fmt.Sprintf(`"l-%d"`, benchKeys.Add(1)))
-						start := time.Now()
-						resp, err := client.Do(req)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						mine = append(mine, time.Since(start))
-						if resp.StatusCode != 201 {
-							b.Errorf("status %d", resp.StatusCode)
-							return
-						}
-					}
-					mu.Lock()
-					lats = append(lats, mine...)
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
-			if len(lats) > 0 {
-				b.ReportMetric(float64(lats[len(lats)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds()), "p99-µs")
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			loadRun(b, ts.URL)
 		})
 	}
+	b.Run("python-stdlib", func(b *testing.B) {
+		url := startPythonBank(b)
+		for _, acct := range []string{"alice", "bob"} {
+			req, _ := http.NewRequest("PUT", url+"/accounts/"+acct, strings.NewReader(`{"balance":1125899906842624}`))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		loadRun(b, url)
+	})
+}
+
+// startPythonBank starts docs/examples/bank.py on a free port.
+func startPythonBank(b *testing.B) string {
+	b.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		b.Skip("python3 is not installed; the Python comparison is skipped")
+	}
+	cmd := exec.Command(py, "../docs/examples/bank.py", "--port", "0", "--db", filepath.Join(b.TempDir(), "py.db"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("bank.py did not start: %v", err)
+	}
+	return strings.TrimPrefix(strings.TrimSpace(line), "listening on ")
+}
+
+// loadRun sends b.N transfers, each with a fresh key, from 16 workers.
+func loadRun(b *testing.B, url string) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	const workers = 16
+	var (
+		mu   sync.Mutex
+		lats []time.Duration
+		next atomic.Int64
+	)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for next.Add(1) <= int64(b.N) {
+				req, _ := http.NewRequest("POST", url+"/transfers", bytes.NewReader([]byte(benchBody)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Customer-ID", "bench")
+				req.Header.Set("Idempotency-Key", fmt.Sprintf(`"l-%d"`, benchKeys.Add(1)))
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mine = append(mine, time.Since(start))
+				if resp.StatusCode != 201 {
+					b.Errorf("status %d", resp.StatusCode)
+					return
+				}
+			}
+			mu.Lock()
+			lats = append(lats, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+	if len(lats) > 0 {
+		b.ReportMetric(float64(lats[len(lats)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds()), "p99-µs")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
