@@ -183,11 +183,16 @@ type checker struct {
 	byTransferID map[string]LedgerTransfer
 	keyIntent    map[keyID]string // (customer, key) → intent of its first attempt
 	firstByKey   map[keyID]int    // (customer, key) → index of its first attempt
+	// Indexes of the attempts per (customer, key) and per intent, in order,
+	// so that a day of 100,000 attempts is checked in linear time.
+	byKey    map[keyID][]int
+	byIntent map[string][]int
 }
 
 func newChecker(h History) *checker {
 	c := &checker{h: h, intents: map[string]Intent{}, transfers: map[string]int{},
-		byTransferID: map[string]LedgerTransfer{}, keyIntent: map[keyID]string{}, firstByKey: map[keyID]int{}}
+		byTransferID: map[string]LedgerTransfer{}, keyIntent: map[keyID]string{}, firstByKey: map[keyID]int{},
+		byKey: map[keyID][]int{}, byIntent: map[string][]int{}}
 	for _, in := range h.Intents {
 		c.intents[in.ID] = in
 		c.order = append(c.order, in.ID)
@@ -197,10 +202,12 @@ func newChecker(h History) *checker {
 			c.intents[a.Intent] = Intent{ID: a.Intent, Customer: a.Customer}
 			c.order = append(c.order, a.Intent)
 		}
+		c.byIntent[a.Intent] = append(c.byIntent[a.Intent], i)
 		if a.Key == "" {
 			continue
 		}
 		k := keyID{a.Customer, a.Key}
+		c.byKey[k] = append(c.byKey[k], i)
 		if _, ok := c.firstByKey[k]; !ok {
 			c.firstByKey[k] = i
 			c.keyIntent[k] = a.Intent
@@ -256,13 +263,7 @@ func (c *checker) summary() Summary {
 }
 
 func (c *checker) attemptsOf(intent string) []int {
-	var out []int
-	for i, a := range c.h.Attempts {
-		if a.Intent == intent {
-			out = append(out, i)
-		}
-	}
-	return out
+	return append([]int(nil), c.byIntent[intent]...)
 }
 
 func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Violation {
@@ -384,8 +385,8 @@ func (c *checker) check(rule Rule) []Violation {
 // firstFinal is the first attempt under k with the same request whose answer
 // was final.
 func (c *checker) firstFinal(k keyID, body []byte) int {
-	for i, a := range c.h.Attempts {
-		if a.Customer == k.customer && a.Key == k.key && final(a.Status) && sameRequest(a.Body, body) {
+	for _, i := range c.byKey[k] {
+		if a := c.h.Attempts[i]; final(a.Status) && sameRequest(a.Body, body) {
 			return i
 		}
 	}

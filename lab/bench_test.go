@@ -1,0 +1,60 @@
+package lab_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
+	"idemlab/lab"
+	"idemlab/store"
+)
+
+// benchAttempts is the size of the day the benchmarks replay.
+const benchAttempts = 100_000
+
+// benchDay generates a default day with at least n attempts (and not many
+// more): a small day measures attempts per intent, then the intents grow
+// until the day is big enough.
+func benchDay(tb testing.TB, n int) lab.Day {
+	tb.Helper()
+	p := lab.DefaultDayParams()
+	p.Customers, p.Intents = 200, 5000
+	ratio := float64(len(lab.GenerateDay(p).Attempts)) / float64(p.Intents)
+	p.Intents = int(float64(n) / ratio)
+	for {
+		d := lab.GenerateDay(p)
+		if len(d.Attempts) >= n {
+			return d
+		}
+		p.Intents += int(float64(n-len(d.Attempts))/ratio) + 1
+	}
+}
+
+// BenchmarkDayReplayInProcess replays a 100,000-attempt day at scoped
+// against a SQLite file, checker included, and reports attempts per second.
+func BenchmarkDayReplayInProcess(b *testing.B) {
+	d := benchDay(b, benchAttempts)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		db, err := store.OpenFile(filepath.Join(b.TempDir(), "day.db"))
+		require.NoError(b, err)
+		eng := engine.New(db, engine.MustPreset(engine.LevelScoped), lab.DayEngineOptions())
+		b.StartTimer()
+		start := time.Now()
+		tally, err := lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
+		elapsed := time.Since(start)
+		b.StopTimer()
+		require.NoError(b, err)
+		require.True(b, tally.OK(), "%v", tally.Report.Broken())
+		b.ReportMetric(float64(len(d.Attempts)), "attempts/day")
+		b.ReportMetric(float64(len(d.Attempts))/elapsed.Seconds(), "attempts/s")
+		b.ReportMetric(elapsed.Seconds(), "s/day")
+		require.NoError(b, db.Close())
+		b.StartTimer()
+	}
+}
