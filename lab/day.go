@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -445,7 +446,10 @@ func (g *dayGen) intent(n int, at int64, customer string, spent map[string]int64
 		// The teller's screen timed out; she corrects the amount she typed
 		// and sends again from the same screen, which keeps the key.
 		first.Loss = LossGatewayTimeout
-		corrected := in.Amount + (1+g.r.Int64N(5))*100_000
+		// The correction ends in tens of won (312,470 for 212,400), which
+		// ordinary amounts never do, so a black-box grader can still tell
+		// from the payee's balance which of the two went out, and how often.
+		corrected := in.Amount + (1+g.r.Int64N(5))*100_000 + []int64{10, 30, 70, 90}[g.r.IntN(4)]
 		a := add(at+10_000+g.r.Int64N(80_000), key, LossNone, "")
 		a.Amount, a.Correction = corrected, true
 		a.Body = RenderBody(a.Style, a.From, a.To, a.Amount)
@@ -656,4 +660,39 @@ func ReadDay(r io.Reader) (Day, error) {
 		}
 	}
 	return d, nil
+}
+
+// WithPrefix returns a copy of the day whose customers, accounts, intents,
+// lanes and keys all start with p, so that the same day can run again
+// against an endpoint that remembers the last run. Bodies keep their bytes
+// except for the account ids in them.
+func (d Day) WithPrefix(p string) Day {
+	if p == "" {
+		return d
+	}
+	out := Day{Params: d.Params}
+	out.Params.Prefix = p + d.Params.Prefix
+	out.Accounts = make([]Account, len(d.Accounts))
+	for i, a := range d.Accounts {
+		out.Accounts[i] = Account{ID: p + a.ID, Balance: a.Balance}
+	}
+	out.Intents = make([]DayIntent, len(d.Intents))
+	for i, in := range d.Intents {
+		in.ID, in.Customer, in.From, in.To = p+in.ID, p+in.Customer, p+in.From, p+in.To
+		if in.RepeatOf != "" {
+			in.RepeatOf = p + in.RepeatOf
+		}
+		out.Intents[i] = in
+	}
+	out.Attempts = make([]DayAttempt, len(d.Attempts))
+	for i, a := range d.Attempts {
+		body := strings.Replace(a.Body, strconv.Quote(a.From), strconv.Quote(p+a.From), 1)
+		a.Body = strings.Replace(body, strconv.Quote(a.To), strconv.Quote(p+a.To), 1)
+		a.Lane, a.Intent, a.Customer, a.Key, a.From, a.To = p+a.Lane, p+a.Intent, p+a.Customer, p+a.Key, p+a.From, p+a.To
+		if a.Overlaps != "" {
+			a.Overlaps = p + a.Overlaps
+		}
+		out.Attempts[i] = a
+	}
+	return out
 }

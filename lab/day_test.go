@@ -158,3 +158,22 @@ func at(line string) string {
 	j := strings.Index(line[i:], ",")
 	return fmt.Sprintf("%012s", line[i+8:i+j])
 }
+
+func TestDayWithPrefixRenamesEverything(t *testing.T) {
+	d := lab.GenerateDay(smallDay(5))
+	p := d.WithPrefix("run7-")
+	require.Len(t, p.Attempts, len(d.Attempts))
+	for i, a := range p.Attempts {
+		assert.True(t, strings.HasPrefix(a.Lane, "run7-") && strings.HasPrefix(a.Key, "run7-") &&
+			strings.HasPrefix(a.Customer, "run7-") && strings.HasPrefix(a.Intent, "run7-"), a.Lane)
+		body, prob := engine.ParseTransfer([]byte(a.Body))
+		require.Nil(t, prob)
+		assert.Equal(t, engine.TransferBody{From: a.From, To: a.To, Amount: a.Amount}, body)
+		assert.Equal(t, "run7-"+d.Attempts[i].From, body.From)
+		assert.Equal(t, d.Attempts[i].Style, a.Style)
+	}
+	for _, a := range p.Accounts {
+		assert.True(t, strings.HasPrefix(a.ID, "run7-"))
+	}
+	assert.Equal(t, d, lab.GenerateDay(smallDay(5)), "the original is untouched")
+}

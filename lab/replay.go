@@ -138,13 +138,13 @@ func ReplayDay(ctx context.Context, d Day, eng *engine.Engine, ledger LedgerFunc
 	r := &inProcess{d: d, eng: eng, out: attempts}
 	var err error
 	done := 0
-	for _, g := range groups(d) {
+	for _, g := range d.Groups() {
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		clock.Set(DayStart.Add(time.Duration(d.Attempts[g.root].AtMS) * time.Millisecond))
-		r.runTree(ctx, g.root, g.children)
-		done += g.size
+		clock.Set(DayStart.Add(time.Duration(d.Attempts[g.Root].AtMS) * time.Millisecond))
+		r.runTree(ctx, g.Root, g.Children)
+		done += g.Size
 		if progress != nil {
 			progress(done, len(d.Attempts))
 		}
@@ -168,16 +168,19 @@ func ReplayDay(ctx context.Context, d Day, eng *engine.Engine, ledger LedgerFunc
 	return t, nil
 }
 
-// group is an attempt that no other overlaps, with the attempts that
-// overlap it (and those that overlap them).
-type group struct {
-	root     int
-	children map[int][]int
-	size     int
+// DayGroup is an attempt that overlaps no other, with the attempts that
+// overlap it (and those that overlap them): the unit a replay runs at once.
+// Indexes are into Day.Attempts.
+type DayGroup struct {
+	Root int
+	// Children maps an attempt to the attempts that overlap it.
+	Children map[int][]int
+	// Size counts the group's attempts.
+	Size int
 }
 
-// groups splits the day into groups in the order of their first attempts.
-func groups(d Day) []group {
+// Groups splits the day into groups, in the order of their first attempts.
+func (d Day) Groups() []DayGroup {
 	byLane := make(map[string]int, len(d.Attempts))
 	for i, a := range d.Attempts {
 		byLane[a.Lane] = i
@@ -191,20 +194,20 @@ func groups(d Day) []group {
 			kids[j] = append(kids[j], i)
 		}
 	}
-	var out []group
+	var out []DayGroup
 	for i, a := range d.Attempts {
 		if j, ok := byLane[a.Overlaps]; a.Overlaps != "" && ok && j < i {
 			continue // runs with the attempt it overlaps
 		}
-		g := group{root: i, size: 1}
+		g := DayGroup{Root: i, Size: 1}
 		var walk func(int)
 		walk = func(n int) {
 			for _, c := range kids[n] {
-				if g.children == nil {
-					g.children = map[int][]int{}
+				if g.Children == nil {
+					g.Children = map[int][]int{}
 				}
-				g.children[n] = append(g.children[n], c)
-				g.size++
+				g.Children[n] = append(g.Children[n], c)
+				g.Size++
 				walk(c)
 			}
 		}

@@ -128,3 +128,40 @@ func TestReplayDayStopsWithItsContext(t *testing.T) {
 		func(done, total int) { cancel() })
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// TestInferTransfersAgreesWithTheLedger replays a day in-process, then
+// counts transfers from balances alone, as the grader must, and compares
+// with the ledger: per payee always, per intent where the server behaved.
+func TestInferTransfersAgreesWithTheLedger(t *testing.T) {
+	d := dayForLadder()
+	for _, level := range []string{engine.LevelNaive, engine.LevelUnique, engine.LevelScoped} {
+		t.Run(level, func(t *testing.T) {
+			db, err := store.OpenMemory()
+			require.NoError(t, err)
+			defer db.Close()
+			eng := engine.New(db, engine.MustPreset(level), lab.DayEngineOptions())
+			tally, err := lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
+			require.NoError(t, err)
+			h := tally.History
+			inferred := lab.InferTransfers(h.Intents, h.Attempts, h.StartBalances, h.EndBalances)
+			to := map[string]string{}
+			for _, in := range d.Intents {
+				to[in.ID] = in.To
+			}
+			fromLedger, fromBalances := map[string]int{}, map[string]int{}
+			for _, tr := range h.Ledger {
+				fromLedger[tr.To]++
+			}
+			for id, n := range inferred {
+				if n > 0 {
+					fromBalances[to[id]] += n
+				}
+			}
+			assert.Equal(t, fromLedger, fromBalances)
+			if level == engine.LevelScoped {
+				h.Ledger, h.TransfersPerIntent = nil, inferred
+				assert.Equal(t, tally.Report, lab.Check(h), "the checker's verdict from balances alone")
+			}
+		})
+	}
+}

@@ -32,6 +32,9 @@ type Tally struct {
 	// its retention, so rule 7 could not be judged.
 	RetentionKnown bool          `json:"retention_known"`
 	Elapsed        time.Duration `json:"elapsed_ns"`
+	// History is what the checker judged, for a caller that wants to show
+	// the requests behind a violation.
+	History History `json:"-"`
 }
 
 // AttemptsPerSecond is the replay's throughput.
@@ -47,7 +50,7 @@ func (t Tally) AttemptsPerSecond() float64 {
 // HTTP); it is used for the client-side duplicates only, the checker counts
 // its own.
 func NewTally(d Day, h History, perIntent map[string]int) Tally {
-	t := Tally{Report: Check(h), Intents: len(d.Intents), Attempts: len(h.Attempts), Statuses: map[int]int{}}
+	t := Tally{Report: Check(h), Intents: len(d.Intents), Attempts: len(h.Attempts), Statuses: map[int]int{}, History: h}
 	for _, a := range h.Attempts {
 		if a.Delivered {
 			t.Statuses[a.Status]++
