@@ -6,12 +6,22 @@ WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
 
-.PHONY: run build test test-js vet bench clean soak
+.PHONY: run build test test-js vet bench clean wasm soak
 
-build:
+# The engine for the browser: built small, Go's wasm_exec.js beside it, and
+# precompressed (brotli and gzip) so that serving costs no CPU. The raw
+# module stays in bin/; web/ embeds only the compressed copies.
+wasm:
+	@if ls wasm/*.go >/dev/null 2>&1; then \
+	  GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o bin/idemlab.wasm ./wasm && \
+	  install -m 644 "$(GOROOT)/lib/wasm/wasm_exec.js" web/wasm_exec.js && \
+	  $(GO) run ./web/internal/compress -o web bin/idemlab.wasm; \
+	else echo "wasm: no wasm/ package yet; the page will say that the engine module is missing"; fi
+
+build: wasm
 	$(GO) build -o bin/idemlab ./cmd/idemlab
 
-run: build
+run: wasm build
 	./bin/idemlab serve --addr $(ADDR) --db $(DB)
 
 vet:
@@ -23,11 +33,11 @@ vet:
 test-js:
 	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/scenario/
 
-test: vet
+test: vet wasm
 	$(GO) test -race -count=1 ./...
 	$(MAKE) test-js
 
-bench:
+bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/
 
 clean:

@@ -1,0 +1,314 @@
+package server
+
+import (
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"idemlab/engine"
+	"idemlab/engine/httpapi"
+	"idemlab/lessons"
+	"idemlab/web"
+)
+
+func init() { mounts = append(mounts, mountWeb) }
+
+// mountWeb serves the playground: the page at /, its files beside it, the
+// lessons as JSON under /api/, and the engine's WebAssembly module
+// compressed. With Options.WebDir the files
+// come from that folder on every request, so a page author sees an edit on
+// reload without rebuilding.
+func mountWeb(s *Server) (func(), error) {
+	site := &webSite{fsys: web.FS(s.opts.WebDir), etags: map[string]etagEntry{}}
+	s.mux.Handle("GET /{$}", site)
+	s.mux.Handle("GET /{name}", site)
+	// The lessons arrive as JSON at the same paths the static export
+	// writes, so the page does not care which of the two serves it.
+	lessonsAPI := lessons.Handler()
+	s.mux.Handle("GET /api/lessons.json", lessonsAPI)
+	s.mux.Handle("GET /api/lessons/", lessonsAPI)
+	return nil, nil
+}
+
+// webSite serves the files of web.FS. It is safe for concurrent use.
+type webSite struct {
+	fsys fs.FS
+
+	mu    sync.Mutex
+	etags map[string]etagEntry
+}
+
+// etagEntry caches a file's content hash until its size or time changes
+// (they never do for the embedded copy).
+type etagEntry struct {
+	size int64
+	mod  time.Time
+	etag string
+}
+
+func (ws *webSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The name comes from the path, not r.PathValue: Server.ServeHTTP
+	// dispatches through mux.Handler, which does not set path values.
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	if name == "" {
+		name = "index.html"
+	}
+	if name == web.ModuleName {
+		ws.serveModule(w, r)
+		return
+	}
+	if !web.Servable(name) || name == web.ModuleBrotli || name == web.ModuleGzip {
+		httpapi.Write(w, engine.CauseNotFound.Problem("no such file in the playground").Response())
+		return
+	}
+	if !ws.serveFile(w, r, name, "") {
+		httpapi.Write(w, engine.CauseNotFound.Problem("no such file in the playground").Response())
+	}
+}
+
+// serveModule sends the module in the best encoding the browser accepts:
+// brotli (about 2.8 MB), else gzip (about 4 MB), else the raw module,
+// decompressed on the fly when only the gzip copy exists. Each encoding has
+// its own ETag, and Vary tells caches that the answer depends on
+// Accept-Encoding.
+func (ws *webSite) serveModule(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Vary", "Accept-Encoding")
+	accepts := acceptedEncodings(r.Header.Get("Accept-Encoding"))
+	if accepts["br"] && ws.serveFile(w, r, web.ModuleBrotli, "br") {
+		return
+	}
+	if accepts["gzip"] && ws.serveFile(w, r, web.ModuleGzip, "gzip") {
+		return
+	}
+	if ws.serveFile(w, r, web.ModuleName, "") {
+		return
+	}
+	f, err := ws.fsys.Open(web.ModuleGzip)
+	if err != nil {
+		// The page's worker reads this status and tells the learner how to
+		// build the module.
+		p := engine.CauseNotFound.Problem("the engine module is missing: run make run (or make wasm) to build it")
+		httpapi.Write(w, p.Response())
+		return
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		httpapi.Write(w, engine.CauseInternal.Problem("the engine module's gzip copy is damaged: run make wasm").Response())
+		return
+	}
+	w.Header().Set("Content-Type", "application/wasm")
+	w.Header().Set("Cache-Control", "no-cache")
+	io.Copy(w, zr)
+}
+
+// serveFile sends one file with a content-hash ETag and "no-cache", which
+// makes browsers revalidate (a 304 costs one round trip) and never run a
+// stale engine after an upgrade. It returns false when the file is absent.
+func (ws *webSite) serveFile(w http.ResponseWriter, r *http.Request, name, encoding string) bool {
+	f, err := ws.fsys.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.IsDir() {
+		return false
+	}
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		return false
+	}
+	etag, err := ws.etag(name, info, rs)
+	if err != nil {
+		httpapi.Write(w, engine.CauseInternal.Problem("reading a playground file failed").Response())
+		return true
+	}
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if encoding != "" {
+		h.Set("Content-Encoding", encoding)
+		h.Set("Content-Type", "application/wasm")
+	} else {
+		h.Set("Content-Type", contentType(name))
+	}
+	if name == "index.html" {
+		// The page runs only its own scripts; the lesson HTML it shows is
+		// rendered from markdown with raw HTML refused. 'wasm-unsafe-eval'
+		// is what compiling the engine's module needs.
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'")
+	}
+	// The modification time is left out on purpose: embedded files have
+	// none, and the ETag alone decides freshness.
+	http.ServeContent(w, r, name, time.Time{}, rs)
+	return true
+}
+
+// etag returns the quoted SHA-256 prefix of a file's content, cached by
+// name, size and modification time.
+func (ws *webSite) etag(name string, info fs.FileInfo, rs io.ReadSeeker) (string, error) {
+	ws.mu.Lock()
+	e, ok := ws.etags[name]
+	ws.mu.Unlock()
+	if ok && e.size == info.Size() && e.mod.Equal(info.ModTime()) {
+		return e.etag, nil
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, rs); err != nil {
+		return "", fmt.Errorf("hash %s: %w", name, err)
+	}
+	if _, err := rs.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("rewind %s: %w", name, err)
+	}
+	tag := `"` + hex.EncodeToString(h.Sum(nil)[:12]) + `"`
+	ws.mu.Lock()
+	ws.etags[name] = etagEntry{size: info.Size(), mod: info.ModTime(), etag: tag}
+	ws.mu.Unlock()
+	return tag, nil
+}
+
+func contentType(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".html"):
+		return "text/html; charset=utf-8"
+	case strings.HasSuffix(name, ".css"):
+		return "text/css; charset=utf-8"
+	case strings.HasSuffix(name, ".js"):
+		return "text/javascript; charset=utf-8"
+	case strings.HasSuffix(name, ".json"):
+		return "application/json"
+	case strings.HasSuffix(name, ".svg"):
+		return "image/svg+xml"
+	case strings.HasSuffix(name, ".png"):
+		return "image/png"
+	case strings.HasSuffix(name, ".ico"):
+		return "image/x-icon"
+	case strings.HasSuffix(name, ".wasm"):
+		return "application/wasm"
+	}
+	return "text/plain; charset=utf-8"
+}
+
+// acceptedEncodings parses Accept-Encoding (RFC 9110 §12.5.3) into the set
+// of codings with a non-zero weight. "*" is not expanded: a client that
+// names nothing specific gets the raw module, which every client can read.
+func acceptedEncodings(header string) map[string]bool {
+	out := map[string]bool{}
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding == "" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		out[coding] = q > 0
+	}
+	return out
+}
+
+// ExportSite writes the playground as a static site into dir: the page and
+// its files, the module raw and precompressed (idemlab.wasm, .br, .gz, for
+// hosts that serve precompressed files), wasm_exec.js, and the lessons as
+// JSON at the paths the server uses (api/lessons.json,
+// api/lessons/ID.LANG.json). Any static file host can then serve it with
+// no idemlab behind it. webDir is Options.WebDir: "" for the embedded copy.
+func ExportSite(dir, webDir string) error {
+	fsys := web.FS(webDir)
+	if err := requireModule(fsys); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return fmt.Errorf("export: list the playground: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !web.Servable(e.Name()) {
+			continue
+		}
+		if err := copyOut(fsys, e.Name(), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	if _, err := fs.Stat(fsys, web.ModuleName); err != nil {
+		// Only the compressed copies are embedded; a plain host needs the
+		// module itself too.
+		if err := gunzipOut(fsys, web.ModuleGzip, filepath.Join(dir, web.ModuleName)); err != nil {
+			return err
+		}
+	}
+	if err := lessons.WriteFiles(filepath.Join(dir, "api")); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// requireModule refuses to export a site whose engine was never built: it
+// would load and then say so to every student.
+func requireModule(fsys fs.FS) error {
+	for _, name := range []string{web.ModuleGzip, web.WasmExec} {
+		if _, err := fs.Stat(fsys, name); err != nil {
+			return fmt.Errorf("export: %s is missing: build the engine module first (make wasm)", name)
+		}
+	}
+	return nil
+}
+
+func copyOut(fsys fs.FS, name, dst string) error {
+	src, err := fsys.Open(name)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", name, err)
+	}
+	defer src.Close()
+	return writeOut(src, dst)
+}
+
+func gunzipOut(fsys fs.FS, name, dst string) error {
+	src, err := fsys.Open(name)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", name, err)
+	}
+	defer src.Close()
+	zr, err := gzip.NewReader(src)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", name, err)
+	}
+	return writeOut(zr, dst)
+}
+
+func writeOut(r io.Reader, dst string) error {
+	f, err := os.Create(dst)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("export %s: %w", dst, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("export %s: %w", dst, err)
+	}
+	return nil
+}

@@ -1,0 +1,905 @@
+// app.js is the lesson player: the lesson text on one side, the bench on
+// the other. It fetches lessons as JSON (api/…), runs the engine in a
+// worker (engine.js, worker.js) and draws each State the engine returns.
+//
+// The URL holds where the learner is: #lesson=ID&s=SCENARIO&m=MOVES&p=POLICY
+// where MOVES is a comma-separated list of lane ids ("A1" = step lane A1,
+// "A1!crash" = inject that fault at A1's next phase) replayed on load, and
+// POLICY the sandbox's knob overrides as JSON. Progress (the goals met) is
+// kept in localStorage under "idemlab.progress.v1".
+
+import { t, setLang, currentLang } from './strings.js';
+import { drawLanes, verdictBadge } from './lanes.js';
+import { startEngine } from './engine.js';
+
+const $ = (id) => document.getElementById(id);
+const PROGRESS_KEY = 'idemlab.progress.v1';
+const THEME_KEY = 'idemlab.theme';
+const KNOBS = ['claim', 'fingerprint', 'in_progress', 'replay', 'scope', 'retention', 'lease'];
+const MAX_RUN_STEPS = 1000;
+
+const app = {
+  engine: null,
+  engineInfo: null, // version(): {version, levels, knobs}
+  engineProblem: null,
+  index: [], // [{id, n, title, summary}]
+  lesson: null, // the lesson JSON
+  // The bench: the scenario on it and its session in the engine.
+  spec: null,
+  session: null,
+  state: null,
+  base: null, // the scenario's own policy, before the sandbox
+  override: null, // sandbox overrides {knob: value}, null when none
+  moves: [],
+  pinned: null, // the lane the learner chose to move next
+  lastEvent: null, // an event the learner clicked, shown instead of state.last
+  busy: Promise.resolve(),
+  loadSeq: 0,
+};
+
+// --- small DOM helpers -------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'selected' || k === 'disabled' || k === 'checked') e[k] = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function table(columns, rows, attrs) {
+  if (!rows.length) return el('p', { class: 'empty', text: t('noRows') });
+  return el('table', attrs || {},
+    el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col', text: c.label })))),
+    el('tbody', {}, rows.map((r) => el('tr', r.attrs || {}, columns.map((c) => el('td', { class: c.class }, c.cell(r)))))));
+}
+
+function won(n) {
+  return Number(n).toLocaleString('en-US');
+}
+
+function applyI18n(root = document) {
+  for (const e of root.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
+  for (const e of root.querySelectorAll('[data-i18n-title]')) {
+    e.title = t(e.dataset.i18nTitle);
+    e.setAttribute('aria-label', t(e.dataset.i18nTitle));
+  }
+}
+
+async function fetchJSON(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
+  return r.json();
+}
+
+// serial runs engine calls one after another, so a fast typist's keys
+// apply in order and never interleave two calls on one session.
+function serial(fn) {
+  const run = app.busy.then(fn, fn);
+  app.busy = run.catch(() => {});
+  return run;
+}
+
+// --- the URL and progress -----------------------------------------------------
+
+function readHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  let override = null;
+  if (p.get('p')) {
+    try {
+      override = JSON.parse(p.get('p'));
+    } catch {
+      override = null;
+    }
+  }
+  return { lesson: p.get('lesson'), scenario: p.get('s'), moves: (p.get('m') || '').split(',').filter(Boolean), override };
+}
+
+function writeHash() {
+  const p = new URLSearchParams();
+  if (app.lesson) p.set('lesson', app.lesson.id);
+  if (app.spec) p.set('s', app.spec.id);
+  if (app.moves.length) p.set('m', app.moves.join(','));
+  if (app.override && Object.keys(app.override).length) p.set('p', JSON.stringify(app.override));
+  const hash = '#' + p.toString();
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+function loadProgress() {
+  try {
+    return JSON.parse(localStorage.getItem(PROGRESS_KEY)) || {};
+  } catch {
+    return {};
+  }
+}
+
+function saveGoals(lessonId, scenarioId, goals) {
+  const progress = loadProgress();
+  const mine = progress[lessonId] || {};
+  let changed = false;
+  for (const g of goals || []) {
+    const k = scenarioId + '/' + g.id;
+    if (g.met && !mine[k]) {
+      mine[k] = true;
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  progress[lessonId] = mine;
+  try {
+    localStorage.setItem(PROGRESS_KEY, JSON.stringify(progress));
+  } catch {
+    // Private windows may refuse storage; progress then lasts the visit.
+  }
+  renderLessonGoals();
+  renderLessonSelect();
+}
+
+function lessonGoals(lesson) {
+  if (lesson.goals && lesson.goals.length) return lesson.goals;
+  const out = [];
+  for (const s of lesson.scenarios || []) for (const g of s.goals || []) out.push(Object.assign({ scenario: s.id }, g));
+  return out;
+}
+
+function goalMet(lessonId, g) {
+  const mine = loadProgress()[lessonId] || {};
+  return !!mine[(g.scenario || '') + '/' + g.id];
+}
+
+function lessonDone(id) {
+  const mine = loadProgress()[id];
+  if (!mine) return false;
+  if (app.lesson && app.lesson.id === id) {
+    const goals = lessonGoals(app.lesson);
+    return goals.length > 0 && goals.every((g) => goalMet(id, g));
+  }
+  return Object.keys(mine).length > 0 && !!mine.done;
+}
+
+// --- theme ------------------------------------------------------------------
+
+function setTheme(theme) {
+  document.documentElement.dataset.theme = theme;
+  $('theme-toggle').setAttribute('aria-pressed', theme === 'dark' ? 'true' : 'false');
+  $('theme-toggle').title = theme === 'dark' ? t('themeLight') : t('themeDark');
+}
+
+function initTheme() {
+  let theme = null;
+  try {
+    theme = localStorage.getItem(THEME_KEY);
+  } catch {}
+  if (!theme) theme = matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+  setTheme(theme);
+}
+
+function toggleTheme() {
+  const theme = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
+  setTheme(theme);
+  try {
+    localStorage.setItem(THEME_KEY, theme);
+  } catch {}
+}
+
+// --- the engine --------------------------------------------------------------
+
+function showEngineProblem(msg) {
+  const banner = $('engine-problem');
+  banner.textContent = '⚠ ' + msg;
+  banner.hidden = false;
+  $('engine-status').textContent = '⚠ ' + msg;
+}
+
+function engineStatus(kind) {
+  document.body.dataset.engine = kind;
+  if (kind === 'ready') $('engine-status').textContent = '✔ ' + t('engineReady');
+}
+
+async function onEngineReady(info) {
+  app.engineInfo = info;
+  engineStatus('ready');
+  if (app.lesson && !app.session) await openFromHash();
+}
+
+function onEngineProblem(p) {
+  app.engineProblem = p;
+  engineStatus(p.kind);
+  if (p.kind === 'missing') showEngineProblem(t('engineMissing'));
+  else if (p.kind === 'nowasm') showEngineProblem(t('engineNoWasm'));
+  else showEngineProblem(t('engineFailed', { error: p.message }));
+}
+
+function engineError(err) {
+  const msg = t('engineError', { error: err.message || String(err) });
+  const p = $('step-count');
+  p.textContent = '⚠ ' + msg;
+  p.classList.add('error');
+}
+
+// --- lessons -------------------------------------------------------------------
+
+function renderLessonSelect() {
+  const sel = $('lesson-select');
+  const current = app.lesson ? app.lesson.id : sel.value;
+  sel.replaceChildren(...app.index.map((l) => {
+    const done = lessonDone(l.id);
+    return el('option', { value: l.id, selected: l.id === current },
+      (done ? '✓ ' : '') + l.n + '. ' + l.title + (done ? ' (' + t('lessonDone') + ')' : ''));
+  }));
+}
+
+function renderLessonGoals() {
+  const box = $('lesson-goals');
+  if (!app.lesson) return;
+  const goals = lessonGoals(app.lesson);
+  if (!goals.length) {
+    box.hidden = true;
+    return;
+  }
+  const allMet = goals.every((g) => goalMet(app.lesson.id, g));
+  if (allMet) {
+    const progress = loadProgress();
+    if (!(progress[app.lesson.id] || {}).done) {
+      progress[app.lesson.id] = Object.assign(progress[app.lesson.id] || {}, { done: true });
+      try {
+        localStorage.setItem(PROGRESS_KEY, JSON.stringify(progress));
+      } catch {}
+    }
+  }
+  box.replaceChildren(el('h2', { text: t('goals') }), el('ul', { class: 'goals' }, goals.map((g) => {
+    const met = goalMet(app.lesson.id, g);
+    return el('li', { class: met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': met ? 'true' : 'false' },
+      el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: met ? '✔' : '○' }),
+      el('strong', { text: met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text);
+  })));
+  box.hidden = false;
+}
+
+async function loadLesson(id, fromHash) {
+  const seq = ++app.loadSeq;
+  $('lesson-loading').hidden = false;
+  $('lesson-loading').textContent = t('loadingLesson');
+  let lesson;
+  try {
+    try {
+      lesson = await fetchJSON('api/lessons/' + encodeURIComponent(id) + '.' + currentLang() + '.json');
+    } catch (err) {
+      if (currentLang() === 'en') throw err;
+      lesson = await fetchJSON('api/lessons/' + encodeURIComponent(id) + '.en.json');
+    }
+  } catch (err) {
+    $('lesson-loading').textContent = t('lessonLoadFailed', { error: err.message });
+    return;
+  }
+  if (seq !== app.loadSeq) return;
+  await closeSession();
+  app.lesson = lesson;
+  $('lesson-loading').hidden = true;
+  document.title = lesson.n + '. ' + lesson.title + ' · idemlab';
+  const text = $('lesson-text');
+  const published = lesson.retention || lesson.scope
+    ? el('p', { class: 'published', text: t('published', { retention: lesson.retention || '—', scope: lesson.scope || '—' }) })
+    : null;
+  // The HTML is rendered from markdown on the server with raw HTML refused.
+  text.innerHTML = '<h1>' + escapeHTML(lesson.n + '. ' + lesson.title) + '</h1>' + lesson.html;
+  if (published) text.querySelector('h1').after(published);
+  for (const holder of text.querySelectorAll('.scenario[data-scenario]')) mountScenarioCard(holder);
+  const hints = $('lesson-hints');
+  hints.querySelector('ol').replaceChildren(...(lesson.hints || []).map((h) => el('li', { text: h })));
+  hints.hidden = !(lesson.hints || []).length;
+  hints.open = false;
+  renderLessonGoals();
+  renderLessonSelect();
+  const hash = fromHash ? readHash() : { scenario: null, moves: [], override: null };
+  const first = (lesson.scenarios || [])[0];
+  const sid = hash.scenario && (lesson.scenarios || []).some((s) => s.id === hash.scenario) ? hash.scenario : first && first.id;
+  app.spec = (lesson.scenarios || []).find((s) => s.id === sid) || null;
+  app.moves = hash.scenario === sid ? hash.moves : [];
+  app.override = hash.scenario === sid ? hash.override : null;
+  markActiveCard();
+  renderBenchHead();
+  writeHash();
+  if (app.engineInfo) await openScenario();
+}
+
+function escapeHTML(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+function mountScenarioCard(holder) {
+  const spec = (app.lesson.scenarios || []).find((s) => s.id === holder.dataset.scenario);
+  if (!spec) return;
+  holder.replaceChildren(
+    el('p', { class: 'scenario-title' }, el('span', { 'aria-hidden': 'true', text: '⚗ ' }), t('scenario') + ': ', el('strong', { text: spec.title || spec.id })),
+    el('p', { class: 'scenario-meta' }, t('level') + ' ', el('code', { text: spec.level }),
+      spec.lanes ? ' · ' + spec.lanes.length + ' lanes' : '', spec.day ? ' · ' + t('day') : ''),
+    el('button', { type: 'button', class: 'open-scenario', 'data-scenario': spec.id, onclick: () => chooseScenario(spec.id) }, t('openOnBench')));
+}
+
+function markActiveCard() {
+  for (const holder of document.querySelectorAll('#lesson-text .scenario[data-scenario]')) {
+    const active = app.spec && holder.dataset.scenario === app.spec.id;
+    holder.classList.toggle('active', active);
+    const b = holder.querySelector('button.open-scenario');
+    if (b) b.textContent = active ? '✔ ' + t('onBench') : t('openOnBench');
+  }
+}
+
+function chooseScenario(id) {
+  return serial(async () => {
+    await closeSession();
+    app.spec = app.lesson.scenarios.find((s) => s.id === id);
+    app.moves = [];
+    app.override = null;
+    markActiveCard();
+    renderBenchHead();
+    writeHash();
+    if (app.engineInfo) await openScenarioNow();
+    $('bench').focus({ preventScroll: true });
+  });
+}
+
+function cycleScenario(delta) {
+  const list = (app.lesson && app.lesson.scenarios) || [];
+  if (!list.length) return;
+  const i = list.findIndex((s) => app.spec && s.id === app.spec.id);
+  const next = list[(i + delta + list.length) % list.length];
+  chooseScenario(next.id);
+}
+
+function gotoLesson(delta) {
+  if (!app.lesson) return;
+  const i = app.index.findIndex((l) => l.id === app.lesson.id);
+  const next = app.index[i + delta];
+  if (next) loadLesson(next.id, false);
+}
+
+// --- the bench ---------------------------------------------------------------
+
+async function closeSession() {
+  if (app.session && app.engine) {
+    const s = app.session;
+    app.session = null;
+    try {
+      await app.engine.call('close', s);
+    } catch {}
+  }
+  app.session = null;
+  app.state = null;
+  app.pinned = null;
+  app.lastEvent = null;
+}
+
+function openFromHash() {
+  return serial(() => openScenarioNow());
+}
+
+function openScenario() {
+  return serial(() => openScenarioNow());
+}
+
+// openScenarioNow opens the scenario on the bench in the engine and replays
+// the moves from the URL, stopping at the first one that no longer applies.
+async function openScenarioNow() {
+  const spec = app.spec;
+  if (!spec || !app.engineInfo) return;
+  $('bench-body').hidden = !!spec.day;
+  $('day-body').hidden = !spec.day;
+  if (spec.day) {
+    resetDay();
+    interactive();
+    return;
+  }
+  try {
+    const opened = await app.engine.call('open', JSON.stringify(spec), '');
+    if (app.spec !== spec) {
+      app.engine.call('close', opened.session).catch(() => {});
+      return;
+    }
+    app.session = opened.session;
+    app.base = opened.state.policy;
+    let state = opened.state;
+    if (app.override && Object.keys(app.override).length) {
+      state = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, app.override)));
+    }
+    const moves = app.moves;
+    app.moves = [];
+    for (const m of moves) {
+      const [lane, fault] = m.split('!');
+      try {
+        state = fault
+          ? await app.engine.call('inject', app.session, lane, fault)
+          : await app.engine.call('step', app.session, lane);
+      } catch {
+        break;
+      }
+      app.moves.push(m);
+    }
+    app.state = state;
+    render();
+    writeHash();
+    interactive();
+  } catch (err) {
+    engineError(err);
+  }
+}
+
+let interactiveMarked = false;
+function interactive() {
+  if (interactiveMarked) return;
+  interactiveMarked = true;
+  performance.mark('idemlab-interactive');
+  document.body.dataset.interactive = 'true';
+}
+
+function laneOf(id) {
+  return app.state && app.state.lanes.find((l) => l.id === id);
+}
+
+function movable(lane) {
+  return lane && (lane.state === 'waiting' || lane.state === 'running');
+}
+
+// nextLane is the lane Step moves: the learner's choice while it can
+// still move, else the scenario's schedule.
+function nextLane() {
+  if (!app.state) return null;
+  if (app.pinned && movable(laneOf(app.pinned))) return app.pinned;
+  if (app.state.next && movable(laneOf(app.state.next))) return app.state.next;
+  const any = app.state.lanes.find(movable);
+  return any ? any.id : null;
+}
+
+function act(fn) {
+  return serial(async () => {
+    if (!app.session) return;
+    try {
+      const state = await fn();
+      if (state) {
+        app.state = state;
+        app.lastEvent = null;
+        $('step-count').classList.remove('error');
+        render();
+        writeHash();
+      }
+    } catch (err) {
+      engineError(err);
+    }
+  });
+}
+
+function step() {
+  return act(async () => {
+    const lane = nextLane();
+    if (!lane || app.state.done) return null;
+    const st = await app.engine.call('step', app.session, lane);
+    app.moves.push(lane);
+    return st;
+  });
+}
+
+function back() {
+  return act(async () => {
+    if (!app.state || app.state.step === 0) return null;
+    const st = await app.engine.call('back', app.session);
+    app.moves.pop();
+    return st;
+  });
+}
+
+// runAll steps the default order one move at a time, so that every move is
+// in the URL and Back can take any of them back.
+function runAll() {
+  return act(async () => {
+    let st = app.state;
+    for (let i = 0; i < MAX_RUN_STEPS && st && !st.done; i++) {
+      const lane = st.next && (st.lanes.find((l) => l.id === st.next) || {}).state !== 'done' ? st.next : (st.lanes.find(movable) || {}).id;
+      if (!lane) break;
+      st = await app.engine.call('step', app.session, lane);
+      app.moves.push(lane);
+    }
+    return st;
+  });
+}
+
+function reset() {
+  return act(async () => {
+    const st = await app.engine.call('reset', app.session);
+    app.moves = [];
+    app.pinned = null;
+    return st;
+  });
+}
+
+function inject() {
+  return act(async () => {
+    const lane = nextLane();
+    if (!lane) return null;
+    const kind = $('fault-kind').value;
+    const st = await app.engine.call('inject', app.session, lane, kind);
+    app.moves.push(lane + '!' + kind);
+    return st;
+  });
+}
+
+function setKnob(knob, value) {
+  return act(async () => {
+    const override = Object.assign({}, app.override || {});
+    if (JSON.stringify(app.base[knob]) === JSON.stringify(value)) delete override[knob];
+    else override[knob] = value;
+    app.override = Object.keys(override).length ? override : null;
+    const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, override)));
+    app.moves = [];
+    app.pinned = null;
+    return st;
+  });
+}
+
+function sandboxBack() {
+  return act(async () => {
+    app.override = null;
+    const st = await app.engine.call('setPolicy', app.session, JSON.stringify(app.base));
+    app.moves = [];
+    app.pinned = null;
+    return st;
+  });
+}
+
+function choose(laneId) {
+  if (!movable(laneOf(laneId))) return;
+  app.pinned = laneId;
+  render();
+  const input = document.querySelector('#lanes input[value="' + CSS.escape(laneId) + '"]');
+  if (input && document.activeElement && document.activeElement.name === 'next-lane') input.focus();
+}
+
+function chooseNth(n) {
+  if (!app.state) return;
+  const lane = app.state.lanes[n];
+  if (lane) choose(lane.id);
+}
+
+function cycleLane() {
+  if (!app.state) return;
+  const lanes = app.state.lanes.filter(movable);
+  if (!lanes.length) return;
+  const i = lanes.findIndex((l) => l.id === nextLane());
+  choose(lanes[(i + 1) % lanes.length].id);
+}
+
+// --- drawing -------------------------------------------------------------------
+
+function renderBenchHead() {
+  const spec = app.spec;
+  $('bench-title').textContent = spec ? t('scenario') + ': ' + (spec.title || spec.id) : t('benchEmpty');
+  $('bench-meta').replaceChildren();
+  if (spec) {
+    $('bench-meta').append(t('level') + ' ', el('code', { class: 'level', text: spec.level }));
+    if (app.override) {
+      $('bench-meta').append(' · ', el('span', { class: 'tag sandboxed' }, '⚙ ' + Object.entries(app.override).map(([k, v]) => k + '=' + v).join(', ')));
+    }
+  }
+}
+
+function render() {
+  const st = app.state;
+  if (!st) return;
+  renderBenchHead();
+  const lane = nextLane();
+  $('step-count').textContent = (st.done ? t('stepDone', { n: st.step }) : t('step', { n: st.step })) +
+    (st.clock_ms ? ' · ' + t('clock', { time: fmtDuration(st.clock_ms) }) : '');
+  $('step-count').dataset.step = st.step;
+  $('step-count').dataset.done = st.done ? 'true' : 'false';
+  $('btn-step').textContent = (lane && !st.done ? t('stepLane', { lane }) : t('stepNoLane')) + ' ▶';
+  $('btn-step').disabled = st.done || !lane;
+  $('btn-back').disabled = st.step === 0;
+  $('btn-run').disabled = st.done;
+  $('btn-inject').disabled = st.done || !lane;
+  $('btn-inject').title = lane ? t('injectAt', { lane }) + ' (f)' : 'f';
+
+  drawLanes($('lanes'), st.lanes, { selected: st.done ? null : lane, onSelect: choose, onEvent: showEvent });
+  renderLast();
+  $('keys-table').replaceChildren(keyTable(st.keys || [], 'keys'));
+  const loose = st.loose_keys || [];
+  $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
+  $('loose-keys-table').replaceChildren(keyTable(loose, 'loose-keys'));
+  $('accounts-table').replaceChildren(table(
+    [{ label: t('colAccount'), cell: (a) => a.id }, { label: t('colBalance'), class: 'num', cell: (a) => won(a.balance) }],
+    (st.accounts || []).map((a) => Object.assign({ attrs: { 'data-account': a.id, 'data-balance': a.balance } }, a)), { id: 'accounts' }));
+  $('transfers-table').replaceChildren(table(
+    [{ label: t('colId'), cell: (x) => x.transfer_id }, { label: t('colFrom'), cell: (x) => x.from },
+      { label: t('colTo'), cell: (x) => x.to }, { label: t('colAmount'), class: 'num', cell: (x) => won(x.amount) },
+      { label: t('colKey'), cell: (x) => x.key || '' }],
+    (st.transfers || []).map((x) => Object.assign({ attrs: { 'data-transfer': x.transfer_id } }, x)), { id: 'transfers' }));
+  renderReport(st.report, $('summary'), $('rules'));
+  renderGoals(st.goals || []);
+  renderKnobs(st.policy);
+  saveGoals(app.lesson.id, app.spec.id, st.goals);
+}
+
+function fmtDuration(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + 's';
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + 'm' + (s % 60 ? (s % 60) + 's' : '');
+  const h = Math.floor(m / 60);
+  return h + 'h' + (m % 60 ? (m % 60) + 'm' : '');
+}
+
+// SCENARIO_START_MS is lab/scenario.Start, the fixed moment every scenario
+// begins; key times are shown relative to it ("+5m"), beside the clock.
+const SCENARIO_START_MS = Date.UTC(2026, 10, 30);
+
+function fmtTime(ms) {
+  if (!ms) return t('never');
+  const start = app.state && app.state.start_ms ? app.state.start_ms : SCENARIO_START_MS;
+  return '+' + fmtDuration(Math.max(0, ms - start));
+}
+
+function keyTable(rows, id) {
+  return table([
+    { label: t('colScope'), cell: (r) => r.scope },
+    { label: t('colKey'), cell: (r) => r.key },
+    { label: t('colState'), cell: (r) => r.state || '—' },
+    { label: t('colOwner'), cell: (r) => r.owner || '' },
+    { label: t('colFingerprint'), class: 'mono', cell: (r) => (r.fingerprint ? r.fingerprint.slice(0, 12) + '…' : '—') },
+    { label: t('colResponse'), cell: (r) => (r.response ? String(r.response.status) : '—') },
+    { label: t('colTransfer'), cell: (r) => r.transfer_id || '' },
+    { label: t('colExpires'), cell: (r) => fmtTime(r.expires_at) },
+  ], rows.map((r) => Object.assign({ attrs: { 'data-key': r.key, 'data-state': r.state || '' } }, r)), { id });
+}
+
+function showEvent(ev) {
+  app.lastEvent = ev;
+  renderLast();
+}
+
+function renderLast() {
+  const ev = app.lastEvent || (app.state && app.state.last);
+  const box = $('last-step');
+  if (!ev) {
+    box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
+    return;
+  }
+  box.replaceChildren(
+    el('p', { class: 'last-head' },
+      el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
+      el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
+      ev.status ? ' · ' + ev.status : ''),
+    ev.note ? el('p', { class: 'note', text: ev.note }) : null,
+    el('h4', { text: t('lastSQL') }),
+    el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')));
+}
+
+function renderReport(report, summaryBox, list) {
+  if (!report) {
+    summaryBox.textContent = '';
+    list.replaceChildren();
+    return;
+  }
+  const s = report.summary || {};
+  summaryBox.textContent = t('summary', {
+    transfers: s.transfers ?? 0, intents: s.intents ?? 0, duplicates: s.duplicates ?? 0, paid: won(s.paid_twice ?? 0),
+    conflicts: s.conflicts_409 ?? 0, mismatches: s.mismatches_422 ?? 0, replays: s.replays ?? 0,
+  });
+  summaryBox.dataset.duplicates = s.duplicates ?? 0;
+  summaryBox.dataset.paidTwice = s.paid_twice ?? 0;
+  list.replaceChildren(...(report.rules || []).map((r) => el('li', {
+    class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
+  },
+  el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }),
+  el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
+  el('span', { text: r.rule.n + '. ' + r.rule.title }),
+  (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
+    v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : ''))) : null)));
+}
+
+function renderGoals(goals) {
+  $('bench-goals-panel').hidden = !goals.length;
+  $('goals').replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
+    el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }),
+    el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
+    g.policy && Object.keys(g.policy).length ? el('button', {
+      type: 'button', class: 'goal-policy', onclick: () => applyGoalPolicy(g.policy),
+    }, t('goalUnderPolicy', { policy: Object.entries(g.policy).map(([k, v]) => k + '=' + v).join(', ') })) : null)));
+}
+
+function applyGoalPolicy(policy) {
+  return act(async () => {
+    app.override = Object.assign({}, policy);
+    const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, policy)));
+    app.moves = [];
+    app.pinned = null;
+    return st;
+  });
+}
+
+function knobChoices(knob, current) {
+  const known = (app.engineInfo && app.engineInfo.knobs && app.engineInfo.knobs[knob]) || [];
+  const list = known.slice();
+  for (const v of [current, app.base && app.base[knob]]) {
+    if (v !== undefined && v !== null && !list.includes(v)) list.push(v);
+  }
+  return list;
+}
+
+function renderKnobs(policy) {
+  const box = $('knobs');
+  box.replaceChildren(...KNOBS.filter((k) => k in policy).map((knob) => {
+    const changed = app.base && JSON.stringify(app.base[knob]) !== JSON.stringify(policy[knob]);
+    const id = 'knob-' + knob;
+    return el('div', { class: 'knob' + (changed ? ' changed' : ''), 'data-knob': knob },
+      el('label', { for: id, text: t('knob_' + knob) }),
+      el('select', { id, 'data-knob': knob, onchange: (e) => setKnob(knob, e.target.value) },
+        knobChoices(knob, policy[knob]).map((v) => el('option', { value: v, selected: v === policy[knob] }, String(v)))),
+      changed ? el('span', { class: 'tag' }, '⚙ ' + t('sandboxChanged')) : null);
+  }));
+  $('btn-sandbox-reset').disabled = !app.override;
+}
+
+// --- a day of traffic ------------------------------------------------------------
+
+function resetDay() {
+  $('day-progress').hidden = true;
+  $('day-status').textContent = '';
+  $('day-summary').textContent = '';
+  $('day-rules').replaceChildren();
+}
+
+function runDay() {
+  return serial(async () => {
+    const spec = app.spec;
+    if (!spec || !spec.day) return;
+    const bar = $('day-progress');
+    bar.hidden = false;
+    bar.value = 0;
+    $('btn-day').disabled = true;
+    const params = Object.assign({ level: spec.level, policy: spec.policy, retry_horizon: spec.retry_horizon }, spec.day);
+    try {
+      const tally = await app.engine.callWithProgress('day', (done, total) => {
+        bar.max = total || 1;
+        bar.value = done;
+        $('day-status').textContent = t('dayRunning', { done, total });
+      }, JSON.stringify(params));
+      bar.value = bar.max;
+      $('day-status').textContent = t('dayDone', { attempts: tally.attempts ?? (tally.report && tally.report.summary.attempts) ?? 0 });
+      renderReport(tally.report, $('day-summary'), $('day-rules'));
+    } catch (err) {
+      $('day-status').textContent = '⚠ ' + t('engineError', { error: err.message });
+    } finally {
+      $('btn-day').disabled = false;
+    }
+  });
+}
+
+// --- keyboard ----------------------------------------------------------------------
+
+function toggleKeys() {
+  const box = $('keys-help');
+  box.hidden = !box.hidden;
+  $('keys-toggle').setAttribute('aria-expanded', box.hidden ? 'false' : 'true');
+}
+
+function onKey(e) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const tag = (e.target && e.target.tagName) || '';
+  const typing = tag === 'INPUT' && e.target.type !== 'radio' || tag === 'TEXTAREA' || tag === 'SELECT' || (e.target && e.target.isContentEditable);
+  if (typing) return;
+  const onButton = tag === 'BUTTON' || tag === 'SUMMARY' || tag === 'A';
+  const benchOpen = app.session && !$('bench-body').hidden;
+  let handled = true;
+  switch (e.key) {
+    case 'ArrowRight':
+    case 'n':
+      if (benchOpen) step();
+      break;
+    case ' ':
+      if (onButton) return; // Space presses the focused button.
+      if (benchOpen) step();
+      break;
+    case 'ArrowLeft':
+    case 'b':
+      if (benchOpen) back();
+      break;
+    case 'e':
+      if (benchOpen) runAll();
+      break;
+    case 'r':
+      if (benchOpen) reset();
+      break;
+    case 'f':
+      if (benchOpen) inject();
+      break;
+    case 'l':
+      cycleLane();
+      break;
+    case '[':
+      gotoLesson(-1);
+      break;
+    case ']':
+      gotoLesson(1);
+      break;
+    case ',':
+      cycleScenario(-1);
+      break;
+    case '.':
+      cycleScenario(1);
+      break;
+    case 't':
+      toggleTheme();
+      break;
+    case '?':
+      toggleKeys();
+      break;
+    case 'Escape':
+      if (!$('keys-help').hidden) toggleKeys();
+      else handled = false;
+      break;
+    default:
+      if (/^[1-9]$/.test(e.key)) chooseNth(Number(e.key) - 1);
+      else handled = false;
+  }
+  if (handled) e.preventDefault();
+}
+
+// --- start -------------------------------------------------------------------------
+
+async function main() {
+  const lang = new URLSearchParams(location.search).get('lang');
+  if (lang) setLang(lang);
+  document.documentElement.lang = currentLang();
+  applyI18n();
+  initTheme();
+  $('theme-toggle').addEventListener('click', toggleTheme);
+  $('keys-toggle').addEventListener('click', toggleKeys);
+  $('btn-step').addEventListener('click', step);
+  $('btn-back').addEventListener('click', back);
+  $('btn-run').addEventListener('click', runAll);
+  $('btn-reset').addEventListener('click', reset);
+  $('btn-inject').addEventListener('click', inject);
+  $('btn-sandbox-reset').addEventListener('click', sandboxBack);
+  $('btn-day').addEventListener('click', runDay);
+  $('prev-lesson').addEventListener('click', () => gotoLesson(-1));
+  $('next-lesson').addEventListener('click', () => gotoLesson(1));
+  $('lesson-select').addEventListener('change', (e) => loadLesson(e.target.value, false));
+  document.addEventListener('keydown', onKey);
+  window.addEventListener('hashchange', () => {
+    const h = readHash();
+    if (h.lesson && (!app.lesson || h.lesson !== app.lesson.id)) loadLesson(h.lesson, true);
+  });
+
+  // The engine starts at once and the lesson text loads beside it, so the
+  // learner reads while the module compiles.
+  app.engine = startEngine();
+  app.engine.ready.then(onEngineReady, onEngineProblem);
+
+  try {
+    app.index = await fetchJSON('api/lessons.json');
+  } catch (err) {
+    $('lesson-loading').textContent = t('lessonLoadFailed', { error: err.message });
+    return;
+  }
+  if (!app.index.length) {
+    $('lesson-loading').textContent = t('lessonsMissing');
+    return;
+  }
+  renderLessonSelect();
+  const want = readHash().lesson;
+  const id = app.index.some((l) => l.id === want) ? want : app.index[0].id;
+  await loadLesson(id, true);
+}
+
+main();
+
+// verdictBadge is re-exported for pages that show a lone verdict.
+export { verdictBadge };

@@ -1,0 +1,75 @@
+// engine.js is the page's side of the worker: it starts web/worker.js and
+// turns each call into a Promise of the parsed JSON answer.
+//
+//   const engine = startEngine();
+//   await engine.ready;            // resolves with version(), rejects with {kind, message}
+//   const {session, state} = await engine.call('open', scenarioJSON, '');
+//
+// kind is 'missing' (no module on the server), 'nowasm' (no WebAssembly)
+// or 'failed'. A call whose answer is {"error": …} rejects with an Error.
+
+export function startEngine() {
+  let settle;
+  const ready = new Promise((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  if (typeof WebAssembly !== 'object' || typeof Worker !== 'function') {
+    settle.reject({ kind: 'nowasm', message: 'no WebAssembly' });
+    return { ready, call: () => Promise.reject(new Error('no engine')) };
+  }
+  const worker = new Worker('worker.js');
+  const pending = new Map();
+  let nextId = 1;
+  worker.onmessage = (e) => {
+    const m = e.data;
+    switch (m.type) {
+      case 'ready':
+        settle.resolve(JSON.parse(m.version || '{}'));
+        break;
+      case 'missing':
+      case 'nowasm':
+      case 'failed':
+        settle.reject({ kind: m.type, message: m.why || m.error || m.type });
+        for (const p of pending.values()) p.reject(new Error(m.error || m.type));
+        pending.clear();
+        break;
+      case 'progress': {
+        const p = pending.get(m.id);
+        if (p && p.onProgress) p.onProgress(m.done, m.total);
+        break;
+      }
+      case 'result': {
+        const p = pending.get(m.id);
+        if (!p) break;
+        pending.delete(m.id);
+        let v;
+        try {
+          v = JSON.parse(m.result);
+        } catch (err) {
+          p.reject(new Error('the engine answered with something that is not JSON'));
+          break;
+        }
+        if (v && typeof v === 'object' && 'error' in v && Object.keys(v).length === 1) {
+          p.reject(new Error(v.error));
+        } else {
+          p.resolve(v);
+        }
+        break;
+      }
+    }
+  };
+  worker.onerror = (e) => {
+    settle.reject({ kind: 'failed', message: e.message || 'worker error' });
+  };
+  function call(fn, ...args) {
+    return callWithProgress(fn, null, ...args);
+  }
+  function callWithProgress(fn, onProgress, ...args) {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject, onProgress });
+      worker.postMessage({ id, fn, args });
+    });
+  }
+  return { ready, call, callWithProgress };
+}

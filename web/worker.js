@@ -1,0 +1,93 @@
+// worker.js runs the engine's WebAssembly module (Go, the engine, SQLite on
+// the memdb VFS and the lab's scenario runner) off the page's main thread,
+// so a slow call never freezes the page.
+//
+// Messages in:  {id, fn, args}            call globalThis.idemlab[fn](...args)
+// Messages out: {type: 'ready', version}  the module started
+//               {type: 'missing', why}    no module (or no wasm_exec.js) on the server
+//               {type: 'nowasm'}          this browser has no WebAssembly
+//               {type: 'failed', error}   the module did not start
+//               {type: 'result', id, result}   result is the module's JSON string
+//               {type: 'progress', id, done, total}   from day()
+'use strict';
+
+function fail(type, extra) {
+  postMessage(Object.assign({ type }, extra || {}));
+}
+
+async function start() {
+  if (typeof WebAssembly !== 'object' || typeof WebAssembly.instantiate !== 'function') {
+    fail('nowasm');
+    return;
+  }
+  try {
+    importScripts('wasm_exec.js');
+  } catch (e) {
+    fail('missing', { why: 'wasm_exec.js: ' + e.message });
+    return;
+  }
+  let resp;
+  try {
+    resp = await fetch('idemlab.wasm');
+  } catch (e) {
+    fail('failed', { error: 'fetch idemlab.wasm: ' + e.message });
+    return;
+  }
+  if (resp.status === 404) {
+    fail('missing', { why: 'idemlab.wasm: 404' });
+    return;
+  }
+  if (!resp.ok) {
+    fail('failed', { error: 'idemlab.wasm: HTTP ' + resp.status });
+    return;
+  }
+  const go = new Go();
+  const ready = new Promise((resolve) => {
+    globalThis.idemlabReady = resolve;
+  });
+  let instance;
+  try {
+    // Streaming compiles while the bytes arrive; a static host that sends
+    // the wrong Content-Type makes it throw, so fall back to the buffer.
+    const type = resp.headers.get('Content-Type') || '';
+    if (WebAssembly.instantiateStreaming && type.startsWith('application/wasm')) {
+      ({ instance } = await WebAssembly.instantiateStreaming(resp, go.importObject));
+    } else {
+      ({ instance } = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject));
+    }
+  } catch (e) {
+    fail('failed', { error: 'compile idemlab.wasm: ' + e.message });
+    return;
+  }
+  go.run(instance).then(() => fail('failed', { error: 'the engine module exited' }));
+  await ready;
+  let version = '{}';
+  try {
+    version = await globalThis.idemlab.version();
+  } catch (e) {
+    version = JSON.stringify({ error: String(e) });
+  }
+  postMessage({ type: 'ready', version });
+}
+
+const started = start();
+
+onmessage = async (e) => {
+  const { id, fn, args } = e.data;
+  await started;
+  const api = globalThis.idemlab;
+  let result;
+  try {
+    if (!api || typeof api[fn] !== 'function') {
+      throw new Error('no such engine function: ' + fn);
+    }
+    const callArgs = (args || []).slice();
+    if (fn === 'day') {
+      callArgs.push((done, total) => postMessage({ type: 'progress', id, done, total }));
+    }
+    result = await api[fn](...callArgs);
+  } catch (err) {
+    result = JSON.stringify({ error: String(err && err.message ? err.message : err) });
+  }
+  postMessage({ type: 'result', id, result });
+};
