@@ -347,6 +347,13 @@ func (s Spec) GoalPolicy(g Goal) (engine.Policy, error) {
 	return applyOverrides(p, g.Policy)
 }
 
+// ApplyPolicy returns base with the knobs raw names changed: a few
+// overrides ({"claim":"constraint"}) or a whole policy. The level label
+// stays base's unless raw names one.
+func ApplyPolicy(base engine.Policy, raw []byte) (engine.Policy, error) {
+	return applyOverrides(base, raw)
+}
+
 func applyOverrides(p engine.Policy, raw json.RawMessage) (engine.Policy, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return p, nil
@@ -354,10 +361,13 @@ func applyOverrides(p engine.Policy, raw json.RawMessage) (engine.Policy, error)
 	level := p.Level
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	p.Level = ""
 	if err := dec.Decode(&p); err != nil {
 		return p, fmt.Errorf("policy: %w", err)
 	}
-	p.Level = level
+	if p.Level == "" {
+		p.Level = level
+	}
 	return p, nil
 }
 

@@ -1,0 +1,224 @@
+// Command wasm is the playground's engine for the browser: the engine, the
+// SQLite store on the memdb VFS and the lab's scenario runner, compiled to
+// WebAssembly (GOOS=js GOARCH=wasm) and exposed to JavaScript as
+// globalThis.idemlab. Every function takes and returns JSON strings and
+// returns a Promise. This file is the bridge's logic in plain Go, so that
+// it is tested natively too; only the _js.go files touch syscall/js.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"idemlab/engine"
+	"idemlab/lab"
+	"idemlab/lab/scenario"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// MaxSessions bounds the open sessions of one page: a page that forgets to
+// close them gets an error, not a tab that eats memory.
+const MaxSessions = 64
+
+// bridge holds the open sessions. It is safe for concurrent use: the
+// JavaScript side may call while an earlier call is still running.
+type bridge struct {
+	mu       sync.Mutex
+	sessions map[string]*scenario.Session
+	seq      int
+}
+
+func newBridge() *bridge { return &bridge{sessions: map[string]*scenario.Session{}} }
+
+// errorJSON is how every failure is answered: {"error":"…"}.
+func errorJSON(err error) string {
+	b, _ := json.Marshal(map[string]string{"error": err.Error()})
+	return string(b)
+}
+
+func encode(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorJSON(fmt.Errorf("encode: %w", err))
+	}
+	return string(b)
+}
+
+// versionInfo lists what the page offers: the levels with their presets,
+// every knob's values and the faults.
+func (b *bridge) version() string {
+	presets := map[string]engine.Policy{}
+	for _, l := range engine.Levels {
+		presets[l] = engine.MustPreset(l)
+	}
+	knobs := map[string][]string{
+		"claim":       names(func(i int) string { return engine.ClaimStrategy(i).String() }),
+		"fingerprint": names(func(i int) string { return engine.FingerprintMode(i).String() }),
+		"in_progress": names(func(i int) string { return engine.InProgressMode(i).String() }),
+		"replay":      names(func(i int) string { return engine.ReplayMode(i).String() }),
+		"scope":       names(func(i int) string { return engine.ScopeMode(i).String() }),
+	}
+	faults := names(func(i int) string { return engine.Fault(i).String() })[1:] // not "none"
+	return encode(map[string]any{"version": version, "levels": engine.Levels, "presets": presets,
+		"knobs": knobs, "faults": faults, "rules": lab.Rules})
+}
+
+// names lists an enum's names: its values count up from zero.
+func names(name func(int) string) []string {
+	var out []string
+	for i := 0; i < 32; i++ {
+		n := name(i)
+		if strings.HasPrefix(n, "unknown(") {
+			break
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// open starts a session on a scenario. policy "" plays the scenario's own
+// level and overrides; otherwise policy holds knobs (some or all) applied
+// on top of it.
+func (b *bridge) open(scenarioJSON, policyJSON string) string {
+	spec, err := scenario.Parse([]byte(scenarioJSON))
+	if err != nil {
+		return errorJSON(err)
+	}
+	p, err := spec.BasePolicy()
+	if err == nil {
+		p, err = scenario.ApplyPolicy(p, []byte(policyJSON))
+	}
+	if err != nil {
+		return errorJSON(err)
+	}
+	b.mu.Lock()
+	if len(b.sessions) >= MaxSessions {
+		b.mu.Unlock()
+		return errorJSON(fmt.Errorf("too many open sessions (%d); close the ones you no longer show", MaxSessions))
+	}
+	b.seq++
+	id := "s-" + strconv.Itoa(b.seq)
+	b.mu.Unlock()
+	s, err := scenario.New(spec, p)
+	if err != nil {
+		return errorJSON(err)
+	}
+	b.mu.Lock()
+	b.sessions[id] = s
+	b.mu.Unlock()
+	return encode(map[string]any{"session": id, "state": s.State()})
+}
+
+func (b *bridge) session(id string) (*scenario.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("no open session %q", id)
+	}
+	return s, nil
+}
+
+// call runs one session method and encodes its state.
+func (b *bridge) call(id string, f func(*scenario.Session) (scenario.State, error)) string {
+	s, err := b.session(id)
+	if err != nil {
+		return errorJSON(err)
+	}
+	st, err := f(s)
+	if err != nil {
+		return errorJSON(err)
+	}
+	return encode(st)
+}
+
+func (b *bridge) step(id, lane string) string {
+	return b.call(id, func(s *scenario.Session) (scenario.State, error) { return s.Step(lane) })
+}
+
+func (b *bridge) back(id string) string {
+	return b.call(id, (*scenario.Session).Back)
+}
+
+func (b *bridge) run(id string) string {
+	return b.call(id, (*scenario.Session).Run)
+}
+
+func (b *bridge) reset(id string) string {
+	return b.call(id, (*scenario.Session).Reset)
+}
+
+// inject takes the fault's name, bare or as a JSON string.
+func (b *bridge) inject(id, lane, fault string) string {
+	var f engine.Fault
+	name := strings.Trim(strings.TrimSpace(fault), `"`)
+	if err := f.UnmarshalText([]byte(name)); err != nil {
+		return errorJSON(err)
+	}
+	return b.call(id, func(s *scenario.Session) (scenario.State, error) { return s.Inject(lane, f) })
+}
+
+// setPolicy applies knobs (some or all) on top of the session's policy and
+// starts the scenario over.
+func (b *bridge) setPolicy(id, policyJSON string) string {
+	return b.call(id, func(s *scenario.Session) (scenario.State, error) {
+		if strings.TrimSpace(policyJSON) == "" {
+			return scenario.State{}, errors.New("setPolicy needs a policy")
+		}
+		p, err := scenario.ApplyPolicy(s.Policy(), []byte(policyJSON))
+		if err != nil {
+			return scenario.State{}, err
+		}
+		return s.SetPolicy(p)
+	})
+}
+
+func (b *bridge) close(id string) string {
+	b.mu.Lock()
+	s, ok := b.sessions[id]
+	delete(b.sessions, id)
+	b.mu.Unlock()
+	if !ok {
+		return errorJSON(fmt.Errorf("no open session %q", id))
+	}
+	s.Close()
+	return `{"closed":true}`
+}
+
+// dayTally is what day answers: the lab's tally and the policy played.
+type dayTally struct {
+	lab.Tally
+	Policy engine.Policy `json:"policy"`
+	Params lab.DayParams `json:"params"`
+}
+
+// day replays a generated day. paramsJSON is {"level","policy","day"} (a
+// day scenario's JSON will do). progress is called with the attempts done.
+func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
+	params, p, err := scenario.ParseDayRequest([]byte(paramsJSON))
+	if err != nil {
+		return errorJSON(err)
+	}
+	t, err := scenario.RunDay(context.Background(), params, p, progress)
+	if err != nil {
+		return errorJSON(err)
+	}
+	return encode(dayTally{Tally: t, Policy: p, Params: params})
+}
+
+// closeAll closes every session, when the module shuts down.
+func (b *bridge) closeAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, s := range b.sessions {
+		s.Close()
+		delete(b.sessions, id)
+	}
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const doubleTap = `{
+  "id": "s1", "level": "unique", "policy": {"claim": "check-then-insert"},
+  "accounts": {"seoyeon": 300000, "gym": 0},
+  "lanes": [
+    {"id": "A1", "intent": "m", "customer": "seoyeon", "key": "gym-1", "body": {"from": "seoyeon", "to": "gym", "amount": 45000}},
+    {"id": "A2", "intent": "m", "customer": "seoyeon", "key": "gym-1", "body": {"from": "seoyeon", "to": "gym", "amount": 45000}}
+  ],
+  "schedule": ["A1@claim", "A2@claim", "A1", "A2"],
+  "goals": [{"id": "g1", "text": "Cause a double transfer", "expect": "break", "rule": "one-transfer-per-intent"}]
+}`
+
+// state is the part of a State JSON these tests read.
+type state struct {
+	Error     string `json:"error"`
+	Step      int    `json:"step"`
+	Done      bool   `json:"done"`
+	Next      string `json:"next"`
+	Policy    struct{ Level, Claim string }
+	Transfers []json.RawMessage `json:"transfers"`
+	Lanes     []struct {
+		ID, State, Verdict string
+		NextPhase          string `json:"next_phase"`
+	} `json:"lanes"`
+	Last  *struct{ SQL, Note, Outcome string } `json:"last"`
+	Goals []struct {
+		ID  string
+		Met bool
+	} `json:"goals"`
+}
+
+func decode(t testing.TB, s string) state {
+	t.Helper()
+	var st state
+	require.NoError(t, json.Unmarshal([]byte(s), &st), s)
+	return st
+}
+
+func openSession(t testing.TB, b *bridge, src, policy string) (string, state) {
+	t.Helper()
+	var out struct {
+		Session string          `json:"session"`
+		State   json.RawMessage `json:"state"`
+		Error   string          `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(b.open(src, policy)), &out))
+	require.Empty(t, out.Error)
+	require.NotEmpty(t, out.Session)
+	return out.Session, decode(t, string(out.State))
+}
+
+func TestBridgePlaysAScenario(t *testing.T) {
+	b := newBridge()
+	id, st := openSession(t, b, doubleTap, "")
+	assert.Equal(t, 0, st.Step)
+	assert.Equal(t, "A1", st.Next)
+	assert.Equal(t, "check-then-insert", st.Policy.Claim)
+	for _, lane := range []string{"A1", "A1", "A2", "A2", "A1", "A2"} {
+		st = decode(t, b.step(id, lane))
+		require.Empty(t, st.Error)
+	}
+	assert.Contains(t, st.Last.SQL, "SELECT", "both lanes have looked; neither has inserted")
+	before := b.step(id, "A1")
+	st = decode(t, b.back(id))
+	assert.Equal(t, 6, st.Step)
+	again := b.step(id, "A1")
+	assert.JSONEq(t, before, again, "back, then the same step, gives the same state")
+	st = decode(t, b.run(id))
+	assert.True(t, st.Done)
+	assert.Len(t, st.Transfers, 2)
+	assert.True(t, st.Goals[0].Met)
+
+	st = decode(t, b.setPolicy(id, `{"claim":"constraint"}`))
+	assert.Equal(t, 0, st.Step)
+	assert.Equal(t, "constraint", st.Policy.Claim)
+	st = decode(t, b.run(id))
+	assert.Len(t, st.Transfers, 1)
+	assert.False(t, st.Goals[0].Met)
+
+	st = decode(t, b.reset(id))
+	assert.Equal(t, 0, st.Step)
+	assert.Equal(t, "constraint", st.Policy.Claim, "reset keeps the policy")
+	st = decode(t, b.inject(id, "A1", "crash"))
+	assert.Equal(t, "crashed", st.Lanes[0].State)
+	st = decode(t, b.inject(id, "A2", `"lose-response"`))
+	assert.Equal(t, "running", st.Lanes[1].State)
+
+	assert.JSONEq(t, `{"closed":true}`, b.close(id))
+	assert.Contains(t, b.step(id, "A1"), "no open session")
+}
+
+func TestBridgeAnswersErrorsAsJSON(t *testing.T) {
+	b := newBridge()
+	id, _ := openSession(t, b, doubleTap, `{"level":"scoped","claim":"constraint","fingerprint":"canonical","in_progress":"two-phase","replay":"stored","scope":"customer-endpoint","retention":"24h","lease":"30s"}`)
+	cases := map[string]string{
+		"bad scenario":   b.open(`{"id":`, ""),
+		"bad level":      b.open(strings.Replace(doubleTap, `"unique"`, `"gold"`, 1), ""),
+		"bad policy":     b.open(doubleTap, `{"claim":"maybe"}`),
+		"unknown knob":   b.open(doubleTap, `{"speed":"fast"}`),
+		"no session":     b.step("s-999", "A1"),
+		"no lane":        b.step(id, "Z9"),
+		"bad fault":      b.inject(id, "A1", "explode"),
+		"no fault":       b.inject(id, "A1", "none"),
+		"empty policy":   b.setPolicy(id, ""),
+		"bad day":        b.day(`{"level":"naive"}`, nil),
+		"huge day":       b.day(`{"level":"naive","day":{"intents":1000000}}`, nil),
+		"close twice":    func() string { b.close(id); return b.close(id) }(),
+		"back on closed": b.back(id),
+	}
+	for name, got := range cases {
+		t.Run(name, func(t *testing.T) {
+			var e struct{ Error string }
+			require.NoError(t, json.Unmarshal([]byte(got), &e), got)
+			assert.NotEmpty(t, e.Error, got)
+		})
+	}
+}
+
+func TestBridgeVersionListsKnobs(t *testing.T) {
+	var v struct {
+		Version string
+		Levels  []string
+		Knobs   map[string][]string
+		Faults  []string
+		Presets map[string]json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(newBridge().version()), &v))
+	assert.Equal(t, []string{"naive", "unique", "fingerprint", "in-progress", "replay", "scoped"}, v.Levels)
+	assert.Equal(t, []string{"none", "check-then-insert", "insert-or-ignore", "constraint"}, v.Knobs["claim"])
+	assert.Equal(t, []string{"global", "customer-endpoint"}, v.Knobs["scope"])
+	assert.Equal(t, []string{"crash", "lose-response", "client-timeout"}, v.Faults)
+	assert.Len(t, v.Presets, 6)
+}
+
+func TestBridgeDayReportsProgress(t *testing.T) {
+	b := newBridge()
+	var calls, lastDone, lastTotal int
+	out := b.day(`{"level":"naive","day":{"seed":3,"customers":6,"intents":60}}`, func(done, total int) {
+		calls++
+		lastDone, lastTotal = done, total
+	})
+	var tally struct {
+		Error    string
+		Attempts int
+		Report   struct {
+			OK      bool
+			Summary struct{ Duplicates int }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &tally), out)
+	require.Empty(t, tally.Error)
+	assert.Positive(t, calls)
+	assert.Equal(t, lastTotal, lastDone)
+	assert.Equal(t, tally.Attempts, lastTotal)
+	assert.False(t, tally.Report.OK, "the naive bank pays retries twice")
+	assert.Positive(t, tally.Report.Summary.Duplicates)
+}
+
+// TestBridgeIsSafeForConcurrentCalls opens, steps and closes sessions from
+// many goroutines at once, as overlapping Promises do.
+func TestBridgeIsSafeForConcurrentCalls(t *testing.T) {
+	b := newBridge()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, _ := openSession(t, b, doubleTap, "")
+			st := decode(t, b.run(id))
+			assert.Len(t, st.Transfers, 2, "session %d", i)
+			assert.JSONEq(t, `{"closed":true}`, b.close(id))
+		}()
+	}
+	wg.Wait()
+	assert.Empty(t, b.sessions)
+}
+
+func TestBridgeLimitsOpenSessions(t *testing.T) {
+	b := newBridge()
+	defer b.closeAll()
+	for i := 0; i < MaxSessions; i++ {
+		openSession(t, b, doubleTap, "")
+	}
+	assert.Contains(t, b.open(doubleTap, ""), "too many open sessions")
+	b.closeAll()
+	assert.NotContains(t, b.open(doubleTap, ""), "error", fmt.Sprint("closing frees room"))
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"syscall/js"
+)
+
+// main exports the bridge as globalThis.idemlab, tells the page it is ready
+// and then waits forever: the module lives as long as its Web Worker.
+func main() {
+	b := newBridge()
+	funcs := export(b)
+	defer func() {
+		for _, f := range funcs {
+			f.Release()
+		}
+		b.closeAll()
+	}()
+	if ready := js.Global().Get("idemlabReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke()
+	}
+	select {}
+}
+
+// export sets globalThis.idemlab to an object of functions that each return
+// a Promise of a JSON string. It returns the js.Funcs so that they can be
+// released.
+func export(b *bridge) []js.Func {
+	api := js.Global().Get("Object").New()
+	var funcs []js.Func
+	def := func(name string, nargs int, work func(args []string, raw []js.Value) string) {
+		f := js.FuncOf(func(this js.Value, args []js.Value) any {
+			// Arguments are read now, on the caller's turn; the work runs in
+			// a goroutine so that a step or a day never blocks the caller.
+			strs := make([]string, nargs)
+			for i := 0; i < nargs && i < len(args); i++ {
+				if args[i].Type() == js.TypeString {
+					strs[i] = args[i].String()
+				}
+			}
+			return promise(func() string { return work(strs, args) })
+		})
+		funcs = append(funcs, f)
+		api.Set(name, f)
+	}
+	def("version", 0, func([]string, []js.Value) string { return b.version() })
+	def("open", 2, func(a []string, _ []js.Value) string { return b.open(a[0], a[1]) })
+	def("step", 2, func(a []string, _ []js.Value) string { return b.step(a[0], a[1]) })
+	def("back", 1, func(a []string, _ []js.Value) string { return b.back(a[0]) })
+	def("run", 1, func(a []string, _ []js.Value) string { return b.run(a[0]) })
+	def("reset", 1, func(a []string, _ []js.Value) string { return b.reset(a[0]) })
+	def("inject", 3, func(a []string, _ []js.Value) string { return b.inject(a[0], a[1], a[2]) })
+	def("setPolicy", 2, func(a []string, _ []js.Value) string { return b.setPolicy(a[0], a[1]) })
+	def("close", 1, func(a []string, _ []js.Value) string { return b.close(a[0]) })
+	def("day", 1, func(a []string, raw []js.Value) string {
+		var progress func(done, total int)
+		if len(raw) > 1 && raw[1].Type() == js.TypeFunction {
+			cb := raw[1]
+			last := -1
+			progress = func(done, total int) {
+				// At most about a hundred calls per day: enough for a bar.
+				if step := total / 100; done == total || step == 0 || done/step != last {
+					if step > 0 {
+						last = done / step
+					}
+					cb.Invoke(done, total)
+				}
+			}
+		}
+		return b.day(a[0], progress)
+	})
+	js.Global().Set("idemlab", api)
+	return funcs
+}
+
+// promise runs work in a goroutine and resolves with its JSON. A panic is
+// resolved as {"error":…} rather than taking the module down.
+func promise(work func() string) js.Value {
+	executor := js.FuncOf(func(this js.Value, args []js.Value) any {
+		resolve := args[0]
+		go func() {
+			result := func() (out string) {
+				defer func() {
+					if r := recover(); r != nil {
+						out = errorJSON(fmt.Errorf("internal error: %v", r))
+					}
+				}()
+				return work()
+			}()
+			resolve.Invoke(result)
+		}()
+		return nil
+	})
+	// The Promise constructor calls the executor before it returns, so the
+	// function can be released at once.
+	p := js.Global().Get("Promise").New(executor)
+	executor.Release()
+	return p
+}
