@@ -6,16 +6,11 @@ import (
 )
 
 // main exports the bridge as globalThis.idemlab, tells the page it is ready
-// and then waits forever: the module lives as long as its Web Worker.
+// and then waits forever: the module lives as long as its Web Worker, and
+// so do the exported functions (the per-call Promise executors are
+// released as soon as they have run).
 func main() {
-	b := newBridge()
-	funcs := export(b)
-	defer func() {
-		for _, f := range funcs {
-			f.Release()
-		}
-		b.closeAll()
-	}()
+	export(newBridge())
 	if ready := js.Global().Get("idemlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
 	}

@@ -49,7 +49,7 @@ func New(spec Spec, policy engine.Policy) (*Session, error) {
 		return nil, err
 	}
 	if len(spec.Lanes) == 0 {
-		return nil, fmt.Errorf("scenario %q: a day is played with RunDay, not a session", spec.ID)
+		return nil, fmt.Errorf("scenario %q is a day of traffic: play it with day(), not as a session of lanes", spec.ID)
 	}
 	w, err := newWorld(spec, policy)
 	if err != nil {
@@ -228,6 +228,7 @@ type world struct {
 	schedPos int
 	schedule []schedEntry
 	latency  time.Duration
+	sent     int
 
 	evMu   sync.Mutex
 	events []engine.Event
@@ -255,6 +256,7 @@ type laneRun struct {
 	result   engine.Result
 	req      engine.Request
 	sentAt   time.Time
+	startSeq int  // the order lanes were sent in
 	scripted bool // the scripted fault has struck
 }
 
@@ -346,6 +348,7 @@ func (w *world) move(lane string, fault engine.Fault) error {
 	if lr.next.Phase == engine.PhaseExecute && w.latency > 0 && fault != engine.FaultCrash {
 		w.clock.Advance(w.latency)
 	}
+	phase := lr.next.Phase
 	select {
 	case lr.release <- fault:
 	case <-lr.done:
@@ -353,7 +356,10 @@ func (w *world) move(lane string, fault engine.Fault) error {
 	if err := w.wait(lr); err != nil {
 		return err
 	}
-	w.noteOwners(lane)
+	if phase == engine.PhaseClaim || phase == engine.PhaseStoreResponse {
+		// Only these phases write a key row with a new owner token.
+		w.noteOwners(lane)
+	}
 	w.advanceSchedule(lane, onSchedule)
 	return nil
 }
@@ -369,6 +375,8 @@ func (w *world) startLane(lr *laneRun) {
 		w.clock.Set(at)
 	}
 	lr.sentAt = w.clock.Now()
+	w.sent++
+	lr.startSeq = w.sent
 	l := lr.spec
 	lr.req = engine.Request{Method: "POST", Path: engine.TransfersRoute, Customer: l.Customer,
 		HasCustomer: l.Customer != "", Body: l.Body.Bytes, ContentType: "application/json",

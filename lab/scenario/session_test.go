@@ -381,3 +381,24 @@ func TestBodyKeepsItsForm(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, spec, again, "the JSON form round-trips")
 }
+
+// TestHistoryFollowsTheOrderLanesWereSent sends the corrected amount
+// first: the key's first use is then the 300,000 won request, and it is the
+// 200,000 won one that is wrongly told success.
+func TestHistoryFollowsTheOrderLanesWereSent(t *testing.T) {
+	const teller = `{"id": "t", "level": "unique",
+	  "accounts": {"bakery": 2000000, "mill": 0},
+	  "lanes": [
+	    {"id": "A1", "intent": "inv", "customer": "b12", "key": "inv-1", "body": {"from": "bakery", "to": "mill", "amount": 200000}},
+	    {"id": "A2", "intent": "inv", "customer": "b12", "key": "inv-1", "body": {"from": "bakery", "to": "mill", "amount": 300000}}
+	  ]}`
+	s := open(t, teller, nil)
+	stepTo(t, s, "A2", engine.PhaseRespond, "")
+	step(t, s, "A2")
+	st := finish(t, s)
+	rr := st.Report.Rule(lab.RuleNoSilentWrong)
+	require.False(t, rr.OK)
+	assert.Equal(t, []string{"A2", "A1"}, rr.Violations[0].Lanes)
+	assert.Contains(t, rr.Violations[0].Message, `"amount":300000}, then for {"from":"bakery","to":"mill","amount":200000}`)
+	assert.Equal(t, int64(300_000), st.Transfers[0].Amount)
+}

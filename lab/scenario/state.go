@@ -153,7 +153,9 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 			started = append(started, lr)
 		}
 	}
-	sort.SliceStable(started, func(i, j int) bool { return started[i].sentAt.Before(started[j].sentAt) })
+	// The learner may send lanes in any order: the history is in the order
+	// they were sent, which is what "first use of a key" means.
+	sort.Slice(started, func(i, j int) bool { return started[i].startSeq < started[j].startSeq })
 	pending := 0
 	for _, lr := range started {
 		if lr.finished {
