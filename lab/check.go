@@ -185,14 +185,15 @@ type checker struct {
 	firstByKey   map[keyID]int    // (customer, key) → index of its first attempt
 	// Indexes of the attempts per (customer, key) and per intent, in order,
 	// so that a day of 100,000 attempts is checked in linear time.
-	byKey    map[keyID][]int
-	byIntent map[string][]int
+	byKey       map[keyID][]int
+	byKeyString map[string][]int // the key alone, across customers
+	byIntent    map[string][]int
 }
 
 func newChecker(h History) *checker {
 	c := &checker{h: h, intents: map[string]Intent{}, transfers: map[string]int{},
 		byTransferID: map[string]LedgerTransfer{}, keyIntent: map[keyID]string{}, firstByKey: map[keyID]int{},
-		byKey: map[keyID][]int{}, byIntent: map[string][]int{}}
+		byKey: map[keyID][]int{}, byKeyString: map[string][]int{}, byIntent: map[string][]int{}}
 	for _, in := range h.Intents {
 		c.intents[in.ID] = in
 		c.order = append(c.order, in.ID)
@@ -208,6 +209,7 @@ func newChecker(h History) *checker {
 		}
 		k := keyID{a.Customer, a.Key}
 		c.byKey[k] = append(c.byKey[k], i)
+		c.byKeyString[a.Key] = append(c.byKeyString[a.Key], i)
 		if _, ok := c.firstByKey[k]; !ok {
 			c.firstByKey[k] = i
 			c.keyIntent[k] = a.Intent
@@ -421,8 +423,16 @@ func (c *checker) answeredFromOthers(i int) (string, int) {
 	if c.transfers[a.Intent] > 0 {
 		return "", 0
 	}
-	for j, b := range c.h.Attempts[:i] {
-		if b.Key == a.Key && b.Customer != a.Customer && final(b.Status) {
+	// Without a ledger, an answer naming a transfer is another customer's
+	// only if it is byte for byte what that customer was answered; an
+	// answer naming no transfer at all (a generic "already processed") is
+	// about the other customer's key.
+	for _, j := range c.byKeyString[a.Key] {
+		if j >= i {
+			break
+		}
+		b := c.h.Attempts[j]
+		if b.Customer != a.Customer && final(b.Status) && (got.TransferID == "" || bytes.Equal(b.Response, a.Response)) {
 			return b.Customer, j
 		}
 	}

@@ -1,0 +1,226 @@
+package grade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"idemlab/lab"
+)
+
+// DayOptions tune a day's replay over HTTP.
+type DayOptions struct {
+	// Concurrency is how many groups of attempts are in flight at once;
+	// attempts that share a key are never in flight together unless the
+	// day says they overlap. 16 when zero.
+	Concurrency int
+	// Timeout bounds each request; 10 s when zero.
+	Timeout time.Duration
+	// Progress, when set, is called as attempts finish.
+	Progress func(done, total int)
+}
+
+// DayRun is a day replayed over HTTP: the tally and the requests sent, in
+// the day's order, for a report that prints them.
+type DayRun struct {
+	Tally    lab.Tally
+	Requests []Request
+	// Errors counts attempts that got no answer although none was cut.
+	Errors int
+}
+
+// ReplayDayHTTP runs a day against the endpoint at base, which follows the
+// lab contract. It opens the day's accounts with PUT, sends every attempt
+// (those the day says are lost are cut before their answer is read; those
+// that overlap an attempt are sent while it is in flight), reads every
+// balance back with GET and judges the history. The day's clock is
+// compressed: a day runs as fast as the endpoint answers, so keys never
+// age out during the run, and rule 7 is judged on the retention the
+// endpoint publishes at GET {base}.
+func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (DayRun, error) {
+	start := time.Now()
+	c, err := NewClient(base, o.Timeout)
+	if err != nil {
+		return DayRun{}, err
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	retention, known := c.Retention(ctx)
+	if err := forEach(ctx, o.Concurrency, len(d.Accounts), func(i int) error {
+		_, err := c.PutAccount(ctx, d.Accounts[i].ID, d.Accounts[i].Balance)
+		return err
+	}); err != nil {
+		return DayRun{}, fmt.Errorf("replay day: open accounts: %w", err)
+	}
+	run := DayRun{Requests: make([]Request, len(d.Attempts))}
+	attempts := make([]lab.Attempt, len(d.Attempts))
+	var done, failed atomic.Int64
+	send := func(i int, written chan<- struct{}) {
+		a := d.Attempts[i]
+		r := dayRequest(a)
+		run.Requests[i] = r
+		signal := func() {}
+		if written != nil {
+			signal = sync.OnceFunc(func() { close(written) })
+			defer signal() // even when the connection failed
+		}
+		sentAt := time.Now()
+		var rep Reply
+		if p, err := c.prepare(ctx, r); err != nil {
+			rep = Reply{Err: fmt.Errorf("connect: %w", err)}
+		} else {
+			rep = c.finish(p, signal)
+		}
+		at := lab.Attempt{Lane: a.Lane, Intent: a.Intent, Customer: a.Customer, Key: a.Key, Body: []byte(a.Body),
+			Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sentAt}
+		if rep.Err != nil {
+			at.Status, at.Response = 0, nil
+			failed.Add(1)
+		}
+		attempts[i] = at
+		n := done.Add(1)
+		if o.Progress != nil {
+			o.Progress(int(n), len(d.Attempts))
+		}
+	}
+	var runTree func(i int, kids map[int][]int)
+	runTree = func(i int, kids map[int][]int) {
+		if len(kids[i]) == 0 {
+			send(i, nil)
+			return
+		}
+		written := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { send(i, written) })
+		<-written
+		for _, k := range kids[i] {
+			wg.Go(func() { runTree(k, kids) })
+		}
+		wg.Wait()
+	}
+	if err := dispatch(ctx, d, o.Concurrency, func(g lab.DayGroup) { runTree(g.Root, g.Children) }); err != nil {
+		return DayRun{}, fmt.Errorf("replay day: %w", err)
+	}
+	run.Errors = int(failed.Load())
+	if run.Errors == len(d.Attempts) && len(d.Attempts) > 0 {
+		return DayRun{}, errors.New("replay day: no attempt got through; is the endpoint running?")
+	}
+	end := make([]int64, len(d.Accounts))
+	if err := forEach(ctx, o.Concurrency, len(d.Accounts), func(i int) error {
+		b, err := c.GetBalance(ctx, d.Accounts[i].ID)
+		end[i] = b
+		return err
+	}); err != nil {
+		return DayRun{}, fmt.Errorf("replay day: read balances: %w", err)
+	}
+	endBal := make(map[string]int64, len(end))
+	for i, a := range d.Accounts {
+		endBal[a.ID] = end[i]
+	}
+	h := lab.History{Intents: d.HistoryIntents(), Attempts: attempts, StartBalances: d.StartBalances(), EndBalances: endBal,
+		Retention: retention, RetryHorizon: d.RetryHorizon()}
+	h.TransfersPerIntent = lab.InferTransfers(h.Intents, h.Attempts, h.StartBalances, h.EndBalances)
+	run.Tally = lab.NewTally(d, h, h.TransfersPerIntent)
+	run.Tally.Target, run.Tally.RetentionKnown, run.Tally.Elapsed = c.Base(), known, time.Since(start)
+	return run, nil
+}
+
+// dayRequest is the HTTP request of a day's attempt.
+func dayRequest(a lab.DayAttempt) Request {
+	return Request{Method: "POST", Path: "/transfers", Header: [][2]string{
+		{"Content-Type", "application/json"}, {"X-Customer-ID", a.Customer}, {"Idempotency-Key", lab.QuoteKey(a.Key)}},
+		Body: a.Body, Cut: a.Lost()}
+}
+
+// dispatch runs the day's groups in order, at most n at once, never two
+// that share a key (in any customer's scope) at the same time, so that
+// retries keep their order.
+func dispatch(ctx context.Context, d lab.Day, n int, run func(lab.DayGroup)) error {
+	var (
+		mu     sync.Mutex
+		cond   = sync.NewCond(&mu)
+		busy   = map[string]bool{}
+		active int
+		wg     sync.WaitGroup
+	)
+	for _, g := range d.Groups() {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		keys := groupKeys(d, g)
+		mu.Lock()
+		for active >= n || anyBusy(busy, keys) {
+			cond.Wait()
+		}
+		for _, k := range keys {
+			busy[k] = true
+		}
+		active++
+		mu.Unlock()
+		wg.Go(func() {
+			run(g)
+			mu.Lock()
+			for _, k := range keys {
+				delete(busy, k)
+			}
+			active--
+			cond.Broadcast()
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func groupKeys(d lab.Day, g lab.DayGroup) []string {
+	keys := []string{d.Attempts[g.Root].Key}
+	for _, kids := range g.Children {
+		for _, k := range kids {
+			keys = append(keys, d.Attempts[k].Key)
+		}
+	}
+	return keys
+}
+
+func anyBusy(busy map[string]bool, keys []string) bool {
+	for _, k := range keys {
+		if busy[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// forEach runs f for 0..n-1 on up to width goroutines and returns the
+// first error.
+func forEach(ctx context.Context, width, n int, f func(i int) error) error {
+	var (
+		next  atomic.Int64
+		first error
+		once  sync.Once
+		wg    sync.WaitGroup
+	)
+	for range min(width, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}

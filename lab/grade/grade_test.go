@@ -1,0 +1,80 @@
+package grade_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
+	"idemlab/engine/httpapi"
+	"idemlab/server"
+	"idemlab/store"
+)
+
+// bankServer serves idemlab's own bank API, every level under /bank/{level},
+// on a real loopback socket.
+func bankServer(t testing.TB) string {
+	t.Helper()
+	banks, err := server.OpenBanks(server.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { server.CloseBanks(banks) })
+	h, err := server.New(banks, server.Options{})
+	require.NoError(t, err)
+	t.Cleanup(h.Close)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// engineServer serves one engine's bank API at the root of a loopback
+// socket and publishes its retention at GET /, as the contract asks; wrap,
+// when not nil, goes around the bank API to plant a bug.
+func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(http.Handler, *store.DB) http.Handler) string {
+	t.Helper()
+	db, err := store.OpenMemory()
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	var bank http.Handler = httpapi.Handler{Engine: engine.New(db, p, o)}
+	if wrap != nil {
+		bank = wrap(bank, db)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"retention_seconds": %d}`, int64(p.Retention.D()/time.Second))
+			return
+		}
+		bank.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// ladderExpectations is what grading each level of idemlab's own server
+// must find broken: each rung fails exactly what the next rung fixes.
+//
+//   - naive pays every request: retries and simultaneous retries pay twice
+//     (1), a corrected amount is paid too (2), a retry is a new answer (3).
+//   - unique answers a used key with a generic "already processed": a
+//     corrected amount is told success (2), a retry is not the first answer
+//     (3), another customer's key hands that customer a success with no
+//     transfer of theirs (4, 5), and keys live 5 minutes (7).
+//   - fingerprint and in-progress refuse the correction with 422, and still
+//     answer retries generically (3) with global keys (4, 5) kept 5 minutes.
+//   - replay answers with the stored bytes; keys are still global (4, 5) and
+//     short-lived (7).
+//   - scoped breaks nothing.
+var ladderExpectations = map[string][]string{
+	"naive":       {"one-transfer-per-intent", "different-request-never-succeeds", "replay-is-byte-identical"},
+	"unique":      {"different-request-never-succeeds", "replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"fingerprint": {"replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"in-progress": {"replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"replay":      {"completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"scoped":      nil,
+}
+
+func httpapiFor(e *engine.Engine) http.Handler { return httpapi.Handler{Engine: e} }
