@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -359,6 +360,9 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"bad fault", `{"id":"x","level":"naive","lanes":[{"id":"A","customer":"c","body":{},"fault":{"phase":"execute","kind":"boom"}}]}`, "unknown fault"},
 		{"bad rule", `{"id":"x","level":"naive","lanes":[{"id":"A","customer":"c","body":{}}],"goals":[{"id":"g","text":"t","expect":"break","rule":"be-good"}]}`, "rule \"be-good\""},
 		{"duplicate lane", `{"id":"x","level":"naive","lanes":[{"id":"A","customer":"c","body":{}},{"id":"A","customer":"c","body":{}}]}`, "appears twice"},
+		{"lane id", `{"id":"x","level":"naive","lanes":[{"id":"A@1","customer":"c","body":{}}]}`, "lane 1: an id"},
+		{"clock jump", `{"id":"x","level":"naive","lanes":[{"id":"A","customer":"c","body":{}}],"advance":[{"before_lane":"A","by":"100000h"}]}`, "at most"},
+		{"too many lanes", `{"id":"x","level":"naive","lanes":[` + strings.Repeat(`{"id":"A","customer":"c","body":{}},`, scenario.MaxLanes) + `{"id":"B","customer":"c","body":{}}]}`, "at most 64 lanes"},
 		{"two objects", `{"id":"x","level":"naive","lanes":[{"id":"A","customer":"c","body":{}}]} {}`, "one JSON object"},
 	}
 	for _, c := range cases {
@@ -401,4 +405,83 @@ func TestHistoryFollowsTheOrderLanesWereSent(t *testing.T) {
 	assert.Equal(t, []string{"A2", "A1"}, rr.Violations[0].Lanes)
 	assert.Contains(t, rr.Violations[0].Message, `"amount":300000}, then for {"from":"bakery","to":"mill","amount":200000}`)
 	assert.Equal(t, int64(300_000), st.Transfers[0].Amount)
+}
+
+// TestRandomPlaysStepBackExactly moves random lanes with random faults
+// under every level and checks, at every move, that Back gives back the
+// state before it.
+func TestRandomPlaysStepBackExactly(t *testing.T) {
+	faults := []engine.Fault{engine.FaultNone, engine.FaultNone, engine.FaultNone, engine.FaultNone,
+		engine.FaultCrash, engine.FaultLoseResponse, engine.FaultClientTimeout}
+	for seed, level := range engine.Levels {
+		t.Run(level, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			s := open(t, storm, func(p *engine.Policy) { *p = engine.MustPreset(level) })
+			prev := asJSON(t, s.State())
+			for moves := 0; ; moves++ {
+				require.Less(t, moves, 200)
+				st := s.State()
+				if st.Done {
+					break
+				}
+				var movable []string
+				for _, l := range st.Lanes {
+					if l.State == scenario.LaneWaiting || l.State == scenario.LaneRunning {
+						movable = append(movable, l.ID)
+					}
+				}
+				lane := movable[rng.IntN(len(movable))]
+				f := faults[rng.IntN(len(faults))]
+				var err error
+				if f == engine.FaultNone {
+					_, err = s.Step(lane)
+				} else {
+					_, err = s.Inject(lane, f)
+				}
+				require.NoError(t, err)
+				if rng.IntN(3) == 0 {
+					back, err := s.Back()
+					require.NoError(t, err)
+					require.Equal(t, prev, asJSON(t, back))
+					if f == engine.FaultNone {
+						_, err = s.Step(lane)
+					} else {
+						_, err = s.Inject(lane, f)
+					}
+					require.NoError(t, err)
+				}
+				prev = asJSON(t, s.State())
+			}
+			final := s.State()
+			assert.Equal(t, final.Report.Summary.Transfers, len(final.Transfers))
+			if level == engine.LevelScoped {
+				assert.True(t, final.Report.Rule(lab.RuleOneTransfer).OK, "the full engine never pays twice, whatever the order")
+				assert.True(t, final.Report.Rule(lab.RuleOwnResponses).OK)
+				assert.True(t, final.Report.Rule(lab.RuleConservation).OK)
+			}
+		})
+	}
+}
+
+// FuzzParse feeds the parser arbitrary blocks: it must refuse or accept,
+// never panic, and what it accepts must open as a session or a day.
+func FuzzParse(f *testing.F) {
+	f.Add(race)
+	f.Add(storm)
+	f.Add(`{"id":"d","level":"naive","day":{"intents":5}}`)
+	f.Add(`{"id":"x","level":"naive","lanes":[{"id":"A","customer":"c","body":"{\"a\":1}"}]}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		spec, err := scenario.Parse([]byte(src))
+		if err != nil || spec.Day != nil {
+			return
+		}
+		p, err := spec.BasePolicy()
+		require.NoError(t, err)
+		s, err := scenario.New(spec, p)
+		require.NoError(t, err)
+		defer s.Close()
+		st, err := s.Run()
+		require.NoError(t, err)
+		require.True(t, st.Done)
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"idemlab/engine"
 	"idemlab/lab"
@@ -114,6 +115,17 @@ type Goal struct {
 	// session must run under exactly that policy.
 	Policy json.RawMessage `json:"policy,omitempty"`
 }
+
+// Limits on a scenario, so that a hostile or mistaken block cannot make
+// the page's engine work without end.
+const (
+	MaxLanes     = 64
+	MaxAccounts  = 64
+	MaxSchedule  = 1024
+	MaxGoals     = 32
+	MaxIDLen     = 32
+	MaxClockMove = 400 * 24 * time.Hour
+)
 
 // Goal expectations.
 const (
@@ -248,6 +260,14 @@ func (s Spec) Validate() error {
 	if len(s.Lanes) == 0 && s.Day == nil {
 		return bad("needs lanes or a day")
 	}
+	switch {
+	case len(s.ID) > MaxIDLen:
+		return bad("the id is longer than %d characters", MaxIDLen)
+	case len(s.Lanes) > MaxLanes || len(s.Accounts) > MaxAccounts || len(s.Schedule) > MaxSchedule || len(s.Goals) > MaxGoals:
+		return bad("at most %d lanes, %d accounts, %d schedule entries and %d goals", MaxLanes, MaxAccounts, MaxSchedule, MaxGoals)
+	case s.LatencyMS > MaxClockMove.Milliseconds() || s.RetryHorizon < 0 || s.RetryHorizon.D() > MaxClockMove:
+		return bad("latency_ms and retry_horizon must be between 0 and %s", MaxClockMove)
+	}
 	if s.Day != nil {
 		if err := dayParams(s.Day).Validate(); err != nil {
 			return bad("day: %v", err)
@@ -264,14 +284,16 @@ func (s Spec) Validate() error {
 	lanes := map[string]bool{}
 	for i, l := range s.Lanes {
 		switch {
-		case l.ID == "" || strings.ContainsAny(l.ID, "@: \t"):
-			return bad("lane %d: an id without spaces, '@' or ':' is required", i+1)
+		case !engine.ValidAccountID(l.ID) || len(l.ID) > MaxIDLen:
+			return bad("lane %d: an id of 1 to %d letters, digits, '-', '_' or '.' is required", i+1, MaxIDLen)
 		case lanes[l.ID]:
 			return bad("lane %q appears twice", l.ID)
 		case len(l.Body.Bytes) == 0:
 			return bad("lane %q: a body is required", l.ID)
-		case l.AfterMS < 0:
-			return bad("lane %q: after_ms must not be negative", l.ID)
+		case l.AfterMS < 0 || l.AfterMS > MaxClockMove.Milliseconds():
+			return bad("lane %q: after_ms must be between 0 and %d", l.ID, MaxClockMove.Milliseconds())
+		case len(l.Body.Bytes) > engine.MaxBodyBytes:
+			return bad("lane %q: the body is over %d bytes", l.ID, engine.MaxBodyBytes)
 		}
 		lanes[l.ID] = true
 		if l.Fault != nil {
@@ -295,13 +317,13 @@ func (s Spec) Validate() error {
 		}
 	}
 	for _, a := range s.Advance {
-		if !lanes[a.BeforeLane] || a.By <= 0 {
-			return bad("advance: before_lane must name a lane and by must be positive")
+		if !lanes[a.BeforeLane] || a.By <= 0 || a.By.D() > MaxClockMove {
+			return bad("advance: before_lane must name a lane and by must be positive, at most %s", MaxClockMove)
 		}
 	}
 	goals := map[string]bool{}
 	for _, g := range s.Goals {
-		if g.ID == "" || goals[g.ID] || g.Text == "" {
+		if g.ID == "" || len(g.ID) > MaxIDLen || goals[g.ID] || g.Text == "" {
 			return bad("every goal needs a unique id and a text")
 		}
 		goals[g.ID] = true
