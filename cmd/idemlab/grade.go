@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"idemlab/lab"
+	"idemlab/lab/grade"
+)
+
+func init() {
+	commands["grade"] = command{"judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold)", runGrade}
+}
+
+func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: idemlab grade URL [--seed S] [--json]\n\n"+
+			"URL is the base of the bank API, e.g. http://127.0.0.1:8000 or http://127.0.0.1:8080/bank/scoped.\n"+
+			"The contract is in docs/lab-contract.md.\n\n")
+		fs.PrintDefaults()
+	}
+	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	timeout := fs.Duration("timeout", 10*time.Second, "limit on each request")
+	intents := fs.Int("intents", 120, "intents in the day replayed at the end")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errors.New("grade: name one URL")
+	}
+	day := lab.DefaultDayParams()
+	day.Customers, day.Intents = 8, *intents
+	day.TellerRate, day.SequenceKeyRate = 0.03, 0.3
+	if err := day.Validate(); err != nil {
+		return err
+	}
+	o := grade.Options{Seed: *seed, Timeout: *timeout, Day: day}
+	if f, ok := stderr.(*os.File); ok && !*asJSON {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			o.Progress = func(check string) { fmt.Fprintf(stderr, "\rchecking %-20s", check) }
+			defer fmt.Fprint(stderr, "\r"+strings.Repeat(" ", 30)+"\r")
+		}
+	}
+	rep, err := grade.Grade(ctx, pos[0], o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(stdout); err != nil {
+		return err
+	}
+	if !rep.OK {
+		if broken := rep.Broken(); len(broken) > 0 {
+			return fmt.Errorf("grade: %d rule(s) broken: %s", len(broken), strings.Join(broken, ", "))
+		}
+		return errors.New("grade: not every rule could be judged")
+	}
+	return nil
+}
