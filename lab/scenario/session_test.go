@@ -220,6 +220,12 @@ func TestBackReturnsThePreviousStateExactly(t *testing.T) {
 		next, err := s.Step(st.Next)
 		require.NoError(t, err)
 		require.Equal(t, i+1, next.Step)
+		if runtime.GOOS == "js" && i%4 != 0 {
+			// Under WebAssembly in Node, SQLite is interpreted: step back at
+			// every fourth move only (natively, at every move).
+			prev = asJSON(t, next)
+			continue
+		}
 		back, err := s.Back()
 		require.NoError(t, err)
 		require.Equal(t, prev, asJSON(t, back), "back after move %d (%s)", i+1, st.Next)
