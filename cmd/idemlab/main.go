@@ -108,6 +108,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	fmt.Fprintf(stdout, "idemlab is listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "  bank API: http://%s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", ln.Addr())
+	if p := handler.InstructorPath(); p != "" {
+		fmt.Fprintf(stdout, "  classroom, instructor link (keep it private): http://%s%s\n", ln.Addr(), p)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,451 @@
+// Package classroom is idemlab's live classroom: rooms that an instructor
+// opens and projects, phones that join with a short code and a nickname,
+// storms of simultaneous retries against a fresh ledger, and every trace
+// event of every request sent over websockets to every screen in the room.
+//
+// Each connection has one reader and one writer goroutine, write deadlines,
+// pings and a read limit; messages to a connection go through a bounded
+// queue, and a client whose queue is full is dropped, never waited for.
+// Trace events are batched per tick and each batch is encoded once and
+// shared by every connection.
+package classroom
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	qrcode "github.com/skip2/go-qrcode"
+
+	"idemlab/engine"
+	"idemlab/engine/httpapi"
+	classroomweb "idemlab/web/classroom"
+)
+
+// Config configures a Classroom. Zero fields take the defaults in
+// (*Config).defaults.
+type Config struct {
+	// InstructorToken is the instructor's secret; empty means generate one.
+	InstructorToken string
+	// DB is the bank API's database path. A room's storms run on a SQLite
+	// file beside it (idemlab-classroom-<code>.db), replaced by a fresh file
+	// for every storm; empty means an in-memory database per storm.
+	DB     string
+	Logger *slog.Logger
+
+	// SendQueue is how many messages may wait for one connection's writer
+	// before the connection is dropped as too slow.
+	SendQueue int
+	// WriteWait bounds each write to a connection.
+	WriteWait time.Duration
+	// PongWait is how long a connection may stay silent (no message, no
+	// pong); PingPeriod how often the server pings.
+	PongWait   time.Duration
+	PingPeriod time.Duration
+	// Tick is how often pending trace events are sent as one batch.
+	Tick time.Duration
+	// MaxRooms bounds the rooms open at once, MaxConns the connections of
+	// one room.
+	MaxRooms int
+	MaxConns int
+	// MessagesPerSecond and MessageBurst bound what one connection may send;
+	// SendsPerSecond and SendBurst bound one student's transfers.
+	MessagesPerSecond, MessageBurst float64
+	SendsPerSecond, SendBurst       float64
+	// LateRetryAfter is how long a late-retry storm waits (on the ledger's
+	// clock) before its retries: longer than the retention of the levels
+	// below scoped, shorter than scoped's. It is also the retry horizon the
+	// checker judges the retention against.
+	LateRetryAfter time.Duration
+	// StudentLatency is the payment call of a student's own transfer.
+	StudentLatency time.Duration
+}
+
+func (c *Config) defaults() {
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setF := func(v *float64, d float64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&c.SendQueue, 256)
+	setD(&c.WriteWait, 10*time.Second)
+	setD(&c.PongWait, 60*time.Second)
+	setD(&c.PingPeriod, c.PongWait*9/10)
+	setD(&c.Tick, 25*time.Millisecond)
+	set(&c.MaxRooms, 32)
+	set(&c.MaxConns, 1500)
+	setF(&c.MessagesPerSecond, 10)
+	setF(&c.MessageBurst, 20)
+	setF(&c.SendsPerSecond, 1)
+	setF(&c.SendBurst, 3)
+	setD(&c.LateRetryAfter, time.Hour)
+	setD(&c.StudentLatency, 300*time.Millisecond)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Problems the classroom answers with, beside the engine's own.
+var (
+	causeForbidden   = engine.Cause{Slug: "classroom-forbidden", Title: "Only the instructor can do this", Status: 403}
+	causeBadOrigin   = engine.Cause{Slug: "classroom-cross-origin", Title: "Request from another site refused", Status: 403}
+	causeBadToken    = engine.Cause{Slug: "classroom-bad-token", Title: "Wrong instructor token", Status: 401}
+	causeTooMany     = engine.Cause{Slug: "classroom-rate-limited", Title: "Too many requests", Status: 429}
+	causeRoomsFull   = engine.Cause{Slug: "classroom-full", Title: "Too many rooms or connections", Status: 503}
+	causeRoomMissing = engine.Cause{Slug: "classroom-room-not-found", Title: "No room has that code", Status: 404}
+)
+
+// instructorCookie carries the instructor's session, never the token itself.
+const instructorCookie = "idemlab_instructor"
+
+// Classroom holds the rooms and serves their pages, API and websockets. It
+// is safe for concurrent use; Close stops every room, storm and connection.
+type Classroom struct {
+	cfg      Config
+	token    string
+	tokenSum [32]byte
+	// session is the cookie value that marks the instructor's browser.
+	session  string
+	login    *bucket
+	upgrader websocket.Upgrader
+
+	mu     sync.Mutex
+	rooms  map[string]*Room
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New returns a classroom. It generates the instructor token when cfg has
+// none.
+func New(cfg Config) (*Classroom, error) {
+	cfg.defaults()
+	if cfg.InstructorToken == "" {
+		tok, err := randomHex(24)
+		if err != nil {
+			return nil, fmt.Errorf("classroom: generate instructor token: %w", err)
+		}
+		cfg.InstructorToken = tok
+	}
+	session, err := randomHex(32)
+	if err != nil {
+		return nil, fmt.Errorf("classroom: generate session: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Classroom{cfg: cfg, token: cfg.InstructorToken, tokenSum: sha256.Sum256([]byte(cfg.InstructorToken)),
+		session: session, login: newBucket(2, 10), rooms: map[string]*Room{}, ctx: ctx, cancel: cancel}
+	c.upgrader = websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		ReadBufferSize:   1024,
+		WriteBufferSize:  4096,
+		WriteBufferPool:  &sync.Pool{},
+		CheckOrigin:      sameOrigin,
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			httpapi.Write(w, engine.Cause{Slug: "classroom-websocket", Title: "Websocket handshake refused", Status: status}.Problem(reason.Error()).Response())
+		},
+	}
+	return c, nil
+}
+
+// Token returns the instructor's secret, for the start-up link only.
+func (c *Classroom) Token() string { return c.token }
+
+// InstructorPath is the path, with the token in the fragment, that opens
+// the projector as the instructor. A fragment never reaches a server's
+// request line or its logs; the page trades it for a session cookie and
+// removes it from the address bar.
+func (c *Classroom) InstructorPath() string {
+	return "/classroom/teach#token=" + url.QueryEscape(c.token)
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// Register adds the classroom's routes to mux.
+func (c *Classroom) Register(mux *http.ServeMux) {
+	pages := http.FileServerFS(classroomweb.Files)
+	mux.HandleFunc("GET /classroom", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/classroom/", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("GET /classroom/{$}", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, pages, "join.html") })
+	mux.HandleFunc("GET /classroom/teach", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, pages, "teach.html") })
+	mux.Handle("GET /classroom/static/", http.StripPrefix("/classroom/static", noDirs(pages)))
+	mux.HandleFunc("POST /classroom/api/session", c.handleLogin)
+	mux.HandleFunc("GET /classroom/api/session", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]bool{"instructor": c.isInstructor(r)})
+	})
+	mux.HandleFunc("POST /classroom/api/rooms", c.handleCreateRoom)
+	mux.HandleFunc("GET /classroom/api/rooms/{code}/qr.png", c.handleQR)
+	mux.HandleFunc("GET /classroom/ws/{code}", c.handleWS)
+}
+
+// securityHeaders keep the pages from being framed or running anything but
+// their own scripts.
+func securityHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+func servePage(w http.ResponseWriter, r *http.Request, pages http.Handler, name string) {
+	securityHeaders(w)
+	w.Header().Set("Cache-Control", "no-cache")
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/" + name
+	// FileServer redirects */index.html-like paths; ours are plain files.
+	http.ServeFileFS(w, r2, classroomweb.Files, name)
+}
+
+func noDirs(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			httpapi.Write(w, engine.CauseNotFound.Problem("no such file").Response())
+			return
+		}
+		securityHeaders(w)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// sameOrigin accepts a request whose Origin names the host it was sent to.
+// Browsers always send Origin on websocket handshakes and cross-site POSTs,
+// so a page on another site can neither open a room's socket with the
+// instructor's cookie nor create rooms in their name.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// isInstructor reports whether r carries the instructor's session cookie,
+// compared in constant time.
+func (c *Classroom) isInstructor(r *http.Request) bool {
+	ck, err := r.Cookie(instructorCookie)
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(ck.Value), []byte(c.session)) == 1
+}
+
+// checkToken compares a presented token with the instructor's in constant
+// time; hashing both first makes the comparison independent of length too.
+func (c *Classroom) checkToken(tok string) bool {
+	sum := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(sum[:], c.tokenSum[:]) == 1
+}
+
+func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("sign in from the classroom page itself").Response())
+		return
+	}
+	if !c.login.allow(time.Now()) {
+		p := causeTooMany.Problem("too many sign-in attempts; wait a moment")
+		p.RetryAfter = 1
+		httpapi.Write(w, p.Response())
+		return
+	}
+	var body struct {
+		Token string `json:"token"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1024))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Token == "" {
+		httpapi.Write(w, engine.CauseBodyInvalid.Problem(`send {"token": "<instructor token>"}`).Response())
+		return
+	}
+	if !c.checkToken(body.Token) {
+		httpapi.Write(w, causeBadToken.Problem("that is not this server's instructor token").Response())
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: instructorCookie, Value: c.session, Path: "/classroom",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	writeJSON(w, 200, map[string]bool{"instructor": true})
+}
+
+func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("create rooms from the classroom page").Response())
+		return
+	}
+	if !c.isInstructor(r) {
+		httpapi.Write(w, causeForbidden.Problem("open the instructor link printed when the server started").Response())
+		return
+	}
+	room, err := c.createRoom()
+	if err != nil {
+		httpapi.Write(w, causeRoomsFull.Problem(err.Error()).Response())
+		return
+	}
+	writeJSON(w, 201, map[string]string{"code": room.code, "join_url": joinURL(r, room.code)})
+}
+
+// joinURL is the address phones open, built from the host the instructor's
+// browser reached.
+func joinURL(r *http.Request, code string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/classroom/?room=" + code
+}
+
+func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
+	room := c.room(roomCode(r, "/classroom/api/rooms/", "/qr.png"))
+	if room == nil {
+		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
+		return
+	}
+	png, err := qrcode.Encode(joinURL(r, room.code), qrcode.Medium, 320)
+	if err != nil {
+		httpapi.Write(w, engine.AsProblem(fmt.Errorf("render qr code: %w", err)).Response())
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(png)
+}
+
+func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
+	room := c.room(roomCode(r, "/classroom/ws/", ""))
+	if room == nil {
+		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
+		return
+	}
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages").Response())
+		return
+	}
+	role := RoleStudent
+	if r.URL.Query().Get("role") == RoleProjector {
+		if !c.isInstructor(r) {
+			httpapi.Write(w, causeForbidden.Problem("only the instructor's browser can project a room").Response())
+			return
+		}
+		role = RoleProjector
+	}
+	if !room.reserve() {
+		httpapi.Write(w, causeRoomsFull.Problem("this room is full").Response())
+		return
+	}
+	ws, err := c.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		room.unreserve()
+		return // the upgrader has answered
+	}
+	room.attach(newConn(ws, room, role))
+}
+
+const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789" // no 0/O, 1/I/L: read off a projector
+
+func (c *Classroom) createRoom() (*Room, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("the server is shutting down")
+	}
+	if len(c.rooms) >= c.cfg.MaxRooms {
+		return nil, fmt.Errorf("at most %d rooms can be open at once", c.cfg.MaxRooms)
+	}
+	for {
+		b := make([]byte, 6)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("room code: %w", err)
+		}
+		for i := range b {
+			b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)]
+		}
+		code := string(b)
+		if _, taken := c.rooms[code]; taken {
+			continue
+		}
+		room := newRoom(c, code)
+		c.rooms[code] = room
+		return room, nil
+	}
+}
+
+// roomCode reads the room code out of the path. It does not use
+// r.PathValue: the server routes through ServeMux.Handler, which matches
+// patterns without recording their wildcards.
+func roomCode(r *http.Request, prefix, suffix string) string {
+	code, ok := strings.CutPrefix(r.URL.Path, prefix)
+	if !ok {
+		return ""
+	}
+	code, ok = strings.CutSuffix(code, suffix)
+	if !ok || len(code) != 6 {
+		return ""
+	}
+	return code
+}
+
+func (c *Classroom) room(code string) *Room {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rooms[strings.ToUpper(code)]
+}
+
+// Close stops every room: storms are cancelled, connections closed, and
+// Close returns when every goroutine the classroom started has returned.
+func (c *Classroom) Close() {
+	c.mu.Lock()
+	c.closed = true
+	rooms := make([]*Room, 0, len(c.rooms))
+	for _, r := range c.rooms {
+		rooms = append(rooms, r)
+	}
+	c.mu.Unlock()
+	c.cancel()
+	for _, r := range rooms {
+		r.close()
+	}
+	c.wg.Wait()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		httpapi.Write(w, engine.AsProblem(err).Response())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}

@@ -1,0 +1,84 @@
+package classroom
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOfferDropsWhenTheQueueIsFull(t *testing.T) {
+	cl, err := New(Config{SendQueue: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	defer cl.Close()
+	room, err := cl.createRoom()
+	require.NoError(t, err)
+
+	server := make(chan *websocket.Conn, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err == nil {
+			server <- ws
+		}
+	}))
+	defer ts.Close()
+	client, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	require.NoError(t, err)
+	defer client.Close()
+
+	// No writer runs, so nothing drains the queue: the third message finds
+	// it full, and the connection is dropped instead of waited for.
+	c := newConn(<-server, room, RoleStudent)
+	m, err := prepare(map[string]string{"type": "state"})
+	require.NoError(t, err)
+	assert.True(t, c.offer(m))
+	assert.True(t, c.offer(m))
+	assert.False(t, c.offer(m))
+	assert.Equal(t, 1, room.Dropped())
+	select {
+	case <-c.done:
+	default:
+		t.Fatal("the connection is still open")
+	}
+	assert.False(t, c.offer(m), "a closed connection takes nothing")
+	assert.Equal(t, 1, room.Dropped(), "a drop is counted once")
+	_, _, err = client.ReadMessage()
+	assert.Error(t, err, "the socket was closed")
+}
+
+func TestBucket(t *testing.T) {
+	b := newBucket(1, 2)
+	now := time.Unix(0, 0)
+	assert.True(t, b.allow(now))
+	assert.True(t, b.allow(now))
+	assert.False(t, b.allow(now), "the burst is spent")
+	assert.False(t, b.allow(now.Add(500*time.Millisecond)))
+	assert.True(t, b.allow(now.Add(1500*time.Millisecond)), "a token a second")
+}
+
+func TestSameOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		origin, host string
+		ok           bool
+	}{
+		{"http://127.0.0.1:8080", "127.0.0.1:8080", true},
+		{"https://class.example", "class.example", true},
+		{"http://evil.example", "127.0.0.1:8080", false},
+		{"", "127.0.0.1:8080", false},
+		{"null", "127.0.0.1:8080", false},
+		{"file://127.0.0.1:8080", "127.0.0.1:8080", false},
+	} {
+		r := httptest.NewRequest("GET", "http://"+tc.host+"/classroom/ws/ABCDEF", nil)
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		assert.Equal(t, tc.ok, sameOrigin(r), "origin %q host %q", tc.origin, tc.host)
+	}
+}

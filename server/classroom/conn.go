@@ -1,0 +1,187 @@
+package classroom
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Roles of a connection.
+const (
+	RoleProjector = "projector" // the instructor's screen: controls the room
+	RoleStudent   = "student"   // a phone: a flaky client with a nickname
+)
+
+// conn is one websocket in a room. Exactly one goroutine reads (readLoop)
+// and one writes (writeLoop); everything else hands the writer prepared
+// messages through send, without ever blocking: when send is full the
+// client is too slow and is dropped, so one phone in a basement cannot
+// hold up the room.
+type conn struct {
+	ws   *websocket.Conn
+	room *Room
+	role string
+	send chan *websocket.PreparedMessage
+	done chan struct{}
+	once sync.Once
+	// limit bounds every message this connection sends, whoever it is.
+	limit *bucket
+
+	// student is set once a phone has joined; guarded by room.mu.
+	student *student
+}
+
+func newConn(ws *websocket.Conn, r *Room, role string) *conn {
+	return &conn{ws: ws, room: r, role: role, send: make(chan *websocket.PreparedMessage, r.cl.cfg.SendQueue),
+		done: make(chan struct{}), limit: newBucket(r.cl.cfg.MessagesPerSecond, r.cl.cfg.MessageBurst)}
+}
+
+// offer queues m for the writer. It never blocks: a full queue means the
+// client is not keeping up, and it is disconnected instead of waited for.
+func (c *conn) offer(m *websocket.PreparedMessage) bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
+	case c.send <- m:
+		return true
+	default:
+		c.drop()
+		return false
+	}
+}
+
+// drop disconnects a client that is not keeping up and counts it.
+func (c *conn) drop() {
+	select {
+	case <-c.done:
+		return // already closed for another reason
+	default:
+	}
+	c.room.noteDropped()
+	c.close()
+}
+
+// close ends the connection once. Closing the socket unblocks the reader
+// and the writer, which then return; the reader unregisters from the room.
+func (c *conn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.ws.Close()
+	})
+}
+
+// writeLoop is the connection's only writer: queued messages and pings,
+// each under a write deadline, so that a client that stopped reading is cut
+// off after WriteWait instead of holding a goroutine forever.
+func (c *conn) writeLoop() {
+	cfg := &c.room.cl.cfg
+	ping := time.NewTicker(cfg.PingPeriod)
+	defer func() {
+		ping.Stop()
+		c.close()
+	}()
+	for {
+		select {
+		case <-c.done:
+			return
+		case m := <-c.send:
+			c.ws.SetWriteDeadline(time.Now().Add(cfg.WriteWait))
+			if err := c.ws.WritePreparedMessage(m); err != nil {
+				if isTimeout(err) {
+					c.drop() // the client stopped reading
+				}
+				return
+			}
+		case <-ping.C:
+			c.ws.SetWriteDeadline(time.Now().Add(cfg.WriteWait))
+			if err := c.ws.WriteMessage(websocket.PingMessage, nil); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// readLoop is the connection's only reader. It enforces the read limit and
+// the pong deadline and hands each message to the room.
+func (c *conn) readLoop() {
+	cfg := &c.room.cl.cfg
+	defer func() {
+		c.close()
+		c.room.leave(c)
+	}()
+	c.ws.SetReadLimit(MaxMessageBytes)
+	c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
+	c.ws.SetPongHandler(func(string) error {
+		c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
+		return nil
+	})
+	strikes := 0
+	for {
+		kind, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
+		if !c.limit.allow(time.Now()) {
+			// A client that keeps flooding after being told is cut off.
+			strikes++
+			if strikes > 20 {
+				return
+			}
+			c.room.tell(c, errorMsg("rate-limited", "slow down: too many messages"))
+			continue
+		}
+		if kind != websocket.TextMessage {
+			c.room.tell(c, errorMsg("bad-message", "messages are JSON text"))
+			continue
+		}
+		m, err := DecodeClientMessage(data)
+		if err != nil {
+			c.room.tell(c, errorMsg("bad-message", err.Error()))
+			continue
+		}
+		c.room.handle(c, m)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// bucket is a token bucket: rate tokens a second, at most burst saved up.
+// It is safe for concurrent use.
+type bucket struct {
+	mu     sync.Mutex
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+}
+
+func newBucket(rate, burst float64) *bucket {
+	return &bucket{rate: rate, burst: burst, tokens: burst}
+}
+
+func (b *bucket) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.last.IsZero() {
+		b.tokens += now.Sub(b.last).Seconds() * b.rate
+		if b.tokens > b.burst {
+			b.tokens = b.burst
+		}
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}

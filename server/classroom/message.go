@@ -1,0 +1,274 @@
+package classroom
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"idemlab/engine"
+)
+
+// Limits on what a browser may send over the room's websocket.
+const (
+	// MaxMessageBytes is the read limit of every connection: the largest
+	// message a client may send. The biggest legitimate one, a storm, is a
+	// few hundred bytes.
+	MaxMessageBytes = 2048
+	// MaxNicknameRunes bounds a nickname so that a projector line stays a line.
+	MaxNicknameRunes = 24
+	// MaxStormClients is the most simulated clients a storm may fire.
+	MaxStormClients = 1000
+	// MaxStormAttempts is the most attempts each storm client sends.
+	MaxStormAttempts = 5
+	// MaxSlowMotion is the longest pause before each phase in slow motion.
+	MaxSlowMotion = 2000
+	// MaxLatency is the longest simulated payment call a storm may ask for.
+	MaxLatency = 3000
+)
+
+// Message types a client may send. Students may send only join, send and
+// vote; the rest control the room and are the instructor's.
+const (
+	MsgJoin   = "join"   // a student names themself (first message of a phone)
+	MsgSend   = "send"   // a student presses "Send transfer"
+	MsgVote   = "vote"   // a student predicts the second retry's answer
+	MsgLevel  = "level"  // the instructor switches the room's level (fresh ledger)
+	MsgReset  = "reset"  // the instructor starts a fresh ledger at the same level
+	MsgStorm  = "storm"  // the instructor fires a storm
+	MsgAsk    = "ask"    // the instructor opens the prediction vote
+	MsgReveal = "reveal" // the instructor shows the vote's histogram now
+)
+
+// instructorOnly lists the message types that control the room.
+var instructorOnly = map[string]bool{MsgLevel: true, MsgReset: true, MsgStorm: true, MsgAsk: true, MsgReveal: true}
+
+// Vote choices: the answers the second retry can get.
+const (
+	Choice201    = "201"
+	Choice409    = "409"
+	Choice422    = "422"
+	ChoiceDouble = "double" // a second transfer
+)
+
+// Choices lists the vote's answers in the order the phones show them.
+var Choices = []string{Choice201, Choice409, Choice422, ChoiceDouble}
+
+// Storm faults, as the instructor's form names them.
+const (
+	FaultNone          = "none"
+	FaultClientTimeout = "client-timeout" // the gateway gives up before the server finishes
+	FaultLoseResponse  = "lose-response"  // the load balancer cuts the answer
+	FaultCrash         = "crash"          // the process dies before a phase
+	FaultLateRetry     = "late-retry"     // the retry comes after the retention
+)
+
+// StormFaults lists the faults a storm may inject.
+var StormFaults = []string{FaultNone, FaultClientTimeout, FaultLoseResponse, FaultCrash, FaultLateRetry}
+
+// StormSpec is what the instructor asks for: Clients simulated clients fire
+// at once, sharing Keys keys (one intent each); each client sends Attempts
+// requests one after the other, the first of which suffers Fault at Phase.
+type StormSpec struct {
+	Level    string       `json:"level"`
+	Clients  int          `json:"clients"`
+	Keys     int          `json:"keys"`
+	Attempts int          `json:"attempts"`
+	Fault    string       `json:"fault"`
+	Phase    engine.Phase `json:"phase,omitempty"`
+	// ChangeAmount makes every retry carry a corrected amount under the
+	// same key: the teller's mistake that fingerprints catch with 422.
+	ChangeAmount bool `json:"change_amount,omitempty"`
+	// SlowMS pauses before every phase of every request (slow motion).
+	SlowMS int `json:"slow_ms,omitempty"`
+	// LatencyMS is the payment-network call inside execution.
+	LatencyMS int `json:"latency_ms,omitempty"`
+}
+
+// ClientMessage is one validated message from a browser.
+type ClientMessage struct {
+	Type     string     `json:"type"`
+	Nickname string     `json:"nickname,omitempty"`
+	Secret   string     `json:"secret,omitempty"`
+	Basement bool       `json:"basement,omitempty"`
+	Choice   string     `json:"choice,omitempty"`
+	Level    string     `json:"level,omitempty"`
+	Storm    *StormSpec `json:"storm,omitempty"`
+}
+
+// ErrBadMessage is wrapped by every error DecodeClientMessage returns.
+var ErrBadMessage = errors.New("classroom: bad message")
+
+func bad(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadMessage, fmt.Sprintf(format, args...))
+}
+
+// DecodeClientMessage parses and validates one websocket message from a
+// browser. It accepts exactly one JSON object of a known type with only the
+// fields that type uses, each within its limits, and normalises the
+// nickname. Whatever the input, it returns a valid message or an error
+// wrapping ErrBadMessage; it never panics.
+func DecodeClientMessage(b []byte) (ClientMessage, error) {
+	var m ClientMessage
+	if len(b) > MaxMessageBytes {
+		return m, bad("a message is at most %d bytes", MaxMessageBytes)
+	}
+	if !utf8.Valid(b) {
+		return m, bad("a message is UTF-8 JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return ClientMessage{}, bad("not a message object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return ClientMessage{}, bad("one JSON object per message")
+	}
+	fields := map[string]bool{}
+	if m.Nickname != "" {
+		fields["nickname"] = true
+	}
+	if m.Secret != "" {
+		fields["secret"] = true
+	}
+	if m.Basement {
+		fields["basement"] = true
+	}
+	if m.Choice != "" {
+		fields["choice"] = true
+	}
+	if m.Level != "" {
+		fields["level"] = true
+	}
+	if m.Storm != nil {
+		fields["storm"] = true
+	}
+	allowed := map[string][]string{
+		MsgJoin: {"nickname", "secret"}, MsgSend: {"basement"}, MsgVote: {"choice"}, MsgLevel: {"level"},
+		MsgReset: nil, MsgStorm: {"storm"}, MsgAsk: nil, MsgReveal: nil,
+	}
+	want, ok := allowed[m.Type]
+	if !ok {
+		return ClientMessage{}, bad("unknown message type %q", truncate(m.Type, 20))
+	}
+	for f := range fields {
+		if !slices.Contains(want, f) {
+			return ClientMessage{}, bad("a %s message has no %s", m.Type, f)
+		}
+	}
+	var err error
+	switch m.Type {
+	case MsgJoin:
+		if m.Nickname, err = CleanNickname(m.Nickname); err != nil {
+			return ClientMessage{}, err
+		}
+		if !validSecret(m.Secret) {
+			return ClientMessage{}, bad("the secret is 32 to 128 lowercase hex digits")
+		}
+	case MsgVote:
+		if !slices.Contains(Choices, m.Choice) {
+			return ClientMessage{}, bad("a vote is one of %v", Choices)
+		}
+	case MsgLevel:
+		if !slices.Contains(engine.Levels, m.Level) {
+			return ClientMessage{}, bad("a level is one of %v", engine.Levels)
+		}
+	case MsgStorm:
+		if m.Storm == nil {
+			return ClientMessage{}, bad("a storm message needs a storm")
+		}
+		if err := m.Storm.validate(); err != nil {
+			return ClientMessage{}, err
+		}
+	}
+	return m, nil
+}
+
+func (s *StormSpec) validate() error {
+	if !slices.Contains(engine.Levels, s.Level) {
+		return bad("a level is one of %v", engine.Levels)
+	}
+	if s.Clients < 1 || s.Clients > MaxStormClients {
+		return bad("a storm has 1 to %d clients", MaxStormClients)
+	}
+	if s.Keys == 0 {
+		s.Keys = 1
+	}
+	if s.Keys < 1 || s.Keys > s.Clients {
+		return bad("a storm has 1 to %d keys (no more than its clients)", s.Clients)
+	}
+	if s.Attempts == 0 {
+		s.Attempts = 2
+	}
+	if s.Attempts < 1 || s.Attempts > MaxStormAttempts {
+		return bad("each client sends 1 to %d attempts", MaxStormAttempts)
+	}
+	if s.Fault == "" {
+		s.Fault = FaultNone
+	}
+	if !slices.Contains(StormFaults, s.Fault) {
+		return bad("a fault is one of %v", StormFaults)
+	}
+	switch s.Fault {
+	case FaultCrash, FaultClientTimeout:
+		if s.Phase == "" {
+			s.Phase = engine.PhaseExecute
+		}
+		if !slices.Contains(engine.Phases, s.Phase) {
+			return bad("a phase is one of %v", engine.Phases)
+		}
+	default:
+		if s.Phase != "" {
+			return bad("only a crash or a client timeout strikes at a phase")
+		}
+	}
+	if s.SlowMS < 0 || s.SlowMS > MaxSlowMotion {
+		return bad("slow motion is 0 to %d ms per phase", MaxSlowMotion)
+	}
+	if s.LatencyMS < 0 || s.LatencyMS > MaxLatency {
+		return bad("the payment call takes 0 to %d ms", MaxLatency)
+	}
+	return nil
+}
+
+// CleanNickname trims a nickname and checks it: 1 to MaxNicknameRunes
+// printable characters. It is shown as text everywhere, never as markup,
+// so it needs no escaping; control and formatting characters are refused
+// because they can reorder or hide the text around them.
+func CleanNickname(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	n := utf8.RuneCountInString(s)
+	if n < 1 || n > MaxNicknameRunes {
+		return "", bad("a nickname is 1 to %d characters", MaxNicknameRunes)
+	}
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' || unicode.Is(unicode.Cf, r) {
+			return "", bad("a nickname has letters, digits, punctuation and spaces only")
+		}
+	}
+	return s, nil
+}
+
+func validSecret(s string) bool {
+	if len(s) < 32 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,559 @@
+package classroom
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"idemlab/engine"
+)
+
+// student is one phone's identity in a room. Its secret lives in the
+// phone's localStorage, so a reload is the same student; the room keeps
+// only the secret's hash.
+type student struct {
+	id       string
+	nickname string
+	sends    *bucket
+	vote     string
+
+	// The student's current wish and its key. open is true while the last
+	// attempt got no final answer, so pressing again retries it.
+	intent   string
+	key      string
+	attempts int
+	open     bool
+	inFlight bool
+	lanes    int
+}
+
+// vote is the room's prediction: what will the second retry get?
+type vote struct {
+	Open     bool   `json:"open"`
+	Revealed bool   `json:"revealed"`
+	Question string `json:"question,omitempty"`
+	// Votes is the number cast; Counts is shown only once revealed.
+	Votes  int            `json:"votes"`
+	Counts map[string]int `json:"counts,omitempty"`
+	Actual *actual        `json:"actual,omitempty"`
+}
+
+// actual is what the second retry really got.
+type actual struct {
+	Choice string `json:"choice,omitempty"`
+	Status int    `json:"status"`
+	Lane   string `json:"lane"`
+}
+
+const question = "What will the second retry get: 201, 409, 422, or a second transfer?"
+
+// Room is one class: its connections, students, vote, and the current
+// ledger that storms and students' transfers run against. It is safe for
+// concurrent use; its goroutines (the ticker, storms, students' transfers)
+// stop when the room closes.
+type Room struct {
+	cl     *Classroom
+	code   string
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	reserved  int
+	students  map[string]*student // by the hash of the student's secret
+	byID      map[string]*student
+	level     string
+	run       *run
+	runSeq    int
+	storming  bool
+	votes     map[string]string // student id → choice
+	vote      vote
+	dirtyView bool // the state changed since the last tick
+	dirtyRun  bool // a student's transfer finished since the last report
+	dropped   int
+	closed    bool
+
+	// pending holds trace events until the next tick sends them as one
+	// batch. It has its own lock because the engine's goroutines append to
+	// it on every phase.
+	pmu     sync.Mutex
+	pending []wireEvent
+	batch   int64
+
+	// bmu serialises broadcasts, so that every connection receives the
+	// room's messages in one order: a storm's last events before its report.
+	bmu sync.Mutex
+}
+
+func newRoom(c *Classroom, code string) *Room {
+	ctx, cancel := context.WithCancel(c.ctx)
+	r := &Room{cl: c, code: code, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
+		students: map[string]*student{}, byID: map[string]*student{}, level: engine.LevelNaive,
+		votes: map[string]string{}}
+	r.wg.Add(1)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer r.wg.Done()
+		r.tickLoop()
+	}()
+	return r
+}
+
+// reserve counts a connection about to be upgraded against MaxConns.
+func (r *Room) reserve() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || len(r.conns)+r.reserved >= r.cl.cfg.MaxConns {
+		return false
+	}
+	r.reserved++
+	return true
+}
+
+func (r *Room) unreserve() {
+	r.mu.Lock()
+	r.reserved--
+	r.mu.Unlock()
+}
+
+// attach starts a connection's reader and writer and greets it.
+func (r *Room) attach(c *conn) {
+	r.mu.Lock()
+	r.reserved--
+	if r.closed {
+		r.mu.Unlock()
+		c.close()
+		return
+	}
+	r.conns[c] = struct{}{}
+	r.dirtyView = true
+	r.mu.Unlock()
+	r.cl.wg.Add(2)
+	go func() { defer r.cl.wg.Done(); c.writeLoop() }()
+	go func() { defer r.cl.wg.Done(); c.readLoop() }()
+	r.tell(c, r.welcome(c))
+}
+
+// leave forgets a connection; its student stays, to come back after a reload.
+func (r *Room) leave(c *conn) {
+	r.mu.Lock()
+	delete(r.conns, c)
+	r.dirtyView = true
+	r.mu.Unlock()
+}
+
+func (r *Room) noteDropped() {
+	r.mu.Lock()
+	r.dropped++
+	r.mu.Unlock()
+}
+
+// Dropped reports how many connections were cut off for being too slow.
+func (r *Room) Dropped() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dropped
+}
+
+func (r *Room) close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	conns := make([]*conn, 0, len(r.conns))
+	for c := range r.conns {
+		conns = append(conns, c)
+	}
+	r.mu.Unlock()
+	r.cancel()
+	for _, c := range conns {
+		c.close()
+	}
+	r.wg.Wait()
+	r.mu.Lock()
+	run := r.run
+	r.run = nil
+	r.mu.Unlock()
+	if run != nil {
+		run.close()
+	}
+}
+
+// go runs f as one of the room's goroutines.
+func (r *Room) spawn(f func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// tell sends one message to one connection.
+func (r *Room) tell(c *conn, v any) {
+	m, err := prepare(v)
+	if err != nil {
+		r.cl.cfg.Logger.Error("classroom: encode message", "err", err)
+		return
+	}
+	c.offer(m)
+}
+
+func prepare(v any) (*websocket.PreparedMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return websocket.NewPreparedMessage(websocket.TextMessage, b)
+}
+
+// broadcast sends prepared messages to every connection: proj to
+// projectors, stud to phones (either may be nil). The caller holds bmu.
+func (r *Room) broadcast(proj, stud *websocket.PreparedMessage) {
+	r.mu.Lock()
+	conns := make([]*conn, 0, len(r.conns))
+	for c := range r.conns {
+		conns = append(conns, c)
+	}
+	r.mu.Unlock()
+	for _, c := range conns {
+		m := stud
+		if c.role == RoleProjector {
+			m = proj
+		}
+		if m != nil {
+			c.offer(m)
+		}
+	}
+}
+
+// broadcastAll encodes v once and sends the same bytes to every connection.
+func (r *Room) broadcastAll(v any) {
+	m, err := prepare(v)
+	if err != nil {
+		r.cl.cfg.Logger.Error("classroom: encode message", "err", err)
+		return
+	}
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	r.flushLocked()
+	r.broadcast(m, m)
+}
+
+func errorMsg(code, detail string) map[string]string {
+	return map[string]string{"type": "error", "code": code, "detail": detail}
+}
+
+// wireEvent is a trace event as the room sends it: the engine's Event plus
+// the run it belongs to and when the engine emitted it (Unix µs), which is
+// how a screen, or the benchmark, measures how late it arrived.
+type wireEvent struct {
+	engine.Event
+	Run int   `json:"run"`
+	TUS int64 `json:"t_us"`
+}
+
+// tracer returns the engine Tracer of a run: it queues each event for the
+// next tick. It is called on every phase of every request, so it only
+// appends under a short lock.
+func (r *Room) tracer(runID int) engine.Tracer {
+	return func(e engine.Event) {
+		w := wireEvent{Event: e, Run: runID, TUS: time.Now().UnixMicro()}
+		r.pmu.Lock()
+		r.pending = append(r.pending, w)
+		r.pmu.Unlock()
+	}
+}
+
+// maxBatch bounds one events message, so that no single frame is huge.
+const maxBatch = 400
+
+// flushLocked sends the pending events as batches, each encoded once and
+// shared by every connection. The caller holds bmu.
+func (r *Room) flushLocked() {
+	r.pmu.Lock()
+	evs := r.pending
+	r.pending = nil
+	r.pmu.Unlock()
+	for len(evs) > 0 {
+		n := min(len(evs), maxBatch)
+		r.batch++
+		m, err := websocket.NewPreparedMessage(websocket.TextMessage, encodeBatch(r.batch, evs[:n]))
+		if err == nil {
+			r.broadcast(m, m)
+		}
+		evs = evs[n:]
+	}
+}
+
+// encodeBatch writes an events message. The header comes first and holds
+// the oldest event's emission time, so that a reader can judge the batch's
+// lateness without parsing the events.
+func encodeBatch(seq int64, evs []wireEvent) []byte {
+	b := make([]byte, 0, 256*len(evs)+96)
+	b = append(b, `{"type":"events","batch":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"t0_us":`...)
+	b = strconv.AppendInt(b, evs[0].TUS, 10)
+	b = append(b, `,"n":`...)
+	b = strconv.AppendInt(b, int64(len(evs)), 10)
+	b = append(b, `,"events":[`...)
+	for i := range evs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		e, _ := json.Marshal(&evs[i]) // strings and integers only
+		b = append(b, e...)
+	}
+	return append(b, "]}"...)
+}
+
+// tickLoop sends what accumulated since the last tick: the trace events of
+// every running request, the room's state if it changed, and a fresh
+// report after students' transfers.
+func (r *Room) tickLoop() {
+	t := time.NewTicker(r.cl.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.bmu.Lock()
+		r.flushLocked()
+		r.bmu.Unlock()
+		r.mu.Lock()
+		view, report := r.dirtyView, r.dirtyRun && !r.storming
+		r.dirtyView = false
+		if report {
+			r.dirtyRun = false
+		}
+		run := r.run
+		r.mu.Unlock()
+		if view {
+			r.sendState()
+		}
+		if report && run != nil {
+			r.sendReport(run, nil)
+		}
+	}
+}
+
+// stateMsg is the room as screens show it. Phones get the number of
+// students, not their nicknames.
+type stateMsg struct {
+	Type     string         `json:"type"`
+	Code     string         `json:"code"`
+	Level    string         `json:"level"`
+	Run      int            `json:"run"`
+	Storming bool           `json:"storming"`
+	Students int            `json:"students"`
+	Online   int            `json:"online"`
+	Roster   []rosterEntry  `json:"roster,omitempty"`
+	Vote     vote           `json:"vote"`
+	Choices  []string       `json:"choices"`
+	Levels   []string       `json:"levels"`
+	Faults   []string       `json:"faults"`
+	Phases   []engine.Phase `json:"phases"`
+	Dropped  int            `json:"dropped"`
+}
+
+type rosterEntry struct {
+	ID       string `json:"id"`
+	Nickname string `json:"nickname"`
+	Online   bool   `json:"online"`
+}
+
+func (r *Room) stateLocked(projector bool) stateMsg {
+	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID),
+		Vote: r.vote, Choices: Choices, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped}
+	if r.run != nil {
+		s.Run = r.run.id
+	}
+	online := map[*student]bool{}
+	for c := range r.conns {
+		if c.student != nil {
+			online[c.student] = true
+		}
+	}
+	s.Online = len(online)
+	if projector {
+		s.Roster = make([]rosterEntry, 0, len(r.byID))
+		for i := 1; i <= len(r.byID); i++ {
+			st := r.byID["s"+strconv.Itoa(i)]
+			if st != nil {
+				s.Roster = append(s.Roster, rosterEntry{ID: st.id, Nickname: st.nickname, Online: online[st]})
+			}
+		}
+	}
+	return s
+}
+
+// sendState broadcasts the room's state: one encoding for projectors, one
+// for phones.
+func (r *Room) sendState() {
+	r.mu.Lock()
+	ps, ss := r.stateLocked(true), r.stateLocked(false)
+	r.mu.Unlock()
+	pm, err1 := prepare(ps)
+	sm, err2 := prepare(ss)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	r.bmu.Lock()
+	r.broadcast(pm, sm)
+	r.bmu.Unlock()
+}
+
+func (r *Room) welcome(c *conn) map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return map[string]any{"type": "welcome", "role": c.role, "code": r.code,
+		"state": r.stateLocked(c.role == RoleProjector)}
+}
+
+// handle acts on one validated message from a connection.
+func (r *Room) handle(c *conn, m ClientMessage) {
+	if instructorOnly[m.Type] && c.role != RoleProjector {
+		r.tell(c, errorMsg("forbidden", "only the instructor controls the room"))
+		return
+	}
+	switch m.Type {
+	case MsgJoin:
+		r.join(c, m)
+	case MsgSend:
+		r.studentSend(c, m.Basement)
+	case MsgVote:
+		r.castVote(c, m.Choice)
+	case MsgLevel:
+		r.setLevel(c, m.Level)
+	case MsgReset:
+		r.mu.Lock()
+		level := r.level
+		r.mu.Unlock()
+		r.setLevel(c, level)
+	case MsgAsk:
+		r.mu.Lock()
+		r.votes = map[string]string{}
+		r.vote = vote{Open: true, Question: question}
+		for _, st := range r.byID {
+			st.vote = ""
+		}
+		r.dirtyView = true
+		r.mu.Unlock()
+	case MsgReveal:
+		r.mu.Lock()
+		r.revealLocked(nil)
+		r.mu.Unlock()
+	case MsgStorm:
+		r.startStorm(c, *m.Storm)
+	}
+}
+
+func (r *Room) join(c *conn, m ClientMessage) {
+	if c.role != RoleStudent {
+		r.tell(c, errorMsg("bad-message", "the projector does not join"))
+		return
+	}
+	sum := sha256.Sum256([]byte(m.Secret))
+	h := hex.EncodeToString(sum[:])
+	r.mu.Lock()
+	if c.student != nil {
+		r.mu.Unlock()
+		r.tell(c, errorMsg("bad-message", "already joined"))
+		return
+	}
+	st := r.students[h]
+	if st == nil {
+		if len(r.byID) >= r.cl.cfg.MaxConns {
+			r.mu.Unlock()
+			r.tell(c, errorMsg("full", "this room is full"))
+			return
+		}
+		st = &student{id: "s" + strconv.Itoa(len(r.byID)+1), sends: newBucket(r.cl.cfg.SendsPerSecond, r.cl.cfg.SendBurst)}
+		r.students[h] = st
+		r.byID[st.id] = st
+	}
+	st.nickname = m.Nickname
+	c.student = st
+	r.dirtyView = true
+	you := map[string]any{"type": "joined", "id": st.id, "nickname": st.nickname, "vote": st.vote,
+		"retrying": st.open, "level": r.level}
+	r.mu.Unlock()
+	r.tell(c, you)
+}
+
+func (r *Room) castVote(c *conn, choice string) {
+	r.mu.Lock()
+	st := c.student
+	switch {
+	case st == nil:
+		r.mu.Unlock()
+		r.tell(c, errorMsg("not-joined", "join the room first"))
+		return
+	case !r.vote.Open:
+		r.mu.Unlock()
+		r.tell(c, errorMsg("vote-closed", "no vote is open"))
+		return
+	}
+	st.vote = choice
+	r.votes[st.id] = choice
+	r.vote.Votes = len(r.votes)
+	r.dirtyView = true
+	r.mu.Unlock()
+	r.tell(c, map[string]string{"type": "voted", "choice": choice})
+}
+
+// revealLocked closes the vote and shows its histogram, with what the
+// second retry really got when a run is known. The caller holds mu.
+func (r *Room) revealLocked(a *actual) {
+	if !r.vote.Open && !r.vote.Revealed && r.vote.Question == "" {
+		return
+	}
+	counts := map[string]int{}
+	for _, ch := range Choices {
+		counts[ch] = 0
+	}
+	for _, ch := range r.votes {
+		counts[ch]++
+	}
+	r.vote.Open, r.vote.Revealed, r.vote.Counts, r.vote.Votes = false, true, counts, len(r.votes)
+	if a != nil {
+		r.vote.Actual = a
+	}
+	r.dirtyView = true
+}
+
+// setLevel switches the room to a level on a fresh ledger.
+func (r *Room) setLevel(c *conn, level string) {
+	r.mu.Lock()
+	if r.storming {
+		r.mu.Unlock()
+		r.tell(c, errorMsg("busy", "wait for the storm to end"))
+		return
+	}
+	r.mu.Unlock()
+	nr, err := r.newRun(level, nil)
+	if err != nil {
+		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
+		return
+	}
+	r.sendState()
+	r.sendReport(nr, nil)
+}

@@ -1,0 +1,193 @@
+package classroom
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync"
+	"time"
+
+	"idemlab/engine"
+)
+
+// startStorm opens a fresh ledger at the storm's level and fires it in a
+// goroutine of the room. One storm runs at a time per room; the vote, if
+// one is open, is locked as the storm begins.
+func (r *Room) startStorm(c *conn, spec StormSpec) {
+	r.mu.Lock()
+	if r.storming {
+		r.mu.Unlock()
+		r.tell(c, errorMsg("busy", "a storm is already running"))
+		return
+	}
+	r.storming = true
+	r.vote.Open = false
+	r.dirtyView = true
+	r.mu.Unlock()
+	nr, err := r.newRun(spec.Level, &spec)
+	if err != nil {
+		r.mu.Lock()
+		r.storming = false
+		r.mu.Unlock()
+		r.cl.cfg.Logger.Warn("classroom storm", "room", r.code, "err", err)
+		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
+		return
+	}
+	r.broadcastAll(map[string]any{"type": "storm", "run": nr.id, "spec": spec, "requests": spec.Clients * spec.Attempts})
+	if !r.spawn(func() { r.runStorm(nr, spec) }) {
+		r.mu.Lock()
+		r.storming = false
+		r.mu.Unlock()
+	}
+}
+
+// runStorm fires the storm: every client waits at one gate, then they all
+// send at once, each its attempts one after the other. A late-retry storm
+// sends every first attempt (its answer lost), moves the ledger's clock
+// past the retention of the levels below scoped, then sends the retries.
+func (r *Room) runStorm(run *run, spec StormSpec) {
+	ctx := r.ctx
+	begin := time.Now()
+	var fault engine.Fault
+	switch spec.Fault {
+	case FaultClientTimeout:
+		fault = engine.FaultClientTimeout
+	case FaultLoseResponse, FaultLateRetry:
+		fault = engine.FaultLoseResponse
+	case FaultCrash:
+		fault = engine.FaultCrash
+	}
+	var abandoned sync.WaitGroup // attempts whose client gave up, still running
+	stage := func(from, to int) {
+		gate := make(chan struct{})
+		var clients sync.WaitGroup
+		for c := 1; c <= spec.Clients; c++ {
+			k := (c-1)%spec.Keys + 1
+			clients.Add(1)
+			go func() {
+				defer clients.Done()
+				<-gate
+				for a := from; a <= to && ctx.Err() == nil; a++ {
+					w := wish{lane: "c" + strconv.Itoa(c) + "." + strconv.Itoa(a), intent: "i" + strconv.Itoa(k),
+						customer: "shop-" + strconv.Itoa((k-1)%4+1), key: "storm-" + strconv.Itoa(run.id) + "-" + strconv.Itoa(k), amount: amount}
+					if spec.ChangeAmount && a > 1 {
+						w.amount = correctedAmount
+					}
+					var lc *laneCtl
+					if a == 1 && fault != engine.FaultNone {
+						lc = &laneCtl{fault: fault, phase: spec.Phase}
+						if fault == engine.FaultClientTimeout {
+							lc.gaveUp = make(chan struct{})
+						}
+					}
+					_, done := run.send(ctx, w, lc)
+					abandoned.Add(1)
+					go func() { <-done; abandoned.Done() }()
+				}
+			}()
+		}
+		close(gate)
+		clients.Wait()
+	}
+	if spec.Fault == FaultLateRetry {
+		stage(1, 1)
+		abandoned.Wait()
+		run.clock.Advance(r.cl.cfg.LateRetryAfter)
+		if spec.Attempts > 1 {
+			stage(2, spec.Attempts)
+		}
+	} else {
+		stage(1, spec.Attempts)
+	}
+	abandoned.Wait()
+	info := &stormInfo{Spec: spec, Requests: spec.Clients * spec.Attempts, DurationMS: time.Since(begin).Milliseconds()}
+	r.mu.Lock()
+	r.storming = false
+	r.dirtyView = true
+	r.dirtyRun = false
+	r.mu.Unlock()
+	r.sendReport(run, info)
+}
+
+// studentSend is a press of a phone's "Send transfer" button. After an
+// answer that settled the wish, it is a new wish with a new key; after a
+// lost answer (the basement) or a 409, it is a retry with the same key, as
+// a careful client would send it. The naive level ignores the key, so
+// there the retry is simply a new request.
+func (r *Room) studentSend(c *conn, basement bool) {
+	now := time.Now()
+	r.mu.Lock()
+	st := c.student
+	switch {
+	case st == nil:
+		r.mu.Unlock()
+		r.tell(c, errorMsg("not-joined", "join the room first"))
+		return
+	case st.inFlight:
+		r.mu.Unlock()
+		r.tell(c, errorMsg("wait", "your last transfer is still on its way"))
+		return
+	case !st.sends.allow(now):
+		r.mu.Unlock()
+		r.tell(c, errorMsg("rate-limited", "one transfer a second, please"))
+		return
+	}
+	run := r.run
+	r.mu.Unlock()
+	if run == nil {
+		r.mu.Lock()
+		level := r.level
+		r.mu.Unlock()
+		var err error
+		if run, err = r.newRun(level, nil); err != nil {
+			r.tell(c, errorMsg("internal", "could not open a ledger"))
+			return
+		}
+	}
+	r.mu.Lock()
+	if st.inFlight {
+		r.mu.Unlock()
+		r.tell(c, errorMsg("wait", "your last transfer is still on its way"))
+		return
+	}
+	if !st.open {
+		var b [8]byte
+		rand.Read(b[:])
+		st.attempts = 0
+		st.intent = st.id + "-" + hex.EncodeToString(b[:2])
+		st.key = "phone-" + hex.EncodeToString(b[:])
+	}
+	st.attempts++
+	st.lanes++
+	st.inFlight = true
+	w := wish{lane: st.id + "." + strconv.Itoa(st.lanes), intent: st.intent, customer: "phone-" + st.id, key: st.key, amount: amount}
+	attempt := st.attempts
+	r.mu.Unlock()
+
+	var lc *laneCtl
+	if basement {
+		lc = &laneCtl{fault: engine.FaultLoseResponse}
+	}
+	ok := r.spawn(func() {
+		res, _ := run.send(r.ctx, w, lc)
+		status := res.Response.Status
+		settled := res.Delivered && status != 409 && status != 0
+		r.mu.Lock()
+		st.inFlight = false
+		st.open = !settled
+		r.dirtyRun = true
+		r.mu.Unlock()
+		out := map[string]any{"type": "result", "lane": w.lane, "intent": w.intent, "key": w.key, "attempt": attempt,
+			"retry": attempt > 1, "delivered": res.Delivered, "replayed": res.Replayed, "retrying": !settled, "level": run.level}
+		if res.Delivered {
+			out["status"] = status
+			out["body"] = truncate(string(res.Response.Body), 400)
+		}
+		r.tell(c, out)
+	})
+	if !ok {
+		r.mu.Lock()
+		st.inFlight = false
+		r.mu.Unlock()
+	}
+}

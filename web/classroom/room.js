@@ -1,0 +1,110 @@
+// room.js: the websocket both classroom pages share. One socket per page;
+// it reconnects with a growing pause, and every message is JSON.
+
+/** wsURL is the room's websocket address on this server. */
+export function wsURL(code, role) {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const q = role ? "?role=" + encodeURIComponent(role) : "";
+  return `${scheme}://${location.host}/classroom/ws/${encodeURIComponent(code)}${q}`;
+}
+
+/**
+ * connect opens the room's socket and keeps it open. onOpen runs after
+ * every (re)connection, onMessage for each message, onStatus with
+ * "online", "reconnecting" or "gone" (the room no longer exists).
+ */
+export function connect(code, role, { onOpen, onMessage, onStatus }) {
+  let ws = null;
+  let delay = 500;
+  let stopped = false;
+  let opened = false;
+  function open() {
+    ws = new WebSocket(wsURL(code, role));
+    ws.onopen = () => {
+      opened = true;
+      delay = 500;
+      onStatus && onStatus("online");
+      onOpen && onOpen();
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      onMessage(msg);
+    };
+    ws.onclose = () => {
+      if (stopped) return;
+      if (!opened) {
+        // The handshake itself failed: the room may be gone.
+        onStatus && onStatus("gone");
+      } else {
+        onStatus && onStatus("reconnecting");
+      }
+      opened = false;
+      setTimeout(open, delay);
+      delay = Math.min(delay * 2, 10000);
+    };
+  }
+  open();
+  return {
+    send(obj) {
+      if (ws && ws.readyState === WebSocket.OPEN) {
+        ws.send(JSON.stringify(obj));
+        return true;
+      }
+      return false;
+    },
+    stop() {
+      stopped = true;
+      ws && ws.close();
+    },
+  };
+}
+
+/** el builds an element whose text is set as text, never parsed as markup. */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+/** won formats an amount of won for reading off a projector. */
+export function won(n) {
+  return new Intl.NumberFormat("en").format(n) + " won";
+}
+
+/** outcomeClass maps a trace outcome to a lane colour class and a symbol, so colour is never the only signal. */
+export function outcomeClass(outcome) {
+  switch (outcome) {
+    case "committed":
+    case "claimed":
+    case "stored":
+    case "delivered":
+    case "replayed":
+    case "taken-over":
+      return ["ok", "✓"];
+    case "lost":
+    case "timed-out":
+    case "declined":
+    case "conflict":
+    case "mismatch":
+    case "duplicate":
+      return ["info", "!"];
+    case "crashed":
+    case "error":
+    case "rejected":
+      return ["fail", "✗"];
+    default:
+      return ["plain", "·"];
+  }
+}
