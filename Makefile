@@ -39,6 +39,8 @@ test: vet wasm
 
 bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/
+	# A 100,000-attempt day at scoped: in-process on a SQLite file, then over HTTP (docs/PERFORMANCE.md).
+	$(GO) test -run='^$$' -bench=DayReplay -benchtime=1x -count=1 -timeout=30m ./lab/ ./lab/grade/
 
 clean:
 	rm -rf bin dist

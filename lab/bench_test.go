@@ -16,28 +16,17 @@ import (
 // benchAttempts is the size of the day the benchmarks replay.
 const benchAttempts = 100_000
 
-// benchDay generates a default day with at least n attempts (and not many
-// more): a small day measures attempts per intent, then the intents grow
-// until the day is big enough.
-func benchDay(tb testing.TB, n int) lab.Day {
-	tb.Helper()
+// benchDay is the benchmarks' day: 200 customers, at least n attempts.
+func benchDay(n int) lab.Day {
 	p := lab.DefaultDayParams()
-	p.Customers, p.Intents = 200, 5000
-	ratio := float64(len(lab.GenerateDay(p).Attempts)) / float64(p.Intents)
-	p.Intents = int(float64(n) / ratio)
-	for {
-		d := lab.GenerateDay(p)
-		if len(d.Attempts) >= n {
-			return d
-		}
-		p.Intents += int(float64(n-len(d.Attempts))/ratio) + 1
-	}
+	p.Customers = 200
+	return lab.GenerateDayOfSize(p, n)
 }
 
 // BenchmarkDayReplayInProcess replays a 100,000-attempt day at scoped
 // against a SQLite file, checker included, and reports attempts per second.
 func BenchmarkDayReplayInProcess(b *testing.B) {
-	d := benchDay(b, benchAttempts)
+	d := benchDay(benchAttempts)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()

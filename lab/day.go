@@ -696,3 +696,22 @@ func (d Day) WithPrefix(p string) Day {
 	}
 	return out
 }
+
+// GenerateDayOfSize generates a day like p with at least attempts attempts
+// (and only a few more): a small day measures attempts per intent, then
+// the number of intents grows until the day is big enough. p.Intents is
+// ignored.
+func GenerateDayOfSize(p DayParams, attempts int) Day {
+	attempts = max(1, min(attempts, 2*MaxDayIntents))
+	probe := p
+	probe.Intents = 5000
+	ratio := float64(len(GenerateDay(probe).Attempts)) / float64(probe.Intents)
+	p.Intents = max(1, int(float64(attempts)/ratio))
+	for {
+		d := GenerateDay(p)
+		if len(d.Attempts) >= attempts || p.Intents >= MaxDayIntents {
+			return d
+		}
+		p.Intents += int(float64(attempts-len(d.Attempts))/ratio) + 1
+	}
+}

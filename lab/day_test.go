@@ -177,3 +177,12 @@ func TestDayWithPrefixRenamesEverything(t *testing.T) {
 	}
 	assert.Equal(t, d, lab.GenerateDay(smallDay(5)), "the original is untouched")
 }
+
+func TestGenerateDayOfSize(t *testing.T) {
+	p := lab.DefaultDayParams()
+	p.Customers = 20
+	d := lab.GenerateDayOfSize(p, 3000)
+	assert.GreaterOrEqual(t, len(d.Attempts), 3000)
+	assert.Less(t, len(d.Attempts), 3100, "not many more than asked")
+	assert.Equal(t, d, lab.GenerateDayOfSize(p, 3000), "reproducible")
+}

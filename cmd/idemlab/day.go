@@ -70,6 +70,7 @@ func dayGenerate(args []string, stdout, stderr io.Writer) error {
 	horizon := fs.Duration("horizon", time.Duration(p.RetryHorizonSeconds)*time.Second, "how long clients keep retrying")
 	day := fs.Duration("day", time.Duration(p.DaySeconds)*time.Second, "how long the day lasts")
 	mix := fs.String("mix", formatMix(p.Mix), "weights of the retry policies")
+	size := fs.Int("attempts", 0, "generate at least this many attempts instead (the intents grow to fit; --intents is ignored)")
 	out := fs.String("o", "-", "output file ('-': standard output)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -87,6 +88,9 @@ func dayGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	d := lab.GenerateDay(p)
+	if *size > 0 {
+		d = lab.GenerateDayOfSize(p, *size)
+	}
 	w := stdout
 	if *out != "-" {
 		f, err := os.Create(*out)
