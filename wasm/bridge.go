@@ -33,9 +33,10 @@ type bridge struct {
 	mu       sync.Mutex
 	sessions map[string]*scenario.Session
 	seq      int
+	max      int
 }
 
-func newBridge() *bridge { return &bridge{sessions: map[string]*scenario.Session{}} }
+func newBridge() *bridge { return &bridge{sessions: map[string]*scenario.Session{}, max: MaxSessions} }
 
 // errorJSON is how every failure is answered: {"error":"…"}.
 func errorJSON(err error) string {
@@ -99,9 +100,9 @@ func (b *bridge) open(scenarioJSON, policyJSON string) string {
 		return errorJSON(err)
 	}
 	b.mu.Lock()
-	if len(b.sessions) >= MaxSessions {
+	if len(b.sessions) >= b.max {
 		b.mu.Unlock()
-		return errorJSON(fmt.Errorf("too many open sessions (%d); close the ones you no longer show", MaxSessions))
+		return errorJSON(fmt.Errorf("too many open sessions (%d); close the ones you no longer show", b.max))
 	}
 	b.seq++
 	id := "s-" + strconv.Itoa(b.seq)

@@ -83,7 +83,7 @@ func TestExportedFunctionsThroughJavaScript(t *testing.T) {
 		return nil
 	})
 	defer progress.Release()
-	tally := await(t, api.Call("day", `{"level":"scoped","day":{"seed":3,"customers":6,"intents":40}}`, progress))
+	tally := await(t, api.Call("day", `{"level":"scoped","day":{"seed":3,"customers":4,"intents":15}}`, progress))
 	var day struct {
 		Error  string
 		Report struct{ OK bool }
@@ -94,4 +94,25 @@ func TestExportedFunctionsThroughJavaScript(t *testing.T) {
 	assert.Positive(t, calls)
 
 	assert.JSONEq(t, `{"closed":true}`, await(t, api.Call("close", id)))
+}
+
+// TestMainAnnouncesReady starts the module's main as the Web Worker does:
+// it must export globalThis.idemlab and then call globalThis.idemlabReady.
+func TestMainAnnouncesReady(t *testing.T) {
+	ready := make(chan bool, 1)
+	cb := js.FuncOf(func(this js.Value, args []js.Value) any {
+		ready <- js.Global().Get("idemlab").Get("open").Type() == js.TypeFunction
+		return nil
+	})
+	defer cb.Release()
+	js.Global().Set("idemlabReady", cb)
+	defer js.Global().Delete("idemlabReady")
+	go main() // it then waits forever, as the module does
+	select {
+	case exported := <-ready:
+		assert.True(t, exported, "idemlab is exported before idemlabReady is called")
+	case <-time.After(time.Minute):
+		t.Fatal("main never called idemlabReady")
+	}
+	assert.Contains(t, await(t, js.Global().Get("idemlab").Call("version")), `"version":"dev"`)
 }
