@@ -20,7 +20,7 @@ import (
 // and encoded once; a lesson that fails to load makes every request a 500
 // problem, which the content tests catch long before a student does.
 func Handler() http.Handler {
-	s, err := Load()
+	s, err := Embedded()
 	return newHandler(s, err)
 }
 

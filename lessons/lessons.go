@@ -83,12 +83,26 @@ var (
 	loadErr  error
 )
 
-// Load parses and renders the embedded lessons once. It fails on any lesson
-// that does not parse, whose scenario blocks do not parse, or whose goals
-// are inconsistent: a broken lesson stops the tests, never a student.
-func Load() (*Set, error) {
+// Embedded parses and renders the embedded lessons once. It fails on any
+// lesson that does not parse, whose scenario blocks do not parse, or whose
+// goals are inconsistent: a broken lesson stops the tests, never a student.
+func Embedded() (*Set, error) {
 	loadOnce.Do(func() { loaded, loadErr = LoadFS(embedded) })
 	return loaded, loadErr
+}
+
+// Load returns every embedded lesson in every language, in lesson order;
+// see Embedded.
+func Load() ([]Lesson, error) {
+	s, err := Embedded()
+	if err != nil {
+		return nil, err
+	}
+	var out []Lesson
+	for _, l := range s.All() {
+		out = append(out, *l)
+	}
+	return out, nil
 }
 
 // LoadDir loads the lessons from a folder on disk (a developer editing the
@@ -172,7 +186,7 @@ func (s *Set) All() []*Lesson {
 
 // Index lists the embedded lessons in order.
 func Index() ([]Entry, error) {
-	s, err := Load()
+	s, err := Embedded()
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +195,7 @@ func Index() ([]Entry, error) {
 
 // JSON returns the embedded lesson id in lang as the page reads it.
 func JSON(id, lang string) ([]byte, error) {
-	s, err := Load()
+	s, err := Embedded()
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +235,7 @@ func (s *Set) WriteFiles(dir string) error {
 
 // WriteFiles writes the embedded lessons into dir; see Set.WriteFiles.
 func WriteFiles(dir string) error {
-	s, err := Load()
+	s, err := Embedded()
 	if err != nil {
 		return err
 	}

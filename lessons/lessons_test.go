@@ -24,7 +24,7 @@ import (
 
 func load(t testing.TB) *lessons.Set {
 	t.Helper()
-	s, err := lessons.Load()
+	s, err := lessons.Embedded()
 	require.NoError(t, err)
 	return s
 }
@@ -249,6 +249,16 @@ func TestHandlerServesTheLessons(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 405, resp.StatusCode)
 	body(resp)
+}
+
+func TestLoadListsEveryLesson(t *testing.T) {
+	all, err := lessons.Load()
+	require.NoError(t, err)
+	idx, err := lessons.Index()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(all), len(idx))
+	assert.Equal(t, idx[0].ID, all[0].ID)
+	assert.Equal(t, idx[len(idx)-1].ID, all[len(all)-1].ID)
 }
 
 func TestJSONOfOneLesson(t *testing.T) {
