@@ -242,8 +242,8 @@ func WriteFiles(dir string) error {
 	return s.WriteFiles(dir)
 }
 
-// frontMatter reads the lines between the opening and closing "---":
-// "key: value", with "hint:" repeatable.
+// parseLesson reads a lesson file: front matter between "---" lines
+// ("key: value", with "hint:" repeatable), then the markdown body, rendered.
 func parseLesson(src []byte, lang string) (*Lesson, error) {
 	text := strings.ReplaceAll(string(src), "\r\n", "\n")
 	if !strings.HasPrefix(text, "---\n") {

@@ -52,7 +52,7 @@ func encode(v any) string {
 	return string(b)
 }
 
-// versionInfo lists what the page offers: the levels with their presets,
+// version lists what the page offers: the levels with their presets,
 // every knob's values and the faults.
 func (b *bridge) version() string {
 	presets := map[string]engine.Policy{}

@@ -226,7 +226,7 @@ func at(src []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-// ruleNames are the checker's rule names a goal may name.
+// ruleByName finds one of the checker's rules by the name a goal uses.
 func ruleByName(name string) (lab.Rule, bool) {
 	for _, r := range lab.Rules {
 		if r.Name == name {
