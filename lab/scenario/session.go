@@ -387,9 +387,16 @@ func (w *world) startLane(lr *laneRun) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		res := w.eng.Handle(w.ctx, lr.req)
-		lr.result = res
-		close(lr.done)
+		defer close(lr.done)
+		defer func() {
+			// A bug in the engine must not take the browser's module down
+			// with it: the lane ends with a 500, and the page keeps working.
+			if r := recover(); r != nil {
+				lr.result = engine.Result{Delivered: true,
+					Response: engine.CauseInternal.Problemf("the engine failed: %v", r).Response()}
+			}
+		}()
+		lr.result = w.eng.Handle(w.ctx, lr.req)
 	}()
 }
 
