@@ -238,6 +238,9 @@ func TestHandlerServesTheLessons(t *testing.T) {
 		assert.Equal(t, http.StatusNotModified, cached.StatusCode)
 		cached.Body.Close()
 	}
+	ko := get("/api/lessons/01-naive.ko.json")
+	assert.Equal(t, 200, ko.StatusCode, "the Korean lesson 1")
+	assert.Contains(t, string(body(ko)), `"lang":"ko"`)
 	for _, path := range []string{"/api/lessons/99-none.en.json", "/api/lessons/01-naive.xx.json", "/api/lessons/../lessons.json", "/api/lessons/"} {
 		resp := get(path)
 		assert.Equal(t, 404, resp.StatusCode, path)
@@ -267,4 +270,40 @@ func TestJSONOfOneLesson(t *testing.T) {
 	assert.Contains(t, string(b), `"lang":"en"`)
 	_, err = lessons.JSON("01-naive", "xx")
 	assert.Error(t, err)
+}
+
+// TestTranslationsPlayTheSameScenarios keeps a translation in step with its
+// English lesson: the same benches, lanes and goals, so that progress and
+// links carry over from one language to the other.
+func TestTranslationsPlayTheSameScenarios(t *testing.T) {
+	set := load(t)
+	translated := 0
+	for _, e := range set.Index() {
+		en, _ := set.Lesson(e.ID, lessons.DefaultLang)
+		for _, lang := range e.Langs {
+			if lang == lessons.DefaultLang {
+				continue
+			}
+			translated++
+			l, _ := set.Lesson(e.ID, lang)
+			require.Len(t, l.Scenarios, len(en.Scenarios), "%s/%s", lang, e.ID)
+			for i, s := range l.Scenarios {
+				want := en.Scenarios[i]
+				assert.Equal(t, want.ID, s.ID)
+				assert.Equal(t, want.Level, s.Level)
+				assert.JSONEq(t, asJSON(want.Lanes), asJSON(s.Lanes), "%s/%s %s: the same lanes", lang, e.ID, s.ID)
+				require.Len(t, s.Goals, len(want.Goals))
+				for j, g := range s.Goals {
+					assert.Equal(t, []string{want.Goals[j].ID, want.Goals[j].Expect, want.Goals[j].Rule}, []string{g.ID, g.Expect, g.Rule})
+				}
+			}
+			assert.Len(t, l.Hints, len(en.Hints), "%s/%s", lang, e.ID)
+		}
+	}
+	assert.Positive(t, translated, "at least one lesson shows the translation layout works")
+}
+
+func asJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
