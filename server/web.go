@@ -268,10 +268,13 @@ func ExportSite(dir, webDir string) error {
 // requireModule refuses to export a site whose engine was never built: it
 // would load and then say so to every student.
 func requireModule(fsys fs.FS) error {
-	for _, name := range []string{web.ModuleGzip, web.WasmExec} {
-		if _, err := fs.Stat(fsys, name); err != nil {
-			return fmt.Errorf("export: %s is missing: build the engine module first (make wasm)", name)
-		}
+	_, rawErr := fs.Stat(fsys, web.ModuleName)
+	_, gzErr := fs.Stat(fsys, web.ModuleGzip)
+	if rawErr != nil && gzErr != nil {
+		return fmt.Errorf("export: %s is missing: build the engine module first (make wasm)", web.ModuleName)
+	}
+	if _, err := fs.Stat(fsys, web.WasmExec); err != nil {
+		return fmt.Errorf("export: %s is missing: build the engine module first (make wasm)", web.WasmExec)
 	}
 	return nil
 }

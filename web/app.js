@@ -8,7 +8,7 @@
 // POLICY the sandbox's knob overrides as JSON. Progress (the goals met) is
 // kept in localStorage under "idemlab.progress.v1".
 
-import { t, setLang, currentLang } from './strings.js';
+import { t, setLang } from './strings.js';
 import { drawLanes, verdictBadge } from './lanes.js';
 import { startEngine } from './engine.js';
 
@@ -34,6 +34,10 @@ const app = {
   pinned: null, // the lane the learner chose to move next
   lastEvent: null, // an event the learner clicked, shown instead of state.last
   busy: Promise.resolve(),
+  // lang is the language the learner asked for (?lang=ko); a lesson that
+  // has no such translation, and any player string without one, shows in
+  // English.
+  lang: 'en',
   loadSeq: 0,
 };
 
@@ -110,7 +114,8 @@ function writeHash() {
   if (app.spec) p.set('s', app.spec.id);
   if (app.moves.length) p.set('m', app.moves.join(','));
   if (app.override && Object.keys(app.override).length) p.set('p', JSON.stringify(app.override));
-  const hash = '#' + p.toString();
+  // Commas and bangs stay readable: the moves read "A1,A2,A1!crash".
+  const hash = '#' + p.toString().replace(/%2C/gi, ',').replace(/%21/g, '!');
   if (location.hash !== hash) history.replaceState(null, '', hash);
 }
 
@@ -238,6 +243,23 @@ function renderLessonSelect() {
   }));
 }
 
+// renderLangs offers the lesson's translations; choosing one reloads the
+// page with ?lang=, keeping the place in the lesson.
+function renderLangs() {
+  const sel = $('lang-select');
+  const langs = (app.lesson && app.lesson.langs) || ['en'];
+  sel.replaceChildren(...langs.map((l) => el('option', { value: l, selected: l === app.lesson.lang }, LANG_NAMES[l] || l)));
+  sel.parentElement.hidden = langs.length < 2;
+}
+
+const LANG_NAMES = { en: 'English', ko: '한국어' };
+
+function chooseLang(l) {
+  const url = new URL(location.href);
+  url.searchParams.set('lang', l);
+  location.assign(url.toString());
+}
+
 function renderLessonGoals() {
   const box = $('lesson-goals');
   if (!app.lesson) return;
@@ -259,7 +281,7 @@ function renderLessonGoals() {
   box.replaceChildren(el('h2', { text: t('goals') }), el('ul', { class: 'goals' }, goals.map((g) => {
     const met = goalMet(app.lesson.id, g);
     return el('li', { class: met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': met ? 'true' : 'false' },
-      el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: met ? '✔' : '○' }),
+      el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: met ? '✔' : '○' }), ' ',
       el('strong', { text: met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text);
   })));
   box.hidden = false;
@@ -271,12 +293,9 @@ async function loadLesson(id, fromHash) {
   $('lesson-loading').textContent = t('loadingLesson');
   let lesson;
   try {
-    try {
-      lesson = await fetchJSON('api/lessons/' + encodeURIComponent(id) + '.' + currentLang() + '.json');
-    } catch (err) {
-      if (currentLang() === 'en') throw err;
-      lesson = await fetchJSON('api/lessons/' + encodeURIComponent(id) + '.en.json');
-    }
+    const entry = app.index.find((l) => l.id === id);
+    const lang = entry && (entry.langs || []).includes(app.lang) ? app.lang : 'en';
+    lesson = await fetchJSON('api/lessons/' + encodeURIComponent(id) + '.' + lang + '.json');
   } catch (err) {
     $('lesson-loading').textContent = t('lessonLoadFailed', { error: err.message });
     return;
@@ -300,6 +319,7 @@ async function loadLesson(id, fromHash) {
   hints.open = false;
   renderLessonGoals();
   renderLessonSelect();
+  renderLangs();
   const hash = fromHash ? readHash() : { scenario: null, moves: [], override: null };
   const first = (lesson.scenarios || [])[0];
   const sid = hash.scenario && (lesson.scenarios || []).some((s) => s.id === hash.scenario) ? hash.scenario : first && first.id;
@@ -345,7 +365,9 @@ function chooseScenario(id) {
     renderBenchHead();
     writeHash();
     if (app.engineInfo) await openScenarioNow();
-    $('bench').focus({ preventScroll: true });
+    // Beside the text the bench is already in view; below it (a narrow
+    // screen) the learner is taken there.
+    $('bench').focus({ preventScroll: matchMedia('(min-width: 1101px)').matches });
   });
 }
 
@@ -397,6 +419,7 @@ async function openScenarioNow() {
   $('day-body').hidden = !spec.day;
   if (spec.day) {
     resetDay();
+    renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })), $('day-goals'));
     interactive();
     return;
   }
@@ -697,17 +720,28 @@ function renderReport(report, summaryBox, list) {
   list.replaceChildren(...(report.rules || []).map((r) => el('li', {
     class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
   },
-  el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }),
+  el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
   el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
   el('span', { text: r.rule.n + '. ' + r.rule.title }),
   (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
     v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : ''))) : null)));
 }
 
-function renderGoals(goals) {
-  $('bench-goals-panel').hidden = !goals.length;
-  $('goals').replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
-    el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }),
+// dayGoalMet judges a day's goal on its report the way the scenario runner
+// judges a session's: "break" wants the rule broken, "hold" wants it (or,
+// with no rule named, every rule) to hold.
+function dayGoalMet(g, report) {
+  if (!report) return false;
+  const rule = (report.rules || []).find((r) => r.rule.name === g.rule);
+  if (g.expect === 'break') return !!rule && !rule.ok;
+  if (g.expect === 'hold') return g.rule ? !!rule && rule.ok : !!report.ok;
+  return false;
+}
+
+function renderGoals(goals, list = $('goals')) {
+  if (list.id === 'goals') $('bench-goals-panel').hidden = !goals.length;
+  list.replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
+    el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }), ' ',
     el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
     g.policy && Object.keys(g.policy).length ? el('button', {
       type: 'button', class: 'goal-policy', onclick: () => applyGoalPolicy(g.policy),
@@ -724,8 +758,16 @@ function applyGoalPolicy(policy) {
   });
 }
 
+// DURATION_CHOICES are the retention and lease values the sandbox offers
+// beside the policy's own: forever (0s), the lower rungs' 5 minutes, an
+// hour (the lab clients' retry horizon) and the published 24 hours.
+const DURATION_CHOICES = {
+  retention: ['0s', '5m0s', '1h0m0s', '24h0m0s'],
+  lease: ['0s', '30s', '5m0s'],
+};
+
 function knobChoices(knob, current) {
-  const known = (app.engineInfo && app.engineInfo.knobs && app.engineInfo.knobs[knob]) || [];
+  const known = (app.engineInfo && app.engineInfo.knobs && app.engineInfo.knobs[knob]) || DURATION_CHOICES[knob] || [];
   const list = known.slice();
   for (const v of [current, app.base && app.base[knob]]) {
     if (v !== undefined && v !== null && !list.includes(v)) list.push(v);
@@ -738,7 +780,7 @@ function renderKnobs(policy) {
   box.replaceChildren(...KNOBS.filter((k) => k in policy).map((knob) => {
     const changed = app.base && JSON.stringify(app.base[knob]) !== JSON.stringify(policy[knob]);
     const id = 'knob-' + knob;
-    return el('div', { class: 'knob' + (changed ? ' changed' : ''), 'data-knob': knob },
+    return el('div', { class: 'knob' + (changed ? ' changed' : ''), 'data-knob': knob, 'data-changed': changed ? 'true' : 'false' },
       el('label', { for: id, text: t('knob_' + knob) }),
       el('select', { id, 'data-knob': knob, onchange: (e) => setKnob(knob, e.target.value) },
         knobChoices(knob, policy[knob]).map((v) => el('option', { value: v, selected: v === policy[knob] }, String(v)))),
@@ -764,16 +806,18 @@ function runDay() {
     bar.hidden = false;
     bar.value = 0;
     $('btn-day').disabled = true;
-    const params = Object.assign({ level: spec.level, policy: spec.policy, retry_horizon: spec.retry_horizon }, spec.day);
     try {
       const tally = await app.engine.callWithProgress('day', (done, total) => {
         bar.max = total || 1;
         bar.value = done;
         $('day-status').textContent = t('dayRunning', { done, total });
-      }, JSON.stringify(params));
+      }, JSON.stringify(spec));
       bar.value = bar.max;
       $('day-status').textContent = t('dayDone', { attempts: tally.attempts ?? (tally.report && tally.report.summary.attempts) ?? 0 });
       renderReport(tally.report, $('day-summary'), $('day-rules'));
+      const goals = (spec.goals || []).map((g) => Object.assign({}, g, { met: dayGoalMet(g, tally.report) }));
+      renderGoals(goals, $('day-goals'));
+      saveGoals(app.lesson.id, spec.id, goals);
     } catch (err) {
       $('day-status').textContent = '⚠ ' + t('engineError', { error: err.message });
     } finally {
@@ -855,9 +899,9 @@ function onKey(e) {
 // --- start -------------------------------------------------------------------------
 
 async function main() {
-  const lang = new URLSearchParams(location.search).get('lang');
-  if (lang) setLang(lang);
-  document.documentElement.lang = currentLang();
+  app.lang = new URLSearchParams(location.search).get('lang') || 'en';
+  setLang(app.lang);
+  document.documentElement.lang = app.lang;
   applyI18n();
   initTheme();
   $('theme-toggle').addEventListener('click', toggleTheme);
@@ -872,6 +916,7 @@ async function main() {
   $('prev-lesson').addEventListener('click', () => gotoLesson(-1));
   $('next-lesson').addEventListener('click', () => gotoLesson(1));
   $('lesson-select').addEventListener('change', (e) => loadLesson(e.target.value, false));
+  $('lang-select').addEventListener('change', (e) => chooseLang(e.target.value));
   document.addEventListener('keydown', onKey);
   window.addEventListener('hashchange', () => {
     const h = readHash();

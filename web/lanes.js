@@ -32,12 +32,14 @@
 
 import { t as defaultT } from './strings.js';
 
-const VERDICT_ICON = { ok: '✔', info: 'ⓘ', fail: '✘', pending: '…' };
+// Icons are characters that common system fonts carry (no emoji, which a
+// classroom machine may draw as empty boxes); each comes with its word.
+const VERDICT_ICON = { ok: '✔', info: 'ℹ', fail: '✘', pending: '…' };
 
 const OUTCOME_ICON = {
-  ok: '✓', skipped: '·', rejected: '⛔', claimed: '🔑', duplicate: '⧉', 'taken-over': '↻',
-  mismatch: '≠', conflict: '⏳', replayed: '↺', executed: '💸', committed: '💾', declined: '✋',
-  stored: '🗄', crashed: '💥', lost: '✂', 'timed-out': '⌛', delivered: '📨', error: '⚠',
+  ok: '✓', skipped: '·', rejected: '⊘', claimed: '◆', duplicate: '≡', 'taken-over': '↻',
+  mismatch: '≠', conflict: '‖', replayed: '↺', executed: '→', committed: '■', declined: '⊘',
+  stored: '▤', crashed: '✸', lost: '✂', 'timed-out': '✗', delivered: '✉', error: '⚠',
 };
 
 function el(tag, attrs, ...children) {
@@ -64,7 +66,7 @@ export function verdictBadge(verdict, text, t = defaultT) {
   const word = t('verdict' + v[0].toUpperCase() + v.slice(1));
   const long = text || t('verdict' + v[0].toUpperCase() + v.slice(1) + 'Text');
   return el('span', { class: 'verdict verdict-' + v, 'data-verdict': v },
-    el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }),
+    el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }), ' ',
     el('strong', { class: 'verdict-word', text: word }),
     el('span', { class: 'verdict-text', text: ' — ' + long }));
 }
@@ -136,7 +138,9 @@ export function drawLanes(container, lanes, options = {}) {
       path.append(el('li', { class: 'chip chip-empty', text: t('noEvents') }));
     }
 
-    const foot = el('div', { class: 'lane-foot' }, el('span', { class: 'lane-state', 'data-state': lane.state || '' }, stateWord(lane.state, t)));
+    // A running lane says so on its next phase already.
+    const foot = el('div', { class: 'lane-foot' },
+      lane.state === 'running' ? null : el('span', { class: 'lane-state', 'data-state': lane.state || '' }, stateWord(lane.state, t)));
     if (lane.fault && lane.fault.kind) {
       foot.append(el('span', { class: 'lane-fault' }, '⚡ ' + t('laneScriptedFault', { kind: lane.fault.kind, phase: lane.fault.phase })));
     }

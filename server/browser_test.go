@@ -1,0 +1,744 @@
+package server_test
+
+// Browser tests: a real Chromium loads the playground from a real server,
+// waits for the engine (Go and SQLite in WebAssembly, in a Web Worker),
+// clicks what a student clicks and reads what a student reads. One
+// Chromium serves the whole package; each test opens a fresh tab and has
+// its own timeout. Without Chromium the tests skip and say how to get it.
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/server"
+	"idemlab/web"
+)
+
+var screenshots = flag.String("screenshots", "", "write PNG screenshots of the player into this folder (TestPlayerScreenshots)")
+
+// browserTestTimeout bounds one browser test, engine start included.
+const browserTestTimeout = 5 * time.Minute
+
+var chromium struct {
+	once    sync.Once
+	ctx     context.Context // the browser; tabs are made from it
+	cancel  func()
+	skip    string
+	webOnce sync.Once
+	webDir  string // "" when the embedded copy has the module
+	webErr  error
+	tmp     string
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if chromium.cancel != nil {
+		chromium.cancel()
+	}
+	if chromium.tmp != "" {
+		os.RemoveAll(chromium.tmp)
+	}
+	os.Exit(code)
+}
+
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// tab opens a fresh tab in the package's one Chromium, with the test's
+// timeout, and closes it when the test ends.
+func tab(t testing.TB) context.Context {
+	t.Helper()
+	chromium.once.Do(func() {
+		path := chromiumPath()
+		if path == "" {
+			chromium.skip = "no Chromium installed: apt-get install -y chromium (CI's .ci/run does) to run the browser tests"
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.WindowSize(1600, 1000),
+		)
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+		if err := chromedp.Do(browserCtx); err != nil {
+			cancelBrowser()
+			cancelAlloc()
+			chromium.skip = "Chromium at " + path + " did not start: " + err.Error()
+			return
+		}
+		chromium.ctx = browserCtx
+		chromium.cancel = func() { cancelBrowser(); cancelAlloc() }
+	})
+	if chromium.skip != "" {
+		t.Skip(chromium.skip)
+	}
+	tabCtx, cancelTab := chromedp.NewContext(chromium.ctx)
+	// The tab opens on a context without a deadline; the test's timeout
+	// then bounds every action on it.
+	if err := chromedp.Do(tabCtx); err != nil {
+		cancelTab()
+		t.Fatalf("open a tab: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(tabCtx, browserTestTimeout)
+	t.Cleanup(func() { cancel(); cancelTab() })
+	return ctx
+}
+
+// playgroundDir returns the Options.WebDir that serves a built engine:
+// "" when the embedded copy has it (make test builds it first), else a
+// folder with the page and a module this test binary builds itself, so
+// that `go test ./...` works on a clean checkout.
+func playgroundDir(t testing.TB) string {
+	t.Helper()
+	chromium.webOnce.Do(func() {
+		if _, err := fs.Stat(web.Files, web.ModuleGzip); err == nil {
+			if _, err := fs.Stat(web.Files, web.WasmExec); err == nil {
+				return
+			}
+		}
+		chromium.webDir, chromium.webErr = buildPlayground()
+	})
+	require.NoError(t, chromium.webErr)
+	return chromium.webDir
+}
+
+func buildPlayground() (string, error) {
+	tmp, err := os.MkdirTemp("", "idemlab-web-")
+	if err != nil {
+		return "", err
+	}
+	chromium.tmp = tmp
+	dir := filepath.Join(tmp, "web")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir("../web")
+	if err != nil {
+		return "", fmt.Errorf("read the page's source: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !web.Servable(e.Name()) || strings.HasPrefix(e.Name(), web.ModuleName) {
+			continue
+		}
+		if err := copyFile(filepath.Join("../web", e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return "", err
+		}
+	}
+	goBin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	out, err := exec.Command(goBin, "env", "GOROOT").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOROOT: %w", err)
+	}
+	goroot := strings.TrimSpace(string(out))
+	build := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, web.ModuleName), "../wasm")
+	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the engine module: %w\n%s", err, out)
+	}
+	if err := copyFile(filepath.Join(goroot, "lib", "wasm", web.WasmExec), filepath.Join(dir, web.WasmExec)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// playground starts idemlab's server with in-memory banks over webDir.
+func playground(t testing.TB, webDir string) *httptest.Server {
+	t.Helper()
+	banks, err := server.OpenBanks(server.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { server.CloseBanks(banks) })
+	s, err := server.New(banks, server.Options{WebDir: webDir})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// lessonJSON is what the tests need of a lesson to know what to click.
+type lessonJSON struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Scenarios []struct {
+		ID    string          `json:"id"`
+		Title string          `json:"title"`
+		Level string          `json:"level"`
+		Day   json.RawMessage `json:"day"`
+		Goals []struct {
+			ID     string            `json:"id"`
+			Text   string            `json:"text"`
+			Expect string            `json:"expect"`
+			Rule   string            `json:"rule"`
+			Policy map[string]string `json:"policy"`
+		} `json:"goals"`
+	} `json:"scenarios"`
+}
+
+func fetchLessons(t testing.TB, base string) []lessonJSON {
+	t.Helper()
+	var index []struct {
+		ID string `json:"id"`
+	}
+	getJSON(t, base+"/api/lessons.json", &index)
+	require.NotEmpty(t, index)
+	var out []lessonJSON
+	for _, e := range index {
+		var l lessonJSON
+		getJSON(t, base+"/api/lessons/"+e.ID+".en.json", &l)
+		out = append(out, l)
+	}
+	return out
+}
+
+func getJSON(t testing.TB, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode, url)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(v))
+}
+
+// run runs steps in the tab and fails the test at the first error.
+func run(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, steps...))
+}
+
+// eval evaluates a JavaScript expression in the page, awaiting it if it is
+// a Promise, and returns its value.
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	require.NoError(t, err, expr)
+	return v
+}
+
+// stepTimeout bounds one wait inside a test, so that a page that never
+// shows what is expected fails with the condition named, not at the end of
+// the whole test's time.
+const stepTimeout = 60 * time.Second
+
+// waitJS polls a JavaScript condition until it is true.
+func waitJS(cond string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		_, err := chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))(ctx, tgt)
+		if err != nil {
+			return fmt.Errorf("wait for %s: %w", cond, err)
+		}
+		return nil
+	})
+}
+
+// click clicks the first element that matches a CSS selector, once it is
+// visible.
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		if _, err := chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)(ctx, tgt); err != nil {
+			return fmt.Errorf("click %s: %w", sel, err)
+		}
+		return nil
+	})
+}
+
+func focus(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Focus(chromedp.CSS(sel))
+}
+
+func quoteJS(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// text returns what the page shows in an element ("<missing>" if none).
+func text(t testing.TB, ctx context.Context, sel string) string {
+	t.Helper()
+	return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.innerText ?? '<missing>'`)
+}
+
+// attr returns an element's attribute ("<missing>" if no such element or
+// attribute).
+func attr(t testing.TB, ctx context.Context, sel, name string) string {
+	t.Helper()
+	return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.getAttribute(`+quoteJS(name)+`) ?? '<missing>'`)
+}
+
+// openLesson navigates to a lesson and waits until its first scenario is
+// on the bench and the engine has drawn it.
+func openLesson(t testing.TB, ctx context.Context, base, id string) {
+	t.Helper()
+	run(t, ctx,
+		chromedp.Navigate(base+"/#lesson="+id),
+		waitJS(`document.body.dataset.engine === 'ready' && document.body.dataset.interactive === 'true'`),
+		waitJS(`location.hash.includes('lesson=`+id+`')`),
+	)
+}
+
+// openScenario clicks a scenario's "Open on the bench" button in the
+// lesson text and waits for the bench to show it at step 0.
+func openScenario(t testing.TB, ctx context.Context, id string, day bool) {
+	t.Helper()
+	ready := `document.querySelector('#step-count').dataset.step === '0' && !document.querySelector('#bench-body').hidden`
+	if day {
+		ready = `!document.querySelector('#day-body').hidden`
+	}
+	run(t, ctx,
+		click(`#lesson-text button.open-scenario[data-scenario="`+id+`"]`),
+		waitJS(`location.hash.includes('s=`+id+`')`),
+		waitJS(`document.querySelector('#lesson-text .scenario.active')?.dataset.scenario === '`+id+`'`),
+		waitJS(ready),
+	)
+}
+
+func runToEnd(t testing.TB, ctx context.Context) {
+	t.Helper()
+	run(t, ctx,
+		click(`#btn-run`),
+		waitJS(`document.querySelector('#step-count').dataset.done === 'true'`),
+	)
+}
+
+func duplicates(t testing.TB, ctx context.Context, sel string) string {
+	return attr(t, ctx, sel, "data-duplicates")
+}
+
+// TestEveryLessonPlaysInTheBrowser plays every scenario of every lesson as
+// a student would: open it on the bench, run it (under each goal's policy
+// where the goal names one, through the goal's own button), and read the
+// goals, the rule checks and the duplicate count the page shows.
+func TestEveryLessonPlaysInTheBrowser(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	for _, l := range fetchLessons(t, ts.URL) {
+		t.Run(l.ID, func(t *testing.T) {
+			ctx := tab(t)
+			openLesson(t, ctx, ts.URL, l.ID)
+			assert.Contains(t, text(t, ctx, "#lesson-text h1"), l.Title)
+			for _, sc := range l.Scenarios {
+				day := len(sc.Day) > 0 && string(sc.Day) != "null"
+				openScenario(t, ctx, sc.ID, day)
+				if day {
+					playDay(t, ctx, sc.ID, sc.Level, sc.Goals)
+					continue
+				}
+				assert.Contains(t, text(t, ctx, "#bench-title"), sc.Title)
+				for _, g := range sc.Goals {
+					goal := `#goals li[data-goal="` + g.ID + `"]`
+					if len(g.Policy) > 0 {
+						run(t, ctx,
+							click(goal+` button.goal-policy`),
+							waitJS(`document.querySelector('#step-count').dataset.step === '0'`),
+							waitJS(`document.querySelector('#bench-meta .sandboxed')?.textContent.includes(`+quoteJS(policyText(g.Policy))+`)`))
+						for knob, v := range g.Policy {
+							assert.Equal(t, "true", attr(t, ctx, `#knobs .knob[data-knob="`+knob+`"]`, "data-changed"), "knob %s shows it was flipped to %s", knob, v)
+						}
+					} else if attr(t, ctx, "#step-count", "data-step") != "0" || hasSandbox(t, ctx) {
+						run(t, ctx, click(`#btn-reset`),
+							waitJS(`document.querySelector('#step-count').dataset.step === '0'`))
+						if hasSandbox(t, ctx) {
+							run(t, ctx, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+								_, err := chromedp.Evaluate[bool](`document.querySelector('#sandbox').open = true`)(ctx, tgt)
+								return err
+							}),
+								click(`#btn-sandbox-reset`), waitJS(`!document.querySelector('#bench-meta .sandboxed')`))
+						}
+					}
+					runToEnd(t, ctx)
+					assert.Equal(t, "true", attr(t, ctx, goal, "data-met"), "%s %s/%s: %q is shown met", l.ID, sc.ID, g.ID, g.Text)
+					assert.Contains(t, text(t, ctx, goal), "met")
+					assertRuleShown(t, ctx, "#rules", "#summary", g.Expect, g.Rule)
+				}
+			}
+			// Every goal met: the lesson goals say so and the lesson list
+			// marks the lesson done.
+			unmet := eval[int](t, ctx, `document.querySelectorAll('#lesson-goals li[data-met="false"]').length`)
+			assert.Zero(t, unmet, "every goal of %s is shown met in the lesson", l.ID)
+			assert.Contains(t, text(t, ctx, `#lesson-select option[value="`+l.ID+`"]`), "✓")
+		})
+	}
+}
+
+func hasSandbox(t testing.TB, ctx context.Context) bool {
+	return eval[bool](t, ctx, `!!document.querySelector('#bench-meta .sandboxed')`)
+}
+
+// assertRuleShown checks the rule checks and the summary after a run: a
+// broken rule reads "broken" with its cross, a held one "holds", and the
+// duplicates count is non-zero exactly when one-transfer-per-intent broke.
+func assertRuleShown(t testing.TB, ctx context.Context, rules, summary, expect, rule string) {
+	t.Helper()
+	switch expect {
+	case "break":
+		li := rules + ` li[data-rule="` + rule + `"]`
+		assert.Equal(t, "false", attr(t, ctx, li, "data-ok"), "%s is shown broken", rule)
+		assert.Contains(t, text(t, ctx, li), "✘ broken")
+		if rule == "one-transfer-per-intent" {
+			assert.NotEqual(t, "0", duplicates(t, ctx, summary), "the duplicate transfer is counted")
+			fail := eval[int](t, ctx, `[...document.querySelectorAll('#lanes .lane[data-verdict="fail"] .verdict-word')].filter(e => e.textContent === 'fail').length`)
+			if rules == "#rules" {
+				assert.Positive(t, fail, "the lanes that paid twice say fail in words")
+			}
+		}
+	case "hold":
+		if rule != "" {
+			li := rules + ` li[data-rule="` + rule + `"]`
+			assert.Equal(t, "true", attr(t, ctx, li, "data-ok"), "%s is shown holding", rule)
+			assert.Contains(t, text(t, ctx, li), "✔ holds")
+		} else {
+			broken := eval[int](t, ctx, `document.querySelectorAll('`+rules+` li[data-ok="false"]').length`)
+			assert.Zero(t, broken, "every rule is shown holding")
+		}
+		assert.Equal(t, "0", duplicates(t, ctx, summary), "no duplicate transfer at the fixed level")
+	}
+}
+
+func playDay(t testing.TB, ctx context.Context, id, level string, goals []struct {
+	ID     string            `json:"id"`
+	Text   string            `json:"text"`
+	Expect string            `json:"expect"`
+	Rule   string            `json:"rule"`
+	Policy map[string]string `json:"policy"`
+}) {
+	t.Helper()
+	run(t, ctx,
+		click(`#btn-day`),
+		waitJS(`document.querySelector('#day-status').textContent.startsWith('The day is over')`),
+	)
+	for _, g := range goals {
+		assert.Equal(t, "true", attr(t, ctx, `#day-goals li[data-goal="`+g.ID+`"]`, "data-met"), "day %s goal %s (%s) is shown met", id, g.ID, level)
+		assertRuleShown(t, ctx, "#day-rules", "#day-summary", g.Expect, g.Rule)
+	}
+}
+
+// TestStudentStepsTheRaceByHand plays lesson 2's race phase by phase with
+// the buttons and the keyboard: step, choose the lane, step back, and see
+// the SQL of each step, the key table and the balances change; then the
+// URL and localStorage bring the same place back after a reload.
+func TestStudentStepsTheRaceByHand(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "02-unique")
+	openScenario(t, ctx, "s1", false)
+	step := func(sel string, want string) {
+		t.Helper()
+		run(t, ctx, click(sel),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+want+`'`))
+	}
+	key := func(k, want string) {
+		t.Helper()
+		run(t, ctx, chromedp.KeyEvent(k),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+want+`'`))
+	}
+	assert.Contains(t, text(t, ctx, "#last-step"), "Nothing has run yet")
+	// A1 goes first by the schedule; choose it explicitly, as a student
+	// does, with the key "1".
+	run(t, ctx, focus(`#bench`), chromedp.KeyEvent("1"),
+		waitJS(`document.querySelector('#lanes .lane[data-lane="A1"]').classList.contains('selected')`))
+	step("#btn-step", "1")
+	assert.Contains(t, text(t, ctx, "#last-step"), "A1")
+	key("n", "2")
+	key(kb.ArrowRight, "3")
+	key(kb.ArrowLeft, "2")
+	step("#btn-back", "1")
+	// Run A1 up to its claim's check, then A2 likewise: the learner picks
+	// lanes with the radio buttons beside them.
+	for i := 0; i < 40; i++ {
+		next := eval[string](t, ctx, `(document.querySelector('#lanes .lane[data-lane="A1"] .chip-next')||{}).dataset?.phase || ''`)
+		if next == "claim" {
+			break
+		}
+		cur := attr(t, ctx, "#step-count", "data-step")
+		step("#btn-step", fmt.Sprint(atoi(t, cur)+1))
+	}
+	run(t, ctx, click(`#lanes input[name="next-lane"][value="A2"]`),
+		waitJS(`document.querySelector('#lanes .lane[data-lane="A2"]').classList.contains('selected')`))
+	assert.Contains(t, text(t, ctx, "#btn-step"), "A2")
+
+	// Play the rest by the schedule: both SELECTs see nothing, both pay.
+	runToEnd(t, ctx)
+	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"]`), "broken")
+	assert.NotEqual(t, "0", duplicates(t, ctx, "#summary"))
+	transfers := eval[int](t, ctx, `document.querySelectorAll('#transfers tbody tr').length`)
+	assert.Equal(t, 2, transfers, "the ledger shows both transfers")
+	assert.NotEqual(t, "300000", attr(t, ctx, `#accounts tr[data-account="seoyeon"]`, "data-balance"))
+	assert.Contains(t, text(t, ctx, "#loose-keys-table"), "gym-7f3a", "check-then-insert writes the key table without a constraint")
+
+	// The SQL of any phase is one click away.
+	run(t, ctx, click(`#lanes .lane[data-lane="A2"] button[data-phase="claim"]`))
+	assert.Contains(t, strings.ToUpper(text(t, ctx, "#last-sql")), "SELECT")
+
+	// The URL holds the lesson, the scenario and every move: a reload
+	// brings the same step back, and progress survives in localStorage.
+	hash := eval[string](t, ctx, `location.hash`)
+	assert.Contains(t, hash, "lesson=02-unique")
+	assert.Contains(t, hash, "m=")
+	stepBefore := attr(t, ctx, "#step-count", "data-step")
+	run(t, ctx, chromedp.Reload(),
+		waitJS(`document.body.dataset.interactive === 'true' && document.querySelector('#step-count').dataset.step === '`+stepBefore+`'`))
+	assert.Equal(t, "true", attr(t, ctx, `#lesson-goals li[data-goal="g1"]`, "data-met"))
+	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"]`), "broken")
+
+	// r resets; the scenario starts over at step 0.
+	run(t, ctx, focus(`#bench`))
+	key("r", "0")
+}
+
+func atoi(t testing.TB, s string) int {
+	var n int
+	_, err := fmt.Sscan(s, &n)
+	require.NoError(t, err)
+	return n
+}
+
+// TestStudentInjectsAFault makes a client give up by hand on the full
+// engine: lesson 6's first lane times out while its payment runs, and the
+// page marks the lane info, in words: the client timed out but the server
+// committed.
+func TestStudentInjectsAFault(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "06-scoped")
+	openScenario(t, ctx, "s3", false)
+	lane := `#lanes .lane[data-lane="G1"]`
+	for i := 1; i < 40; i++ {
+		if eval[string](t, ctx, `document.querySelector('`+lane+` .chip-next')?.dataset.phase || ''`) == "execute" {
+			break
+		}
+		run(t, ctx, click(`#btn-step`),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+fmt.Sprint(i)+`'`))
+	}
+	assert.Contains(t, text(t, ctx, "#btn-step"), "G1", "the lane at its payment moves next")
+	run(t, ctx,
+		chromedp.SetValue(chromedp.CSS(`#fault-kind`), "client-timeout"),
+		focus(`#bench`),
+		chromedp.KeyEvent("f"),
+		waitJS(`location.hash.includes('G1!client-timeout')`))
+	runToEnd(t, ctx)
+	assert.Equal(t, "info", attr(t, ctx, lane, "data-verdict"))
+	assert.Contains(t, text(t, ctx, lane+" .verdict"), "timed out, but the server committed")
+	assert.Equal(t, "info", strings.ToLower(text(t, ctx, lane+" .verdict-word")), "the verdict is a word, not a colour alone")
+	assert.Equal(t, "0", duplicates(t, ctx, "#summary"))
+}
+
+// TestPageSaysWhenTheModuleIsMissing serves the page without a built
+// engine: the lesson text still shows, and the page says how to fix it.
+func TestPageSaysWhenTheModuleIsMissing(t *testing.T) {
+	dir := t.TempDir()
+	entries, err := os.ReadDir("../web")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !e.IsDir() && web.Servable(e.Name()) && !strings.HasPrefix(e.Name(), web.ModuleName) && e.Name() != web.WasmExec {
+			require.NoError(t, copyFile(filepath.Join("../web", e.Name()), filepath.Join(dir, e.Name())))
+		}
+	}
+	ts := playground(t, dir)
+	ctx := tab(t)
+	run(t, ctx,
+		chromedp.Navigate(ts.URL+"/"),
+		waitJS(`document.body.dataset.engine === 'missing'`),
+		waitJS(`document.querySelector('#lesson-text h1') !== null`))
+	assert.Contains(t, text(t, ctx, "#engine-problem"), "engine module is missing: run make run")
+}
+
+// TestPageSaysWhenTheBrowserLacksWebAssembly hides WebAssembly from the
+// page before its scripts run.
+func TestPageSaysWhenTheBrowserLacksWebAssembly(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	run(t, ctx,
+		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tgt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `delete globalThis.WebAssembly;`})
+			return err
+		}),
+		chromedp.Navigate(ts.URL+"/"),
+		waitJS(`document.body.dataset.engine === 'nowasm'`))
+	assert.Contains(t, text(t, ctx, "#engine-problem"), "cannot run WebAssembly")
+}
+
+// TestExportedSiteWorksFromAPlainFileServer exports the playground and
+// serves the folder with http.FileServer, no idemlab behind it, then plays
+// the race of lesson 2 to its duplicate and lesson 2's fixed level to none.
+func TestExportedSiteWorksFromAPlainFileServer(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "site")
+	require.NoError(t, server.ExportSite(out, playgroundDir(t)))
+	ts := httptest.NewServer(http.FileServer(http.Dir(out)))
+	t.Cleanup(ts.Close)
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "02-unique")
+	openScenario(t, ctx, "s1", false)
+	runToEnd(t, ctx)
+	assertRuleShown(t, ctx, "#rules", "#summary", "break", "one-transfer-per-intent")
+	openScenario(t, ctx, "s3", false)
+	runToEnd(t, ctx)
+	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
+}
+
+// TestThemeAndKeysHelp checks the page's own controls: the theme toggles
+// and is remembered, and the key list opens with "?".
+func TestThemeAndKeysHelp(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "01-naive")
+	before := attr(t, ctx, "html", "data-theme")
+	run(t, ctx, click(`#theme-toggle`))
+	after := attr(t, ctx, "html", "data-theme")
+	assert.NotEqual(t, before, after)
+	run(t, ctx, chromedp.Reload(), waitJS(`document.body.dataset.interactive === 'true'`))
+	assert.Equal(t, after, attr(t, ctx, "html", "data-theme"), "the theme is remembered")
+	run(t, ctx, focus(`#bench`), chromedp.KeyEvent("?"),
+		waitJS(`!document.querySelector('#keys-help').hidden`))
+	assert.Contains(t, text(t, ctx, "#keys-help"), "step the lane that moves next")
+}
+
+// TestPlayerScreenshots writes screenshots for a person to look at; it runs
+// only with -screenshots DIR.
+func TestPlayerScreenshots(t *testing.T) {
+	if *screenshots == "" {
+		t.Skip("pass -screenshots DIR to write screenshots of the player")
+	}
+	require.NoError(t, os.MkdirAll(*screenshots, 0o755))
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	shot := func(name string) {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(*screenshots, name+".png"), png, 0o644))
+	}
+	openLesson(t, ctx, ts.URL, "02-unique")
+	shot("01-lesson2-start")
+	openScenario(t, ctx, "s1", false)
+	for i := 1; i <= 6; i++ {
+		run(t, ctx, click(`#btn-step`),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+fmt.Sprint(i)+`'`))
+	}
+	shot("02-lesson2-mid-race")
+	runToEnd(t, ctx)
+	shot("03-lesson2-race-done")
+	run(t, ctx, click(`#theme-toggle`))
+	shot("04-lesson2-dark")
+	openLesson(t, ctx, ts.URL, "07-full-day")
+	runToEnd(t, ctx)
+	shot("05-lesson7-dark")
+	run(t, ctx, click(`#theme-toggle`), chromedp.EmulateViewport(1024, 768))
+	openLesson(t, ctx, ts.URL, "01-naive")
+	openScenario(t, ctx, "s2", true)
+	run(t, ctx, click(`#btn-day`),
+		waitJS(`document.querySelector('#day-status').textContent.startsWith('The day is over')`))
+	shot("06-lesson1-day-1024")
+}
+
+// BenchmarkPlaygroundFirstInteractive measures, in headless Chromium on
+// localhost, the time from navigation to the first lesson's scenario drawn
+// on the bench by the engine (the page's "idemlab-interactive" mark, in ms
+// since navigation start), with a cold cache each time.
+func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
+	ts := playground(b, playgroundDir(b))
+	var total float64
+	for i := 0; i < b.N; i++ {
+		ctx := tab(b)
+		run(b, ctx,
+			chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tgt, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
+				return err
+			}),
+			chromedp.Navigate(ts.URL+"/#lesson=01-naive"),
+			waitJS(`document.body.dataset.interactive === 'true'`))
+		total += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-interactive')[0].startTime`)
+	}
+	b.ReportMetric(total/float64(b.N), "ms-to-interactive")
+}
+
+// BenchmarkPlaygroundStep measures one click on Step until the bench has
+// drawn the new state (worker round trip, engine phase on SQLite, JSON,
+// drawing), timed inside the page.
+func BenchmarkPlaygroundStep(b *testing.B) {
+	ts := playground(b, playgroundDir(b))
+	ctx := tab(b)
+	openLesson(b, ctx, ts.URL, "07-full-day")
+	b.ResetTimer()
+	var total float64
+	for i := 0; i < b.N; i++ {
+		if attr(b, ctx, "#step-count", "data-done") == "true" {
+			b.StopTimer()
+			run(b, ctx, click("#btn-reset"), waitJS(`document.querySelector('#step-count').dataset.step === '0'`))
+			b.StartTimer()
+		}
+		total += eval[float64](b, ctx, `new Promise((resolve) => {
+			const box = document.getElementById('step-count');
+			const before = box.dataset.step;
+			const t0 = performance.now();
+			const obs = new MutationObserver(() => {
+				if (box.dataset.step !== before) { obs.disconnect(); resolve(performance.now() - t0); }
+			});
+			obs.observe(box, { attributes: true });
+			document.getElementById('btn-step').click();
+		})`)
+	}
+	b.ReportMetric(total/float64(b.N), "ms/step")
+}
+
+// policyText is how the bench names a sandbox policy: knob=value, in the
+// order the page received them (one knob per goal in every lesson).
+func policyText(p map[string]string) string {
+	var parts []string
+	for k, v := range p {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ", ")
+}
