@@ -35,6 +35,12 @@ func load(t testing.TB) *lessons.Set {
 func TestEveryLessonStillTeachesWhatItClaims(t *testing.T) {
 	set := load(t)
 	for _, l := range set.All() {
+		if l.Lang != lessons.DefaultLang {
+			// A translation plays exactly the same scenarios, apart from
+			// its words (TestTranslationsPlayTheSameScenarios): playing
+			// them again would only repeat these runs.
+			continue
+		}
 		for _, spec := range l.Scenarios {
 			for _, g := range spec.Goals {
 				t.Run(fmt.Sprintf("%s.%s/%s/%s", l.ID, l.Lang, spec.ID, g.ID), func(t *testing.T) {
@@ -288,19 +294,24 @@ func TestTranslationsPlayTheSameScenarios(t *testing.T) {
 			l, _ := set.Lesson(e.ID, lang)
 			require.Len(t, l.Scenarios, len(en.Scenarios), "%s/%s", lang, e.ID)
 			for i, s := range l.Scenarios {
-				want := en.Scenarios[i]
-				assert.Equal(t, want.ID, s.ID)
-				assert.Equal(t, want.Level, s.Level)
-				assert.JSONEq(t, asJSON(want.Lanes), asJSON(s.Lanes), "%s/%s %s: the same lanes", lang, e.ID, s.ID)
-				require.Len(t, s.Goals, len(want.Goals))
-				for j, g := range s.Goals {
-					assert.Equal(t, []string{want.Goals[j].ID, want.Goals[j].Expect, want.Goals[j].Rule}, []string{g.ID, g.Expect, g.Rule})
-				}
+				assert.JSONEq(t, asJSON(withoutWords(en.Scenarios[i])), asJSON(withoutWords(s)),
+					"%s/%s %s: the same scenario, only the words translated", lang, e.ID, s.ID)
 			}
 			assert.Len(t, l.Hints, len(en.Hints), "%s/%s", lang, e.ID)
 		}
 	}
 	assert.Positive(t, translated, "at least one lesson shows the translation layout works")
+}
+
+// withoutWords blanks what a translation changes: the title and the
+// goals' texts.
+func withoutWords(s scenario.Spec) scenario.Spec {
+	s.Title = ""
+	s.Goals = append([]scenario.Goal(nil), s.Goals...)
+	for i := range s.Goals {
+		s.Goals[i].Text = ""
+	}
+	return s
 }
 
 func asJSON(v any) string {
