@@ -491,3 +491,36 @@ func FuzzParse(f *testing.F) {
 		require.True(t, st.Done)
 	})
 }
+
+// TestAStepMovesOneLaneOnePhase checks every move of a whole play: the lane
+// that moved gains exactly one trace event, every other lane none.
+func TestAStepMovesOneLaneOnePhase(t *testing.T) {
+	s := open(t, storm, nil)
+	count := func(st scenario.State) map[string]int {
+		m := map[string]int{}
+		for _, l := range st.Lanes {
+			m[l.ID] = len(l.Events)
+		}
+		return m
+	}
+	before := count(s.State())
+	for moves := 0; ; moves++ {
+		require.Less(t, moves, 100)
+		st := s.State()
+		if st.Done {
+			break
+		}
+		next, err := s.Step(st.Next)
+		require.NoError(t, err)
+		after := count(next)
+		for id, n := range after {
+			want := before[id]
+			if id == st.Next {
+				want++
+			}
+			require.Equal(t, want, n, "move %d (%s): events of lane %s", moves+1, st.Next, id)
+		}
+		require.Equal(t, st.Next, next.Last.Lane, "the last event is the moved lane's")
+		before = after
+	}
+}
