@@ -7,6 +7,7 @@ package server_test
 // its own timeout. Without Chromium the tests skip and say how to get it.
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
@@ -689,7 +690,7 @@ func TestPlayerScreenshots(t *testing.T) {
 // since navigation start), with a cold cache each time.
 func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 	ts := playground(b, playgroundDir(b))
-	var total float64
+	var total, ready float64
 	for i := 0; i < b.N; i++ {
 		ctx := tab(b)
 		run(b, ctx,
@@ -700,8 +701,10 @@ func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 			chromedp.Navigate(ts.URL+"/#lesson=01-naive"),
 			waitJS(`document.body.dataset.interactive === 'true'`))
 		total += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-interactive')[0].startTime`)
+		ready += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-engine-ready')[0].startTime`)
 	}
 	b.ReportMetric(total/float64(b.N), "ms-to-interactive")
+	b.ReportMetric(ready/float64(b.N), "ms-to-engine-ready")
 }
 
 // BenchmarkPlaygroundStep measures one click on Step until the bench has
@@ -731,6 +734,9 @@ func BenchmarkPlaygroundStep(b *testing.B) {
 		})`)
 	}
 	b.ReportMetric(total/float64(b.N), "ms/step")
+	// The page records where each step's time went.
+	b.ReportMetric(eval[float64](b, ctx, `(() => { const m = performance.getEntriesByName('idemlab-engine'); return m.reduce((a, e) => a + e.duration, 0) / m.length; })()`), "ms-engine/step")
+	b.ReportMetric(eval[float64](b, ctx, `(() => { const m = performance.getEntriesByName('idemlab-draw'); return m.reduce((a, e) => a + e.duration, 0) / m.length; })()`), "ms-draw/step")
 }
 
 // policyText is how the bench names a sandbox policy: knob=value, in the
@@ -741,4 +747,39 @@ func policyText(p map[string]string) string {
 		parts = append(parts, k+"="+v)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// BenchmarkPlaygroundModuleSize reports the engine module's size raw and
+// as sent: gzip and brotli, as `make wasm` compressed them (brotli only when
+// that copy exists; a module this test built itself has none).
+func BenchmarkPlaygroundModuleSize(b *testing.B) {
+	dir := playgroundDir(b)
+	fsys := web.FS(dir)
+	size := func(name string) int64 {
+		info, err := fs.Stat(fsys, name)
+		if err != nil {
+			return 0
+		}
+		return info.Size()
+	}
+	var raw int64
+	for i := 0; i < b.N; i++ {
+		raw = size(web.ModuleName)
+		if raw == 0 {
+			f, err := fsys.Open(web.ModuleGzip)
+			require.NoError(b, err)
+			zr, err := gzip.NewReader(f)
+			require.NoError(b, err)
+			raw, err = io.Copy(io.Discard, zr)
+			require.NoError(b, err)
+			f.Close()
+		}
+	}
+	b.ReportMetric(float64(raw)/1e6, "MB-raw")
+	if n := size(web.ModuleGzip); n > 0 {
+		b.ReportMetric(float64(n)/1e6, "MB-gzip")
+	}
+	if n := size(web.ModuleBrotli); n > 0 {
+		b.ReportMetric(float64(n)/1e6, "MB-brotli")
+	}
 }

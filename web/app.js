@@ -108,7 +108,18 @@ function readHash() {
   return { lesson: p.get('lesson'), scenario: p.get('s'), moves: (p.get('m') || '').split(',').filter(Boolean), override };
 }
 
+// writeHash updates the URL a moment after the last change: Chromium
+// takes a noticeable time per history.replaceState (measured here: most of
+// a step's drawing time), so a burst of steps writes it once. The page
+// writes it at once before it unloads.
+let hashTimer = 0;
 function writeHash() {
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(writeHashNow, 250);
+}
+
+function writeHashNow() {
+  clearTimeout(hashTimer);
   const p = new URLSearchParams();
   if (app.lesson) p.set('lesson', app.lesson.id);
   if (app.spec) p.set('s', app.spec.id);
@@ -211,6 +222,7 @@ function engineStatus(kind) {
 }
 
 async function onEngineReady(info) {
+  performance.mark('idemlab-engine-ready');
   app.engineInfo = info;
   engineStatus('ready');
   if (app.lesson && !app.session) await openFromHash();
@@ -483,17 +495,24 @@ function nextLane() {
   return any ? any.id : null;
 }
 
+// act runs one bench action and draws its state. The time in the engine
+// (worker round trip included) and the time drawing are recorded as
+// performance measures "idemlab-engine" and "idemlab-draw".
 function act(fn) {
   return serial(async () => {
     if (!app.session) return;
     try {
+      const t0 = performance.now();
       const state = await fn();
+      const t1 = performance.now();
       if (state) {
         app.state = state;
         app.lastEvent = null;
         $('step-count').classList.remove('error');
         render();
         writeHash();
+        performance.measure('idemlab-engine', { start: t0, end: t1 });
+        performance.measure('idemlab-draw', { start: t1, end: performance.now() });
       }
     } catch (err) {
       engineError(err);
@@ -918,6 +937,7 @@ async function main() {
   $('lesson-select').addEventListener('change', (e) => loadLesson(e.target.value, false));
   $('lang-select').addEventListener('change', (e) => chooseLang(e.target.value));
   document.addEventListener('keydown', onKey);
+  window.addEventListener('pagehide', writeHashNow);
   window.addEventListener('hashchange', () => {
     const h = readHash();
     if (h.lesson && (!app.lesson || h.lesson !== app.lesson.id)) loadLesson(h.lesson, true);
