@@ -94,7 +94,7 @@ func (c *Config) defaults() {
 	setD(&c.WriteWait, 10*time.Second)
 	setD(&c.PongWait, 60*time.Second)
 	setD(&c.PingPeriod, c.PongWait*9/10)
-	setD(&c.Tick, 25*time.Millisecond)
+	setD(&c.Tick, 10*time.Millisecond)
 	set(&c.MaxRooms, 32)
 	set(&c.MaxConns, 1500)
 	setF(&c.MessagesPerSecond, 10)
@@ -159,11 +159,12 @@ func New(cfg Config) (*Classroom, error) {
 	c := &Classroom{cfg: cfg, token: cfg.InstructorToken, tokenSum: sha256.Sum256([]byte(cfg.InstructorToken)),
 		session: session, login: newBucket(2, 10), rooms: map[string]*Room{}, ctx: ctx, cancel: cancel}
 	c.upgrader = websocket.Upgrader{
-		HandshakeTimeout: 10 * time.Second,
-		ReadBufferSize:   1024,
-		WriteBufferSize:  4096,
-		WriteBufferPool:  &sync.Pool{},
-		CheckOrigin:      sameOrigin,
+		HandshakeTimeout:  10 * time.Second,
+		ReadBufferSize:    1024,
+		WriteBufferSize:   4096,
+		WriteBufferPool:   &sync.Pool{},
+		EnableCompression: true,
+		CheckOrigin:       sameOrigin,
 		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
 			httpapi.Write(w, engine.Cause{Slug: "classroom-websocket", Title: "Websocket handshake refused", Status: status}.Problem(reason.Error()).Response())
 		},

@@ -255,8 +255,19 @@ func (r *Room) broadcastAll(v any) {
 	r.broadcast(m, m)
 }
 
-func errorMsg(code, detail string) map[string]string {
-	return map[string]string{"type": "error", "code": code, "detail": detail}
+// errMsg tells one connection why its message was refused.
+type errMsg struct {
+	Type   string `json:"type"`
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+func errorMsg(code, detail string) errMsg { return errMsg{Type: "error", Code: code, Detail: detail} }
+
+// votedMsg confirms a phone's vote.
+type votedMsg struct {
+	Type   string `json:"type"`
+	Choice string `json:"choice"`
 }
 
 // wireEvent is a trace event as the room sends it: the engine's Event plus
@@ -421,11 +432,30 @@ func (r *Room) sendState() {
 	r.bmu.Unlock()
 }
 
-func (r *Room) welcome(c *conn) map[string]any {
+// welcomeMsg greets a new connection with its role and the room's state.
+// Like every message, it names its type first, so that a reader can switch
+// on the first bytes.
+type welcomeMsg struct {
+	Type  string   `json:"type"`
+	Role  string   `json:"role"`
+	Code  string   `json:"code"`
+	State stateMsg `json:"state"`
+}
+
+func (r *Room) welcome(c *conn) welcomeMsg {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return map[string]any{"type": "welcome", "role": c.role, "code": r.code,
-		"state": r.stateLocked(c.role == RoleProjector)}
+	return welcomeMsg{Type: "welcome", Role: c.role, Code: r.code, State: r.stateLocked(c.role == RoleProjector)}
+}
+
+// joinedMsg tells a phone who it is in the room.
+type joinedMsg struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Nickname string `json:"nickname"`
+	Vote     string `json:"vote"`
+	Retrying bool   `json:"retrying"`
+	Level    string `json:"level"`
 }
 
 // handle acts on one validated message from a connection.
@@ -493,8 +523,7 @@ func (r *Room) join(c *conn, m ClientMessage) {
 	st.nickname = m.Nickname
 	c.student = st
 	r.dirtyView = true
-	you := map[string]any{"type": "joined", "id": st.id, "nickname": st.nickname, "vote": st.vote,
-		"retrying": st.open, "level": r.level}
+	you := joinedMsg{Type: "joined", ID: st.id, Nickname: st.nickname, Vote: st.vote, Retrying: st.open, Level: r.level}
 	r.mu.Unlock()
 	r.tell(c, you)
 }
@@ -517,7 +546,7 @@ func (r *Room) castVote(c *conn, choice string) {
 	r.vote.Votes = len(r.votes)
 	r.dirtyView = true
 	r.mu.Unlock()
-	r.tell(c, map[string]string{"type": "voted", "choice": choice})
+	r.tell(c, votedMsg{Type: "voted", Choice: choice})
 }
 
 // revealLocked closes the vote and shows its histogram, with what the

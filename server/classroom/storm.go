@@ -10,6 +10,31 @@ import (
 	"idemlab/engine"
 )
 
+// stormMsg announces a storm to every screen.
+type stormMsg struct {
+	Type     string    `json:"type"`
+	Run      int       `json:"run"`
+	Spec     StormSpec `json:"spec"`
+	Requests int       `json:"requests"`
+}
+
+// resultMsg is what a phone's transfer got, as the phone saw it: nothing
+// when the answer was lost.
+type resultMsg struct {
+	Type      string `json:"type"`
+	Lane      string `json:"lane"`
+	Intent    string `json:"intent"`
+	Key       string `json:"key"`
+	Attempt   int    `json:"attempt"`
+	Retry     bool   `json:"retry"`
+	Delivered bool   `json:"delivered"`
+	Replayed  bool   `json:"replayed"`
+	Retrying  bool   `json:"retrying"`
+	Level     string `json:"level"`
+	Status    int    `json:"status,omitempty"`
+	Body      string `json:"body,omitempty"`
+}
+
 // startStorm opens a fresh ledger at the storm's level and fires it in a
 // goroutine of the room. One storm runs at a time per room; the vote, if
 // one is open, is locked as the storm begins.
@@ -33,7 +58,7 @@ func (r *Room) startStorm(c *conn, spec StormSpec) {
 		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
 		return
 	}
-	r.broadcastAll(map[string]any{"type": "storm", "run": nr.id, "spec": spec, "requests": spec.Clients * spec.Attempts})
+	r.broadcastAll(stormMsg{Type: "storm", Run: nr.id, Spec: spec, Requests: spec.Clients * spec.Attempts})
 	if !r.spawn(func() { r.runStorm(nr, spec) }) {
 		r.mu.Lock()
 		r.storming = false
@@ -177,11 +202,11 @@ func (r *Room) studentSend(c *conn, basement bool) {
 		st.open = !settled
 		r.dirtyRun = true
 		r.mu.Unlock()
-		out := map[string]any{"type": "result", "lane": w.lane, "intent": w.intent, "key": w.key, "attempt": attempt,
-			"retry": attempt > 1, "delivered": res.Delivered, "replayed": res.Replayed, "retrying": !settled, "level": run.level}
+		out := resultMsg{Type: "result", Lane: w.lane, Intent: w.intent, Key: w.key, Attempt: attempt, Retry: attempt > 1,
+			Delivered: res.Delivered, Replayed: res.Replayed, Retrying: !settled, Level: run.level}
 		if res.Delivered {
-			out["status"] = status
-			out["body"] = truncate(string(res.Response.Body), 400)
+			out.Status = status
+			out.Body = truncate(string(res.Response.Body), 400)
 		}
 		r.tell(c, out)
 	})
