@@ -31,7 +31,26 @@ type Session struct {
 	moves  []move
 	w      *world
 	closed bool
+	// spare is a fresh world being built in the background, so that Back
+	// and Reset need not wait for a new database; nil when none is coming.
+	spare   *spareWorld
+	spareWG sync.WaitGroup
+	stop    chan struct{} // closed by Close: a spare not yet started is not built
 }
+
+// spareWorld is a world on its way: ch delivers it (nil if it could not be
+// built); closing hurry makes the builder skip its pause.
+type spareWorld struct {
+	ch    chan *world
+	hurry chan struct{}
+}
+
+// sparePause is how long the background build of a spare world waits
+// before it starts. In the browser the module has one thread: the pause
+// lets the answer of the call that asked for the spare reach the page
+// first, and a learner who reads before pressing Back never waits for a
+// database.
+const sparePause = 300 * time.Millisecond
 
 // move is one recorded move: a lane through one phase, with the fault the
 // learner injected there (FaultNone for a plain step). schedPos is where
@@ -55,7 +74,66 @@ func New(spec Spec, policy engine.Policy) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{spec: spec, policy: policy, w: w}, nil
+	s := &Session{spec: spec, policy: policy, w: w, stop: make(chan struct{})}
+	s.prepareSpare()
+	return s, nil
+}
+
+// prepareSpare starts building a fresh world for the current policy in the
+// background. Callers hold s.mu.
+func (s *Session) prepareSpare() {
+	if s.spare != nil {
+		return
+	}
+	sp := &spareWorld{ch: make(chan *world, 1), hurry: make(chan struct{})}
+	s.spare = sp
+	ch, spec, policy, stop := sp.ch, s.spec, s.policy, s.stop
+	s.spareWG.Add(1)
+	go func() {
+		defer s.spareWG.Done()
+		t := time.NewTimer(sparePause)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-sp.hurry:
+		case <-stop:
+			ch <- nil
+			return
+		}
+		w, err := newWorld(spec, policy)
+		if err != nil {
+			w = nil // the caller builds its own and reports the error
+		}
+		ch <- w
+	}()
+}
+
+// freshWorld returns a world nobody has moved in: the spare when it was
+// built for the current policy, else a new one. Callers hold s.mu.
+func (s *Session) freshWorld() (*world, error) {
+	if sp := s.spare; sp != nil {
+		s.spare = nil
+		close(sp.hurry) // needed now: building it costs no more than a new one
+		if w := <-sp.ch; w != nil {
+			if w.policy == s.policy {
+				return w, nil
+			}
+			w.close()
+		}
+	}
+	return newWorld(s.spec, s.policy)
+}
+
+// dropSpare closes the spare world, waiting for it if it is being built.
+// Callers hold s.mu.
+func (s *Session) dropSpare() {
+	if sp := s.spare; sp != nil {
+		s.spare = nil
+		if w := <-sp.ch; w != nil {
+			w.close()
+		}
+	}
+	s.spareWG.Wait()
 }
 
 // Spec returns the scenario being played.
@@ -135,16 +213,17 @@ func (s *Session) Back() (State, error) {
 	return s.w.state(len(s.moves)), nil
 }
 
-// replay rebuilds the world and plays moves on it.
+// replay rebuilds the world from scratch and plays moves on it.
 func (s *Session) replay(moves []move) error {
 	s.w.close()
 	s.w = nil
 	s.moves = nil
-	w, err := newWorld(s.spec, s.policy)
+	w, err := s.freshWorld()
 	if err != nil {
 		return err
 	}
 	s.w = w
+	defer s.prepareSpare()
 	for _, m := range moves {
 		if err := w.move(m.lane, m.fault); err != nil {
 			return fmt.Errorf("scenario: replay: %w", err)
@@ -193,16 +272,20 @@ func (s *Session) State() State {
 	return s.w.state(len(s.moves))
 }
 
-// Close stops every lane's goroutine and closes the database. It is safe
-// to call more than once.
+// Close stops every lane's goroutine and closes the database, and the
+// spare one being prepared. It is safe to call more than once.
 func (s *Session) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.closed {
+		close(s.stop)
+	}
 	s.closed = true
 	if s.w != nil {
 		s.w.close()
 		s.w = nil
 	}
+	s.dropSpare()
 }
 
 func (s *Session) usable() error {
