@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -328,7 +329,7 @@ func openLesson(t testing.TB, ctx context.Context, base, id string) {
 	run(t, ctx,
 		chromedp.Navigate(base+"/#lesson="+id),
 		waitJS(`document.body.dataset.engine === 'ready' && document.body.dataset.interactive === 'true'`),
-		waitJS(`location.hash.includes('lesson=`+id+`')`),
+		waitJS(`location.hash.includes('lesson=`+id+`') && document.body.dataset.lesson === '`+id+`'`),
 	)
 }
 
@@ -645,6 +646,30 @@ func TestThemeAndKeysHelp(t *testing.T) {
 	run(t, ctx, focus(`#bench`), chromedp.KeyEvent("?"),
 		waitJS(`!document.querySelector('#keys-help').hidden`))
 	assert.Contains(t, text(t, ctx, "#keys-help"), "step the lane that moves next")
+	assert.True(t, eval[bool](t, ctx, `(() => { const r = document.querySelector('#keys-help').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`), "the key list shows in the window wherever the page is scrolled")
+}
+
+// TestLessonInKorean asks for the Korean lesson with ?lang=ko: the text is
+// Korean, the language can be switched back, and the bench plays the same.
+func TestLessonInKorean(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	var index []struct {
+		ID    string   `json:"id"`
+		Langs []string `json:"langs"`
+	}
+	getJSON(t, ts.URL+"/api/lessons.json", &index)
+	if len(index) == 0 || !slices.Contains(index[0].Langs, "ko") {
+		t.Skip("the first lesson has no Korean translation")
+	}
+	ctx := tab(t)
+	run(t, ctx,
+		chromedp.Navigate(ts.URL+"/?lang=ko#lesson="+index[0].ID),
+		waitJS(`document.body.dataset.interactive === 'true'`))
+	assert.Equal(t, "ko", attr(t, ctx, "html", "lang"))
+	assert.Regexp(t, `\p{Hangul}`, text(t, ctx, "#lesson-text"))
+	assert.Equal(t, "ko", eval[string](t, ctx, `document.querySelector('#lang-select').value`))
+	runToEnd(t, ctx)
+	assert.NotEqual(t, "<missing>", attr(t, ctx, "#rules li", "data-ok"))
 }
 
 // TestPlayerScreenshots writes screenshots for a person to look at; it runs
@@ -671,6 +696,11 @@ func TestPlayerScreenshots(t *testing.T) {
 	shot("02-lesson2-mid-race")
 	runToEnd(t, ctx)
 	shot("03-lesson2-race-done")
+	run(t, ctx, chromedp.EmulateViewport(1600, 2600))
+	shot("03b-lesson2-race-done-tall")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000), focus(`#bench`), chromedp.KeyEvent("?"))
+	shot("03c-keys")
+	run(t, ctx, chromedp.KeyEvent("?"))
 	run(t, ctx, click(`#theme-toggle`))
 	shot("04-lesson2-dark")
 	openLesson(t, ctx, ts.URL, "07-full-day")

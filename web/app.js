@@ -354,7 +354,7 @@ function mountScenarioCard(holder) {
   holder.replaceChildren(
     el('p', { class: 'scenario-title' }, el('span', { 'aria-hidden': 'true', text: '⚗ ' }), t('scenario') + ': ', el('strong', { text: spec.title || spec.id })),
     el('p', { class: 'scenario-meta' }, t('level') + ' ', el('code', { text: spec.level }),
-      spec.lanes ? ' · ' + spec.lanes.length + ' lanes' : '', spec.day ? ' · ' + t('day') : ''),
+      spec.lanes && spec.lanes.length ? ' · ' + t('laneCount', { n: spec.lanes.length }) : '', spec.day ? ' · ' + t('day') : ''),
     el('button', { type: 'button', class: 'open-scenario', 'data-scenario': spec.id, onclick: () => chooseScenario(spec.id) }, t('openOnBench')));
 }
 
@@ -471,6 +471,8 @@ async function openScenarioNow() {
 
 let interactiveMarked = false;
 function interactive() {
+  // Tests wait on this to know which lesson the bench shows.
+  document.body.dataset.lesson = app.lesson ? app.lesson.id : '';
   if (interactiveMarked) return;
   interactiveMarked = true;
   performance.mark('idemlab-interactive');
@@ -713,14 +715,15 @@ function renderLast() {
     box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
     return;
   }
-  box.replaceChildren(
+  box.replaceChildren(...[
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
       el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
       ev.status ? ' · ' + ev.status : ''),
     ev.note ? el('p', { class: 'note', text: ev.note }) : null,
     el('h4', { text: t('lastSQL') }),
-    el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')));
+    el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')),
+  ].filter(Boolean));
 }
 
 function renderReport(report, summaryBox, list) {

@@ -36,6 +36,7 @@ const en = {
   onBench: 'On the bench',
   benchEmpty: 'Choose a scenario in the lesson to put it on the bench.',
   level: 'level',
+  laneCount: '{n} lanes',
   step: 'Step {n}',
   stepDone: 'Step {n}: every lane has finished',
   clock: 'clock +{time}',
