@@ -26,19 +26,19 @@ run: wasm build
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./engine/... ./store/...
+	GOOS=js GOARCH=wasm $(GO) vet ./engine/... ./store/... ./lab/ ./lab/scenario/ ./wasm/
 
 # The engine and the store run again under GOOS=js GOARCH=wasm, in Node, as
 # the browser will run them.
 test-js:
-	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/scenario/
+	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/scenario/ ./wasm/
 
 test: vet wasm
 	$(GO) test -race -count=1 ./...
 	$(MAKE) test-js
 
 bench: wasm
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/
+	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/ ./lab/scenario/
 	# A 100,000-attempt day at scoped: in-process on a SQLite file, then over HTTP (docs/PERFORMANCE.md).
 	$(GO) test -run='^$$' -bench=DayReplay -benchtime=1x -count=1 -timeout=30m ./lab/ ./lab/grade/
 
