@@ -31,7 +31,7 @@ vet:
 # The engine and the store run again under GOOS=js GOARCH=wasm, in Node, as
 # the browser will run them.
 test-js:
-	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/scenario/ ./wasm/
+	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/ ./lab/scenario/ ./wasm/
 
 test: vet wasm
 	$(GO) test -race -count=1 ./...
