@@ -527,6 +527,7 @@ func TestStudentStepsTheRaceByHand(t *testing.T) {
 
 	// The URL holds the lesson, the scenario and every move: a reload
 	// brings the same step back, and progress survives in localStorage.
+	run(t, ctx, waitJS(`document.body.dataset.urlPending === 'false'`))
 	hash := eval[string](t, ctx, `location.hash`)
 	assert.Contains(t, hash, "lesson=02-unique")
 	assert.Contains(t, hash, "m=")
@@ -701,6 +702,17 @@ func TestPlayerScreenshots(t *testing.T) {
 	run(t, ctx, chromedp.EmulateViewport(1600, 1000), focus(`#bench`), chromedp.KeyEvent("?"))
 	shot("03c-keys")
 	run(t, ctx, chromedp.KeyEvent("?"))
+	openScenario(t, ctx, "s4", false)
+	run(t, ctx, click(`#goals li[data-goal="g5"] button.goal-policy`),
+		waitJS(`!!document.querySelector('#bench-meta .sandboxed')`),
+		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector('#sandbox').open = true`)(ctx, tgt)
+			return err
+		}))
+	runToEnd(t, ctx)
+	run(t, ctx, chromedp.EmulateViewport(1600, 2600))
+	shot("03d-lesson2-sandbox-tall")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000))
 	run(t, ctx, click(`#theme-toggle`))
 	shot("04-lesson2-dark")
 	openLesson(t, ctx, ts.URL, "07-full-day")
@@ -812,4 +824,45 @@ func BenchmarkPlaygroundModuleSize(b *testing.B) {
 	if n := size(web.ModuleBrotli); n > 0 {
 		b.ReportMetric(float64(n)/1e6, "MB-brotli")
 	}
+}
+
+// choose picks an option in a <select> as a student does, firing change.
+func choose(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](`(() => { const s = document.querySelector(`+quoteJS(sel)+`); s.value = `+quoteJS(value)+
+			`; s.dispatchEvent(new Event('change', { bubbles: true })); return s.value === `+quoteJS(value)+`; })()`)(ctx, tgt)
+		return err
+	})
+}
+
+// TestSandboxFlipsOneKnobAtATime opens lesson 2's fixed rung, sees the race
+// hold, then flips the claim knob in the sandbox and sees it break; flipping
+// another knob puts the claim back, and the level's policy returns on
+// request.
+func TestSandboxFlipsOneKnobAtATime(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "02-unique")
+	openScenario(t, ctx, "s3", false)
+	runToEnd(t, ctx)
+	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
+
+	run(t, ctx, click(`#sandbox > summary`),
+		choose(`#knobs select[data-knob="claim"]`, "check-then-insert"),
+		waitJS(`document.querySelector('#step-count').dataset.step === '0' && !!document.querySelector('#bench-meta .sandboxed')`))
+	assert.Equal(t, "true", attr(t, ctx, `#knobs .knob[data-knob="claim"]`, "data-changed"))
+	assert.Contains(t, text(t, ctx, "#bench-meta"), "claim=check-then-insert")
+	run(t, ctx, waitJS(`decodeURIComponent(location.hash).includes('"claim":"check-then-insert"')`)) // the sandbox policy is in the URL
+	runToEnd(t, ctx)
+	assertRuleShown(t, ctx, "#rules", "#summary", "break", "one-transfer-per-intent")
+
+	run(t, ctx, choose(`#knobs select[data-knob="replay"]`, "recompute"),
+		waitJS(`document.querySelector('#bench-meta .sandboxed')?.textContent.includes('replay=recompute')`))
+	assert.Equal(t, "false", attr(t, ctx, `#knobs .knob[data-knob="claim"]`, "data-changed"), "one knob at a time: the claim is back")
+	assert.NotContains(t, text(t, ctx, "#bench-meta"), "claim=")
+
+	run(t, ctx, click(`#btn-sandbox-reset`),
+		waitJS(`!document.querySelector('#bench-meta .sandboxed')`))
+	runToEnd(t, ctx)
+	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
 }

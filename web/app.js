@@ -115,11 +115,13 @@ function readHash() {
 let hashTimer = 0;
 function writeHash() {
   clearTimeout(hashTimer);
+  document.body.dataset.urlPending = 'true';
   hashTimer = setTimeout(writeHashNow, 250);
 }
 
 function writeHashNow() {
   clearTimeout(hashTimer);
+  document.body.dataset.urlPending = 'false';
   const p = new URLSearchParams();
   if (app.lesson) p.set('lesson', app.lesson.id);
   if (app.spec) p.set('s', app.spec.id);
@@ -576,11 +578,11 @@ function inject() {
   });
 }
 
+// setKnob flips one knob alone: every other knob goes back to the level's
+// setting, so whatever breaks next is that knob's doing.
 function setKnob(knob, value) {
   return act(async () => {
-    const override = Object.assign({}, app.override || {});
-    if (JSON.stringify(app.base[knob]) === JSON.stringify(value)) delete override[knob];
-    else override[knob] = value;
+    const override = JSON.stringify(app.base[knob]) === JSON.stringify(value) ? {} : { [knob]: value };
     app.override = Object.keys(override).length ? override : null;
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, override)));
     app.moves = [];
@@ -666,9 +668,10 @@ function render() {
       { label: t('colKey'), cell: (x) => x.key || '' }],
     (st.transfers || []).map((x) => Object.assign({ attrs: { 'data-transfer': x.transfer_id } }, x)), { id: 'transfers' }));
   renderReport(st.report, $('summary'), $('rules'));
-  renderGoals(st.goals || []);
+  const goals = (st.goals || []).map((g) => Object.assign({}, g, { met: g.met && policyHolds(g.policy, st.policy) }));
+  renderGoals(goals);
   renderKnobs(st.policy);
-  saveGoals(app.lesson.id, app.spec.id, st.goals);
+  saveGoals(app.lesson.id, app.spec.id, goals);
 }
 
 function fmtDuration(ms) {
@@ -747,6 +750,33 @@ function renderReport(report, summaryBox, list) {
   el('span', { text: r.rule.n + '. ' + r.rule.title }),
   (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
     v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : ''))) : null)));
+}
+
+// policyHolds reports whether a goal's knob overrides are what the session
+// plays under: "break it by switching the claim to insert-or-ignore" is met
+// only with that claim, whatever else broke the rule.
+function policyHolds(want, policy) {
+  for (const [knob, v] of Object.entries(want || {})) {
+    const have = policy[knob];
+    if (durationMS(v) !== null && durationMS(have) !== null) {
+      if (durationMS(v) !== durationMS(have)) return false;
+    } else if (v !== have) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// durationMS reads a Go duration string ("5m", "24h0m0s", "1m30s") or a
+// number of seconds, as the policy's retention and lease are written; null
+// for anything else.
+function durationMS(v) {
+  if (typeof v === 'number') return v * 1000;
+  if (typeof v !== 'string' || !/^(\d+(\.\d+)?(h|m|s|ms))+$/.test(v)) return null;
+  const unit = { h: 3600e3, m: 60e3, s: 1e3, ms: 1 };
+  let total = 0;
+  for (const [, n, , u] of v.matchAll(/(\d+(\.\d+)?)(ms|h|m|s)/g)) total += Number(n) * unit[u];
+  return total;
 }
 
 // dayGoalMet judges a day's goal on its report the way the scenario runner

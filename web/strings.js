@@ -114,10 +114,10 @@ const en = {
   rules: 'Rule checks',
   ruleHolds: 'holds',
   ruleBroken: 'broken',
-  summary: '{transfers} transfers for {intents} intents · duplicates: {duplicates} · paid twice: {paid} won · 409: {conflicts} · 422: {mismatches} · replays: {replays}',
+  summary: 'intents: {intents} · transfers: {transfers} · duplicates: {duplicates} · paid twice: {paid} won · 409: {conflicts} · 422: {mismatches} · replays: {replays}',
 
   sandbox: 'Sandbox: can you still break it?',
-  sandboxIntro: 'Flip one knob of this level’s policy at a time; the scenario starts over under the new policy.',
+  sandboxIntro: 'Flip one knob of this level’s policy; the other knobs go back to the level’s setting, and the scenario starts over under the new policy.',
   sandboxChanged: 'changed from the level',
   sandboxBack: 'Back to the level’s policy',
   knob_claim: 'claim',
