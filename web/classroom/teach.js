@@ -152,7 +152,7 @@ function renderVote(v, choices) {
   h.replaceChildren(...(choices || Object.keys(v.counts)).map((c) => {
     const n = v.counts[c] || 0;
     const right = v.actual && v.actual.choice === c;
-    const bar = el("div", { class: "bar" + (right ? " right" : "") });
+    const bar = el("div", { class: "hbar" + (right ? " right" : "") });
     bar.style.width = (100 * n) / max + "%";
     return el("div", { class: "hrow", "data-choice": c }, el("span", { class: "hlabel", text: label[c] || c }), bar,
       el("span", { class: "hcount", text: String(n) + (right ? " ← what happened" : "") }));

@@ -1,0 +1,125 @@
+package server_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/server"
+)
+
+// The classroom in a real Chromium: the instructor projects a room, two
+// phones join (one on 127.0.0.1, one on localhost, so that each has its own
+// localStorage and so its own identity), vote, send transfers from the
+// basement and retry, and the projector shows storms at naive (duplicates)
+// and at scoped (none). The tabs share the package's one Chromium.
+
+const browserToken = "browser-test-instructor-token-0123456789"
+
+func classroomServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	banks, err := server.OpenBanks(server.Config{})
+	require.NoError(t, err)
+	s, err := server.New(banks, server.Options{InstructorToken: browserToken})
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		s.Close() // closes the websockets first, so the test server has nothing to wait for
+		ts.Close()
+		server.CloseBanks(banks)
+	})
+	return ts
+}
+
+func TestClassroomInTheBrowser(t *testing.T) {
+	proj := tab(t)
+	ts := classroomServer(t)
+	base := ts.URL
+	port := base[strings.LastIndex(base, ":"):]
+	otherBase := "http://localhost" + port
+
+	// The instructor opens the start-up link: the token is traded for a
+	// cookie and leaves the address bar.
+	run(t, proj, chromedp.Navigate(base+"/classroom/teach#token="+browserToken),
+		waitJS(`!document.getElementById('lobby').hidden`))
+	assert.NotContains(t, eval[string](t, proj, `location.href`), browserToken)
+	run(t, proj, click("#create"), waitJS(`document.getElementById('code').textContent.length === 6`),
+		waitJS(`document.getElementById('conn').textContent === 'online'`))
+	code := text(t, proj, "#code")
+	run(t, proj, waitJS(`document.getElementById('qr').complete && document.getElementById('qr').naturalWidth > 100`)) // the QR code is drawn
+
+	// Two phones join; a nickname with markup stays text.
+	phoneA, phoneB := tab(t), tab(t)
+	join := func(ctx context.Context, url, nick string) {
+		run(t, ctx, chromedp.Navigate(url+"/classroom/?room="+code),
+			waitJS(`document.getElementById('room-code').value === `+quoteJS(code)),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('nickname').value = `+quoteJS(nick)),
+			click(`#join-form button[type=submit]`),
+			waitJS(`!document.getElementById('client').hidden`))
+		assert.Equal(t, nick, text(t, ctx, "#me"))
+	}
+	join(phoneA, base, "<b>ana</b>")
+	join(phoneB, otherBase, "bo")
+	run(t, proj, waitJS(`document.querySelectorAll('#roster li').length === 2`))
+	assert.Contains(t, text(t, proj, "#roster"), "<b>ana</b>")
+	assert.Zero(t, eval[int](t, proj, `document.querySelectorAll('#roster b').length`), "no markup was made from a nickname")
+
+	// Predict, then reveal.
+	run(t, proj, click("#ask"))
+	run(t, phoneA, waitJS(`!document.getElementById('vote').hidden && document.querySelector('#choices button[data-choice=double]') !== null`),
+		click(`#choices button[data-choice=double]`), waitJS(`document.getElementById('voted').textContent.includes('second transfer')`))
+	run(t, phoneB, waitJS(`document.querySelector('#choices button[data-choice="409"]') !== null`),
+		click(`#choices button[data-choice="409"]`), waitJS(`document.getElementById('voted').textContent.includes('409')`))
+	run(t, proj, waitJS(`document.getElementById('vote-status').textContent.includes('2 votes')`))
+
+	// A storm at naive: the projector draws lanes and counts duplicates.
+	storm := func(level string, clients int) {
+		run(t, proj,
+			chromedp.Evaluate[chromedp.Void](`(() => {
+				const set = (id, v) => { document.getElementById(id).value = v; };
+				set('level', `+quoteJS(level)+`); set('clients', '`+strconv.Itoa(clients)+`'); set('keys', '2');
+				set('attempts', '2'); set('fault', 'none'); set('latency', '50');
+			})()`),
+			waitJS(`!document.getElementById('fire').disabled`),
+			click("#fire"),
+			waitJS(`document.getElementById('run-label').textContent.includes('storm of `+strconv.Itoa(clients*2)+` requests at `+level+`')`))
+	}
+	storm("naive", 6)
+	assert.Equal(t, "10", attr(t, proj, "#tally", "data-duplicates"), "12 requests for 2 wishes at naive pay 10 times too many")
+	assert.GreaterOrEqual(t, eval[int](t, proj, `document.querySelectorAll('#lanes .lane').length`), 12)
+	assert.Contains(t, text(t, proj, "#lanes"), "paid twice")
+	assert.Contains(t, text(t, proj, "#rules"), "✗")
+	run(t, proj, waitJS(`document.querySelectorAll('#histogram .hrow').length === 4`))
+	assert.Contains(t, text(t, proj, "#histogram"), "← what happened")
+	run(t, phoneA, waitJS(`document.getElementById('choices').textContent.includes('what happened')`))
+
+	// At scoped, the same storm moves each wish's money once.
+	storm("scoped", 6)
+	assert.Equal(t, "0", attr(t, proj, "#tally", "data-duplicates"))
+	assert.Contains(t, text(t, proj, "#keytable"), "completed")
+
+	// A phone in the basement loses its answer, then retries with the same
+	// key and gets the stored 201; its lanes appear on the projector.
+	run(t, phoneA, click("#basement"), click("#send"),
+		waitJS(`document.getElementById('result').textContent.includes('No answer')`))
+	assert.Equal(t, "Send again (retry)", text(t, phoneA, "#send"))
+	run(t, phoneA, click("#basement"), click("#send"),
+		waitJS(`document.getElementById('result').textContent.startsWith('201 (replayed)')`))
+	run(t, proj, waitJS(`[...document.querySelectorAll('#lanes .lane-label')].some(e => e.textContent === '<b>ana</b> #2')`))
+	assert.GreaterOrEqual(t, eval[int](t, phoneA, `document.querySelectorAll('#mylanes .lane').length`), 2)
+
+	// A reload is the same student, straight back in.
+	run(t, phoneA, chromedp.Reload(), waitJS(`!document.getElementById('client').hidden`))
+	assert.Equal(t, "<b>ana</b>", text(t, phoneA, "#me"))
+	run(t, proj, waitJS(`document.querySelectorAll('#roster li').length === 2`))
+
+	// A phone has no controls and cannot project.
+	assert.False(t, eval[bool](t, phoneB, `document.getElementById('storm-form') !== null`))
+	run(t, phoneB, chromedp.Navigate(otherBase+"/classroom/teach"), waitJS(`!document.getElementById('signin').hidden`))
+}
