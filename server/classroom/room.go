@@ -292,7 +292,7 @@ func (r *Room) tracer(runID int) engine.Tracer {
 }
 
 // maxBatch bounds one events message, so that no single frame is huge.
-const maxBatch = 400
+const maxBatch = 2000
 
 // flushLocked sends the pending events as batches, each encoded once and
 // shared by every connection. The caller holds bmu.
@@ -313,14 +313,17 @@ func (r *Room) flushLocked() {
 }
 
 // encodeBatch writes an events message. The header comes first and holds
-// the oldest event's emission time, so that a reader can judge the batch's
-// lateness without parsing the events.
+// the oldest event's emission time and the time the batch was encoded, so
+// that a reader can judge the batch's lateness, and where it was spent,
+// without parsing the events.
 func encodeBatch(seq int64, evs []wireEvent) []byte {
 	b := make([]byte, 0, 256*len(evs)+96)
 	b = append(b, `{"type":"events","batch":`...)
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, `,"t0_us":`...)
 	b = strconv.AppendInt(b, evs[0].TUS, 10)
+	b = append(b, `,"sent_us":`...)
+	b = strconv.AppendInt(b, time.Now().UnixMicro(), 10)
 	b = append(b, `,"n":`...)
 	b = strconv.AppendInt(b, int64(len(evs)), 10)
 	b = append(b, `,"events":[`...)
