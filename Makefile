@@ -39,6 +39,7 @@ test: vet wasm
 
 bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/ ./lab/scenario/
+	# ./server/ includes the classroom's load: 300 websocket clients, a 2,000-request storm (docs/PERFORMANCE.md).
 	# A 100,000-attempt day at scoped: in-process on a SQLite file, then over HTTP (docs/PERFORMANCE.md).
 	$(GO) test -run='^$$' -bench=DayReplay -benchtime=1x -count=1 -timeout=30m ./lab/ ./lab/grade/
 
