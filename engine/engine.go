@@ -82,6 +82,11 @@ const TransfersRoute = "/transfers"
 func (e *Engine) Handle(ctx context.Context, req Request) Result {
 	path := req.Path
 	switch {
+	case path == "" || path == "/":
+		if req.Method != "GET" {
+			return delivered(methodNotAllowed("GET"))
+		}
+		return delivered(jsonResponse(200, e.Published()))
 	case path == TransfersRoute:
 		if req.Method != "POST" {
 			return delivered(methodNotAllowed("POST"))
@@ -100,6 +105,31 @@ func (e *Engine) Handle(ctx context.Context, req Request) Result {
 	default:
 		return delivered(CauseNotFound.Problem("the bank API has PUT/GET /accounts/{id} and POST /transfers").Response())
 	}
+}
+
+// Publication is what a level publishes about itself: the policy, and the
+// retention and lease in seconds, as the lab contract asks (GET on the base
+// URL).
+type Publication struct {
+	Level            string `json:"level,omitempty"`
+	Scope            string `json:"scope"`
+	RetentionSeconds int64  `json:"retention_seconds"`
+	LeaseSeconds     int64  `json:"lease_seconds"`
+	Policy           Policy `json:"policy"`
+}
+
+// Published returns the engine's publication.
+func (e *Engine) Published() Publication {
+	p := e.policy
+	scope := "global: one namespace for every customer's keys"
+	if p.Scope == ScopeCustomerEndpoint {
+		scope = "(customer, endpoint, key)"
+	}
+	if !p.Keyed() {
+		scope = "none: no keys are kept"
+	}
+	return Publication{Level: p.Level, Scope: scope, RetentionSeconds: int64(p.Retention.D() / time.Second),
+		LeaseSeconds: int64(p.Lease.D() / time.Second), Policy: p}
 }
 
 func delivered(r Response) Result { return Result{Response: r, Delivered: true} }

@@ -508,3 +508,15 @@ func TestTraceHasEveryPhaseAndSQL(t *testing.T) {
 	assert.Contains(t, events[3].Note, "UNIQUE constraint failed", "SQLite's own error text is shown")
 	assert.Equal(t, engine.OutcomeReplayed, events[4].Outcome)
 }
+
+func TestPublication(t *testing.T) {
+	b := newBank(t, engine.MustPreset(engine.LevelScoped), engine.Options{})
+	for _, path := range []string{"", "/"} {
+		r := b.do(t, engine.Request{Method: "GET", Path: path})
+		require.Equal(t, 200, r.Response.Status)
+		assert.JSONEq(t, `{"level":"scoped","scope":"(customer, endpoint, key)","retention_seconds":86400,"lease_seconds":30,
+			"policy":{"level":"scoped","claim":"constraint","fingerprint":"canonical","in_progress":"two-phase","replay":"stored",
+			"scope":"customer-endpoint","retention":"24h0m0s","lease":"30s"}}`, string(r.Response.Body))
+	}
+	assert.Equal(t, 405, b.do(t, engine.Request{Method: "POST", Path: "/"}).Response.Status)
+}

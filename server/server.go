@@ -56,17 +56,18 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	}
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
-		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, httpapi.Handler{Engine: b.Engine}))
-		s.mux.Handle("GET "+prefix, policyHandler(b))
+		h := http.StripPrefix(prefix, httpapi.Handler{Engine: b.Engine})
+		s.mux.Handle(prefix+"/", h)
+		s.mux.Handle(prefix, h) // GET on the base URL publishes the level's policy
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
 	})
 	s.mux.HandleFunc("GET /bank", func(w http.ResponseWriter, r *http.Request) {
-		var out []map[string]any
+		var out []engine.Publication
 		for _, b := range banks {
-			out = append(out, describe(b))
+			out = append(out, b.Engine.Published())
 		}
 		writeJSON(w, 200, out)
 	})
@@ -101,19 +102,6 @@ func (s *Server) Opts() Options { return s.opts }
 
 // Log returns the server's logger.
 func (s *Server) Log() *slog.Logger { return s.log }
-
-// describe publishes a level's policy: its scope, retention and lease.
-func describe(b *Bank) map[string]any {
-	p := b.Engine.Policy()
-	return map[string]any{
-		"level": b.Level, "path": "/bank/" + b.Level, "policy": p,
-		"retention_seconds": int64(p.Retention.D() / time.Second), "lease_seconds": int64(p.Lease.D() / time.Second),
-	}
-}
-
-func policyHandler(b *Bank) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, describe(b)) })
-}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.MarshalIndent(v, "", "  ")

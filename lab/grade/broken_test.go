@@ -143,7 +143,14 @@ func TestGradeWithoutPublishedRetentionIsUnknown(t *testing.T) {
 	db, err := store.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
-	srv := httptest.NewServer(httpapiFor(engine.New(db, scoped, engine.Options{})))
+	bank := httpapiFor(engine.New(db, scoped, engine.Options{}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" { // an endpoint that publishes nothing
+			http.NotFound(w, r)
+			return
+		}
+		bank.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	rep, err := grade.Grade(context.Background(), srv.URL, gradeOpts())
 	require.NoError(t, err)
