@@ -111,7 +111,7 @@ func TestClassroomInTheBrowser(t *testing.T) {
 	assert.Equal(t, "Send again (retry)", text(t, phoneA, "#send"))
 	run(t, phoneA, click("#basement"), click("#send"),
 		waitJS(`document.getElementById('result').textContent.startsWith('201 (replayed)')`))
-	run(t, proj, waitJS(`[...document.querySelectorAll('#lanes .lane-label')].some(e => e.textContent === '<b>ana</b> #2')`))
+	run(t, proj, waitJS(`[...document.querySelectorAll('#lanes .lane-id')].some(e => e.textContent === '<b>ana</b> #2')`))
 	assert.GreaterOrEqual(t, eval[int](t, phoneA, `document.querySelectorAll('#mylanes .lane').length`), 2)
 
 	// A reload is the same student, straight back in.

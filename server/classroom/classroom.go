@@ -65,6 +65,9 @@ type Config struct {
 	// SendsPerSecond and SendBurst bound one student's transfers.
 	MessagesPerSecond, MessageBurst float64
 	SendsPerSecond, SendBurst       float64
+	// IdleRoom is how long a room must have had no connection before a new
+	// room may take its place when MaxRooms are open.
+	IdleRoom time.Duration
 	// LateRetryAfter is how long a late-retry storm waits (on the ledger's
 	// clock) before its retries: longer than the retention of the levels
 	// below scoped, shorter than scoped's. It is also the retry horizon the
@@ -102,6 +105,7 @@ func (c *Config) defaults() {
 	setF(&c.SendsPerSecond, 1)
 	setF(&c.SendBurst, 3)
 	setD(&c.LateRetryAfter, time.Hour)
+	setD(&c.IdleRoom, 10*time.Minute)
 	setD(&c.StudentLatency, 300*time.Millisecond)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -193,13 +197,13 @@ func randomHex(n int) (string, error) {
 
 // Register adds the classroom's routes to mux.
 func (c *Classroom) Register(mux *http.ServeMux) {
-	pages := http.FileServerFS(classroomweb.Files)
+	files := http.FileServerFS(classroomweb.Files)
 	mux.HandleFunc("GET /classroom", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/classroom/", http.StatusMovedPermanently)
 	})
-	mux.HandleFunc("GET /classroom/{$}", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, pages, "join.html") })
-	mux.HandleFunc("GET /classroom/teach", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, pages, "teach.html") })
-	mux.Handle("GET /classroom/static/", http.StripPrefix("/classroom/static", noDirs(pages)))
+	mux.HandleFunc("GET /classroom/{$}", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, "join.html") })
+	mux.HandleFunc("GET /classroom/teach", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, "teach.html") })
+	mux.Handle("GET /classroom/static/", http.StripPrefix("/classroom/static", noDirs(files)))
 	mux.HandleFunc("POST /classroom/api/session", c.handleLogin)
 	mux.HandleFunc("GET /classroom/api/session", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]bool{"instructor": c.isInstructor(r)})
@@ -218,13 +222,10 @@ func securityHeaders(w http.ResponseWriter) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
-func servePage(w http.ResponseWriter, r *http.Request, pages http.Handler, name string) {
+func servePage(w http.ResponseWriter, r *http.Request, name string) {
 	securityHeaders(w)
 	w.Header().Set("Cache-Control", "no-cache")
-	r2 := r.Clone(r.Context())
-	r2.URL.Path = "/" + name
-	// FileServer redirects */index.html-like paths; ours are plain files.
-	http.ServeFileFS(w, r2, classroomweb.Files, name)
+	http.ServeFileFS(w, r, classroomweb.Files, name)
 }
 
 func noDirs(h http.Handler) http.Handler {
@@ -344,13 +345,13 @@ func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages").Response())
+		return
+	}
 	room := c.room(roomCode(r, "/classroom/ws/", ""))
 	if room == nil {
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
-		return
-	}
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages").Response())
 		return
 	}
 	role := RoleStudent
@@ -380,6 +381,9 @@ func (c *Classroom) createRoom() (*Room, error) {
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, errors.New("the server is shutting down")
+	}
+	if len(c.rooms) >= c.cfg.MaxRooms {
+		c.evictIdleLocked(time.Now())
 	}
 	if len(c.rooms) >= c.cfg.MaxRooms {
 		return nil, fmt.Errorf("at most %d rooms can be open at once", c.cfg.MaxRooms)
@@ -415,6 +419,18 @@ func roomCode(r *http.Request, prefix, suffix string) string {
 		return ""
 	}
 	return code
+}
+
+// evictIdleLocked closes the rooms nobody has been connected to for
+// IdleRoom, to make space for a new one. The caller holds c.mu.
+func (c *Classroom) evictIdleLocked(now time.Time) {
+	for code, r := range c.rooms {
+		if r.idleSince(now) >= c.cfg.IdleRoom {
+			delete(c.rooms, code)
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); r.close() }()
+		}
+	}
 }
 
 func (c *Classroom) room(code string) *Room {

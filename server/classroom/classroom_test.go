@@ -82,3 +82,20 @@ func TestSameOrigin(t *testing.T) {
 		assert.Equal(t, tc.ok, sameOrigin(r), "origin %q host %q", tc.origin, tc.host)
 	}
 }
+
+func TestIdleRoomsMakeSpace(t *testing.T) {
+	cl, err := New(Config{MaxRooms: 1, IdleRoom: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	defer cl.Close()
+	a, err := cl.createRoom()
+	require.NoError(t, err)
+	require.True(t, a.reserve(), "someone is connecting to a")
+	_, err = cl.createRoom()
+	assert.Error(t, err, "a room in use is never evicted")
+	a.unreserve()
+	time.Sleep(time.Millisecond)
+	b, err := cl.createRoom()
+	require.NoError(t, err, "an idle room makes space")
+	assert.Nil(t, cl.room(a.code), "the idle room is gone")
+	assert.Same(t, b, cl.room(b.code))
+}

@@ -79,6 +79,8 @@ type Room struct {
 	dirtyRun  bool // a student's transfer finished since the last report
 	dropped   int
 	closed    bool
+	// emptySince is when the last connection left; zero while any is open.
+	emptySince time.Time
 
 	// pending holds trace events until the next tick sends them as one
 	// batch. It has its own lock because the engine's goroutines append to
@@ -94,7 +96,7 @@ type Room struct {
 
 func newRoom(c *Classroom, code string) *Room {
 	ctx, cancel := context.WithCancel(c.ctx)
-	r := &Room{cl: c, code: code, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
+	r := &Room{cl: c, code: code, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}, emptySince: time.Now(),
 		students: map[string]*student{}, byID: map[string]*student{}, level: engine.LevelNaive,
 		votes: map[string]string{}}
 	r.wg.Add(1)
@@ -134,6 +136,7 @@ func (r *Room) attach(c *conn) {
 		return
 	}
 	r.conns[c] = struct{}{}
+	r.emptySince = time.Time{}
 	r.dirtyView = true
 	r.mu.Unlock()
 	r.cl.wg.Add(2)
@@ -146,8 +149,23 @@ func (r *Room) attach(c *conn) {
 func (r *Room) leave(c *conn) {
 	r.mu.Lock()
 	delete(r.conns, c)
+	if len(r.conns) == 0 {
+		r.emptySince = time.Now()
+	}
 	r.dirtyView = true
 	r.mu.Unlock()
+}
+
+// idleSince reports how long the room has had no connection (zero while
+// it has one, or before anyone joined: a room just opened is not idle
+// until IdleRoom after it was opened).
+func (r *Room) idleSince(now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.conns) > 0 || r.reserved > 0 || r.storming {
+		return 0
+	}
+	return now.Sub(r.emptySince)
 }
 
 func (r *Room) noteDropped() {

@@ -126,12 +126,14 @@ func (r *Room) runStorm(run *run, spec StormSpec) {
 	}
 	abandoned.Wait()
 	info := &stormInfo{Spec: spec, Requests: spec.Clients * spec.Attempts, DurationMS: time.Since(begin).Milliseconds()}
+	// The report goes out before the state that says the storm is over, so
+	// that screens see the verdict first and the controls come back after.
+	r.sendReport(run, info)
 	r.mu.Lock()
 	r.storming = false
 	r.dirtyView = true
 	r.dirtyRun = false
 	r.mu.Unlock()
-	r.sendReport(run, info)
 }
 
 // studentSend is a press of a phone's "Send transfer" button. After an

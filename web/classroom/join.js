@@ -2,7 +2,8 @@
 // kept in localStorage (so a reload is the same student), sends transfers,
 // loses their answers in the "basement", retries, votes, and draws its own
 // lanes from the room's trace events. All text is set as text.
-import { connect, el, outcomeClass } from "./room.js";
+import { connect, el } from "./room.js";
+import { drawLanes, lanesFromEvents } from "/lanes.js";
 
 const $ = (id) => document.getElementById(id);
 const STORE = "idemlab.classroom.student";
@@ -12,7 +13,7 @@ let room = null;
 let me = null;
 let code = "";
 let run = 0;
-let mine = new Map();
+let mine = []; // this phone's trace events in the current ledger
 
 function identity() {
   let id = null;
@@ -108,11 +109,11 @@ function onMessage(msg) {
       for (const e of msg.events) {
         if (e.run !== run) {
           run = e.run;
-          mine = new Map();
-          $("mylanes").replaceChildren();
+          mine = [];
         }
-        if (e.lane.startsWith(me.id + ".")) addEvent(e);
+        if (e.lane.startsWith(me.id + ".")) mine.push(e);
       }
+      drawMine();
       break;
     case "error":
       if (msg.code !== "wait") $("send").disabled = false;
@@ -144,6 +145,14 @@ function renderState(s) {
   if (s.storming) $("voted").textContent = "The storm is running: votes are locked.";
 }
 
+// drawMine draws this phone's lanes, newest first, with the playground's
+// lane view. The key is parsed at validate, so a lane's first event has none.
+function drawMine() {
+  const lanes = lanesFromEvents(mine).reverse();
+  for (const lane of lanes) lane.key = lane.key || (lane.events.find((e) => e.key) || {}).key;
+  drawLanes($("mylanes"), lanes, { showResponse: false });
+}
+
 function renderResult(r) {
   $("send").disabled = false;
   const box = $("result");
@@ -162,18 +171,6 @@ function renderResult(r) {
   }
   box.textContent = text;
   $("send").textContent = r.retrying ? "Send again (retry)" : "Send transfer";
-}
-
-function addEvent(e) {
-  let lane = mine.get(e.lane);
-  if (!lane) {
-    const cells = el("div", { class: "cells" });
-    $("mylanes").append(el("div", { class: "lane" }, el("span", { class: "lane-label", text: "#" + e.lane.split(".")[1] }), cells));
-    lane = { cells };
-    mine.set(e.lane, lane);
-  }
-  const [cls, sym] = outcomeClass(e.outcome);
-  lane.cells.append(el("span", { class: "cell " + cls, title: e.note || "", text: `${sym} ${e.phase}${e.status ? " " + e.status : ""}` }));
 }
 
 $("send").addEventListener("click", () => {

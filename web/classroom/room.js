@@ -82,29 +82,3 @@ export function el(tag, attrs = {}, ...children) {
 export function won(n) {
   return new Intl.NumberFormat("en").format(n) + " won";
 }
-
-/** outcomeClass maps a trace outcome to a lane colour class and a symbol, so colour is never the only signal. */
-export function outcomeClass(outcome) {
-  switch (outcome) {
-    case "committed":
-    case "claimed":
-    case "stored":
-    case "delivered":
-    case "replayed":
-    case "taken-over":
-      return ["ok", "✓"];
-    case "lost":
-    case "timed-out":
-    case "declined":
-    case "conflict":
-    case "mismatch":
-    case "duplicate":
-      return ["info", "!"];
-    case "crashed":
-    case "error":
-    case "rejected":
-      return ["fail", "✗"];
-    default:
-      return ["plain", "·"];
-  }
-}

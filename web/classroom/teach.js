@@ -2,20 +2,22 @@
 // start-up link, opens a room, fires storms and asks the class to predict;
 // every trace event of every request arrives over the room's websocket and
 // is drawn as it comes. All user text is set as text, never as markup.
-import { connect, el, won, outcomeClass } from "./room.js";
+import { connect, el, won } from "./room.js";
+// The lane view is the playground's own (web/lanes.js), so a room sees the
+// same lanes its students met in the lessons.
+import { drawLanes, lanesFromEvents } from "/lanes.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_LANES = 120; // lanes drawn in full; the rest are counted
-const PHASE_SHORT = {
-  receive: "recv", validate: "valid", fingerprint: "fp", claim: "claim", compare: "cmp",
-  execute: "exec", commit: "commit", "store-response": "store", respond: "resp",
-};
+const REDRAW_MS = 150; // the lanes are redrawn at most this often while a storm streams in
 
 let room = null;
 let roster = new Map(); // student id → nickname
 let run = 0;
-let lanes = new Map(); // lane → {cells}
+let lanes = new Map(); // lane → its events, for the lanes drawn
+let paidTwice = new Set(); // lanes whose commit was a second transfer for their wish
 let hidden = 0;
+let redraw = 0;
 let queue = [];
 let frame = 0;
 let live = null;
@@ -165,9 +167,12 @@ function renderVote(v, choices) {
 function newRun(id, label) {
   run = id;
   lanes = new Map();
+  paidTwice = new Set();
   hidden = 0;
   queue = [];
   live = freshLive();
+  clearTimeout(redraw);
+  redraw = 0;
   $("lanes").replaceChildren();
   $("run-label").textContent = `(ledger ${id}, ${label})`;
   renderLive();
@@ -176,6 +181,7 @@ function newRun(id, label) {
 function drainNow() {
   if (frame) cancelAnimationFrame(frame);
   drain();
+  drawNow();
 }
 
 // drain draws the queued events once per animation frame, however many
@@ -200,42 +206,47 @@ function laneLabel(lane) {
 
 function addEvent(e) {
   live.requests.add(e.lane);
-  let cls, sym;
-  [cls, sym] = outcomeClass(e.outcome);
-  let text = PHASE_SHORT[e.phase] || e.phase;
   if (e.phase === "commit" && e.outcome === "committed") {
     const n = (live.commits.get(e.intent) || 0) + 1;
     live.commits.set(e.intent, n);
-    if (n > 1) {
-      cls = "fail";
-      sym = "✗";
-      text = "paid twice";
-    }
+    if (n > 1) paidTwice.add(e.lane);
   }
   if (e.phase === "respond") {
     if (e.outcome === "lost" || e.outcome === "timed-out") live.lost++;
     else live.statuses.set(e.status, (live.statuses.get(e.status) || 0) + 1);
-    if (e.status) text += " " + e.status;
-  } else if (e.status && e.phase !== "commit") {
-    text += " " + e.status;
   }
   if (e.outcome === "crashed") live.crashed++;
-  let lane = lanes.get(e.lane);
-  if (!lane) {
+  let evs = lanes.get(e.lane);
+  if (!evs) {
     const student = /^s\d+\./.test(e.lane);
     if (lanes.size >= MAX_LANES && !student) {
       hidden++;
       return;
     }
-    const cells = el("div", { class: "cells" });
-    const row = el("div", { class: "lane" + (student ? " student" : ""), "data-lane": e.lane },
-      el("span", { class: "lane-label", text: laneLabel(e.lane) }), cells);
-    $("lanes").append(row);
-    lane = { cells };
-    lanes.set(e.lane, lane);
+    evs = [];
+    lanes.set(e.lane, evs);
   }
-  const title = [e.phase, e.outcome, e.note, e.sql].filter(Boolean).join("\n");
-  lane.cells.append(el("span", { class: "cell " + cls, title, text: sym + " " + text }));
+  evs.push(e);
+  if (!redraw) redraw = setTimeout(drawNow, REDRAW_MS);
+}
+
+// drawNow redraws the lanes with the playground's lane view. Students'
+// lanes carry their nicknames (as text: the view never parses markup), and
+// a lane whose commit paid a wish a second time says so.
+function drawNow() {
+  clearTimeout(redraw);
+  redraw = 0;
+  const drawn = lanesFromEvents([].concat(...lanes.values()));
+  for (const lane of drawn) {
+    // The key is parsed at validate, so the first event of a lane has none.
+    lane.key = lane.key || (lane.events.find((e) => e.key) || {}).key;
+    if (paidTwice.has(lane.id)) {
+      lane.verdict = "fail";
+      lane.verdict_text = "paid twice: a second transfer for wish " + lane.intent;
+    }
+    lane.id = laneLabel(lane.id);
+  }
+  drawLanes($("lanes"), drawn, { showResponse: false });
 }
 
 function renderLive() {
