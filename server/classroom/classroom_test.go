@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,4 +100,36 @@ func TestIdleRoomsMakeSpace(t *testing.T) {
 	require.NoError(t, err, "an idle room makes space")
 	assert.Nil(t, cl.room(a.code), "the idle room is gone")
 	assert.Same(t, b, cl.room(b.code))
+}
+
+// TestLedgerFilesBesideTheDatabase: with a database path, each run of a
+// room is a SQLite file beside it, removed once the next run replaces it
+// and when the classroom closes.
+func TestLedgerFilesBesideTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	cl, err := New(Config{DB: filepath.Join(dir, "idemlab.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	room, err := cl.createRoom()
+	require.NoError(t, err)
+	first, err := room.newRun("scoped", nil)
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(dir, "idemlab-classroom-"+room.code+"-1.db"))
+	res, _ := first.send(room.ctx, wish{lane: "s1.1", intent: "w1", customer: "c1", key: "k1", amount: amount}, nil)
+	assert.Equal(t, 201, res.Response.Status)
+
+	second, err := room.newRun("naive", nil)
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(dir, "idemlab-classroom-"+room.code+"-2.db"))
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(first.path)
+		return os.IsNotExist(err)
+	}, 10*time.Second, 10*time.Millisecond, "the replaced run's file is removed")
+	h, _, err := second.history(room.ctx)
+	require.NoError(t, err)
+	assert.Empty(t, h.Attempts, "a fresh ledger has no history")
+	assert.Equal(t, int64(startBalance), h.EndBalances[payer])
+
+	cl.Close()
+	left, _ := filepath.Glob(filepath.Join(dir, "idemlab-classroom-*"))
+	assert.Empty(t, left, "closing the classroom removes its ledgers")
 }
