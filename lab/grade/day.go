@@ -46,6 +46,7 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	if err != nil {
 		return DayRun{}, err
 	}
+	defer c.Close()
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
@@ -70,9 +71,13 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 		}
 		sentAt := time.Now()
 		var rep Reply
-		if p, err := c.prepare(ctx, r); err != nil {
+		if written == nil {
+			rep = c.Do(ctx, r)
+		} else if p, err := c.prepare(ctx, r); err != nil {
 			rep = Reply{Err: fmt.Errorf("connect: %w", err)}
 		} else {
+			// The attempts that overlap this one go once it is on the wire,
+			// so it gets a connection of its own to know when that is.
 			rep = c.finish(p, signal)
 		}
 		at := lab.Attempt{Lane: a.Lane, Intent: a.Intent, Customer: a.Customer, Key: a.Key, Body: []byte(a.Body),

@@ -80,7 +80,8 @@ type CheckResult struct {
 	Broken []string `json:"broken,omitempty"`
 	// Error is set when the check could not run (the endpoint refused to
 	// open an account, or could not be reached).
-	Error string `json:"error,omitempty"`
+	Error     string `json:"error,omitempty"`
+	ElapsedMS int64  `json:"elapsed_ms"`
 }
 
 // Failure is one broken rule, shown by the shortest request sequence the
@@ -128,7 +129,7 @@ var checks = []check{
 	{"missing-key", "a transfer without Idempotency-Key gets 400 and moves nothing", checkMissingKey},
 	{"malformed-keys", "keys that are not an RFC 8941 string of 1 to 255 printable characters get 400", checkMalformedKeys},
 	{"other-customer", "another customer's key is that customer's alone", checkOtherCustomer},
-	{"together", "identical retries that arrive at the same moment make one transfer", checkTogether},
+	{"together", "identical retries that arrive at the same moment make one transfer, then a retry gets the first answer", checkTogether},
 }
 
 // Checks lists the names of the grader's checks, the day's replay last.
@@ -157,11 +158,13 @@ func Grade(ctx context.Context, base string, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	defer c.Close()
 	if o.Seed == 0 {
 		o.Seed = randomSeed()
 	}
 	g := &grader{c: c, run: runPrefix(), r: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9a7e)),
-		rep: &Report{Target: c.Base(), Seed: o.Seed, RetryHorizonSeconds: int64(RetryHorizon / time.Second)}}
+		rep: &Report{Target: c.Base(), Seed: o.Seed, RetryHorizonSeconds: int64(RetryHorizon / time.Second),
+			Failures: []Failure{}, Notes: []Note{}}}
 	g.rep.Run = strings.TrimSuffix(g.run, "-")
 	if rep := c.Do(ctx, Request{Method: "GET", Path: "/accounts/" + g.run + "probe"}); rep.Err != nil {
 		return Report{}, fmt.Errorf("grade: %s cannot be reached: %w", c.Base(), rep.Err)
@@ -211,6 +214,8 @@ func runPrefix() string {
 func (g *grader) runCheck(ctx context.Context, ch check, retention time.Duration) {
 	s := &scenario{g: g, ctx: ctx, name: ch.name, start: map[string]int64{}, together: map[int]int{}}
 	res := CheckResult{Name: ch.name, Title: ch.title}
+	began := time.Now()
+	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
 	if err := ch.run(s); err != nil {
 		res.Error = err.Error()
 		g.rep.Checks = append(g.rep.Checks, res)
@@ -243,6 +248,8 @@ func (g *grader) runDay(ctx context.Context, o Options) {
 	p.Seed = o.Seed
 	d := lab.GenerateDay(p).WithPrefix(g.run + "day-")
 	res := CheckResult{Name: "day", Title: fmt.Sprintf("a day of %d intents and their retries replays with zero duplicates", p.Intents)}
+	began := time.Now()
+	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
 	run, err := ReplayDayHTTP(ctx, d, g.c.Base(), DayOptions{Concurrency: o.Concurrency, Timeout: o.Timeout})
 	if err != nil {
 		res.Error = err.Error()
@@ -414,13 +421,14 @@ func (s *scenario) send(in lab.Intent, r Request) int {
 	return s.record(in, r, s.g.c.Do(s.ctx, r))
 }
 
-// sendTogether sends attempts of one intent at the same moment.
-func (s *scenario) sendTogether(in lab.Intent, rs []Request) []int {
+// sendTogether sends attempts at the same moment; ins[i] is the intent
+// rs[i] serves.
+func (s *scenario) sendTogether(ins []lab.Intent, rs []Request) []int {
 	replies := s.g.c.Together(s.ctx, rs)
 	s.groups++
 	out := make([]int, len(rs))
 	for i := range rs {
-		out[i] = s.record(in, rs[i], replies[i])
+		out[i] = s.record(ins[i], rs[i], replies[i])
 		s.together[out[i]] = s.groups
 	}
 	return out
@@ -783,7 +791,11 @@ func checkTogether(s *scenario) error {
 		return err
 	}
 	cust := s.customer("app-1")
-	const rounds, width = 3, 6
+	// Each round sends the same request eight times and, in the same
+	// instant, a crowd of other transfers from the same app: a busy moment,
+	// in which the first of the eight takes longest to finish, so that the
+	// others arrive while it is still in progress.
+	const rounds, width, crowd = 4, 8, 8
 	for round := range rounds {
 		shop, err := s.account(fmt.Sprintf("shop-%d", round+1), 0)
 		if err != nil {
@@ -791,11 +803,24 @@ func checkTogether(s *scenario) error {
 		}
 		in := s.intent(cust, payer, shop, s.amount())
 		r := keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
-		rs := make([]Request, width)
-		for i := range rs {
-			rs[i] = r
+		var ins []lab.Intent
+		var rs []Request
+		for range width {
+			ins, rs = append(ins, in), append(rs, r)
 		}
-		s.sendTogether(in, rs)
+		// The crowd pays one account the same amount, each under its own
+		// key: its balance still counts the crowd's transfers.
+		other, err := s.account(fmt.Sprintf("crowd-%d", round+1), 0)
+		if err != nil {
+			return err
+		}
+		amount := s.amount()
+		for range crowd {
+			o := s.intent(cust, payer, other, amount)
+			ins = append(ins, o)
+			rs = append(rs, keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, other, o.Amount)))
+		}
+		s.sendTogether(ins, rs)
 		// One more, after they all finished: it must get the first answer.
 		s.send(in, r)
 	}
