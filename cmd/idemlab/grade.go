@@ -25,7 +25,8 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: idemlab grade URL [--seed S] [--json]\n\n"+
 			"URL is the base of the bank API, e.g. http://127.0.0.1:8000 or http://127.0.0.1:8080/bank/scoped.\n"+
-			"The contract is in docs/lab-contract.md.\n\n")
+			"The contract is in docs/lab-contract.md. Checks: "+strings.Join(grade.Checks(), ", ")+".\n"+
+			"Exit status 0 only when every rule holds, the published retention included.\n\n")
 		fs.PrintDefaults()
 	}
 	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")
