@@ -92,7 +92,8 @@ func TestClassroomInTheBrowser(t *testing.T) {
 	}
 	storm("naive", 6)
 	assert.Equal(t, "10", attr(t, proj, "#tally", "data-duplicates"), "12 requests for 2 wishes at naive pay 10 times too many")
-	assert.GreaterOrEqual(t, eval[int](t, proj, `document.querySelectorAll('#lanes .lane').length`), 12)
+	assert.Equal(t, 12, eval[int](t, proj, `document.querySelectorAll('#lanes .lane').length`))
+	assert.Equal(t, "12 requests", text(t, proj, "#lane-count"))
 	assert.Contains(t, text(t, proj, "#lanes"), "paid twice")
 	assert.Contains(t, text(t, proj, "#rules"), "✗")
 	run(t, proj, waitJS(`document.querySelectorAll('#histogram .hrow').length === 4`))

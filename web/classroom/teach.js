@@ -16,7 +16,7 @@ let roster = new Map(); // student id → nickname
 let run = 0;
 let lanes = new Map(); // lane → its events, for the lanes drawn
 let paidTwice = new Set(); // lanes whose commit was a second transfer for their wish
-let hidden = 0;
+let hidden = new Set(); // lanes not drawn (counted all the same)
 let redraw = 0;
 let queue = [];
 let frame = 0;
@@ -168,7 +168,7 @@ function newRun(id, label) {
   run = id;
   lanes = new Map();
   paidTwice = new Set();
-  hidden = 0;
+  hidden = new Set();
   queue = [];
   live = freshLive();
   clearTimeout(redraw);
@@ -220,7 +220,7 @@ function addEvent(e) {
   if (!evs) {
     const student = /^s\d+\./.test(e.lane);
     if (lanes.size >= MAX_LANES && !student) {
-      hidden++;
+      hidden.add(e.lane);
       return;
     }
     evs = [];
@@ -253,7 +253,7 @@ function renderLive() {
   if (!live) return;
   let dup = 0;
   for (const n of live.commits.values()) if (n > 1) dup += n - 1;
-  $("lane-count").textContent = `${live.requests.size} requests` + (hidden ? ` (${hidden} lanes not drawn, all counted)` : "");
+  $("lane-count").textContent = `${live.requests.size} requests` + (hidden.size ? ` (${hidden.size} lanes not drawn, all counted)` : "");
   const st = (c) => live.statuses.get(c) || 0;
   $("tally").replaceChildren(
     tile("duplicates (live)", dup, dup > 0 ? "fail" : "ok"),
