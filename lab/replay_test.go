@@ -73,7 +73,11 @@ func TestReplayDayOnTheLadder(t *testing.T) {
 			s := tally.Report.Summary
 			assert.Equal(t, len(d.Attempts), tally.Attempts)
 			assert.ElementsMatch(t, want[level], tally.Report.Broken())
+			if level == engine.LevelFingerprint || level == engine.LevelReplay {
+				assert.Positive(t, tally.ForeignKeyRefusals, "keys numbered alike collide when keys are global")
+			}
 			if level == engine.LevelScoped {
+				assert.Zero(t, tally.ForeignKeyRefusals)
 				assert.Zero(t, s.Duplicates)
 				assert.Zero(t, s.PaidTwice)
 				assert.True(t, tally.OK())

@@ -28,6 +28,11 @@ type Tally struct {
 	// duplicates, which count what the server should have caught.
 	ClientDuplicates int   `json:"client_duplicates"`
 	ClientPaidTwice  int64 `json:"client_paid_twice"`
+	// ForeignKeyRefusals counts first requests refused 422 because another
+	// customer had used the same key string: what global keys do to
+	// clients that number their keys alike. No money moves twice, but a
+	// customer's legitimate transfer never happens.
+	ForeignKeyRefusals int `json:"foreign_key_refusals"`
 	// RetentionKnown is false when a black-box endpoint did not publish
 	// its retention, so rule 7 could not be judged.
 	RetentionKnown bool          `json:"retention_known"`
@@ -57,6 +62,21 @@ func NewTally(d Day, h History, perIntent map[string]int) Tally {
 		} else {
 			t.Statuses[0]++
 		}
+	}
+	firstCustomer := map[string]string{} // key string → the customer who used it first
+	seen := map[keyID]bool{}
+	for _, a := range h.Attempts {
+		if a.Key == "" {
+			continue
+		}
+		if _, ok := firstCustomer[a.Key]; !ok {
+			firstCustomer[a.Key] = a.Customer
+		}
+		k := keyID{a.Customer, a.Key}
+		if !seen[k] && a.Status == 422 && firstCustomer[a.Key] != a.Customer {
+			t.ForeignKeyRefusals++
+		}
+		seen[k] = true
 	}
 	// A wish is an intent and its new-key repeats; each paid intent after
 	// the first is a duplicate the client made.
@@ -101,6 +121,9 @@ func (t Tally) WriteText(w io.Writer) error {
 	row("409 still in progress", s.Conflicts)
 	row("422 key reused for another request", s.Mismatches)
 	row("replays", s.Replays)
+	if t.ForeignKeyRefusals > 0 {
+		row("refused: another customer's key", fmt.Sprintf("%d first requests got 422 because another customer had used the key (keys are global)", t.ForeignKeyRefusals))
+	}
 	if t.ClientDuplicates > 0 {
 		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, groupDigits(t.ClientPaidTwice)))
 	}

@@ -19,7 +19,8 @@ type DayOptions struct {
 	Concurrency int
 	// Timeout bounds each request; 10 s when zero.
 	Timeout time.Duration
-	// Progress, when set, is called as attempts finish.
+	// Progress, when set, is called as attempts finish, from many
+	// goroutines at once; it must be safe for concurrent use.
 	Progress func(done, total int)
 }
 
