@@ -532,7 +532,9 @@ func (s *scenario) curl(attempts []int) []string {
 	return lines
 }
 
-// judge reads the balances back and runs the checker over the scenario.
+// judge reads every account back, counts each intent's transfers from the
+// payees' balances (lab.InferTransfers) and runs the checker over the
+// scenario.
 func (s *scenario) judge(retention time.Duration) ([]Failure, error) {
 	end := map[string]int64{}
 	for _, id := range s.accounts {
@@ -545,7 +547,7 @@ func (s *scenario) judge(retention time.Duration) ([]Failure, error) {
 	h := lab.History{Intents: s.intents, Attempts: s.attempts, StartBalances: s.start, EndBalances: end,
 		RetryHorizon: RetryHorizon}
 	h.TransfersPerIntent = lab.InferTransfers(h.Intents, h.Attempts, h.StartBalances, h.EndBalances)
-	s.crossCheck(h)
+	s.crossCheck()
 	var out []Failure
 	for _, rr := range lab.Check(h).Rules {
 		for _, v := range rr.Violations {
@@ -555,9 +557,12 @@ func (s *scenario) judge(retention time.Duration) ([]Failure, error) {
 	return append(out, s.extra...), nil
 }
 
-// crossCheck compares every success the endpoint sent with what the
-// balances say and with the request it answers.
-func (s *scenario) crossCheck(h lab.History) {
+// crossCheck compares every transfer the endpoint answered with the
+// request it answers: a transfer between other accounts is someone else's
+// answer. (The balances are cross-checked by the checker itself: a
+// success whose payee never received the money breaks rule 4, money that
+// appears or vanishes breaks rule 6.)
+func (s *scenario) crossCheck() {
 	for i, a := range s.attempts {
 		if !a.Delivered || a.Status < 200 || a.Status > 299 || a.Status == 200 && !strings.Contains(string(a.Response), "transfer_id") {
 			continue
