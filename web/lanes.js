@@ -138,9 +138,10 @@ export function drawLanes(container, lanes, options = {}) {
       path.append(el('li', { class: 'chip chip-empty', text: t('noEvents') }));
     }
 
-    // A running lane says so on its next phase already.
+    // A lane still on its way says so on its next phase already.
+    const onItsWay = (lane.state === 'running' || lane.state === 'waiting') && lane.next_phase;
     const foot = el('div', { class: 'lane-foot' },
-      lane.state === 'running' ? null : el('span', { class: 'lane-state', 'data-state': lane.state || '' }, stateWord(lane.state, t)));
+      onItsWay ? null : el('span', { class: 'lane-state', 'data-state': lane.state || '' }, stateWord(lane.state, t)));
     if (lane.fault && lane.fault.kind) {
       foot.append(el('span', { class: 'lane-fault' }, '⚡ ' + t('laneScriptedFault', { kind: lane.fault.kind, phase: lane.fault.phase })));
     }
