@@ -275,12 +275,42 @@ func (g *grader) runDay(ctx context.Context, o Options) {
 	g.rep.Checks = append(g.rep.Checks, res)
 }
 
+// withFirstUses returns the attempts (indexes, in order) together with the
+// first use of each one's key, when that came earlier: a request whose key
+// someone used before it only misbehaves after that first use, so the
+// lines must include it to reproduce the failure.
+func withFirstUses(attempts []int, key func(int) string) []int {
+	out := append([]int(nil), attempts...)
+	shown := map[int]bool{}
+	for _, i := range out {
+		shown[i] = true
+	}
+	for _, i := range attempts {
+		k := key(i)
+		if k == "" {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if key(j) == k {
+				if !shown[j] {
+					shown[j] = true
+					out = append(out, j)
+				}
+				break
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
 // dayCurl shows a day's violation: the accounts its attempts touch, the
 // attempts, then the balances.
 func dayCurl(base string, d lab.Day, run DayRun, idx []int) []string {
 	if len(idx) == 0 {
 		return nil
 	}
+	idx = withFirstUses(idx, func(i int) string { return d.Attempts[i].Key })
 	opening := d.StartBalances()
 	var ids, lines []string
 	seen := map[string]bool{}
@@ -487,7 +517,7 @@ func (s *scenario) curl(attempts []int) []string {
 			attempts = append(attempts, i)
 		}
 	}
-	sort.Ints(attempts)
+	attempts = withFirstUses(attempts, func(i int) string { return s.attempts[i].Key })
 	// Only the accounts the shown requests name, so the sequence stays short.
 	var accounts []string
 	for _, id := range s.accounts {

@@ -34,6 +34,13 @@ func TestGradeIdemlabLadder(t *testing.T) {
 			for _, c := range rep.Checks {
 				assert.Empty(t, c.Error, c.Name)
 			}
+			for _, f := range rep.Failures {
+				if f.Check == "other-customer" {
+					// The lines reproduce the failure only with the first
+					// customer's use of the key before it.
+					assert.Contains(t, strings.Join(f.Curl, "\n"), "X-Customer-ID: "+rep.Run+"-shop-a'", f.Message)
+				}
+			}
 		})
 	}
 }
