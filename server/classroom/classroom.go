@@ -176,9 +176,6 @@ func New(cfg Config) (*Classroom, error) {
 	return c, nil
 }
 
-// Token returns the instructor's secret, for the start-up link only.
-func (c *Classroom) Token() string { return c.token }
-
 // InstructorPath is the path, with the token in the fragment, that opens
 // the projector as the instructor. A fragment never reaches a server's
 // request line or its logs; the page trades it for a session cookie and

@@ -207,7 +207,7 @@ func (r *Room) close() {
 	}
 }
 
-// go runs f as one of the room's goroutines.
+// spawn runs f as one of the room's goroutines, unless the room is closed.
 func (r *Room) spawn(f func()) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
