@@ -1,11 +1,9 @@
 package grade_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,8 +29,8 @@ func bankServer(t testing.TB) string {
 }
 
 // engineServer serves one engine's bank API at the root of a loopback
-// socket and publishes its retention at GET /, as the contract asks; wrap,
-// when not nil, goes around the bank API to plant a bug.
+// socket (the engine itself publishes its retention at GET /); wrap, when
+// not nil, goes around it to plant a bug.
 func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(http.Handler, *store.DB) http.Handler) string {
 	t.Helper()
 	db, err := store.OpenMemory()
@@ -42,14 +40,7 @@ func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(htt
 	if wrap != nil {
 		bank = wrap(bank, db)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == "GET" && r.URL.Path == "/" {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"retention_seconds": %d}`, int64(p.Retention.D()/time.Second))
-			return
-		}
-		bank.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(bank)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
