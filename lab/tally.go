@@ -187,3 +187,36 @@ func groupDigits(n int64) string {
 	}
 	return string(out)
 }
+
+// WriteLadder writes one line per tally, for a day replayed at every level:
+// the duplicates and the money paid twice fall rung by rung, and the
+// broken rules with them.
+func WriteLadder(w io.Writer, tallies []Tally) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %9s %10s %16s %7s %7s %8s  %s\n", "level", "transfers", "duplicates", "paid twice (won)", "409", "422", "replays", "broken rules")
+	for _, t := range tallies {
+		s := t.Report.Summary
+		var broken []string
+		for _, rr := range t.Report.Rules {
+			if !rr.OK {
+				broken = append(broken, fmt.Sprint(rr.Rule.N))
+			}
+		}
+		rules := strings.Join(broken, " ")
+		if rules == "" {
+			rules = "none"
+		}
+		fmt.Fprintf(&b, "%-12s %9d %10d %16s %7d %7d %8d  %s\n", t.Level, s.Transfers, s.Duplicates, groupDigits(s.PaidTwice),
+			s.Conflicts, s.Mismatches, s.Replays, rules)
+	}
+	b.WriteString("\nRules: ")
+	for i, r := range Rules {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d %s", r.N, r.Name)
+	}
+	b.WriteString(".\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -152,7 +152,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("day replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	level := fs.String("level", engine.LevelScoped, "level to replay in-process: "+strings.Join(engine.Levels, ", "))
+	level := fs.String("level", engine.LevelScoped, "level to replay in-process: "+strings.Join(engine.Levels, ", ")+", or 'ladder' for every level, one line each")
 	policy := fs.String("policy", "", `in-process: knobs over the level's preset as JSON, e.g. '{"claim":"check-then-insert"}'`)
 	dbPath := fs.String("db", "", "in-process: SQLite file to use (default: a fresh file in a temporary folder, removed after)")
 	latency := fs.Duration("payment-latency", 0, "in-process: how long each payment-network call takes")
@@ -167,9 +167,19 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		return errors.New("day replay: name one day file ('-' for standard input)")
 	}
+	if *level == "ladder" {
+		if *target != "" || *policy != "" || *dbPath != "" {
+			return errors.New("day replay: --level ladder runs in-process on fresh databases; drop --target, --policy and --db")
+		}
+		d, err := readDayFile(pos[0])
+		if err != nil {
+			return err
+		}
+		return replayLadder(ctx, d, *latency, stdout, *asJSON)
+	}
 	pol, ok := engine.Preset(*level)
 	if !ok {
-		return fmt.Errorf("day replay: unknown level %q (one of %s)", *level, strings.Join(engine.Levels, ", "))
+		return fmt.Errorf("day replay: unknown level %q (one of %s, ladder)", *level, strings.Join(engine.Levels, ", "))
 	}
 	if *policy != "" {
 		if err := json.Unmarshal([]byte(*policy), &pol); err != nil {
@@ -211,6 +221,27 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return enc.Encode(tally)
 	}
 	return tally.WriteText(stdout)
+}
+
+// replayLadder replays the day at every level, each on a fresh database.
+func replayLadder(ctx context.Context, d lab.Day, latency time.Duration, stdout io.Writer, asJSON bool) error {
+	var tallies []lab.Tally
+	for _, level := range engine.Levels {
+		bar := newProgressBar(stdout)
+		t, err := replayInProcess(ctx, d, engine.MustPreset(level), "", latency, bar.update)
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("day replay at %s: %w", level, err)
+		}
+		tallies = append(tallies, t)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(tallies)
+	}
+	fmt.Fprintf(stdout, "The day (%d intents, %d attempts) at every level:\n\n", tallies[0].Intents, tallies[0].Attempts)
+	return lab.WriteLadder(stdout, tallies)
 }
 
 func readDayFile(name string) (lab.Day, error) {

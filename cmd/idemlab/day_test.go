@@ -48,6 +48,13 @@ func TestDayGenerateAndReplay(t *testing.T) {
 	out, _, err = runCmd(t, "day", "replay", file, "--policy", `{"fingerprint":"none"}`)
 	require.NoError(t, err)
 	assert.Contains(t, out, "different-request-never-succeeds   BROKEN")
+
+	out, _, err = runCmd(t, "day", "replay", file, "--level", "ladder")
+	require.NoError(t, err)
+	lines := strings.Split(out, "\n")
+	require.Greater(t, len(lines), 9, out)
+	assert.Regexp(t, `^naive +\d+ +[1-9]\d* `, lines[3], "naive pays retries again")
+	assert.Regexp(t, `^scoped +\d+ +0 +0 .* none$`, lines[8], "scoped: no duplicates, no broken rule")
 }
 
 func TestDayRefusesBadInput(t *testing.T) {
