@@ -274,3 +274,15 @@ func TestSimultaneousRetriesOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+func TestProblemTypesAreDescribed(t *testing.T) {
+	ts := newServer(t, 0)
+	c := client{t, ts.URL, ts.Client()}
+	for _, slug := range []string{"idempotency-key-reused", "classroom-forbidden"} {
+		resp, body := c.do("GET", "/problems/"+slug, nil, "")
+		assert.Equal(t, 200, resp.StatusCode, "%s: %s", slug, body)
+		assert.Contains(t, string(body), `"/problems/`+slug+`"`)
+	}
+	resp, _ := c.do("GET", "/problems/no-such-thing", nil, "")
+	assert.Equal(t, 404, resp.StatusCode)
+}

@@ -6,7 +6,10 @@ import (
 	"idemlab/server/classroom"
 )
 
-func init() { mounts = append(mounts, mountClassroom) }
+func init() {
+	mounts = append(mounts, mountClassroom)
+	extraCauses = append(extraCauses, classroom.Causes...)
+}
 
 // classroomConfig is the classroom's configuration beyond Options; tests
 // shrink its queues and deadlines.

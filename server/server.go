@@ -33,6 +33,10 @@ type Options struct {
 	DB string
 }
 
+// extraCauses are problem causes of mounted parts beyond the engine's own,
+// described at /problems/{slug} like the engine's.
+var extraCauses []engine.Cause
+
 // mounts are the parts of the server that register their routes from their
 // own files: the playground, the lessons, the classroom. Each may return a
 // function to run on Close.
@@ -72,7 +76,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		writeJSON(w, 200, out)
 	})
 	s.mux.HandleFunc("GET /problems/{slug}", func(w http.ResponseWriter, r *http.Request) {
-		for _, c := range engine.Causes {
+		for _, c := range append(engine.Causes, extraCauses...) {
 			if c.Slug == r.PathValue("slug") {
 				writeJSON(w, 200, map[string]any{"type": c.Type(), "title": c.Title, "status": c.Status})
 				return
@@ -117,12 +121,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // ServeHTTP routes a request; anything outside the known routes is a 404
 // problem.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h, pattern := s.mux.Handler(r)
-	if pattern == "" {
+	if _, pattern := s.mux.Handler(r); pattern == "" {
 		httpapi.Write(w, engine.CauseNotFound.Problem("see /bank for the bank API's levels").Response())
 		return
 	}
-	h.ServeHTTP(w, r)
+	s.mux.ServeHTTP(w, r) // the mux itself fills in r.PathValue
+
 }
 
 // HTTPServer wraps handler with the timeouts that keep slow or half-sent

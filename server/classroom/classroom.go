@@ -120,7 +120,11 @@ var (
 	causeTooMany     = engine.Cause{Slug: "classroom-rate-limited", Title: "Too many requests", Status: 429}
 	causeRoomsFull   = engine.Cause{Slug: "classroom-full", Title: "Too many rooms or connections", Status: 503}
 	causeRoomMissing = engine.Cause{Slug: "classroom-room-not-found", Title: "No room has that code", Status: 404}
+	causeWebsocket   = engine.Cause{Slug: "classroom-websocket", Title: "Websocket handshake refused", Status: 400}
 )
+
+// Causes lists the classroom's problem causes, for /problems/{slug}.
+var Causes = []engine.Cause{causeForbidden, causeBadOrigin, causeBadToken, causeTooMany, causeRoomsFull, causeRoomMissing, causeWebsocket}
 
 // instructorCookie carries the instructor's session, never the token itself.
 const instructorCookie = "idemlab_instructor"
@@ -170,7 +174,9 @@ func New(cfg Config) (*Classroom, error) {
 		EnableCompression: true,
 		CheckOrigin:       sameOrigin,
 		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
-			httpapi.Write(w, engine.Cause{Slug: "classroom-websocket", Title: "Websocket handshake refused", Status: status}.Problem(reason.Error()).Response())
+			c := causeWebsocket
+			c.Status = status
+			httpapi.Write(w, c.Problem(reason.Error()).Response())
 		},
 	}
 	return c, nil
