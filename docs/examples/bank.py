@@ -9,7 +9,7 @@ a canonical fingerprint, an in_progress state, stored responses replayed byte fo
 idemlab uses it two ways: `make bench` measures it beside idemlab's own server under the
 same load, and the grader's tests grade it, correct and with planted bugs:
 
-    python3 bank.py --port 8090 --db /tmp/bank.db [--bug NAME]
+    python3 bank.py --port 8090 --db /tmp/bank.db [--bug NAME] [--payment-latency-ms N]
 
 NAME is one of: key-only, check-then-insert, raw-bytes, no-in-progress, recompute,
 global-keys. Each plants the bug the lesson of that name is about.
@@ -81,7 +81,10 @@ def parse_transfer(raw):
 
 
 def execute(conn, t):
-    """Moves the money in one transaction; returns (status, body, transfer_id)."""
+    """Calls the payment network, then moves the money in one transaction;
+    returns (status, body, transfer_id)."""
+    if ARGS.payment_latency_ms > 0:
+        time.sleep(ARGS.payment_latency_ms / 1000)
     conn.execute("BEGIN IMMEDIATE")
     try:
         row = conn.execute("SELECT balance FROM accounts WHERE id = ?", (t["from"],)).fetchone()
@@ -166,6 +169,9 @@ def replay(conn, scope, key, fp):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; without this, Nagle's algorithm
+    # holds the body until the client's delayed ACK, 40 ms per request.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -224,6 +230,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, default=8090)
     p.add_argument("--db", default="bank.db")
+    p.add_argument("--payment-latency-ms", type=int, default=0,
+                   help="how long the simulated payment-network call takes")
     p.add_argument("--bug", default="", choices=["", "key-only", "check-then-insert", "raw-bytes",
                                                  "no-in-progress", "recompute", "global-keys"])
     ARGS = p.parse_args()
