@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -213,4 +215,41 @@ func loadRun(b *testing.B, url string) {
 		b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds()), "p99-µs")
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkRetainedKeys reports what 10,000 retained keys cost: the SQLite
+// file (key rows with their stored responses, the ledger rows beside them)
+// and the Go heap, which must not grow with the keys (they live on disk).
+func BenchmarkRetainedKeys(b *testing.B) {
+	for range b.N {
+		dir := b.TempDir()
+		db, err := store.OpenFile(filepath.Join(dir, "keys.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		db.PutAccount(ctx, "alice", 1<<50)
+		db.PutAccount(ctx, "bob", 0)
+		eng := engine.New(db, engine.MustPreset(engine.LevelScoped), engine.Options{})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		const keys = 10_000
+		for i := range keys {
+			res := eng.Handle(ctx, engine.Request{Method: "POST", Path: "/transfers", Customer: "bench", HasCustomer: true,
+				Key: []string{fmt.Sprintf(`"r-%d"`, i)}, Body: []byte(benchBody)})
+			if res.Response.Status != 201 {
+				b.Fatalf("status %d", res.Response.Status)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		db.Close() // checkpoints the WAL into the file
+		fi, err := os.Stat(filepath.Join(dir, "keys.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(fi.Size())/(1<<20), "MB-on-disk/10k-keys")
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "MB-heap-growth/10k-keys")
+	}
 }
