@@ -733,6 +733,7 @@ func TestPlayerScreenshots(t *testing.T) {
 func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 	ts := playground(b, playgroundDir(b))
 	var total, ready float64
+	stages := map[string]float64{}
 	for i := 0; i < b.N; i++ {
 		ctx := tab(b)
 		run(b, ctx,
@@ -744,6 +745,13 @@ func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 			waitJS(`document.body.dataset.interactive === 'true'`))
 		total += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-interactive')[0].startTime`)
 		ready += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-engine-ready')[0].startTime`)
+		stages["worker-started"] += eval[float64](b, ctx, `(performance.getEntriesByName('idemlab-worker')[0] || {startTime: 0}).startTime`)
+		for _, stage := range []string{"fetch", "compile", "go-start"} {
+			stages[stage] += eval[float64](b, ctx, `(performance.getEntriesByName('idemlab-`+stage+`')[0] || {duration: 0}).duration`)
+		}
+	}
+	for stage, ms := range stages {
+		b.ReportMetric(ms/float64(b.N), "ms-"+stage)
 	}
 	b.ReportMetric(total/float64(b.N), "ms-to-interactive")
 	b.ReportMetric(ready/float64(b.N), "ms-to-engine-ready")

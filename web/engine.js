@@ -8,6 +8,22 @@
 // kind is 'missing' (no module on the server), 'nowasm' (no WebAssembly)
 // or 'failed'. A call whose answer is {"error": …} rejects with an Error.
 
+// recordTiming turns the worker's stage times into performance measures
+// on the page's clock: idemlab-fetch (request to first byte),
+// idemlab-compile (download and compile), idemlab-go-start (the Go runtime
+// and the bridge until ready).
+function recordTiming(tm) {
+  if (!tm || !performance.measure) return;
+  const rel = (epoch) => epoch - performance.timeOrigin;
+  try {
+    performance.measure('idemlab-fetch', { start: rel(tm.start), end: rel(tm.response) });
+    performance.measure('idemlab-compile', { start: rel(tm.response), end: rel(tm.compiled) });
+    performance.measure('idemlab-go-start', { start: rel(tm.compiled), end: rel(tm.ready) });
+  } catch {
+    // A measure with a missing stage is only a lost figure.
+  }
+}
+
 export function startEngine() {
   let settle;
   const ready = new Promise((resolve, reject) => {
@@ -17,13 +33,16 @@ export function startEngine() {
     settle.reject({ kind: 'nowasm', message: 'no WebAssembly' });
     return { ready, call: () => Promise.reject(new Error('no engine')) };
   }
-  const worker = new Worker('worker.js');
+  // boot.js may have started the worker already (see there).
+  const boot = globalThis.idemlabBoot;
+  const worker = boot ? boot.worker : new Worker('worker.js');
   const pending = new Map();
   let nextId = 1;
   worker.onmessage = (e) => {
     const m = e.data;
     switch (m.type) {
       case 'ready':
+        recordTiming(m.timing);
         settle.resolve(JSON.parse(m.version || '{}'));
         break;
       case 'missing':
@@ -61,6 +80,12 @@ export function startEngine() {
   worker.onerror = (e) => {
     settle.reject({ kind: 'failed', message: e.message || 'worker error' });
   };
+  if (boot) {
+    for (const e of boot.takeOver()) {
+      if (e.type === 'message') worker.onmessage(e);
+      else worker.onerror(e);
+    }
+  }
   function call(fn, ...args) {
     return callWithProgress(fn, null, ...args);
   }

@@ -3,7 +3,8 @@
 // so a slow call never freezes the page.
 //
 // Messages in:  {id, fn, args}            call globalThis.idemlab[fn](...args)
-// Messages out: {type: 'ready', version}  the module started
+// Messages out: {type: 'ready', version, timing}  the module started;
+//                                          timing has epoch ms of its stages
 //               {type: 'missing', why}    no module (or no wasm_exec.js) on the server
 //               {type: 'nowasm'}          this browser has no WebAssembly
 //               {type: 'failed', error}   the module did not start
@@ -20,6 +21,14 @@ async function start() {
     fail('nowasm');
     return;
   }
+  // Times are sent to the page as absolute epoch milliseconds, since a
+  // worker's clock starts later than the page's.
+  const at = () => performance.timeOrigin + performance.now();
+  const timing = { start: at() };
+  // The module's download starts before Go's loader is read, so the two
+  // travel together.
+  const fetching = fetch('idemlab.wasm');
+  fetching.catch(() => {});
   try {
     importScripts('wasm_exec.js');
   } catch (e) {
@@ -28,7 +37,8 @@ async function start() {
   }
   let resp;
   try {
-    resp = await fetch('idemlab.wasm');
+    resp = await fetching;
+    timing.response = at();
   } catch (e) {
     fail('failed', { error: 'fetch idemlab.wasm: ' + e.message });
     return;
@@ -59,15 +69,17 @@ async function start() {
     fail('failed', { error: 'compile idemlab.wasm: ' + e.message });
     return;
   }
+  timing.compiled = at();
   go.run(instance).then(() => fail('failed', { error: 'the engine module exited' }));
   await ready;
+  timing.ready = at();
   let version = '{}';
   try {
     version = await globalThis.idemlab.version();
   } catch (e) {
     version = JSON.stringify({ error: String(e) });
   }
-  postMessage({ type: 'ready', version });
+  postMessage({ type: 'ready', version, timing });
 }
 
 const started = start();
