@@ -6,7 +6,7 @@ WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
 
-.PHONY: run build test test-js vet bench clean wasm soak
+.PHONY: run build test test-js vet bench clean wasm soak fuzz
 
 # The engine for the browser: built small, Go's wasm_exec.js beside it, and
 # precompressed (brotli and gzip) so that serving costs no CPU. The raw
@@ -49,3 +49,11 @@ clean:
 # The long form of the crash test: hundreds of SIGKILLs against a real process.
 soak:
 	$(GO) test -count=1 -run TestCrashRecovery -v -timeout 30m ./cmd/idemlab/ -args -soak
+
+# Longer fuzzing than the seed-corpus runs in `make test`: FUZZTIME per target.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParseKey -fuzztime=$(FUZZTIME) ./engine/
+	$(GO) test -run='^$$' -fuzz=FuzzTransferBody -fuzztime=$(FUZZTIME) ./engine/
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./lab/scenario/
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeClientMessage -fuzztime=$(FUZZTIME) ./server/classroom/
