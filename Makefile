@@ -12,11 +12,9 @@ DB ?= ./idemlab.db
 # precompressed (brotli and gzip) so that serving costs no CPU. The raw
 # module stays in bin/; web/ embeds only the compressed copies.
 wasm:
-	@if ls wasm/*.go >/dev/null 2>&1; then \
-	  GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o bin/idemlab.wasm ./wasm && \
-	  install -m 644 "$(GOROOT)/lib/wasm/wasm_exec.js" web/wasm_exec.js && \
-	  $(GO) run ./web/internal/compress -o web bin/idemlab.wasm; \
-	else echo "wasm: no wasm/ package yet; the page will say that the engine module is missing"; fi
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o bin/idemlab.wasm ./wasm
+	install -m 644 "$(GOROOT)/lib/wasm/wasm_exec.js" web/wasm_exec.js
+	$(GO) run ./web/internal/compress -o web bin/idemlab.wasm
 
 build: wasm
 	$(GO) build -o bin/idemlab ./cmd/idemlab
