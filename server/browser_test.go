@@ -746,7 +746,7 @@ func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 		total += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-interactive')[0].startTime`)
 		ready += eval[float64](b, ctx, `performance.getEntriesByName('idemlab-engine-ready')[0].startTime`)
 		stages["worker-started"] += eval[float64](b, ctx, `(performance.getEntriesByName('idemlab-worker')[0] || {startTime: 0}).startTime`)
-		for _, stage := range []string{"fetch", "compile", "go-start"} {
+		for _, stage := range []string{"fetch", "compile", "go-start", "open"} {
 			stages[stage] += eval[float64](b, ctx, `(performance.getEntriesByName('idemlab-`+stage+`')[0] || {duration: 0}).duration`)
 		}
 	}

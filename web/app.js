@@ -438,7 +438,9 @@ async function openScenarioNow() {
     return;
   }
   try {
+    const t0 = performance.now();
     const opened = await app.engine.call('open', JSON.stringify(spec), '');
+    performance.measure('idemlab-open', { start: t0, end: performance.now() });
     if (app.spec !== spec) {
       app.engine.call('close', opened.session).catch(() => {});
       return;
