@@ -537,6 +537,12 @@ func TestStudentStepsTheRaceByHand(t *testing.T) {
 	assert.Equal(t, "true", attr(t, ctx, `#lesson-goals li[data-goal="g1"]`, "data-met"))
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"]`), "broken")
 
+	// A URL pasted into the address bar moves the player there: the
+	// first two moves of the race.
+	run(t, ctx, chromedp.Navigate(ts.URL+"/#lesson=02-unique&s=s1&m=A1,A1"),
+		waitJS(`document.querySelector('#step-count').dataset.step === '2'`))
+	assert.Equal(t, "0", attr(t, ctx, "#summary", "data-duplicates"))
+
 	// r resets; the scenario starts over at step 0.
 	run(t, ctx, focus(`#bench`))
 	key("r", "0")

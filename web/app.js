@@ -973,9 +973,25 @@ async function main() {
   $('lang-select').addEventListener('change', (e) => chooseLang(e.target.value));
   document.addEventListener('keydown', onKey);
   window.addEventListener('pagehide', writeHashNow);
+  // A URL typed or pasted into the address bar (the page's own writes use
+  // replaceState and fire no hashchange) moves the player there.
   window.addEventListener('hashchange', () => {
     const h = readHash();
-    if (h.lesson && (!app.lesson || h.lesson !== app.lesson.id)) loadLesson(h.lesson, true);
+    if (h.lesson && (!app.lesson || h.lesson !== app.lesson.id)) {
+      loadLesson(h.lesson, true);
+      return;
+    }
+    const spec = app.lesson && (app.lesson.scenarios || []).find((x) => x.id === h.scenario);
+    if (!spec) return;
+    serial(async () => {
+      await closeSession();
+      app.spec = spec;
+      app.moves = h.moves;
+      app.override = h.override;
+      markActiveCard();
+      renderBenchHead();
+      if (app.engineInfo) await openScenarioNow();
+    });
   });
 
   // The engine starts at once and the lesson text loads beside it, so the
