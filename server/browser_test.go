@@ -730,6 +730,10 @@ func TestPlayerScreenshots(t *testing.T) {
 	run(t, ctx, click(`#btn-day`),
 		waitJS(`document.querySelector('#day-status').textContent.startsWith('The day is over')`))
 	shot("06-lesson1-day-1024")
+	run(t, ctx, chromedp.EmulateViewport(420, 900))
+	openScenario(t, ctx, "s1", false)
+	runToEnd(t, ctx)
+	shot("07-lesson1-phone")
 }
 
 // BenchmarkPlaygroundFirstInteractive measures, in headless Chromium on
