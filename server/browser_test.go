@@ -656,8 +656,8 @@ func TestThemeAndKeysHelp(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `(() => { const r = document.querySelector('#keys-help').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`), "the key list shows in the window wherever the page is scrolled")
 }
 
-// TestLessonInKorean asks for the Korean lesson with ?lang=ko: the text is
-// Korean, the language can be switched back, and the bench plays the same.
+// TestLessonInKorean asks for the Korean lesson with ?lang=ko: the lesson
+// and the player's words are Korean, and the bench plays the same.
 func TestLessonInKorean(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	var index []struct {
@@ -675,6 +675,7 @@ func TestLessonInKorean(t *testing.T) {
 	assert.Equal(t, "ko", attr(t, ctx, "html", "lang"))
 	assert.Regexp(t, `\p{Hangul}`, text(t, ctx, "#lesson-text"))
 	assert.Equal(t, "ko", eval[string](t, ctx, `document.querySelector('#lang-select').value`))
+	assert.Contains(t, text(t, ctx, "#btn-reset"), "처음부터", "the player's own words are Korean too")
 	runToEnd(t, ctx)
 	assert.NotEqual(t, "<missing>", attr(t, ctx, "#rules li", "data-ok"))
 }
@@ -734,6 +735,11 @@ func TestPlayerScreenshots(t *testing.T) {
 	openScenario(t, ctx, "s1", false)
 	runToEnd(t, ctx)
 	shot("07-lesson1-phone")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000),
+		chromedp.Navigate(ts.URL+"/?lang=ko#lesson=02-unique"),
+		waitJS(`document.body.dataset.lesson === '02-unique'`))
+	runToEnd(t, ctx)
+	shot("08-lesson2-korean")
 }
 
 // BenchmarkPlaygroundFirstInteractive measures, in headless Chromium on

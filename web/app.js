@@ -252,8 +252,11 @@ function renderLessonSelect() {
   const current = app.lesson ? app.lesson.id : sel.value;
   sel.replaceChildren(...app.index.map((l) => {
     const done = lessonDone(l.id);
+    // The index has each lesson's default-language title; the lesson shown
+    // has its own, in the language it was read in.
+    const title = app.lesson && app.lesson.id === l.id ? app.lesson.title : l.title;
     return el('option', { value: l.id, selected: l.id === current },
-      (done ? '✓ ' : '') + l.n + '. ' + l.title + (done ? ' (' + t('lessonDone') + ')' : ''));
+      (done ? '✓ ' : '') + l.n + '. ' + title + (done ? ' (' + t('lessonDone') + ')' : ''));
   }));
 }
 
