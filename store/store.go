@@ -49,7 +49,9 @@ func OpenMemory() (*DB, error) {
 
 // OpenFile opens (creating if needed) the database file at path, in WAL mode
 // with synchronous=NORMAL: a transaction committed before the process is
-// killed survives it.
+// killed survives it. The WAL is checkpointed every 16,384 pages (64 MiB)
+// rather than SQLite's 1,000: a checkpoint is the only fsync in this mode,
+// and measured on the bank API it was a large share of a claim's cost.
 func OpenFile(path string) (*DB, error) {
 	return open(path, true)
 }
@@ -72,7 +74,7 @@ func (db *DB) init(file bool) error {
 		return fmt.Errorf("store: busy timeout: %w", err)
 	}
 	if file {
-		if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); err != nil {
+		if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=16384;"); err != nil {
 			return fmt.Errorf("store: pragmas: %w", err)
 		}
 	}
