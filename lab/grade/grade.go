@@ -398,6 +398,16 @@ type scenario struct {
 func (s *scenario) id(name string) string { return s.g.run + s.name + "-" + name }
 
 // account opens an account with a balance.
+// payerAndShop opens the two accounts most checks need: a payer with
+// 5,000,000 won and an empty shop.
+func (s *scenario) payerAndShop() (payer, shop string, err error) {
+	if payer, err = s.account("payer", 5_000_000); err != nil {
+		return "", "", err
+	}
+	shop, err = s.account("shop", 0)
+	return payer, shop, err
+}
+
 func (s *scenario) account(name string, balance int64) (string, error) {
 	id := s.id(name)
 	if _, err := s.g.c.PutAccount(s.ctx, id, balance); err != nil {
@@ -623,11 +633,7 @@ func (s *scenario) crossCheck() {
 // judges it afterwards, and the check adds what only it can see.
 
 func checkRetry(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shop, err := s.account("shop", 0)
+	payer, shop, err := s.payerAndShop()
 	if err != nil {
 		return err
 	}
@@ -654,11 +660,7 @@ func checkRetry(s *scenario) error {
 }
 
 func checkCut(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shop, err := s.account("shop", 0)
+	payer, shop, err := s.payerAndShop()
 	if err != nil {
 		return err
 	}
@@ -675,11 +677,7 @@ func checkCut(s *scenario) error {
 }
 
 func checkReordered(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shop, err := s.account("shop", 0)
+	payer, shop, err := s.payerAndShop()
 	if err != nil {
 		return err
 	}
@@ -698,11 +696,7 @@ func checkReordered(s *scenario) error {
 }
 
 func checkCorrection(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shop, err := s.account("shop", 0)
+	payer, shop, err := s.payerAndShop()
 	if err != nil {
 		return err
 	}
@@ -722,11 +716,7 @@ func checkCorrection(s *scenario) error {
 }
 
 func checkMissingKey(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shop, err := s.account("shop", 0)
+	payer, shop, err := s.payerAndShop()
 	if err != nil {
 		return err
 	}
