@@ -23,7 +23,10 @@ type State struct {
 	// Next is the lane the default schedule (then lane order) moves next.
 	Next string `json:"next,omitempty"`
 	// ClockMS is the manual clock, in milliseconds since the start.
-	ClockMS   int64             `json:"clock_ms"`
+	ClockMS int64 `json:"clock_ms"`
+	// StartMS is the scenario's start (Start) in Unix milliseconds, so a
+	// view can show a key's expiry relative to it.
+	StartMS   int64             `json:"start_ms"`
 	Lanes     []LaneState       `json:"lanes"`
 	Last      *engine.Event     `json:"last,omitempty"`
 	Keys      []KeyRow          `json:"keys"`
@@ -172,7 +175,7 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 // state builds the State after step moves.
 func (w *world) state(step int) State {
 	st := State{Scenario: w.spec.ID, Step: step, Done: w.done(), Policy: w.policy, Next: w.next(),
-		ClockMS: w.clock.Now().Sub(Start).Milliseconds()}
+		ClockMS: w.clock.Now().Sub(Start).Milliseconds(), StartMS: Start.UnixMilli()}
 	snap, err := w.db.Snapshot(w.ctx)
 	if err != nil {
 		// The store is in memory and private to this world: a failure here
