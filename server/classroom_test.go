@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/lab"
 	"idemlab/server/classroom"
 )
 
@@ -226,18 +227,7 @@ type reportMsg struct {
 	Level  string
 	Report struct {
 		OK      bool
-		Summary struct {
-			Intents    int   `json:"intents"`
-			Attempts   int   `json:"attempts"`
-			Transfers  int   `json:"transfers"`
-			Duplicates int   `json:"duplicates"`
-			PaidTwice  int64 `json:"paid_twice"`
-			Conflicts  int   `json:"conflicts_409"`
-			Mismatches int   `json:"mismatches_422"`
-			Replays    int   `json:"replays"`
-			Lost       int   `json:"lost_responses"`
-			Moved      int64 `json:"money_moved"`
-		}
+		Summary lab.Summary
 	}
 	Balances map[string]int64
 	Storm    *struct{ Requests int }
