@@ -505,8 +505,7 @@ func (a *attempt) compare(old *KeyRecord) Response {
 }
 
 func (a *attempt) recompute(id string) (Transfer, int64, string, error) {
-	t, bal, err := a.e.store.TransferByID(a.ctx, id)
-	return t, bal, "SELECT * FROM transfers WHERE id = ?; SELECT balance FROM accounts WHERE id = ?", err
+	return a.e.store.TransferByID(a.ctx, id)
 }
 
 func short(fp string) string {

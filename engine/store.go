@@ -157,8 +157,9 @@ type Store interface {
 	// ReleaseKey deletes an in_progress claim held by owner, after an
 	// internal failure, so a retry can start afresh.
 	ReleaseKey(ctx context.Context, t KeyTable, scope, key, owner string) (string, error)
-	// TransferByID returns a transfer and its payer's balance now.
-	TransferByID(ctx context.Context, id string) (Transfer, int64, error)
+	// TransferByID returns a transfer and its payer's balance now, with the
+	// SQL it ran.
+	TransferByID(ctx context.Context, id string) (Transfer, int64, string, error)
 	// Reap deletes up to batch keys that expired at or before nowMS and
 	// returns how many it deleted.
 	Reap(ctx context.Context, nowMS int64, batch int) (int, error)

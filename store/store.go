@@ -522,15 +522,17 @@ func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, own
 	return SQL(name), mapErr(fmt.Sprintf("release %q", key), s.Exec())
 }
 
-// TransferByID returns a transfer and its payer's balance now.
-func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int64, error) {
+// TransferByID returns a transfer and its payer's balance now, in one
+// SELECT joining the ledger and the account.
+func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int64, string, error) {
+	sql := SQL("transferByID")
 	rowid, ok := parseTransferID(id)
 	if !ok {
-		return engine.Transfer{}, 0, engine.ErrNotFound
+		return engine.Transfer{}, 0, sql, engine.ErrNotFound
 	}
 	unlock, err := db.lock(ctx)
 	if err != nil {
-		return engine.Transfer{}, 0, err
+		return engine.Transfer{}, 0, sql, err
 	}
 	defer unlock()
 	s := db.stmt("transferByID")
@@ -538,13 +540,13 @@ func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int
 	s.BindInt64(1, rowid)
 	if !s.Step() {
 		if err := s.Err(); err != nil {
-			return engine.Transfer{}, 0, mapErr("transfer by id", err)
+			return engine.Transfer{}, 0, sql, mapErr("transfer by id", err)
 		}
-		return engine.Transfer{}, 0, engine.ErrNotFound
+		return engine.Transfer{}, 0, sql, engine.ErrNotFound
 	}
 	t := engine.Transfer{ID: id, From: s.ColumnText(0), To: s.ColumnText(1), Amount: s.ColumnInt64(2),
 		CreatedAt: s.ColumnInt64(3), Customer: s.ColumnText(4), Key: s.ColumnText(5)}
-	return t, s.ColumnInt64(6), nil
+	return t, s.ColumnInt64(6), sql, nil
 }
 
 // Reap deletes up to batch expired keys from each key table.
