@@ -81,13 +81,6 @@ func (db *DB) init(file bool) error {
 	if err := db.migrate(); err != nil {
 		return err
 	}
-	for name, sql := range statements {
-		stmt, _, err := db.conn.Prepare(sql)
-		if err != nil {
-			return fmt.Errorf("store: prepare %s: %w", name, err)
-		}
-		db.stmts[name] = stmt
-	}
 	return nil
 }
 
@@ -152,13 +145,34 @@ var statements = func() map[string]string {
 	return m
 }()
 
-// stmt returns a prepared statement. Callers hold db.mu.
-func (db *DB) stmt(name string) *sqlite3.Stmt {
-	s, ok := db.stmts[name]
-	if !ok {
-		panic("store: no statement " + name)
+// stmt returns the named statement, preparing it on first use: a
+// database prepares only what its callers run. In the browser that matters:
+// a lesson's fresh in-memory database is open before the learner can act,
+// and preparing every statement up front ran SQLite's query planner over
+// thirty statements the first scenario never uses. Callers hold db.mu.
+func (db *DB) stmt(name string) (*sqlite3.Stmt, error) {
+	if s, ok := db.stmts[name]; ok {
+		return s, nil
 	}
-	return s
+	sql, ok := statements[name]
+	if !ok {
+		panic("store: no statement " + name) // a typo in this package
+	}
+	s, _, err := db.conn.Prepare(sql)
+	if err != nil {
+		return nil, mapErr("prepare "+name, err)
+	}
+	db.stmts[name] = s
+	return s, nil
+}
+
+// exec runs a statement that binds nothing. Callers hold db.mu.
+func (db *DB) exec(name string) error {
+	s, err := db.stmt(name)
+	if err != nil {
+		return err
+	}
+	return s.Exec()
 }
 
 // SQL returns the text of a prepared statement, for traces.
@@ -195,7 +209,10 @@ func (db *DB) PutAccount(ctx context.Context, id string, balance int64) (engine.
 		return engine.Account{}, err
 	}
 	defer unlock()
-	s := db.stmt("putAccount")
+	s, err := db.stmt("putAccount")
+	if err != nil {
+		return engine.Account{}, err
+	}
 	s.BindText(1, id)
 	s.BindInt64(2, balance)
 	if err := s.Exec(); err != nil {
@@ -222,7 +239,10 @@ func (db *DB) GetAccount(ctx context.Context, id string) (engine.Account, error)
 }
 
 func (db *DB) balance(id string) (int64, bool, error) {
-	s := db.stmt("getAccount")
+	s, err := db.stmt("getAccount")
+	if err != nil {
+		return 0, false, err
+	}
 	defer s.Reset()
 	s.BindText(1, id)
 	if s.Step() {
@@ -244,7 +264,10 @@ func (db *DB) LookupKey(ctx context.Context, t engine.KeyTable, scope, key strin
 }
 
 func (db *DB) lookup(name, scope, key string) (*engine.KeyRecord, error) {
-	s := db.stmt(name)
+	s, err := db.stmt(name)
+	if err != nil {
+		return nil, err
+	}
 	defer s.Reset()
 	s.BindText(1, scope)
 	s.BindText(2, key)
@@ -325,7 +348,10 @@ func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.Inse
 		return res, err
 	}
 	defer unlock()
-	s := db.stmt(name)
+	s, err := db.stmt(name)
+	if err != nil {
+		return res, err
+	}
 	if err := bindKey(s, rec); err != nil {
 		return res, fmt.Errorf("store: bind key: %w", err)
 	}
@@ -351,7 +377,10 @@ func (db *DB) TakeOverKey(ctx context.Context, t engine.KeyTable, rec engine.Key
 		return false, SQL(name), err
 	}
 	defer unlock()
-	s := db.stmt(name)
+	s, err := db.stmt(name)
+	if err != nil {
+		return false, SQL(name), err
+	}
 	s.BindText(1, rec.Scope)
 	s.BindText(2, rec.Key)
 	s.BindText(3, rec.Customer)
@@ -386,13 +415,13 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 	defer func() { res.SQL = strings.Join(sql, ";\n") }()
 
 	run("begin")
-	if err := db.stmt("begin").Exec(); err != nil {
+	if err := db.exec("begin"); err != nil {
 		return res, mapErr("begin transfer", err)
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			db.stmt("rollback").Exec()
+			db.exec("rollback")
 			run("rollback")
 		}
 	}()
@@ -416,7 +445,10 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 		resp := c.Render(res)
 		name := "complete:" + tableName(c.Table)
 		run(name)
-		s := db.stmt(name)
+		s, err := db.stmt(name)
+		if err != nil {
+			return res, err
+		}
 		s.BindText(1, c.Scope)
 		s.BindText(2, c.Key)
 		s.BindText(3, c.Owner)
@@ -434,7 +466,7 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 		res.Completed, res.Response = true, &resp
 	}
 	run("commit")
-	if err := db.stmt("commit").Exec(); err != nil {
+	if err := db.exec("commit"); err != nil {
 		return res, mapErr("commit transfer", err)
 	}
 	committed = true
@@ -450,7 +482,10 @@ func (db *DB) move(a engine.TransferArgs, fromBal int64, res *engine.TransferRes
 			id = a.From
 		}
 		run(name)
-		s := db.stmt(name)
+		s, err := db.stmt(name)
+		if err != nil {
+			return err
+		}
 		s.BindText(1, id)
 		s.BindInt64(2, a.Amount)
 		if err := s.Exec(); err != nil {
@@ -462,7 +497,10 @@ func (db *DB) move(a engine.TransferArgs, fromBal int64, res *engine.TransferRes
 		}
 	}
 	run("addTransfer")
-	s := db.stmt("addTransfer")
+	s, err := db.stmt("addTransfer")
+	if err != nil {
+		return err
+	}
 	s.BindText(1, a.From)
 	s.BindText(2, a.To)
 	s.BindInt64(3, a.Amount)
@@ -494,7 +532,10 @@ func (db *DB) StoreResponse(ctx context.Context, t engine.KeyTable, scope, key, 
 		return false, SQL(name), err
 	}
 	defer unlock()
-	s := db.stmt(name)
+	s, err := db.stmt(name)
+	if err != nil {
+		return false, SQL(name), err
+	}
 	s.BindText(1, scope)
 	s.BindText(2, key)
 	s.BindText(3, owner)
@@ -515,7 +556,10 @@ func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, own
 		return SQL(name), err
 	}
 	defer unlock()
-	s := db.stmt(name)
+	s, err := db.stmt(name)
+	if err != nil {
+		return SQL(name), err
+	}
 	s.BindText(1, scope)
 	s.BindText(2, key)
 	s.BindText(3, owner)
@@ -535,7 +579,10 @@ func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int
 		return engine.Transfer{}, 0, sql, err
 	}
 	defer unlock()
-	s := db.stmt("transferByID")
+	s, err := db.stmt("transferByID")
+	if err != nil {
+		return engine.Transfer{}, 0, sql, err
+	}
 	defer s.Reset()
 	s.BindInt64(1, rowid)
 	if !s.Step() {
@@ -558,7 +605,10 @@ func (db *DB) Reap(ctx context.Context, nowMS int64, batch int) (int, error) {
 	defer unlock()
 	total := 0
 	for _, t := range []string{keysTable, looseKeysTable} {
-		s := db.stmt("reap:" + t)
+		s, err := db.stmt("reap:" + t)
+		if err != nil {
+			return total, err
+		}
 		s.BindInt64(1, nowMS)
 		s.BindInt64(2, int64(batch))
 		if err := s.Exec(); err != nil {
