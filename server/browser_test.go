@@ -103,7 +103,6 @@ func startBrowser(t testing.TB) {
 			chromedp.Flag("disable-component-update", true),
 			chromedp.Flag("disable-sync", true),
 			chromedp.Flag("disable-quic", true),
-			chromedp.Flag("js-flags", os.Getenv("PROBE_JSFLAGS")),
 			chromedp.WindowSize(1600, 1000),
 		)
 		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
