@@ -452,16 +452,24 @@ func TestReapInBatches(t *testing.T) {
 		require.Equal(t, 201, r.Response.Status)
 	}
 	ctx := context.Background()
-	n, err := b.db.Reap(ctx, b.clock.Now().UnixMilli(), 10)
-	require.NoError(t, err)
-	assert.Equal(t, 0, n, "nothing has expired yet")
-	b.clock.Advance(engine.ScopedRetention + time.Second)
-	now := b.clock.Now().UnixMilli()
-	for _, want := range []int{10, 10, 5, 0} {
-		n, err := b.db.Reap(ctx, now, 10)
-		require.NoError(t, err)
-		assert.Equal(t, want, n)
+	// A sweep in steps of 10 keys: the constrained table's 25 keys, then the
+	// unconstrained table, empty, which ends the sweep.
+	sweep := func(now int64) (deleted []int) {
+		for range 10 {
+			n, swept, err := b.db.Reap(ctx, now, 10)
+			require.NoError(t, err)
+			deleted = append(deleted, n)
+			if swept {
+				return deleted
+			}
+		}
+		t.Fatal("the sweep never ended")
+		return nil
 	}
+	assert.Equal(t, []int{0, 0, 0, 0}, sweep(b.clock.Now().UnixMilli()), "nothing has expired yet")
+	assert.Len(t, b.snapshot(t).Keys, 25)
+	b.clock.Advance(engine.ScopedRetention + time.Second)
+	assert.Equal(t, []int{10, 10, 5, 0}, sweep(b.clock.Now().UnixMilli()))
 	assert.Empty(t, b.snapshot(t).Keys)
 }
 

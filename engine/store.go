@@ -160,7 +160,9 @@ type Store interface {
 	// TransferByID returns a transfer and its payer's balance now, with the
 	// SQL it ran.
 	TransferByID(ctx context.Context, id string) (Transfer, int64, string, error)
-	// Reap deletes up to batch keys that expired at or before nowMS and
-	// returns how many it deleted.
-	Reap(ctx context.Context, nowMS int64, batch int) (int, error)
+	// Reap is one step of a sweep over the stored keys: it looks at up to
+	// batch keys, after those the last step looked at, deletes the ones
+	// that expired at or before nowMS and says how many it deleted. swept
+	// is true when the step reached the end; the next starts over.
+	Reap(ctx context.Context, nowMS int64, batch int) (deleted int, swept bool, err error)
 }

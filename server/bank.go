@@ -84,7 +84,11 @@ func CloseBanks(banks []*Bank) {
 	}
 }
 
-// ReapEvery deletes expired keys in batches until ctx ends.
+// ReapEvery deletes expired keys until ctx ends: every tick it sweeps each
+// bank's key tables in steps of ReapBatch keys, each step a short
+// transaction with the database free for requests in between, until the
+// sweep has seen every key or ReapPerTick keys, when the next tick goes on
+// from there.
 func ReapEvery(ctx context.Context, banks []*Bank, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -95,17 +99,35 @@ func ReapEvery(ctx context.Context, banks []*Bank, every time.Duration, log *slo
 		case <-t.C:
 		}
 		for _, b := range banks {
-			now := b.Engine.Clock().Now().UnixMilli()
-			for {
-				n, err := b.DB.Reap(ctx, now, 500)
-				if err != nil {
-					log.Warn("reap keys", "level", b.Level, "err", err)
-					break
-				}
-				if n < 500 {
-					break
-				}
-			}
+			ReapOnce(ctx, b, log)
 		}
 	}
+}
+
+// The reaper's pace: a step looks at ReapBatch keys; one tick looks at no
+// more than ReapPerTick keys per bank.
+const (
+	ReapBatch   = 500
+	ReapPerTick = 100_000
+)
+
+// ReapOnce is one tick of ReapEvery for one bank; it returns how many keys
+// it deleted.
+func ReapOnce(ctx context.Context, b *Bank, log *slog.Logger) int {
+	now := b.Engine.Clock().Now().UnixMilli()
+	total := 0
+	for seen := 0; seen < ReapPerTick; seen += ReapBatch {
+		n, swept, err := b.DB.Reap(ctx, now, ReapBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("reap keys", "level", b.Level, "err", err)
+			}
+			break
+		}
+		total += n
+		if swept {
+			break
+		}
+	}
+	return total
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -285,4 +286,40 @@ func TestProblemTypesAreDescribed(t *testing.T) {
 	}
 	resp, _ := c.do("GET", "/problems/no-such-thing", nil, "")
 	assert.Equal(t, 404, resp.StatusCode)
+}
+
+// The reaper, as `idemlab serve` runs it each minute, collects every
+// expired key of a bank in one tick, over several sweep steps, and nothing
+// before its time.
+func TestReaperCollectsExpiredKeys(t *testing.T) {
+	clock := engine.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	banks, err := server.OpenBanks(server.Config{DB: filepath.Join(t.TempDir(), "idemlab.db"), Clock: clock})
+	require.NoError(t, err)
+	t.Cleanup(func() { server.CloseBanks(banks) })
+	var bank *server.Bank
+	for _, b := range banks {
+		if b.Level == engine.LevelScoped {
+			bank = b
+		}
+	}
+	require.NotNil(t, bank)
+	ctx := t.Context()
+	_, err = bank.DB.PutAccount(ctx, "alice", 1_000_000)
+	require.NoError(t, err)
+	_, err = bank.DB.PutAccount(ctx, "bob", 0)
+	require.NoError(t, err)
+	const n = server.ReapBatch*2 + 7
+	for i := range n {
+		res := bank.Engine.Handle(ctx, engine.Request{Method: "POST", Path: "/transfers", Customer: "c1", HasCustomer: true,
+			Key: []string{fmt.Sprintf(`"k-%d"`, i)}, Body: []byte(`{"from":"alice","to":"bob","amount":1}`)})
+		require.Equal(t, 201, res.Response.Status, "%s", res.Response.Body)
+	}
+	log := slog.New(slog.DiscardHandler)
+	assert.Zero(t, server.ReapOnce(ctx, bank, log), "nothing has expired")
+	clock.Advance(engine.ScopedRetention + time.Second)
+	assert.Equal(t, n, server.ReapOnce(ctx, bank, log))
+	snap, err := bank.DB.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, snap.Keys)
+	assert.Len(t, snap.Transfers, n, "the ledger keeps every transfer")
 }

@@ -26,6 +26,13 @@ var migrations = []string{
 	CREATE INDEX idem_keys_expiry ON idem_keys (expires_at) WHERE expires_at > 0;
 	` + keyTableDDL(looseKeysTable, "") + `;
 	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`,
+	// 2: no expiry index. Every claim wrote an entry into it, a second
+	// b-tree and a second WAL frame in the claim's transaction: measured in
+	// the store, a claim took 37 µs with it and 22 µs without. Expired
+	// keys are already treated as absent when a request meets them, so the
+	// reaper only collects garbage, and it walks the table in key order
+	// instead (DB.Reap).
+	`DROP INDEX IF EXISTS idem_keys_expiry`,
 }
 
 // keyTableDDL is the key table's definition. The constrained table's primary

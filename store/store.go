@@ -37,6 +37,7 @@ type DB struct {
 	conn  *sqlite3.Conn
 	stmts map[string]*sqlite3.Stmt
 	path  string
+	sweep sweepCursor // the reaper's place; guarded by mu
 }
 
 var memSeq atomic.Int64
@@ -127,6 +128,17 @@ var statements = func() map[string]string {
 		"commit":       "COMMIT",
 		"rollback":     "ROLLBACK",
 	}
+	const expired = " AND expires_at > 0 AND expires_at <= ?5"
+	// The reaper's sweep walks the constrained table in primary-key order
+	// and the unconstrained one in rowid order, a window at a time: the
+	// window starts after ?1 (scope, key: ?1, ?2), holds ?3 + 1 rows and
+	// ends at ?3 (?3, ?4); ?5 is now.
+	m["sweepEnd:"+keysTable] = "SELECT scope, idem_key FROM " + keysTable + " WHERE (scope, idem_key) > (?1, ?2) ORDER BY scope, idem_key LIMIT 1 OFFSET ?3"
+	m["sweep:"+keysTable] = "DELETE FROM " + keysTable + " WHERE (scope, idem_key) > (?1, ?2) AND (scope, idem_key) <= (?3, ?4)" + expired
+	m["sweepRest:"+keysTable] = "DELETE FROM " + keysTable + " WHERE (scope, idem_key) > (?1, ?2)" + expired
+	m["sweepEnd:"+looseKeysTable] = "SELECT rowid FROM " + looseKeysTable + " WHERE rowid > ?1 ORDER BY rowid LIMIT 1 OFFSET ?3"
+	m["sweep:"+looseKeysTable] = "DELETE FROM " + looseKeysTable + " WHERE rowid > ?1 AND rowid <= ?3" + expired
+	m["sweepRest:"+looseKeysTable] = "DELETE FROM " + looseKeysTable + " WHERE rowid > ?1" + expired
 	for _, t := range []string{keysTable, looseKeysTable} {
 		m["lookup:"+t] = "SELECT " + keyColumns + " FROM " + t + " WHERE scope = ?1 AND idem_key = ?2 ORDER BY created_at DESC LIMIT 1"
 		m["insert:"+t] = "INSERT INTO " + t + "(" + keyColumns + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
@@ -140,7 +152,6 @@ var statements = func() map[string]string {
 			" WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3 AND state = 'in_progress'"
 		m["storeResponse:"+t] = "UPDATE " + t + " SET status = ?4, headers = ?5, body = ?6, transfer_id = ?7 WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3"
 		m["release:"+t] = "DELETE FROM " + t + " WHERE scope = ?1 AND idem_key = ?2 AND owner = ?3 AND state = 'in_progress'"
-		m["reap:"+t] = "DELETE FROM " + t + " WHERE (scope, idem_key, created_at) IN (SELECT scope, idem_key, created_at FROM " + t + " WHERE expires_at > 0 AND expires_at <= ?1 LIMIT ?2)"
 	}
 	return m
 }()
@@ -596,25 +607,103 @@ func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int
 	return t, s.ColumnInt64(6), sql, nil
 }
 
-// Reap deletes up to batch expired keys from each key table.
-func (db *DB) Reap(ctx context.Context, nowMS int64, batch int) (int, error) {
+// Reap is one step of the reaper's sweep: it looks at up to batch keys,
+// continuing where the last step stopped, and deletes those that expired
+// at or before nowMS. It walks the constrained key table, then the
+// unconstrained one; swept is true when this step reached the end of the
+// last, and the next step starts again at the beginning.
+//
+// There is no index on the expiry time to find expired keys directly: it
+// would cost every claim a second b-tree write (schema migration 2), and a
+// key that expired is already treated as absent by the request that meets
+// it, so the sweep only reclaims space.
+func (db *DB) Reap(ctx context.Context, nowMS int64, batch int) (deleted int, swept bool, err error) {
+	if batch < 1 {
+		return 0, false, fmt.Errorf("store: reap: batch %d < 1", batch)
+	}
 	unlock, err := db.lock(ctx)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer unlock()
-	total := 0
-	for _, t := range []string{keysTable, looseKeysTable} {
-		s, err := db.stmt("reap:" + t)
-		if err != nil {
-			return total, err
-		}
-		s.BindInt64(1, nowMS)
-		s.BindInt64(2, int64(batch))
-		if err := s.Exec(); err != nil {
-			return total, mapErr("reap keys", err)
-		}
-		total += int(db.conn.Changes())
+	c := &db.sweep
+	t := keysTable
+	if c.loose {
+		t = looseKeysTable
 	}
-	return total, nil
+	end, err := db.stmt("sweepEnd:" + t)
+	if err != nil {
+		return 0, false, err
+	}
+	c.bindAfter(end)
+	end.BindInt64(3, int64(batch-1))
+	var next sweepCursor
+	found := end.Step()
+	if found {
+		next = sweepCursor{loose: c.loose, started: true}
+		if c.loose {
+			next.rowid = end.ColumnInt64(0)
+		} else {
+			next.scope, next.key = end.ColumnText(0), end.ColumnText(1)
+		}
+	}
+	if err := end.Reset(); err != nil {
+		return 0, false, mapErr("reap keys", err)
+	}
+	name := "sweepRest:" + t
+	if found {
+		name = "sweep:" + t
+	}
+	del, err := db.stmt(name)
+	if err != nil {
+		return 0, false, err
+	}
+	c.bindAfter(del)
+	if found {
+		if next.loose {
+			del.BindInt64(3, next.rowid)
+		} else {
+			del.BindText(3, next.scope)
+			del.BindText(4, next.key)
+		}
+	}
+	del.BindInt64(5, nowMS)
+	if err := del.Exec(); err != nil {
+		return 0, false, mapErr("reap keys", err)
+	}
+	deleted = int(db.conn.Changes())
+	switch {
+	case found:
+		*c = next
+	case !c.loose:
+		*c = sweepCursor{loose: true}
+	default:
+		*c = sweepCursor{}
+		swept = true
+	}
+	return deleted, swept, nil
+}
+
+// sweepCursor is where the reaper's sweep stands: in which table, and the
+// last row it looked at (none yet when !started).
+type sweepCursor struct {
+	loose      bool
+	started    bool
+	scope, key string
+	rowid      int64
+}
+
+// bindAfter binds the window's lower bound: ?1 (and ?2) of the sweep
+// statements. Before the first window every row is after it.
+func (c *sweepCursor) bindAfter(s *sqlite3.Stmt) {
+	switch {
+	case c.loose:
+		s.BindInt64(1, c.rowid) // rowids start at 1
+	case c.started:
+		s.BindText(1, c.scope)
+		s.BindText(2, c.key)
+	default:
+		s.BindText(1, "") // keys are never empty: ("", "") is before all
+		s.BindText(2, "")
+	}
 }

@@ -204,3 +204,66 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), a.Balance, "reopening runs no migration twice and keeps the data")
 }
+
+// The reaper's sweep deletes exactly the keys that expired, in both key
+// tables, whatever the window size, and a key that expires after the sweep
+// passed it is collected by the next sweep.
+func TestReapSweepDeletesExactlyTheExpiredKeys(t *testing.T) {
+	for _, batch := range []int{1, 3, 7, 100} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) {
+			db := openFileOrMemory(t)
+			ctx := context.Background()
+			live := map[string]bool{}
+			for i := range 40 {
+				rec := key(fmt.Sprintf("scope-%d", i%4), fmt.Sprintf("k%02d", i))
+				rec.ExpiresAt = int64(100 + i*10) // expired at 300 when i <= 20
+				if i%9 == 0 {
+					rec.ExpiresAt = 0 // never expires
+				}
+				table := engine.TableConstrained
+				if i%3 == 0 {
+					table = engine.TableLoose
+				}
+				res, err := db.InsertKey(ctx, table, engine.InsertPlain, rec)
+				require.NoError(t, err)
+				require.True(t, res.Inserted)
+				if rec.ExpiresAt == 0 || rec.ExpiresAt > 300 {
+					live[rec.Scope+"/"+rec.Key] = true
+				}
+			}
+			sweep := func(now int64) int {
+				total := 0
+				for range 1000 {
+					n, swept, err := db.Reap(ctx, now, batch)
+					require.NoError(t, err)
+					total += n
+					if swept {
+						return total
+					}
+				}
+				t.Fatal("the sweep never ended")
+				return 0
+			}
+			left := func() map[string]bool {
+				snap, err := db.Snapshot(ctx)
+				require.NoError(t, err)
+				m := map[string]bool{}
+				for _, k := range append(snap.Keys, snap.LooseKeys...) {
+					m[k.Scope+"/"+k.Key] = true
+				}
+				return m
+			}
+			assert.Equal(t, 40-len(live), sweep(300))
+			assert.Equal(t, live, left(), "exactly the unexpired keys are left")
+			assert.Equal(t, 0, sweep(300), "a second sweep finds nothing more")
+			assert.Equal(t, len(live)-5, sweep(1_000_000), "later, all but the keys that never expire")
+			assert.Len(t, left(), 5)
+		})
+	}
+}
+
+func TestReapRefusesAnEmptyWindow(t *testing.T) {
+	db := openFileOrMemory(t)
+	_, _, err := db.Reap(context.Background(), 1, 0)
+	assert.Error(t, err)
+}
