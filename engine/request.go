@@ -286,6 +286,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Canonical returns the RFC 8785 canonical form of a JSON body.
+func Canonical(body []byte) ([]byte, error) {
+	if c, ok := canonicalFlat(body); ok {
+		return c, nil
+	}
+	c, err := jcs.Transform(body)
+	if err != nil {
+		return nil, errorf("canonicalize body: %w", err)
+	}
+	return c, nil
+}
+
 // Fingerprint is the one fingerprint function. Canonical: SHA-256 over the
 // method, the route and the RFC 8785 canonical JSON of the body, so that
 // reordered fields and whitespace are the same request. Raw: SHA-256 over
@@ -297,11 +309,10 @@ func Fingerprint(mode FingerprintMode, method, route string, body []byte) (strin
 	}
 	b := body
 	if mode == FingerprintCanonical {
-		c, err := jcs.Transform(body)
-		if err != nil {
-			return "", errorf("canonicalize body: %w", err)
+		var err error
+		if b, err = Canonical(body); err != nil {
+			return "", err
 		}
-		b = c
 	}
 	h := sha256.New()
 	h.Write([]byte(method))
