@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/gowebpki/jcs"
 )
@@ -52,6 +53,24 @@ func TestCanonicalFlatTakesTheTransferBodies(t *testing.T) {
 		general, err := jcs.Transform([]byte(body))
 		if err != nil || !bytes.Equal(c, general) {
 			t.Fatalf("%s: fast %s, general %s (%v)", body, c, general, err)
+		}
+	}
+}
+
+// RenderTransfer's hand-written body is byte for byte what encoding/json
+// writes, for plain account ids and for ids it must escape.
+func TestRenderTransferMatchesEncodingJSON(t *testing.T) {
+	for _, tr := range []Transfer{
+		{ID: "tr_000001", From: "alice", To: "bob", Amount: 200000, BalanceAfter: 800000, CreatedAt: 1772442000123},
+		{ID: "tr_999999", From: "teller_2.kr", To: "shop-7", Amount: MaxAmount, BalanceAfter: 0, CreatedAt: 0},
+		{ID: "tr_1", From: "a<b>&c", To: "\"q\"\\", Amount: 1, BalanceAfter: -1, CreatedAt: -1},
+		{ID: "tr_2", From: "é", To: "\x01\x7f", Amount: 1, BalanceAfter: 1, CreatedAt: 253402300799999},
+	} {
+		got := RenderTransfer(tr)
+		want := jsonResponse(201, transferJSON{TransferID: tr.ID, From: tr.From, To: tr.To, Amount: tr.Amount,
+			BalanceAfter: tr.BalanceAfter, CreatedAt: time.UnixMilli(tr.CreatedAt).UTC().Format("2006-01-02T15:04:05.000Z")})
+		if !bytes.Equal(got.Body, want.Body) || got.Status != want.Status || len(got.Header) != 1 || got.Header[0] != want.Header[0] {
+			t.Errorf("%+v:\n got %d %v %s\nwant %d %v %s", tr, got.Status, got.Header, got.Body, want.Status, want.Header, want.Body)
 		}
 	}
 }
