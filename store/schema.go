@@ -35,6 +35,27 @@ var migrations = []string{
 	`DROP INDEX IF EXISTS idem_keys_expiry`,
 }
 
+// schema is what all the migrations leave, written out: a new database is
+// created with it in one step instead of replaying history (in the
+// browser, every lesson opens a new one). A test holds it to the
+// migrations: both give the same sqlite_schema.
+var schema = `CREATE TABLE accounts (
+		id      TEXT PRIMARY KEY,
+		balance INTEGER NOT NULL CHECK (balance >= 0)
+	);
+	CREATE TABLE transfers (
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		from_id    TEXT NOT NULL,
+		to_id      TEXT NOT NULL,
+		amount     INTEGER NOT NULL CHECK (amount > 0),
+		created_at INTEGER NOT NULL,
+		customer   TEXT NOT NULL DEFAULT '',
+		idem_key   TEXT NOT NULL DEFAULT ''
+	);
+	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + ` WITHOUT ROWID;
+	` + keyTableDDL(looseKeysTable, "") + `;
+	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`
+
 // keyTableDDL is the key table's definition. The constrained table's primary
 // key over (scope, key) is what makes the second INSERT fail; it is a
 // WITHOUT ROWID table, so the claim writes one b-tree, not a table and an
@@ -76,6 +97,14 @@ func (db *DB) migrate() error {
 	s.Close()
 	if version > len(migrations) {
 		return fmt.Errorf("store: database schema version %d is newer than this build (%d)", version, len(migrations))
+	}
+	if version == 0 {
+		sql := "BEGIN IMMEDIATE;\n" + schema + fmt.Sprintf(";\nPRAGMA user_version = %d;\nCOMMIT;", len(migrations))
+		if err := db.conn.Exec(sql); err != nil {
+			db.conn.Exec("ROLLBACK")
+			return fmt.Errorf("store: create schema: %w", err)
+		}
+		return nil
 	}
 	for i := version; i < len(migrations); i++ {
 		sql := "BEGIN IMMEDIATE;\n" + migrations[i] + fmt.Sprintf(";\nPRAGMA user_version = %d;\nCOMMIT;", i+1)

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 
+	"github.com/ncruces/go-sqlite3"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,4 +61,59 @@ func TestSweepSearchesByKey(t *testing.T) {
 	require.True(t, s.Step())
 	require.Zero(t, s.ColumnInt(0))
 	require.NoError(t, s.Close())
+}
+
+// A new database gets the schema in one step; an old one gets the
+// migrations. Both must end the same.
+func TestSchemaIsWhatTheMigrationsLeave(t *testing.T) {
+	read := func(c *sqlite3.Conn) []string {
+		s, _, err := c.Prepare("SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name")
+		require.NoError(t, err)
+		defer s.Close()
+		var rows []string
+		for s.Step() {
+			rows = append(rows, s.ColumnText(0))
+		}
+		require.NoError(t, s.Err())
+		return rows
+	}
+	fresh, err := OpenMemory()
+	require.NoError(t, err)
+	defer fresh.Close()
+
+	old, err := sqlite3.Open("file:/schema-history.db?vfs=memdb")
+	require.NoError(t, err)
+	defer old.Close()
+	for i, m := range migrations {
+		require.NoError(t, old.Exec(m), "migration %d", i+1)
+	}
+	require.Equal(t, read(old), read(fresh.conn))
+}
+
+// A database made by an older build (schema version 1, with the expiry
+// index) is upgraded in place when opened: the index goes, the data stays.
+func TestOpenUpgradesAnOlderDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	if runtime.GOOS == "js" {
+		t.Skip("needs a file database")
+	}
+	old, err := sqlite3.Open(path)
+	require.NoError(t, err)
+	require.NoError(t, old.Exec(migrations[0]+";\nPRAGMA user_version = 1;\nINSERT INTO accounts VALUES ('a', 7);"))
+	require.NoError(t, old.Close())
+
+	db, err := OpenFile(path)
+	require.NoError(t, err)
+	defer db.Close()
+	s, _, err := db.conn.Prepare("SELECT (SELECT count(*) FROM sqlite_schema WHERE name = 'idem_keys_expiry'), (SELECT balance FROM accounts WHERE id = 'a')")
+	require.NoError(t, err)
+	require.True(t, s.Step())
+	require.Zero(t, s.ColumnInt(0), "the expiry index is dropped")
+	require.Equal(t, 7, s.ColumnInt(1), "the data stays")
+	require.NoError(t, s.Close())
+	v, _, err := db.conn.Prepare("PRAGMA user_version")
+	require.NoError(t, err)
+	require.True(t, v.Step())
+	require.Equal(t, len(migrations), v.ColumnInt(0))
+	require.NoError(t, v.Close())
 }
