@@ -35,8 +35,10 @@ test: vet wasm
 	$(GO) test -race -count=1 ./...
 	$(MAKE) test-js
 
-# make bench runs every benchmark side by side in one run and writes the raw
-# figures, with the machine and the command, into docs/PERFORMANCE.md (the
+# make bench runs every benchmark side by side in one run, one package at a
+# time (-p 1: two benchmarks at once on this 2-core machine would measure
+# each other), and writes the raw figures, with the machine and the
+# command, into docs/PERFORMANCE.md (the
 # "Latest make bench" section at its end); the sections above it explain them.
 BENCH_OUT := bin/bench.txt
 bench: wasm
@@ -44,10 +46,10 @@ bench: wasm
 	@{ echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$($(GO) version | cut -d' ' -f3-)"; \
 	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ), load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  echo "command: make bench"; } > $(BENCH_OUT)
-	set -o pipefail; $(GO) test -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/ ./lab/scenario/ 2>&1 | tee -a $(BENCH_OUT)
+	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./server/ ./lab/scenario/ 2>&1 | tee -a $(BENCH_OUT)
 	# ./server/ includes the classroom's load: 300 websocket clients, a 2,000-request storm (docs/PERFORMANCE.md).
 	# A 100,000-attempt day at scoped: in-process on a SQLite file, then over HTTP (docs/PERFORMANCE.md).
-	set -o pipefail; $(GO) test -run='^$$' -bench=DayReplay -benchtime=1x -count=1 -timeout=30m ./lab/ ./lab/grade/ 2>&1 | tee -a $(BENCH_OUT)
+	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=DayReplay -benchtime=1x -count=1 -timeout=30m ./lab/ ./lab/grade/ 2>&1 | tee -a $(BENCH_OUT)
 	@awk -v raw=$(BENCH_OUT) 'BEGIN { while ((getline l < raw) > 0) body = body l "\n" } \
 	  /^<!-- bench:begin -->/ { print; print "```"; printf "%s", body; print "```"; skip = 1; next } \
 	  /^<!-- bench:end -->/ { skip = 0 } !skip { print }' docs/PERFORMANCE.md > $(BENCH_OUT).md && mv $(BENCH_OUT).md docs/PERFORMANCE.md
