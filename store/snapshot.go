@@ -18,12 +18,12 @@ type Snapshot struct {
 
 // Snapshot reads the whole database. It is meant for lessons, tests and the
 // checker, on small databases.
-func (db *DB) Snapshot(ctx context.Context) (Snapshot, error) {
+func (db *DB) Snapshot(ctx context.Context) (_ Snapshot, err error) {
 	unlock, err := db.lock(ctx)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	defer unlock()
+	defer unlock(&err)
 	var snap Snapshot
 	s, _, err := db.conn.Prepare("SELECT id, balance FROM accounts ORDER BY id")
 	if err != nil {

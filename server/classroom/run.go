@@ -98,7 +98,7 @@ func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
 	} else {
 		nr.path = ledgerPath(r.cl.cfg.DB, r.code, id)
 		removeDB(nr.path) // a leftover from a crashed server is not this run's ledger
-		nr.db, err = store.OpenFile(nr.path)
+		nr.db, err = store.OpenFileWith(nr.path, store.FileOptions{Serial: true})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open classroom ledger: %w", err)
