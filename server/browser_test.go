@@ -125,10 +125,10 @@ func startBrowser(t testing.TB) {
 // iteration's tab before the next opens, so that no earlier page (its
 // engine, its background compilation) shares the machine with the one
 // being measured, as no other page of idemlab shares a student's.
-func ownTab(t testing.TB) (context.Context, func()) {
+func ownTab(t testing.TB, opts ...chromedp.ContextOption) (context.Context, func()) {
 	t.Helper()
 	startBrowser(t)
-	tabCtx, cancelTab := chromedp.NewContext(chromium.ctx)
+	tabCtx, cancelTab := chromedp.NewContext(chromium.ctx, opts...)
 	// The tab opens on a context without a deadline; the test's timeout
 	// then bounds every action on it.
 	if err := chromedp.Do(tabCtx); err != nil {
@@ -772,7 +772,9 @@ func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 	marks := map[string][]float64{}
 	// At least ten pages, whatever b.N, so that the median means something.
 	for i := 0; i < max(b.N, 10); i++ {
-		ctx, closeTab := ownTab(b)
+		// A browser context of its own, like a first visit: no cache, no
+		// compiled code and no storage from the pages before.
+		ctx, closeTab := ownTab(b, chromedp.WithNewBrowserContext())
 		run(b, ctx,
 			chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 				_, err := cdp.Call(ctx, tgt, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
@@ -786,6 +788,9 @@ func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 		at("worker-started", `(performance.getEntriesByName('idemlab-worker')[0] || {startTime: 0}).startTime`)
 		for _, stage := range []string{"fetch", "compile", "go-start", "open"} {
 			at(stage, `(performance.getEntriesByName('idemlab-`+stage+`')[0] || {duration: 0}).duration`)
+		}
+		if os.Getenv("IDEMLAB_BENCH_PAGES") != "" {
+			b.Logf("page %d: %.0f ms to interactive, open %.0f ms", i, marks["to-interactive"][i], marks["open"][i])
 		}
 		closeTab()
 		// The closed page's process takes a moment to go; the next
