@@ -31,7 +31,8 @@ const BusyTimeout = 5 * time.Second
 // is safe for concurrent use by multiple goroutines: one connection does all
 // the work, one short unit at a time, which is how SQLite writes anyway (one
 // writer) and why no goroutine of this process ever sees "database is
-// locked".
+// locked". On a file, units that queue up share a transaction (see
+// commitGroup).
 type DB struct {
 	mu    sync.Mutex
 	conn  *sqlite3.Conn
