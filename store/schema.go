@@ -9,23 +9,9 @@ import (
 // database has. Append, never edit: a database in the field has run them.
 var migrations = []string{
 	// 1: the ledger and the two key tables.
-	`CREATE TABLE accounts (
-		id      TEXT PRIMARY KEY,
-		balance INTEGER NOT NULL CHECK (balance >= 0)
-	);
-	CREATE TABLE transfers (
-		id         INTEGER PRIMARY KEY AUTOINCREMENT,
-		from_id    TEXT NOT NULL,
-		to_id      TEXT NOT NULL,
-		amount     INTEGER NOT NULL CHECK (amount > 0),
-		created_at INTEGER NOT NULL,
-		customer   TEXT NOT NULL DEFAULT '',
-		idem_key   TEXT NOT NULL DEFAULT ''
-	);
-	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + ` WITHOUT ROWID;
+	ledgerAndKeysDDL + `
 	CREATE INDEX idem_keys_expiry ON idem_keys (expires_at) WHERE expires_at > 0;
-	` + keyTableDDL(looseKeysTable, "") + `;
-	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`,
+	` + looseKeysDDL,
 	// 2: no expiry index. Every claim wrote an entry into it, a second
 	// b-tree and a second WAL frame in the claim's transaction: measured in
 	// the store, a claim took 37 µs with it and 22 µs without. Expired
@@ -39,7 +25,12 @@ var migrations = []string{
 // created with it in one step instead of replaying history (in the
 // browser, every lesson opens a new one). A test holds it to the
 // migrations: both give the same sqlite_schema.
-var schema = `CREATE TABLE accounts (
+var schema = ledgerAndKeysDDL + "\n\t" + looseKeysDDL
+
+// The tables that migration 1 created and no migration has changed since,
+// shared by migration 1 and schema so that the two cannot drift apart.
+var (
+	ledgerAndKeysDDL = `CREATE TABLE accounts (
 		id      TEXT PRIMARY KEY,
 		balance INTEGER NOT NULL CHECK (balance >= 0)
 	);
@@ -52,9 +43,10 @@ var schema = `CREATE TABLE accounts (
 		customer   TEXT NOT NULL DEFAULT '',
 		idem_key   TEXT NOT NULL DEFAULT ''
 	);
-	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + ` WITHOUT ROWID;
-	` + keyTableDDL(looseKeysTable, "") + `;
+	` + keyTableDDL(keysTable, "PRIMARY KEY (scope, idem_key)") + ` WITHOUT ROWID;`
+	looseKeysDDL = keyTableDDL(looseKeysTable, "") + `;
 	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`
+)
 
 // keyTableDDL is the key table's definition. The constrained table's primary
 // key over (scope, key) is what makes the second INSERT fail; it is a
