@@ -188,7 +188,7 @@ func buildPlayground() (string, error) {
 		return "", fmt.Errorf("go env GOROOT: %w", err)
 	}
 	goroot := strings.TrimSpace(string(out))
-	build := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, web.ModuleName), "../wasm")
+	build := exec.Command(goBin, "build", moduleGCFlags, "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, web.ModuleName), "../wasm")
 	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build the engine module: %w\n%s", err, out)
@@ -197,6 +197,19 @@ func buildPlayground() (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// moduleGCFlags is how make wasm compiles the module (WASM_GCFLAGS in the
+// Makefile, where the reason is written): the tests play the module that
+// students get.
+const moduleGCFlags = "-gcflags=github.com/ncruces/go-sqlite3-wasm/v6=-B"
+
+func TestModuleBuiltAsMakeBuildsIt(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	require.NoError(t, err)
+	require.Contains(t, string(mk), "WASM_GCFLAGS := "+moduleGCFlags+"\n")
+	require.Contains(t, string(mk), "$(GO) build $(WASM_GCFLAGS) ", "make wasm builds with WASM_GCFLAGS")
+	require.Contains(t, string(mk), "$(GO) test $(WASM_GCFLAGS) ", "make test-js tests what make wasm builds")
 }
 
 func copyFile(src, dst string) error {
