@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"idemlab/lab"
 	"idemlab/lab/scenario"
 )
 
@@ -52,6 +53,9 @@ type Lesson struct {
 	// Retention and Scope are the published policy the lesson states.
 	Retention string `json:"retention,omitempty"`
 	Scope     string `json:"scope,omitempty"`
+	// Rules are the invariant checker's rules, which the bench lists as
+	// "not checked yet" until the engine has started and checked them.
+	Rules []lab.Rule `json:"rules"`
 }
 
 // Goal is a scenario's goal, listed on the lesson with its scenario's id.
@@ -253,7 +257,7 @@ func parseLesson(src []byte, lang string) (*Lesson, error) {
 	if !ok {
 		return nil, errors.New("the front matter has no closing --- line")
 	}
-	l := &Lesson{Lang: lang, Hints: []string{}}
+	l := &Lesson{Lang: lang, Hints: []string{}, Rules: lab.Rules}
 	for i, line := range strings.Split(head, "\n") {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue

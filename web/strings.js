@@ -114,6 +114,7 @@ const en = {
   rules: 'Rule checks',
   ruleHolds: 'holds',
   ruleBroken: 'broken',
+  ruleNotChecked: 'not checked yet',
   summary: 'intents: {intents} · transfers: {transfers} · duplicates: {duplicates} · paid twice: {paid} won · 409: {conflicts} · 422: {mismatches} · replays: {replays}',
 
   sandbox: 'Sandbox: can you still break it?',
@@ -259,6 +260,7 @@ const ko = {
   rules: '규칙 검사',
   ruleHolds: '지켜짐',
   ruleBroken: '깨짐',
+  ruleNotChecked: '아직 확인 전',
   summary: '의도: {intents} · 송금: {transfers} · 중복: {duplicates} · 두 번 나간 돈: {paid}원 · 409: {conflicts} · 422: {mismatches} · 재생: {replays}',
 
   sandbox: '샌드박스: 아직도 깨뜨릴 수 있나요?',
