@@ -668,8 +668,9 @@ function renderBenchHead() {
 // cores, each new font took the browser 0.1–0.5 s to hand over, and the
 // bench reached the screen a second after its state had arrived.
 function drawBenchWaiting(spec) {
-  if (!spec || spec.day) return;
   $('day-body').hidden = true;
+  $('bench-body').hidden = true;
+  if (!spec || spec.day) return;
   $('bench-body').hidden = false;
   $('bench-body').inert = true;
   $('bench-body').setAttribute('aria-busy', 'true');
