@@ -677,7 +677,8 @@ function drawBenchWaiting(spec) {
   $('step-count').textContent = app.engineProblemText ? '⚠ ' + app.engineProblemText : t('engineLoading');
   for (const id of ['btn-step', 'btn-back', 'btn-run', 'btn-reset', 'btn-inject']) $(id).disabled = true;
   drawLanes($('lanes'), (spec.lanes || []).map((l) => ({
-    id: l.id, intent: l.intent, customer: l.customer, key: l.key, fault: l.fault, state: 'waiting', events: [], verdict: 'pending',
+    id: l.id, intent: l.intent || l.id, customer: l.customer, key: l.key, fault: l.fault,
+    state: 'waiting', next_phase: 'receive', events: [], verdict: 'pending',
   })), { onSelect: () => {} });
   app.lastEvent = null;
   renderLast();
