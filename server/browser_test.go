@@ -672,6 +672,55 @@ func TestPageSaysWhenTheModuleIsMissing(t *testing.T) {
 	assert.Contains(t, w.Step, "engine module is missing")
 }
 
+// benchFonts lists the fonts the text on the bench is drawn in:
+// family|size|weight|style → an example of the text.
+const benchFonts = `(() => {
+  const out = {};
+  const w = document.createTreeWalker(document.getElementById('bench'), NodeFilter.SHOW_TEXT);
+  for (let n = w.nextNode(); n; n = w.nextNode()) {
+    const e = n.parentElement;
+    // checkVisibility is false inside a closed <details>, whose text is
+    // not laid out.
+    if (!n.textContent.trim() || !e || !e.checkVisibility()) continue;
+    const cs = getComputedStyle(e);
+    const k = [cs.fontFamily, cs.fontSize, cs.fontWeight, cs.fontStyle].join('|');
+    if (!out[k]) out[k] = n.textContent.trim().slice(0, 40);
+  }
+  return JSON.stringify(out);
+})()`
+
+// TestWaitingBenchUsesTheFontsOfTheFirstState holds the bench drawn before
+// the engine starts to the fonts of the engine's first state: a font that
+// only the engine's state uses is looked up in the first layout after it,
+// on a machine busy compiling the engine, and that held the bench off the
+// screen for up to a second (docs/PERFORMANCE.md).
+func TestWaitingBenchUsesTheFontsOfTheFirstState(t *testing.T) {
+	dir := t.TempDir()
+	entries, err := os.ReadDir("../web")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !e.IsDir() && web.Servable(e.Name()) && !strings.HasPrefix(e.Name(), web.ModuleName) && e.Name() != web.WasmExec {
+			require.NoError(t, copyFile(filepath.Join("../web", e.Name()), filepath.Join(dir, e.Name())))
+		}
+	}
+	noEngine := playground(t, dir)
+	withEngine := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	for _, lesson := range []string{"01-naive", "02-unique"} {
+		var waiting, first map[string]string
+		run(t, ctx, chromedp.Navigate(noEngine.URL+"/#lesson="+lesson),
+			waitJS(`document.body.dataset.engine === 'missing' && document.querySelectorAll('#lanes [data-lane]').length > 0`))
+		require.NoError(t, json.Unmarshal([]byte(eval[string](t, ctx, benchFonts)), &waiting))
+		run(t, ctx, chromedp.Navigate(withEngine.URL+"/#lesson="+lesson),
+			waitJS(`document.body.dataset.interactive === 'true' && document.body.dataset.lesson === '`+lesson+`'`))
+		require.NoError(t, json.Unmarshal([]byte(eval[string](t, ctx, benchFonts)), &first))
+		for font, example := range first {
+			_, ok := waiting[font]
+			assert.True(t, ok, "%s: the engine's first state draws %q in %s, the waiting bench draws nothing in it", lesson, example, font)
+		}
+	}
+}
+
 // TestPageSaysWhenTheBrowserLacksWebAssembly hides WebAssembly from the
 // page before its scripts run.
 func TestPageSaysWhenTheBrowserLacksWebAssembly(t *testing.T) {
