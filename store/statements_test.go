@@ -1,6 +1,8 @@
 package store
 
 import (
+	"flag"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -63,8 +65,13 @@ func TestSweepSearchesByKey(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
-// A new database gets the schema in one step; an old one gets the
-// migrations. Both must end the same.
+var updateImage = flag.Bool("update-image", false, "rewrite empty.db, the image new in-memory databases start from, from the schema")
+
+// TestSchemaIsWhatTheMigrationsLeave holds the three ways a database gets
+// its schema to one another: the migrations one after the other (an old
+// file), the schema in one step (a new file), and empty.db (every new
+// in-memory database, see emptyImage), whose schema version must be the
+// current one too.
 func TestSchemaIsWhatTheMigrationsLeave(t *testing.T) {
 	read := func(c *sqlite3.Conn) []string {
 		s, _, err := c.Prepare("SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name")
@@ -77,17 +84,48 @@ func TestSchemaIsWhatTheMigrationsLeave(t *testing.T) {
 		require.NoError(t, s.Err())
 		return rows
 	}
-	fresh, err := OpenMemory()
-	require.NoError(t, err)
-	defer fresh.Close()
-
-	old, err := sqlite3.Open("file:/schema-history.db?vfs=memdb")
-	require.NoError(t, err)
-	defer old.Close()
-	for i, m := range migrations {
-		require.NoError(t, old.Exec(m), "migration %d", i+1)
+	version := func(c *sqlite3.Conn) int {
+		s, _, err := c.Prepare("PRAGMA user_version")
+		require.NoError(t, err)
+		defer s.Close()
+		require.True(t, s.Step())
+		return s.ColumnInt(0)
 	}
-	require.Equal(t, read(old), read(fresh.conn))
+	history, err := sqlite3.Open("file:/schema-history.db?vfs=memdb")
+	require.NoError(t, err)
+	defer history.Close()
+	for i, m := range migrations {
+		require.NoError(t, history.Exec(m), "migration %d", i+1)
+	}
+
+	if *updateImage {
+		if runtime.GOOS == "js" {
+			t.Skip("-update-image writes a file: run it natively")
+		}
+		path := filepath.Join(t.TempDir(), "empty.db")
+		db, err := OpenFile(path)
+		require.NoError(t, err)
+		// Closing the last connection checkpoints the WAL into the file
+		// and removes it: the file alone is the whole database.
+		require.NoError(t, db.Close())
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile("empty.db", b, 0o644))
+		t.Log("wrote empty.db; rebuild to embed it")
+		return
+	}
+
+	oneStep, err := sqlite3.Open("file:/schema-one-step.db?vfs=memdb")
+	require.NoError(t, err)
+	defer oneStep.Close()
+	require.NoError(t, oneStep.Exec(schema))
+	require.Equal(t, read(history), read(oneStep), "the schema in one step")
+
+	image, err := OpenMemory()
+	require.NoError(t, err)
+	defer image.Close()
+	require.Equal(t, read(history), read(image.conn), "empty.db: run go test ./store -run TestSchemaIsWhatTheMigrationsLeave -update-image")
+	require.Equal(t, SchemaVersion, version(image.conn), "empty.db's schema version")
 }
 
 // A database made by an older build (schema version 1, with the expiry

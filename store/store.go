@@ -56,12 +56,6 @@ func (db *DB) GroupCommits() (commits, callers int64) {
 
 var memSeq atomic.Int64
 
-// OpenMemory opens a fresh, private in-memory database on the memdb VFS.
-func OpenMemory() (*DB, error) {
-	name := fmt.Sprintf("file:/idemlab-%d-%d.db?vfs=memdb", time.Now().UnixNano(), memSeq.Add(1))
-	return open(name, false)
-}
-
 // OpenFile opens (creating if needed) the database file at path, in WAL mode
 // with synchronous=NORMAL: a transaction committed before the process is
 // killed survives it. The WAL is checkpointed every 16,384 pages (64 MiB)
@@ -115,6 +109,9 @@ func (db *DB) init(file bool) error {
 		if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=16384;"); err != nil {
 			return fmt.Errorf("store: pragmas: %w", err)
 		}
+	}
+	if !file {
+		return nil // a copy of emptyImage, at the current schema version
 	}
 	if err := db.migrate(); err != nil {
 		return err
