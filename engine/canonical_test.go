@@ -8,9 +8,11 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-// FuzzCanonicalFlat holds the fast canonical form to the general RFC 8785
-// implementation: whenever the fast path answers, its bytes are exactly
-// the general path's; when it declines, the general path decides alone.
+// FuzzCanonicalFlat holds the fast canonical form to the general path
+// (canonicalJSON) and to an independent RFC 8785 implementation
+// (github.com/gowebpki/jcs, used by tests only): whenever the fast path
+// answers, its bytes are exactly theirs; when it declines, the general
+// path decides alone.
 func FuzzCanonicalFlat(f *testing.F) {
 	for _, s := range []string{
 		`{"from":"alice","to":"bob","amount":200000}`,
@@ -29,12 +31,16 @@ func FuzzCanonicalFlat(f *testing.F) {
 		if !ok {
 			return
 		}
-		general, err := jcs.Transform(body)
+		general, err := canonicalJSON(body)
 		if err != nil {
 			t.Fatalf("fast path accepted %q, the general path refuses it: %v", body, err)
 		}
 		if !bytes.Equal(fast, general) {
 			t.Fatalf("%q: fast %s, general %s", body, fast, general)
+		}
+		other, err := jcs.Transform(body)
+		if err != nil || !bytes.Equal(fast, other) {
+			t.Fatalf("%q: fast %s, the other implementation %s (%v)", body, fast, other, err)
 		}
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dunglas/httpsfv"
-	"github.com/gowebpki/jcs"
 )
 
 // Header is one response header. Responses keep headers as an ordered list
@@ -291,7 +290,7 @@ func Canonical(body []byte) ([]byte, error) {
 	if c, ok := canonicalFlat(body); ok {
 		return c, nil
 	}
-	c, err := jcs.Transform(body)
+	c, err := canonicalJSON(body)
 	if err != nil {
 		return nil, errorf("canonicalize body: %w", err)
 	}
