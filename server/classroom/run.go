@@ -269,26 +269,32 @@ type stormInfo struct {
 	DurationMS int64     `json:"duration_ms"`
 }
 
-// history gathers what the checker judges. It reads the ledger, so it runs
-// between storms or after the last request.
+// history gathers what the checker judges. The attempts are copied before
+// the ledger is read: an attempt is recorded only once its request has
+// finished, so every transfer of a recorded attempt is in the ledger read
+// after it. (Read the other way round, an attempt that finished in between
+// was judged against a ledger without its transfer: a report of two
+// attempts and one transfer where there were two.) A transfer of a request
+// still running may be in the ledger before its attempt is recorded, which
+// is what happened.
 func (run *run) history(ctx context.Context) (lab.History, store.Snapshot, error) {
-	snap, err := run.db.Snapshot(ctx)
-	if err != nil {
-		return lab.History{}, snap, fmt.Errorf("snapshot run %d: %w", run.id, err)
-	}
 	run.mu.Lock()
-	defer run.mu.Unlock()
 	h := lab.History{
 		Attempts:      append([]lab.Attempt(nil), run.attempts...),
-		Ledger:        lab.LedgerOf(snap.Transfers),
 		StartBalances: map[string]int64{payer: startBalance, payee: 0},
-		EndBalances:   lab.BalancesOf(snap.Accounts),
 		Retention:     run.policy.Retention.D(),
 		RetryHorizon:  run.horizon,
 	}
 	for _, id := range run.order {
 		h.Intents = append(h.Intents, run.intents[id])
 	}
+	run.mu.Unlock()
+	snap, err := run.db.Snapshot(ctx)
+	if err != nil {
+		return lab.History{}, snap, fmt.Errorf("snapshot run %d: %w", run.id, err)
+	}
+	h.Ledger = lab.LedgerOf(snap.Transfers)
+	h.EndBalances = lab.BalancesOf(snap.Accounts)
 	sort.SliceStable(h.Attempts, func(i, j int) bool { return h.Attempts[i].SentAt.Before(h.Attempts[j].SentAt) })
 	return h, snap, nil
 }
