@@ -266,6 +266,10 @@ func fireStorm(t *testing.T, proj *wsClient, others []*wsClient, spec classroom.
 	require.NotNil(t, want.Storm)
 	assert.Equal(t, spec.Clients*spec.Attempts, want.Storm.Requests)
 	assert.Equal(t, spec.Clients*spec.Attempts, want.Report.Summary.Attempts, "every request is in the history")
+	// The room says the storm is over after its report (screens show the
+	// verdict first); like the projector's controls, the next storm waits
+	// for that, or the room answers "busy".
+	proj.until("state", func(m msg) bool { return !decode[struct{ Storming bool }](t, m).Storming })
 	return want
 }
 
