@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -86,7 +87,7 @@ func (p *jcsParser) value(out []byte, depth int) ([]byte, error) {
 		return p.number(out)
 	default:
 		for _, lit := range []string{"true", "false", "null"} {
-			if strings.HasPrefix(string(p.data[p.i:min(len(p.data), p.i+len(lit))]), lit) {
+			if bytes.HasPrefix(p.data[p.i:], []byte(lit)) {
 				p.i += len(lit)
 				return append(out, lit...), nil
 			}

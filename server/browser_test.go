@@ -616,10 +616,10 @@ func TestStudentInjectsAFault(t *testing.T) {
 	assert.Equal(t, "0", duplicates(t, ctx, "#summary"))
 }
 
-// TestPageSaysWhenTheModuleIsMissing serves the page without a built
-// engine: the lesson text still shows, the page says how to fix it, and the
-// bench shows the first scenario waiting for the engine.
-func TestPageSaysWhenTheModuleIsMissing(t *testing.T) {
+// pageWithoutEngine returns an Options.WebDir with the page and none of the
+// engine: no module, no wasm_exec.js.
+func pageWithoutEngine(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	entries, err := os.ReadDir("../web")
 	require.NoError(t, err)
@@ -628,7 +628,14 @@ func TestPageSaysWhenTheModuleIsMissing(t *testing.T) {
 			require.NoError(t, copyFile(filepath.Join("../web", e.Name()), filepath.Join(dir, e.Name())))
 		}
 	}
-	ts := playground(t, dir)
+	return dir
+}
+
+// TestPageSaysWhenTheModuleIsMissing serves the page without a built
+// engine: the lesson text still shows, the page says how to fix it, and the
+// bench shows the first scenario waiting for the engine.
+func TestPageSaysWhenTheModuleIsMissing(t *testing.T) {
+	ts := playground(t, pageWithoutEngine(t))
 	ctx := tab(t)
 	run(t, ctx,
 		chromedp.Navigate(ts.URL+"/"),
@@ -695,15 +702,7 @@ const benchFonts = `(() => {
 // on a machine busy compiling the engine, and that held the bench off the
 // screen for up to a second (docs/PERFORMANCE.md).
 func TestWaitingBenchUsesTheFontsOfTheFirstState(t *testing.T) {
-	dir := t.TempDir()
-	entries, err := os.ReadDir("../web")
-	require.NoError(t, err)
-	for _, e := range entries {
-		if !e.IsDir() && web.Servable(e.Name()) && !strings.HasPrefix(e.Name(), web.ModuleName) && e.Name() != web.WasmExec {
-			require.NoError(t, copyFile(filepath.Join("../web", e.Name()), filepath.Join(dir, e.Name())))
-		}
-	}
-	noEngine := playground(t, dir)
+	noEngine := playground(t, pageWithoutEngine(t))
 	withEngine := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	for _, lesson := range []string{"01-naive", "02-unique"} {
