@@ -579,6 +579,27 @@ func TestStudentStepsTheRaceByHand(t *testing.T) {
 	key("r", "0")
 }
 
+// TestPastedLinkWinsOverAPendingURLWrite pastes a link while the page's
+// own URL write is still pending (it writes 250 ms after the last step) and
+// lets that write fire before the hashchange is handled, as a slow frame
+// can: the pasted place must open, not the one the page was about to write.
+func TestPastedLinkWinsOverAPendingURLWrite(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "02-unique")
+	openScenario(t, ctx, "s1", false)
+	for want := 1; want <= 3; want++ {
+		run(t, ctx, click("#btn-step"),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+fmt.Sprint(want)+`'`))
+	}
+	require.Equal(t, "true", eval[string](t, ctx, `document.body.dataset.urlPending`), "the URL write is still pending")
+	// The paste, then the pending write at once (pagehide writes it
+	// immediately), before the browser dispatches hashchange.
+	eval[bool](t, ctx, `location.hash = '#lesson=02-unique&s=s1&m=A1'; window.dispatchEvent(new Event('pagehide')); true`)
+	run(t, ctx, waitJS(`document.querySelector('#step-count').dataset.step === '1' && document.body.dataset.urlPending === 'false'`))
+	assert.Equal(t, "#lesson=02-unique&s=s1&m=A1", eval[string](t, ctx, `location.hash`))
+}
+
 func atoi(t testing.TB, s string) int {
 	var n int
 	_, err := fmt.Sscan(s, &n)

@@ -113,7 +113,14 @@ function readHash() {
 // takes a noticeable time per history.replaceState (measured here: most of
 // a step's drawing time), so a burst of steps writes it once. The page
 // writes it at once before it unloads.
+//
+// ownHash is the hash the page last wrote or read. A hash that differs
+// from it was put there by the learner (a pasted link): a write that was
+// still pending then must not overwrite it. Without this check, a link
+// pasted within 250 ms of a step was replaced by the old place before its
+// hashchange was handled, and the player opened the old place again.
 let hashTimer = 0;
+let ownHash = location.hash;
 function writeHash() {
   clearTimeout(hashTimer);
   document.body.dataset.urlPending = 'true';
@@ -123,6 +130,7 @@ function writeHash() {
 function writeHashNow() {
   clearTimeout(hashTimer);
   document.body.dataset.urlPending = 'false';
+  if (location.hash !== ownHash) return; // the learner's link wins; hashchange opens it
   const p = new URLSearchParams();
   if (app.lesson) p.set('lesson', app.lesson.id);
   if (app.spec) p.set('s', app.spec.id);
@@ -131,6 +139,7 @@ function writeHashNow() {
   // Commas and bangs stay readable: the moves read "A1,A2,A1!crash".
   const hash = '#' + p.toString().replace(/%2C/gi, ',').replace(/%21/g, '!');
   if (location.hash !== hash) history.replaceState(null, '', hash);
+  ownHash = location.hash;
 }
 
 function loadProgress() {
@@ -1042,6 +1051,10 @@ async function main() {
   // A URL typed or pasted into the address bar (the page's own writes use
   // replaceState and fire no hashchange) moves the player there.
   window.addEventListener('hashchange', () => {
+    // The learner's link replaces whatever the page meant to write.
+    clearTimeout(hashTimer);
+    document.body.dataset.urlPending = 'false';
+    ownHash = location.hash;
     const h = readHash();
     if (h.lesson && (!app.lesson || h.lesson !== app.lesson.id)) {
       loadLesson(h.lesson, true);
