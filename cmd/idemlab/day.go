@@ -28,7 +28,7 @@ func init() {
 
 const dayUsage = `Usage:
   idemlab day generate [--seed S] [--customers N] [--intents M] [...] [-o day.jsonl]
-  idemlab day replay day.jsonl [--level L | --policy JSON | --target URL] [--db FILE] [--json]
+  idemlab day replay day.jsonl [--level L | --policy JSON | --target URL] [--db FILE] [--json] [--svg OUT.svg [--lang ko]]
 
 Run 'idemlab day generate -h' or 'idemlab day replay -h' for the flags.
 The file format is described in docs/lab-contract.md.
@@ -160,6 +160,8 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	prefix := fs.String("prefix", "fresh", "over HTTP: prefix for every id and key so the day never meets an earlier run ('fresh': a random one, '': none)")
 	concurrency := fs.Int("concurrency", 16, "over HTTP: groups of attempts in flight at once")
 	asJSON := fs.Bool("json", false, "print the tally as JSON")
+	svgPath := fs.String("svg", "", "also draw the day as a picture into this SVG file: attempts over the day's clock by outcome, the money paid twice, the causes of loss")
+	lang := fs.String("lang", "en", "language of the picture's words: en or ko")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -167,9 +169,15 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		return errors.New("day replay: name one day file ('-' for standard input)")
 	}
+	if *lang != "en" && *lang != "ko" {
+		return fmt.Errorf("day replay: --lang %q: say en or ko", *lang)
+	}
 	if *level == "ladder" {
 		if *target != "" || *policy != "" || *dbPath != "" {
 			return errors.New("day replay: --level ladder runs in-process on fresh databases; drop --target, --policy and --db")
+		}
+		if *svgPath != "" {
+			return errors.New("day replay: --svg draws one replay; name a level instead of ladder")
 		}
 		d, err := readDayFile(pos[0])
 		if err != nil {
@@ -215,12 +223,27 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	if *svgPath != "" {
+		if err := writePicture(*svgPath, d, tally, *lang); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(tally)
 	}
 	return tally.WriteText(stdout)
+}
+
+// writePicture draws the replayed day on its own clock (over HTTP too,
+// where the replay squeezed it into a minute) into an SVG file.
+func writePicture(path string, d lab.Day, t lab.Tally, lang string) error {
+	p := lab.NewPicture(d.OnDayClock(t.History), t.Report, lab.DayPictureOptions(d.Params))
+	if err := os.WriteFile(path, p.SVG(lang), 0o644); err != nil {
+		return fmt.Errorf("day replay: --svg: %w", err)
+	}
+	return nil
 }
 
 // replayLadder replays the day at every level, each on a fresh database.
