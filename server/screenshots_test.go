@@ -1,0 +1,332 @@
+package server_test
+
+// TestScreenshots writes the pictures that a person compares when the
+// player's or the classroom's look changes: each view reached as a user
+// reaches it, on a laptop, a projector and a phone, in English and, for the
+// lesson benches, in Korean. It waits on the data attributes the pages set
+// for their tests (interactive, step, done, duplicates), not on their
+// layout, so that the same test shoots a redrawn UI.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/server"
+)
+
+// screen is a window the pictures are taken in.
+type screen struct {
+	w, h  int64
+	phone bool // emulated as a phone: mobile viewport, touch
+}
+
+var (
+	laptop    = screen{w: 1440, h: 900}
+	projector = screen{w: 1920, h: 1080}
+	phone     = screen{w: 390, h: 844, phone: true}
+)
+
+func (s screen) String() string { return fmt.Sprintf("%dx%d", s.w, s.h) }
+
+// emulate sizes the tab as the screen, at one device pixel per CSS pixel so
+// that a picture's size is the size in its name.
+func (s screen) emulate() chromedp.Action[chromedp.Void] {
+	if s.phone {
+		return chromedp.EmulateViewport(s.w, s.h, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	return chromedp.EmulateViewport(s.w, s.h)
+}
+
+// screenTab opens a fresh tab sized as the screen before anything loads in
+// it, so that the page lays itself out for that screen from the start.
+func screenTab(t *testing.T, s screen) context.Context {
+	t.Helper()
+	ctx := tab(t)
+	run(t, ctx, s.emulate())
+	return ctx
+}
+
+// bigPNG is the size above which a screenshot is compressed again: Chromium
+// writes its PNGs fast, not small.
+const bigPNG = 256 << 10
+
+func TestScreenshots(t *testing.T) {
+	if *screenshots == "" {
+		t.Skip("pass -screenshots DIR to write screenshots of the player and the classroom")
+	}
+	dir := *screenshots
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	if out, err := exec.Command("fc-list", ":lang=ko").Output(); err == nil && len(bytes.TrimSpace(out)) == 0 {
+		t.Log("no Hangul font: the Korean pictures will show boxes (apt-get install fonts-nanum)")
+	}
+
+	banks, err := server.OpenBanks(server.Config{})
+	require.NoError(t, err)
+	s, err := server.New(banks, server.Options{WebDir: playgroundDir(t), InstructorToken: browserToken})
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		s.Close() // closes the websockets first, so the test server has nothing to wait for
+		ts.Close()
+		server.CloseBanks(banks)
+	})
+
+	benches := []struct {
+		lang    string // "" for English
+		screens []screen
+	}{
+		{"", []screen{laptop, projector, phone}},
+		{"ko", []screen{laptop, phone}},
+	}
+	for _, b := range benches {
+		for _, scr := range b.screens {
+			name := scr.String()
+			if b.lang != "" {
+				name += "-" + b.lang
+			}
+			t.Run("bench-"+name, func(t *testing.T) {
+				shootBenches(t, ts.URL, dir, scr, b.lang)
+			})
+		}
+	}
+	for _, scr := range []screen{laptop, projector, phone} {
+		t.Run("storm-"+scr.String(), func(t *testing.T) {
+			shootStorm(t, ts.URL, dir, scr, scr == projector)
+		})
+	}
+}
+
+// shootBenches plays lesson 1's first scenario to its end, then steps
+// lesson 4's first scenario into its race and plays it to its end, and
+// shoots each.
+func shootBenches(t *testing.T, base, dir string, scr screen, lang string) {
+	ctx := screenTab(t, scr)
+	query := ""
+	if lang != "" {
+		query = "?lang=" + lang
+	}
+	shots := func(view string) {
+		name := view + "-" + scr.String()
+		if lang != "" {
+			name += "-" + lang
+		}
+		shoot(t, ctx, dir, name, scr, "")
+		if scr.phone || benchBelowTheFold(t, ctx) {
+			shoot(t, ctx, dir, name+"-bench", scr, "#bench")
+		}
+	}
+
+	openLessonIn(t, ctx, base+"/"+query, "01-naive")
+	runToEnd(t, ctx)
+	shots("lesson1-bench")
+
+	openLessonIn(t, ctx, base+"/"+query, "04-in-progress")
+	for i := 1; i <= 8 && attr(t, ctx, "#step-count", "data-done") != "true"; i++ {
+		run(t, ctx, click(`#btn-step`),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+strconv.Itoa(i)+`'`))
+	}
+	shots("lesson4-bench")
+	runToEnd(t, ctx)
+	shots("lesson4-bench-done")
+}
+
+// openLessonIn is openLesson at an address with a query (?lang=ko): the
+// player loads there and shows the lesson's first scenario on the bench.
+func openLessonIn(t *testing.T, ctx context.Context, page, id string) {
+	t.Helper()
+	run(t, ctx,
+		chromedp.Navigate(page+"#lesson="+id),
+		waitJS(`document.body.dataset.engine === 'ready' && document.body.dataset.interactive === 'true'`),
+		waitJS(`location.hash.includes('lesson=`+id+`') && document.body.dataset.lesson === '`+id+`'`),
+		waitJS(`document.querySelector('#step-count')?.dataset.step === '0'`),
+	)
+}
+
+// benchBelowTheFold reports whether, at the top of the page, the bench
+// starts in the bottom half of the window or below it.
+func benchBelowTheFold(t *testing.T, ctx context.Context) bool {
+	t.Helper()
+	run(t, ctx, scrollToTop())
+	return eval[bool](t, ctx, `document.querySelector('#bench').getBoundingClientRect().top > innerHeight / 2`)
+}
+
+// shootStorm opens a room on the projector, fires a naive storm from the
+// projector's form and shoots the report; on the projector a phone joins
+// the room first and is shot after the storm too.
+func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
+	proj := screenTab(t, scr)
+	// The start-up link signs the instructor in; the lobby opens a room.
+	run(t, proj,
+		chromedp.Navigate(base+"/classroom/teach#token="+browserToken),
+		waitJS(`!document.getElementById('lobby').hidden`),
+		click("#create"),
+		waitJS(`document.getElementById('conn').textContent === 'online'`),
+		waitJS(`document.getElementById('code').textContent.trim().length > 0`),
+		waitJS(`document.querySelector('#level option[value="naive"]') !== null && !document.getElementById('fire').disabled`),
+		waitJS(`document.getElementById('qr')?.complete !== false`), // the QR code is drawn
+	)
+	code := text(t, proj, "#code")
+
+	var phoneTab context.Context
+	if withPhone {
+		phoneTab = screenTab(t, phone)
+		run(t, phoneTab,
+			chromedp.Navigate(base+"/classroom/?room="+code),
+			waitJS(`document.getElementById('room-code').value === `+quoteJS(code)),
+			chromedp.SendKeys(chromedp.CSS(`#nickname`), "ana"),
+			click(`#join-form button[type=submit]`),
+			waitJS(`!document.getElementById('client').hidden`))
+		run(t, proj, waitJS(`document.querySelectorAll('#roster li').length === 1`))
+	}
+
+	// The storm: 20 clients, 2 attempts each, one key, no fault, a 200 ms
+	// payment call, at naive. The form's defaults may
+	// change; each field is set only where it differs, as a person would.
+	for _, f := range []struct{ sel, value string }{
+		{"#level", "naive"}, {"#clients", "20"}, {"#keys", "1"}, {"#attempts", "2"},
+		{"#fault", "none"}, {"#latency", "200"}, {"#slow", "0"},
+	} {
+		if eval[bool](t, proj, `(document.querySelector(`+quoteJS(f.sel)+`)?.value ?? `+quoteJS(f.value)+`) !== `+quoteJS(f.value)) {
+			run(t, proj, choose(f.sel, f.value))
+		}
+	}
+	// The report sets the tally's data-duplicates; an observer set up
+	// before the click tells this storm's report from anything shown before.
+	run(t, proj,
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			window.idemlabShotReport = false;
+			new MutationObserver((_, o) => { window.idemlabShotReport = true; o.disconnect(); })
+				.observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-duplicates'] });
+		})()`),
+		click("#fire"),
+		waitJS(`window.idemlabShotReport === true && !document.getElementById('fire').disabled`),
+	)
+	dup := attr(t, proj, "[data-duplicates]", "data-duplicates")
+	require.NotEqual(t, "0", dup, "a naive storm of 40 requests for one wish pays more than once")
+	shoot(t, proj, dir, "storm-naive-"+scr.String(), scr, "")
+	// The requests of the storm, drawn, are what the projector is for; on
+	// arrival they are below the report.
+	if eval[bool](t, proj, `document.querySelector('#lanes') !== null`) {
+		shoot(t, proj, dir, "storm-naive-"+scr.String()+"-lanes", scr, "section:has(#lanes)")
+	}
+
+	if withPhone {
+		// The phone has had the storm's last messages by the time the
+		// projector has the report; a moment lets it draw them.
+		run(t, phoneTab, chromedp.Sleep(500*time.Millisecond))
+		shoot(t, phoneTab, dir, "phone-"+phone.String(), phone, "")
+	}
+}
+
+// shoot writes what a person sees in the window once the page has settled:
+// the top of the page, as on arrival, or with sel scrolled to the top. On
+// the projector it also writes the picture at half its size, as the back
+// of the room sees it.
+func shoot(t *testing.T, ctx context.Context, dir, name string, scr screen, sel string) {
+	t.Helper()
+	if sel == "" {
+		run(t, ctx, scrollToTop())
+	} else {
+		run(t, ctx, scrollTo(sel))
+	}
+	img := capture(t, ctx)
+	writeShot(t, dir, name, img)
+	if scr == projector {
+		writeShot(t, dir, name+"-50pct", halve(t, img))
+	}
+}
+
+// capture takes the window as it is, after the page has drawn its last
+// change and the pointer has left whatever it last clicked.
+func capture(t *testing.T, ctx context.Context) []byte {
+	t.Helper()
+	run(t, ctx,
+		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tgt, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: 0, Y: 0})
+			return err
+		}),
+		chromedp.Evaluate[chromedp.Void](`document.fonts.ready.then(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))`, chromedp.EvalAwaitPromise),
+	)
+	img, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	return img
+}
+
+func scrollToTop() chromedp.Action[chromedp.Void] { return scrollTo("html") }
+
+// scrollTo scrolls until the element sel starts at the top of what a person
+// sees, below the page's header if it stays on the screen. scrollIntoView
+// moves what a person sees, the visual viewport: on a phone whose page is
+// wider than the screen, the window's own scroll (scrollTo) leaves the
+// screen part way down the layout viewport, the top of the page unseen.
+func scrollTo(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`(() => {
+		const target = document.querySelector(` + quoteJS(sel) + `);
+		target.scrollIntoView({ block: 'start', inline: 'start', behavior: 'instant' });
+		if (target === document.documentElement) return;
+		const header = [...document.querySelectorAll('body > header')]
+			.find((h) => ['sticky', 'fixed'].includes(getComputedStyle(h).position));
+		window.scrollBy({ top: -(header ? header.getBoundingClientRect().bottom : 0) - 8, left: 0, behavior: 'instant' });
+	})()`)
+}
+
+// writeShot writes a PNG into dir, compressed again when it is big.
+func writeShot(t *testing.T, dir, name string, img []byte) {
+	t.Helper()
+	if len(img) > bigPNG {
+		decoded, err := png.Decode(bytes.NewReader(img))
+		require.NoError(t, err, name)
+		if smaller := encodePNG(t, decoded); len(smaller) < len(img) {
+			img = smaller
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), img, 0o644))
+}
+
+func encodePNG(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	require.NoError(t, enc.Encode(&buf, img))
+	return buf.Bytes()
+}
+
+// halve scales a PNG to half its width and height, each pixel the mean of
+// the 2×2 block it replaces: what a projected page looks like from the back
+// of the room, where a screen pixel covers four.
+func halve(t *testing.T, img []byte) []byte {
+	t.Helper()
+	decoded, err := png.Decode(bytes.NewReader(img))
+	require.NoError(t, err)
+	b := decoded.Bounds()
+	src := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(src, src.Bounds(), decoded, b.Min, draw.Src)
+	dst := image.NewRGBA(image.Rect(0, 0, b.Dx()/2, b.Dy()/2))
+	for y := 0; y < dst.Rect.Dy(); y++ {
+		for x := 0; x < dst.Rect.Dx(); x++ {
+			o := dst.PixOffset(x, y)
+			for c := 0; c < 4; c++ {
+				sum := int(src.Pix[src.PixOffset(2*x, 2*y)+c]) + int(src.Pix[src.PixOffset(2*x+1, 2*y)+c]) +
+					int(src.Pix[src.PixOffset(2*x, 2*y+1)+c]) + int(src.Pix[src.PixOffset(2*x+1, 2*y+1)+c])
+				dst.Pix[o+c] = uint8((sum + 2) / 4)
+			}
+		}
+	}
+	return encodePNG(t, dst)
+}
