@@ -193,25 +193,34 @@ func (b *bridge) close(id string) string {
 	return `{"closed":true}`
 }
 
-// dayTally is what day answers: the lab's tally and the policy played.
+// dayTally is what day answers: the lab's tally, the policy played, and
+// the day drawn (as data and as an SVG document).
 type dayTally struct {
 	lab.Tally
-	Policy engine.Policy `json:"policy"`
-	Params lab.DayParams `json:"params"`
+	Policy     engine.Policy `json:"policy"`
+	Params     lab.DayParams `json:"params"`
+	Picture    lab.Picture   `json:"picture"`
+	PictureSVG string        `json:"picture_svg"`
 }
 
 // day replays a generated day. paramsJSON is {"level","policy","day"} (a
-// day scenario's JSON will do). progress is called with the attempts done.
+// day scenario's JSON will do), with "lang":"ko" for the picture's words
+// in Korean. progress is called with the attempts done.
 func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
 	params, p, err := scenario.ParseDayRequest([]byte(paramsJSON))
 	if err != nil {
 		return errorJSON(err)
 	}
+	var words struct {
+		Lang string `json:"lang"`
+	}
+	_ = json.Unmarshal([]byte(paramsJSON), &words) // ParseDayRequest has read it already
 	t, err := scenario.RunDay(context.Background(), params, p, progress)
 	if err != nil {
 		return errorJSON(err)
 	}
-	return encode(dayTally{Tally: t, Policy: p, Params: params})
+	pic := lab.NewPicture(t.History, t.Report, lab.DayPictureOptions(params))
+	return encode(dayTally{Tally: t, Policy: p, Params: params, Picture: pic, PictureSVG: string(pic.SVG(words.Lang))})
 }
 
 // closeAll closes every session, when the module shuts down.

@@ -85,12 +85,18 @@ func TestExportedFunctionsThroughJavaScript(t *testing.T) {
 	defer progress.Release()
 	tally := await(t, api.Call("day", `{"level":"scoped","day":{"seed":3,"customers":4,"intents":15}}`, progress))
 	var day struct {
-		Error  string
-		Report struct{ OK bool }
+		Error   string
+		Report  struct{ OK bool }
+		Picture struct {
+			Buckets []json.RawMessage
+		}
+		PictureSVG string `json:"picture_svg"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(tally), &day))
 	require.Empty(t, day.Error)
 	assert.True(t, day.Report.OK, "the full engine holds on a day in the browser")
+	assert.Len(t, day.Picture.Buckets, 96, "the day's picture comes with it")
+	assert.Contains(t, day.PictureSVG, "<svg ")
 	assert.Positive(t, calls)
 
 	assert.JSONEq(t, `{"closed":true}`, await(t, api.Call("close", id)))

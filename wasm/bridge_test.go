@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"idemlab/lab"
 )
 
 const doubleTap = `{
@@ -167,6 +169,58 @@ func TestBridgeDayReportsProgress(t *testing.T) {
 	assert.Equal(t, tally.Attempts, lastTotal)
 	assert.False(t, tally.Report.OK, "the naive bank pays retries twice")
 	assert.Positive(t, tally.Report.Summary.Duplicates)
+}
+
+// TestBridgeDayDrawsThePicture checks that day answers the day's picture,
+// as data that agrees with its tally and as an SVG document in the words
+// asked for.
+func TestBridgeDayDrawsThePicture(t *testing.T) {
+	b := newBridge()
+	cases := []struct {
+		lang, words string
+	}{
+		{"", "paid twice: "},
+		{"ko", "두 번 나간 돈: "},
+	}
+	for _, tc := range cases {
+		t.Run("lang="+tc.lang, func(t *testing.T) {
+			out := b.day(`{"level":"naive","lang":"`+tc.lang+`","day":{"seed":3,"customers":4,"intents":20}}`, nil)
+			var day struct {
+				Error   string
+				Report  struct{ Summary lab.Summary }
+				Picture struct {
+					StepMS    int64 `json:"step_ms"`
+					PaidTwice int64 `json:"paid_twice"`
+					Totals    map[string]int
+					Buckets   []struct {
+						FromMS   int64 `json:"from_ms"`
+						Attempts int
+						Sample   []struct{ Lane, Outcome string }
+					}
+					Causes []struct{ Rule struct{ Name string } }
+				}
+				PictureSVG string `json:"picture_svg"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &day), out)
+			require.Empty(t, day.Error)
+			pic, s := day.Picture, day.Report.Summary
+			assert.Equal(t, int64(15*60_000), pic.StepMS, "a day in columns of 15 minutes")
+			assert.Len(t, pic.Buckets, 96)
+			assert.Equal(t, s.PaidTwice, pic.PaidTwice)
+			assert.Positive(t, pic.PaidTwice, "naive pays retries again")
+			assert.Equal(t, s.Duplicates, pic.Totals["paid-again"])
+			sum := 0
+			for _, n := range pic.Totals {
+				sum += n
+			}
+			assert.Equal(t, s.Attempts, sum)
+			require.NotEmpty(t, pic.Causes)
+			assert.Equal(t, "one-transfer-per-intent", pic.Causes[0].Rule.Name)
+			assert.True(t, strings.HasPrefix(day.PictureSVG, `<svg xmlns="http://www.w3.org/2000/svg"`), day.PictureSVG)
+			assert.Contains(t, day.PictureSVG, tc.words)
+			assert.Contains(t, day.PictureSVG, `data-outcome="paid-again"`)
+		})
+	}
 }
 
 // TestBridgeIsSafeForConcurrentCalls opens, steps and closes sessions from
