@@ -463,9 +463,9 @@ func assertRuleShown(t testing.TB, ctx context.Context, rules, summary, expect, 
 		assert.Contains(t, text(t, ctx, li), "✘ broken")
 		if rule == "one-transfer-per-intent" {
 			assert.NotEqual(t, "0", duplicates(t, ctx, summary), "the duplicate transfer is counted")
-			fail := eval[int](t, ctx, `[...document.querySelectorAll('#lanes .lane[data-verdict="fail"] .verdict-word')].filter(e => e.textContent === 'fail').length`)
+			again := eval[int](t, ctx, `[...document.querySelectorAll('#race [data-row="attempt"][data-verdict="fail"] [data-mark="paid-again-text"]')].filter(e => e.textContent.includes('paid again')).length`)
 			if rules == "#rules" {
-				assert.Positive(t, fail, "the lanes that paid twice say fail in words")
+				assert.Positive(t, again, "the lane that paid again says so in words")
 			}
 		}
 	case "hold":
@@ -522,7 +522,7 @@ func TestStudentStepsTheRaceByHand(t *testing.T) {
 	// A1 goes first by the schedule; choose it explicitly, as a student
 	// does, with the key "1".
 	run(t, ctx, focus(`#bench`), chromedp.KeyEvent("1"),
-		waitJS(`document.querySelector('#lanes .lane[data-lane="A1"]').classList.contains('selected')`))
+		waitJS(`document.querySelector('#race [role="radio"][data-lane="A1"]').getAttribute('aria-checked') === 'true'`))
 	step("#btn-step", "1")
 	assert.Contains(t, text(t, ctx, "#last-step"), "A1")
 	key("n", "2")
@@ -532,15 +532,15 @@ func TestStudentStepsTheRaceByHand(t *testing.T) {
 	// Run A1 up to its claim's check, then A2 likewise: the learner picks
 	// lanes with the radio buttons beside them.
 	for i := 0; i < 40; i++ {
-		next := eval[string](t, ctx, `(document.querySelector('#lanes .lane[data-lane="A1"] .chip-next')||{}).dataset?.phase || ''`)
+		next := eval[string](t, ctx, `(document.querySelector('#race [data-mark="next"][data-lane="A1"]')||{}).dataset?.phase || ''`)
 		if next == "claim" {
 			break
 		}
 		cur := attr(t, ctx, "#step-count", "data-step")
 		step("#btn-step", fmt.Sprint(atoi(t, cur)+1))
 	}
-	run(t, ctx, click(`#lanes input[name="next-lane"][value="A2"]`),
-		waitJS(`document.querySelector('#lanes .lane[data-lane="A2"]').classList.contains('selected')`))
+	run(t, ctx, click(`#race [role="radio"][data-lane="A2"]`),
+		waitJS(`document.querySelector('#race [role="radio"][data-lane="A2"]').getAttribute('aria-checked') === 'true'`))
 	assert.Contains(t, text(t, ctx, "#btn-step"), "A2")
 
 	// Play the rest by the schedule: both SELECTs see nothing, both pay.
@@ -553,7 +553,7 @@ func TestStudentStepsTheRaceByHand(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#loose-keys-table"), "gym-7f3a", "check-then-insert writes the key table without a constraint")
 
 	// The SQL of any phase is one click away.
-	run(t, ctx, click(`#lanes .lane[data-lane="A2"] button[data-phase="claim"]`))
+	run(t, ctx, click(`#race [data-row="attempt"][data-lane="A2"] [data-mark][data-phase="claim"]`))
 	assert.Contains(t, strings.ToUpper(text(t, ctx, "#last-sql")), "SELECT")
 
 	// The URL holds the lesson, the scenario and every move: a reload
@@ -595,9 +595,11 @@ func TestPastedLinkWinsOverAPendingURLWrite(t *testing.T) {
 	require.Equal(t, "true", eval[string](t, ctx, `document.body.dataset.urlPending`), "the URL write is still pending")
 	// The paste, then the pending write at once (pagehide writes it
 	// immediately), before the browser dispatches hashchange.
-	eval[bool](t, ctx, `location.hash = '#lesson=02-unique&s=s1&m=A1'; window.dispatchEvent(new Event('pagehide')); true`)
+	// (A link unlike every place the page has written so far: pasting the
+	// hash the address bar already shows changes nothing.)
+	eval[bool](t, ctx, `location.hash = '#lesson=02-unique&s=s1&m=A2'; window.dispatchEvent(new Event('pagehide')); true`)
 	run(t, ctx, waitJS(`document.querySelector('#step-count').dataset.step === '1' && document.body.dataset.urlPending === 'false'`))
-	assert.Equal(t, "#lesson=02-unique&s=s1&m=A1", eval[string](t, ctx, `location.hash`))
+	assert.Equal(t, "#lesson=02-unique&s=s1&m=A2", eval[string](t, ctx, `location.hash`))
 }
 
 func atoi(t testing.TB, s string) int {
@@ -616,9 +618,9 @@ func TestStudentInjectsAFault(t *testing.T) {
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "06-scoped")
 	openScenario(t, ctx, "s3", false)
-	lane := `#lanes .lane[data-lane="G1"]`
+	lane := `#race [data-row="attempt"][data-lane="G1"]`
 	for i := 1; i < 40; i++ {
-		if eval[string](t, ctx, `document.querySelector('`+lane+` .chip-next')?.dataset.phase || ''`) == "execute" {
+		if eval[string](t, ctx, `document.querySelector('#race [data-mark="next"][data-lane="G1"]')?.dataset.phase || ''`) == "execute" {
 			break
 		}
 		run(t, ctx, click(`#btn-step`),
@@ -632,8 +634,13 @@ func TestStudentInjectsAFault(t *testing.T) {
 		waitJS(`location.hash.includes('G1!client-timeout')`))
 	runToEnd(t, ctx)
 	assert.Equal(t, "info", attr(t, ctx, lane, "data-verdict"))
-	assert.Contains(t, text(t, ctx, lane+" .verdict"), "timed out, but the server committed")
-	assert.Equal(t, "info", strings.ToLower(text(t, ctx, lane+" .verdict-word")), "the verdict is a word, not a colour alone")
+	assert.Contains(t, eval[string](t, ctx, `document.querySelector('`+lane+` [data-answer]').textContent`), "but paid",
+		"the row says in words that the money moved although the client heard nothing")
+	// The lane's last mark shows its verdict in words beside the SQL.
+	run(t, ctx, click(lane+` [data-mark][data-phase="respond"]`),
+		waitJS(`document.querySelector('#last-step .verdict') !== null`))
+	assert.Contains(t, text(t, ctx, "#last-step .verdict"), "timed out, but the server committed")
+	assert.Equal(t, "info", strings.ToLower(text(t, ctx, "#last-step .verdict-word")), "the verdict is a word, not a colour alone")
 	assert.Equal(t, "0", duplicates(t, ctx, "#summary"))
 }
 
@@ -680,7 +687,7 @@ func TestPageSaysWhenTheModuleIsMissing(t *testing.T) {
 		const spec = lesson.scenarios[0];
 		const q = (s) => [...document.querySelectorAll(s)];
 		return JSON.stringify({
-			lanes: q('#lanes [data-lane]').map((e) => e.dataset.lane),
+			lanes: q('#race [data-row="attempt"][data-lane]').map((e) => e.dataset.lane),
 			wantLanes: spec.lanes.map((l) => l.id),
 			balances: Object.fromEntries(q('#accounts [data-account]').map((e) => [e.dataset.account, Number(e.dataset.balance)])),
 			wantBalances: spec.accounts,
@@ -729,7 +736,7 @@ func TestWaitingBenchUsesTheFontsOfTheFirstState(t *testing.T) {
 	for _, lesson := range []string{"01-naive", "02-unique"} {
 		var waiting, first map[string]string
 		run(t, ctx, chromedp.Navigate(noEngine.URL+"/#lesson="+lesson),
-			waitJS(`document.body.dataset.engine === 'missing' && document.querySelectorAll('#lanes [data-lane]').length > 0`))
+			waitJS(`document.body.dataset.engine === 'missing' && document.querySelectorAll('#race [data-row="attempt"][data-lane]').length > 0`))
 		require.NoError(t, json.Unmarshal([]byte(eval[string](t, ctx, benchFonts)), &waiting))
 		run(t, ctx, chromedp.Navigate(withEngine.URL+"/#lesson="+lesson),
 			waitJS(`document.body.dataset.interactive === 'true' && document.body.dataset.lesson === '`+lesson+`'`))

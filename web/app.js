@@ -9,7 +9,8 @@
 // kept in localStorage under "idemlab.progress.v1".
 
 import { t, setLang } from './strings.js';
-import { drawLanes, verdictBadge } from './lanes.js';
+import { verdictBadge } from './lanes.js';
+import { buildRace, drawRace, exportRace } from './race.js';
 import { startEngine } from './engine.js';
 
 const $ = (id) => document.getElementById(id);
@@ -635,8 +636,9 @@ function choose(laneId) {
   if (!movable(laneOf(laneId))) return;
   app.pinned = laneId;
   render();
-  const input = document.querySelector('#lanes input[value="' + CSS.escape(laneId) + '"]');
-  if (input && document.activeElement && document.activeElement.name === 'next-lane') input.focus();
+  // A learner choosing with the keyboard keeps the focus on the lane.
+  const row = document.querySelector('#race [role=radio][data-lane="' + CSS.escape(laneId) + '"]');
+  if (row && document.activeElement && document.activeElement.getAttribute('role') === 'radio') row.focus();
 }
 
 function chooseNth(n) {
@@ -685,10 +687,12 @@ function drawBenchWaiting(spec) {
   $('bench-body').setAttribute('aria-busy', 'true');
   $('step-count').textContent = app.engineProblemText ? '⚠ ' + app.engineProblemText : t('engineLoading');
   for (const id of ['btn-step', 'btn-back', 'btn-run', 'btn-reset', 'btn-inject']) $(id).disabled = true;
-  drawLanes($('lanes'), (spec.lanes || []).map((l) => ({
+  const lanes = (spec.lanes || []).map((l) => ({
     id: l.id, intent: l.intent || l.id, customer: l.customer, key: l.key, fault: l.fault,
     state: 'waiting', next_phase: 'receive', events: [], verdict: 'pending',
-  })), { onSelect: () => {} });
+  }));
+  drawRace($('race'), buildRace({ lanes, clock: 'step', accounts: Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance })) }),
+    { onSelectLane: () => {}, width: raceWidth() });
   app.lastEvent = null;
   renderLast();
   $('keys-table').replaceChildren(keyTable([], 'keys'));
@@ -722,7 +726,7 @@ function render() {
   $('btn-inject').disabled = st.done || !lane;
   $('btn-inject').title = lane ? t('injectAt', { lane }) + ' (f)' : 'f';
 
-  drawLanes($('lanes'), st.lanes, { selected: st.done ? null : lane, onSelect: choose, onEvent: showEvent });
+  drawBenchRace();
   renderLast();
   $('keys-table').replaceChildren(keyTable(st.keys || [], 'keys'));
   const loose = st.loose_keys || [];
@@ -785,7 +789,48 @@ function keyTable(rows, id) {
 
 function showEvent(ev) {
   app.lastEvent = ev;
+  drawBenchRace();
   renderLast();
+}
+
+// raceWidth is the width the race view may use: the bench's own.
+function raceWidth() {
+  return $('race').clientWidth || $('bench').clientWidth - 32 || 900;
+}
+
+// drawBenchRace draws the bench's state as the race view: one row per lane
+// on the engine's step, the key rows and the ledger, the step shown (the
+// last one, or the mark the learner clicked) lit up with the rows its SQL
+// touched.
+function drawBenchRace() {
+  const st = app.state;
+  if (!st) return;
+  const events = [];
+  for (const l of st.lanes) events.push(...(l.events || []));
+  const violations = [];
+  for (const r of (st.report && st.report.rules) || []) for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
+  app.race = buildRace({
+    events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step',
+  });
+  const shown = app.lastEvent || st.last;
+  drawRace($('race'), app.race, {
+    selectedLane: st.done ? null : nextLane(), onSelectLane: choose, onMark: showEvent,
+    currentSeq: shown ? shown.seq : undefined, width: raceWidth(), expanded: app.expanded, onToggle: toggleRaceRow,
+  });
+}
+
+function toggleRaceRow(id) {
+  app.expanded = app.expanded || new Set();
+  if (app.expanded.has(id)) app.expanded.delete(id);
+  else app.expanded.add(id);
+  drawBenchRace();
+}
+
+function exportBench(format) {
+  const svgEl = $('race').querySelector('svg');
+  if (!svgEl || !app.spec) return;
+  const step = app.state ? app.state.step : 0;
+  exportRace(svgEl, 'idemlab-' + (app.lesson ? app.lesson.id : 'bench') + '-' + app.spec.id + '-step' + step, format);
 }
 
 function renderLast() {
@@ -795,7 +840,9 @@ function renderLast() {
     box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
     return;
   }
+  const lane = laneOf(ev.lane);
   box.replaceChildren(...[
+    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, lane.verdict_text, t)) : null,
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
       el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
@@ -1042,6 +1089,13 @@ async function main() {
   $('btn-inject').addEventListener('click', inject);
   $('btn-sandbox-reset').addEventListener('click', sandboxBack);
   $('btn-day').addEventListener('click', runDay);
+  $('btn-export-svg').addEventListener('click', () => exportBench('svg'));
+  $('btn-export-png').addEventListener('click', () => exportBench('png'));
+  let resizeTimer = 0;
+  new ResizeObserver(() => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => app.state && drawBenchRace(), 100);
+  }).observe($('bench'));
   $('prev-lesson').addEventListener('click', () => gotoLesson(-1));
   $('next-lesson').addEventListener('click', () => gotoLesson(1));
   $('lesson-select').addEventListener('change', (e) => loadLesson(e.target.value, false));

@@ -1,0 +1,111 @@
+package server_test
+
+import (
+	"encoding/xml"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRaceViewDrawsTheRace plays the lessons' races to the end and reads
+// the race view by its data attributes: the winner pinned at the top of its
+// key's group, the red paid-again commit with its words, the arrows from a
+// duplicate's claim to the claim it hit, from a 409 to the in_progress row
+// and from a replay to the stored answer, and the broken rules joining the
+// attempts they name.
+func TestRaceViewDrawsTheRace(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	svgText := func(sel string) string {
+		t.Helper()
+		return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.textContent ?? '<missing>'`)
+	}
+	count := func(sel string) int {
+		t.Helper()
+		return eval[int](t, ctx, `document.querySelectorAll(`+quoteJS(sel)+`).length`)
+	}
+
+	// Lesson 2, check-then-insert: both pay, the second payment is red
+	// and says so in words.
+	openLesson(t, ctx, ts.URL, "02-unique")
+	openScenario(t, ctx, "s1", false)
+	runToEnd(t, ctx)
+	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid"]`), "one first payment")
+	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid-again"]`), "one payment again")
+	assert.Equal(t, "A2", attr(t, ctx, `#race [data-row="attempt"] [data-mark="paid-again"]`, "data-lane"))
+	assert.Contains(t, svgText(`#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again-text"]`), "paid again: 45,000 won")
+	assert.Equal(t, "A1", eval[string](t, ctx, `document.querySelector('#race [data-row="attempt"]').dataset.lane`), "the winner's row comes first")
+	assert.Equal(t, "true", attr(t, ctx, `#race [data-row="attempt"][data-lane="A1"]`, "data-winner"))
+	assert.Equal(t, "A1,A2", attr(t, ctx, `#race [data-violation="one-transfer-per-intent"]`, "data-lanes"))
+
+	// Lesson 2, the constraint: A2's claim hits A1's row; nothing is paid twice.
+	openScenario(t, ctx, "s3", false)
+	runToEnd(t, ctx)
+	assert.Equal(t, 0, count(`#race [data-mark="paid-again"]`))
+	assert.Equal(t, 1, count(`#race [data-arrow="duplicate"][data-from-lane="A2"][data-to-lane="A1"]`), "the duplicate points at the claim it hit")
+
+	// Lesson 4: a retry during the payment gets 409, pointing at the
+	// in_progress row of the attempt that holds the key.
+	openLesson(t, ctx, ts.URL, "04-in-progress")
+	openScenario(t, ctx, "s3", false)
+	runToEnd(t, ctx)
+	assert.Equal(t, 1, count(`#race [data-arrow="conflict"][data-from-lane="A2"][data-to-lane="A1"]`), "the 409 points at A1's in_progress row")
+	assert.NotZero(t, count(`#race [data-row="db"] [data-db-state="in_progress"][data-owner="A1"]`))
+	assert.NotZero(t, count(`#race [data-row="db"] [data-db-state="completed"]`))
+	assert.Equal(t, 1, count(`#race [data-arrow="replay"][data-from-lane="A3"][data-to-lane="A1"]`), "the late retry is answered from what A1 stored")
+
+	// The SQL of the step shown is large beside the view, and the key row
+	// it touched is lit: step back to A1's claim.
+	run(t, ctx, click(`#race [data-row="attempt"][data-lane="A1"] [data-mark="claim"]`),
+		waitJS(`document.querySelector('#race [data-mark="claim"][data-lane="A1"]').dataset.current === 'true'`))
+	assert.Contains(t, strings.ToUpper(text(t, ctx, "#last-sql")), "INSERT")
+	assert.Equal(t, "true", attr(t, ctx, `#race [data-row="db"]`, "data-touched"))
+}
+
+// TestRaceViewExportsSVG saves the bench's view as SVG, as the export
+// button does, and parses the file: it is well-formed, carries its own
+// style and names the same attempts as the page.
+func TestRaceViewExportsSVG(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "02-unique")
+	openScenario(t, ctx, "s1", false)
+	runToEnd(t, ctx)
+	doc := eval[string](t, ctx, `(async () => {
+		const m = await import('/race.js');
+		return m.raceSVGText(document.querySelector('#race svg'), await m.raceCSS());
+	})()`)
+	require.True(t, strings.HasPrefix(doc, "<?xml"), "an SVG document")
+	dec := xml.NewDecoder(strings.NewReader(doc))
+	lanes := map[string]bool{}
+	marks := map[string]bool{}
+	styled := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "the exported SVG parses as XML")
+		if se, ok := tok.(xml.StartElement); ok {
+			if se.Name.Local == "style" {
+				styled = true
+			}
+			for _, a := range se.Attr {
+				switch a.Name.Local {
+				case "data-lane":
+					lanes[a.Value] = true
+				case "data-mark":
+					marks[a.Value] = true
+				}
+			}
+		}
+	}
+	assert.True(t, styled, "the file carries its style")
+	assert.Equal(t, map[string]bool{"A1": true, "A2": true}, lanes, "the file names the page's attempts")
+	assert.True(t, marks["paid-again"], "and its second payment")
+	// The button itself produces a download without an error.
+	run(t, ctx, click(`#btn-export-svg`))
+}
