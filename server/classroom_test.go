@@ -637,3 +637,89 @@ func TestClassroomClosesEverything(t *testing.T) {
 	}
 	assert.Error(t, proj.err, "the projector's socket was closed")
 }
+
+// TestClassroomStormReportCarriesItsPicture fires storms and reads the
+// picture in their reports: on the storm's own clock in milliseconds, its
+// totals the report's summary, each moment's attempts listed for the
+// projector and left out for the phones.
+func TestClassroomStormReportCarriesItsPicture(t *testing.T) {
+	env := newClassroomEnv(t, classroom.Config{})
+	code := env.openRoom()
+	proj := env.projector(code)
+	phone := env.student(code, "ana", secret(0))
+	type pictureReport struct {
+		Run    int
+		Storm  *struct{ Requests int }
+		Report struct {
+			Summary lab.Summary
+			Rules   []struct {
+				Rule lab.Rule
+				OK   bool
+			}
+		}
+		Picture *lab.Picture
+	}
+	cases := []struct {
+		name string
+		spec classroom.StormSpec
+	}{
+		{"naive pays the retries again", classroom.StormSpec{Level: engine.LevelNaive, Clients: 12, Keys: 3, Attempts: 2, LatencyMS: 20}},
+		{"scoped replays the lost answers", classroom.StormSpec{Level: engine.LevelScoped, Clients: 6, Keys: 6, Attempts: 2, Fault: classroom.FaultLoseResponse}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			proj.send(map[string]any{"type": "storm", "storm": tc.spec})
+			start := decode[struct{ Run int }](t, proj.next("storm"))
+			isStormReport := func(m msg) bool {
+				r := decode[pictureReport](t, m)
+				return r.Run == start.Run && r.Storm != nil
+			}
+			got := decode[pictureReport](t, proj.until("report", isStormReport))
+			onPhone := decode[pictureReport](t, phone.until("report", isStormReport))
+			proj.until("state", func(m msg) bool { return !decode[struct{ Storming bool }](t, m).Storming })
+
+			p, s := got.Picture, got.Report.Summary
+			require.NotNil(t, p, "a storm's report carries its picture")
+			require.Equal(t, s, p.Summary)
+			assert.Equal(t, tc.spec.Clients*tc.spec.Attempts, p.Totals.Sum(), "every request has one outcome")
+			assert.Equal(t, s.Transfers, p.Totals.PaidOnce+p.Totals.PaidAgain, "every transfer is a request's")
+			assert.Equal(t, s.Duplicates, p.Totals.PaidAgain)
+			assert.Equal(t, s.PaidTwice, p.PaidTwice)
+			assert.Equal(t, s.Lost, p.Unanswered)
+			assert.Zero(t, p.Unattributed)
+			assert.Less(t, p.StepMS, int64(1000), "a storm's clock counts milliseconds")
+			assert.GreaterOrEqual(t, len(p.Buckets), lab.MinPictureBuckets)
+			assert.LessOrEqual(t, len(p.Buckets), lab.MaxPictureBuckets)
+			broken := 0
+			for _, rr := range got.Report.Rules {
+				if !rr.OK {
+					broken++
+				}
+			}
+			assert.Len(t, p.Causes, broken, "every broken rule is a cause")
+			if tc.spec.Level == engine.LevelNaive {
+				assert.Positive(t, p.PaidTwice)
+				require.NotEmpty(t, p.Causes)
+				assert.Equal(t, lab.RuleOneTransfer, p.Causes[0].Rule)
+			} else {
+				assert.Equal(t, tc.spec.Clients, p.Totals.Replayed, "each retry is answered from the key table")
+				assert.Empty(t, p.Causes)
+			}
+			listed := 0
+			for _, b := range p.Buckets {
+				listed += len(b.Sample)
+			}
+			assert.Equal(t, p.Totals.Sum(), listed, "the projector gets every moment's attempts")
+
+			q := onPhone.Picture
+			require.NotNil(t, q, "the phones get the picture too")
+			assert.Equal(t, p.Totals, q.Totals)
+			assert.Equal(t, p.PaidTwice, q.PaidTwice)
+			require.Len(t, q.Buckets, len(p.Buckets))
+			for i, b := range q.Buckets {
+				assert.Empty(t, b.Sample, "without the lists")
+				assert.Equal(t, p.Buckets[i].Counts, b.Counts)
+			}
+		})
+	}
+}

@@ -273,6 +273,24 @@ func (r *Room) broadcastAll(v any) {
 	r.broadcast(m, m)
 }
 
+// broadcastByRole encodes proj for the projectors and stud for the phones
+// and sends them in the room's one order, as broadcastAll does.
+func (r *Room) broadcastByRole(proj, stud any) {
+	pm, err := prepare(proj)
+	var sm *websocket.PreparedMessage
+	if err == nil {
+		sm, err = prepare(stud)
+	}
+	if err != nil {
+		r.cl.cfg.Logger.Error("classroom: encode message", "err", err)
+		return
+	}
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	r.flushLocked()
+	r.broadcast(pm, sm)
+}
+
 // errMsg tells one connection why its message was refused.
 type errMsg struct {
 	Type   string `json:"type"`

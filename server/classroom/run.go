@@ -260,6 +260,10 @@ type reportMsg struct {
 	Keys      []keyRow         `json:"keys"`
 	KeysTotal int              `json:"keys_total"`
 	Vote      *vote            `json:"vote,omitempty"`
+	// Picture draws a storm's history over its own clock (milliseconds
+	// from its first request); only a storm's report has one. The phones'
+	// copy lists no attempts (its buckets' samples are empty).
+	Picture *lab.Picture `json:"picture,omitempty"`
 }
 
 // stormInfo describes a finished storm.
@@ -361,14 +365,31 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	if msg.Keys == nil {
 		msg.Keys = []keyRow{}
 	}
-	if storm != nil {
-		r.mu.Lock()
-		r.revealLocked(secondRetry(h, rep))
-		v := r.vote
-		r.mu.Unlock()
-		if v.Question != "" {
-			msg.Vote = &v
-		}
+	if storm == nil {
+		r.broadcastAll(msg)
+		return
 	}
-	r.broadcastAll(msg)
+	r.mu.Lock()
+	r.revealLocked(secondRetry(h, rep))
+	v := r.vote
+	r.mu.Unlock()
+	if v.Question != "" {
+		msg.Vote = &v
+	}
+	// The projector gets the picture with each moment's attempts, so that
+	// a column opens them in the race view; the phones get it without
+	// those lists: a storm of 5,000 requests lists thousands of attempts,
+	// which three hundred phones on the room's wifi need not each receive.
+	pic := lab.NewPicture(h, rep, lab.PictureOptions{})
+	msg.Picture = &pic
+	bare := pic
+	bare.Samples = 0
+	bare.Buckets = make([]lab.PictureBucket, len(pic.Buckets))
+	for i, b := range pic.Buckets {
+		b.Sample = []lab.PictureAttempt{}
+		bare.Buckets[i] = b
+	}
+	phones := msg
+	phones.Picture = &bare
+	r.broadcastByRole(msg, phones)
 }
