@@ -16,6 +16,9 @@ type stormMsg struct {
 	Run      int       `json:"run"`
 	Spec     StormSpec `json:"spec"`
 	Requests int       `json:"requests"`
+	// Policy is the storm's level as the engine runs it, so that a screen
+	// names the key row's states from its first event.
+	Policy engine.Policy `json:"policy"`
 }
 
 // resultMsg is what a phone's transfer got, as the phone saw it: nothing
@@ -58,7 +61,7 @@ func (r *Room) startStorm(c *conn, spec StormSpec) {
 		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
 		return
 	}
-	r.broadcastAll(stormMsg{Type: "storm", Run: nr.id, Spec: spec, Requests: spec.Clients * spec.Attempts})
+	r.broadcastAll(stormMsg{Type: "storm", Run: nr.id, Spec: spec, Requests: spec.Clients * spec.Attempts, Policy: nr.policy})
 	if !r.spawn(func() { r.runStorm(nr, spec) }) {
 		r.mu.Lock()
 		r.storming = false
