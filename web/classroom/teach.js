@@ -1,27 +1,60 @@
 // teach.js: the projector. The instructor signs in with the token from the
 // start-up link, opens a room, fires storms and asks the class to predict;
 // every trace event of every request arrives over the room's websocket and
-// is drawn as it comes. All user text is set as text, never as markup.
-import { connect, el, won } from "./room.js";
-// The lane view is the playground's own (web/lanes.js), so a room sees the
-// same lanes its students met in the lessons.
-import { drawLanes, lanesFromEvents } from "/lanes.js";
+// is drawn as it comes in the race view (web/race.js, the one the lessons'
+// bench draws), on the trace's own clock. A recorded storm can be paused,
+// stepped, scrubbed and replayed in slow motion from its events alone. All
+// user text is set as text, never as markup.
+import { connect } from "./room.js";
+import { el, won } from "/dom.js";
+import { buildRace, drawRace, exportRace } from "/race.js";
 
 const $ = (id) => document.getElementById(id);
-const MAX_LANES = 120; // lanes drawn in full; the rest are counted
-const REDRAW_MS = 150; // the lanes are redrawn at most this often while a storm streams in
+// REDRAW_MS: while a storm streams in, the view is rebuilt at most this
+// often; a storm of 5,000 requests sends tens of thousands of events.
+const REDRAW_MS = 150;
+// MAX_EVENTS bounds what one run records: 1,000 clients × 5 attempts is
+// about 45,000 events. Beyond it events are counted, not kept.
+const MAX_EVENTS = 60000;
+// A key's group collapses identical attempts into one counted row once it
+// has more than COLLAPSE_OVER. The view draws no more rows than a window
+// and a half holds (at least MIN_ROWS, at most MAX_ROWS; the rest are
+// counted): each row drawn is time spent on every frame of a replay.
+const MIN_ROWS = 20;
+const MAX_ROWS = 40;
+const COLLAPSE_OVER = 6;
+// VIEW_SCALE enlarges the drawn view for the back of a room: race.css's
+// smallest words (11 px) are 16 px on a 1920-pixel-wide projector.
+const VIEW_SCALE = 1.46;
 
 let room = null;
+let code = "";
 let roster = new Map(); // student id → nickname
 let run = 0;
-let lanes = new Map(); // lane → its events, for the lanes drawn
-let paidTwice = new Set(); // lanes whose commit was a second transfer for their wish
-let hidden = new Set(); // lanes not drawn (counted all the same)
-let redraw = 0;
-let queue = [];
-let frame = 0;
+let level = "";
 let live = null;
 let filled = false;
+let stormed = false; // a storm has been shown: the join card is a strip
+
+// What the run recorded, and the race view built from it.
+let events = []; // the run's trace events, as they arrived
+let unrecorded = 0; // events past MAX_EVENTS, counted only
+let violations = [];
+let policy = {};
+const policies = new Map(); // level → the policy a storm announced for it
+let model = null;
+let modelDirty = false;
+let expanded = new Set();
+let queue = [];
+let frame = 0;
+let redraw = 0;
+let drawCost = 0; // ms the last view took to build and draw
+let seekFrame = 0;
+
+// The player: "live" follows the events as they come; "paused" freezes the
+// picture at cursor (events keep being recorded); "replay" moves cursor
+// along the trace's clock at speed × real time.
+const view = { mode: "live", cursor: 0, speed: 0.1, anchorT: 0, anchorWall: 0, raf: 0 };
 
 function freshLive() {
   return { commits: new Map(), statuses: new Map(), lost: 0, crashed: 0, requests: new Set() };
@@ -56,8 +89,8 @@ async function init() {
     $("signin").hidden = false;
     return;
   }
-  const code = new URLSearchParams(location.search).get("room");
-  if (code) enter(code);
+  const c = new URLSearchParams(location.search).get("room");
+  if (c) enter(c);
   else $("lobby").hidden = false;
 }
 
@@ -71,13 +104,15 @@ $("create").addEventListener("click", async () => {
   }
 });
 
-function enter(code) {
+function enter(c) {
+  code = c;
   $("lobby").hidden = true;
   $("room").hidden = false;
-  $("code").textContent = code;
+  $("code").textContent = c;
   $("join-url").textContent = location.host + "/classroom/";
-  $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(code) + "/qr.png";
-  room = connect(code, "projector", {
+  $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(c) + "/qr.png";
+  showStage(false);
+  room = connect(c, "projector", {
     onMessage,
     onStatus(s) {
       $("conn").textContent = s;
@@ -86,7 +121,7 @@ function enter(code) {
         room.stop();
         $("room").hidden = true;
         $("lobby").hidden = false;
-        $("lobby-error").textContent = "Room " + code + " no longer exists (was the server restarted?). Open a new one.";
+        $("lobby-error").textContent = "Room " + c + " no longer exists (was the server restarted?). Open a new one.";
       }
     },
   });
@@ -102,17 +137,28 @@ function onMessage(msg) {
       renderState(msg);
       break;
     case "storm":
-      newRun(msg.run, `storm: ${msg.spec.clients} clients × ${msg.spec.attempts} at ${msg.spec.level}, fault ${msg.spec.fault}`);
+      if (msg.policy) policies.set(msg.spec.level, msg.policy);
+      newRun(msg.run, msg.spec.level, `storm: ${msg.spec.clients} clients × ${msg.spec.attempts} at ${msg.spec.level}, fault ${msg.spec.fault}`);
       $("fire").disabled = true;
+      // The room watches the storm, not the form: the panel folds away
+      // and the join card becomes a strip above the view.
+      $("storm-panel").open = false;
+      showStage(true);
       break;
     case "events":
       queue.push(...msg.events);
       if (!frame) frame = requestAnimationFrame(drain);
       break;
-    case "report":
+    case "report": {
+      // The page's own figure of a finished storm drawn (make bench reads
+      // it): the last events recorded, the verdict, the view built and drawn.
+      const t0 = performance.now();
       drainNow();
       renderReport(msg);
+      $("race").getBoundingClientRect(); // the layout is part of the cost
+      measure("idemlab-projector-report", t0);
       break;
+    }
     case "error":
       $("control-error").textContent = msg.detail;
       setTimeout(() => ($("control-error").textContent = ""), 5000);
@@ -137,7 +183,7 @@ function renderState(s) {
   roster = new Map((s.roster || []).map((r) => [r.id, r.nickname]));
   const ul = $("roster");
   ul.replaceChildren(...(s.roster || []).map((r) => el("li", { class: r.online ? "" : "offline", text: r.nickname + (r.online ? "" : " (away)") })));
-  if (s.run !== run && s.run > run) newRun(s.run, "level " + s.level);
+  if (s.run !== run && s.run > run) newRun(s.run, s.level, "level " + s.level);
   renderVote(s.vote, s.choices);
 }
 
@@ -160,100 +206,391 @@ function renderVote(v, choices) {
       el("span", { class: "hcount", text: String(n) + (right ? " ← what happened" : "") }));
   }));
   if (v.actual) {
-    h.append(el("p", { class: "actual", text: `The second request of the first wish (lane ${v.actual.lane}) got ${v.actual.status || "no answer"}` + (v.actual.choice === "double" ? ", and the money moved twice." : ".") }));
+    h.append(el("p", { class: "actual", text: `The second request of the first wish (${laneLabel(v.actual.lane)}) got ${v.actual.status || "no answer"}` + (v.actual.choice === "double" ? ", and the money moved twice." : ".") }));
   }
 }
 
-function newRun(id, label) {
+// showStage switches the room between its two layouts: before the first
+// storm the join card is big and the storm form open; once a storm is
+// shown the join card is a strip and the race view sits above the fold.
+function showStage(on) {
+  stormed = stormed || on;
+  $("room").classList.toggle("stormed", stormed);
+  $("stage").hidden = !stormed;
+}
+
+// policyOf is the policy the view names the key row's states with: the one
+// a storm announced for the level, else what the level's name says.
+function policyOf(lvl) {
+  return policies.get(lvl) || (lvl === "naive" ? { claim: "none" } : {});
+}
+
+function newRun(id, lvl, label) {
+  if (id === run && lvl === level) {
+    // The same ledger announced twice (its state, then its storm): keep
+    // what it recorded; the storm's message may name its policy.
+    $("run-label").textContent = `(ledger ${id}, ${label})`;
+    policy = policyOf(level);
+    modelDirty = true;
+    return;
+  }
   run = id;
-  lanes = new Map();
-  paidTwice = new Set();
-  hidden = new Set();
+  level = lvl || level;
+  policy = policyOf(level);
+  events = [];
+  unrecorded = 0;
+  violations = [];
+  expanded = new Set();
+  model = null;
+  modelDirty = false;
   queue = [];
   live = freshLive();
   clearTimeout(redraw);
   redraw = 0;
-  $("lanes").replaceChildren();
+  stopReplay();
+  view.mode = "live";
+  view.cursor = 0;
+  $("race").replaceChildren();
   $("run-label").textContent = `(ledger ${id}, ${label})`;
+  renderPlayer();
   renderLive();
 }
 
+// drainNow records what is queued at once, before a verdict that names it;
+// the verdict's drawing then draws it.
 function drainNow() {
   if (frame) cancelAnimationFrame(frame);
   drain();
-  drawNow();
 }
 
-// drain draws the queued events once per animation frame, however many
-// arrived, so a storm of thousands of events never freezes the page.
+// drain records the queued events once per animation frame, however many
+// arrived, so a storm of thousands of events never freezes the page; the
+// view itself is redrawn at most every REDRAW_MS.
 function drain() {
   frame = 0;
   const evs = queue;
   queue = [];
+  let added = false;
   for (const e of evs) {
-    if (e.run > run) newRun(e.run, "");
+    if (e.run > run) newRun(e.run, level, "");
     if (e.run !== run) continue;
     addEvent(e);
+    added = true;
   }
+  if (!added) return;
+  showStage(true);
+  modelDirty = true;
   renderLive();
+  if (view.mode === "live") {
+    // A big storm's view costs more to build the more it has recorded:
+    // the page keeps at least twice that cost free between redraws, so
+    // the instructor's clicks are never queued behind the drawing.
+    if (!redraw) redraw = setTimeout(drawNow, Math.max(REDRAW_MS, 2 * drawCost));
+  } else {
+    renderPlayer(); // paused or replaying: the picture stays, the count grows
+  }
 }
 
+// laneLabel names a student's lane after the student ("ana #2"); a storm's
+// simulated clients keep their lane ids (c12.1).
 function laneLabel(lane) {
-  const m = /^(s\d+)\.(\d+)$/.exec(lane);
+  const m = /^(s\d+)\.(\d+)$/.exec(lane || "");
   if (m && roster.has(m[1])) return `${roster.get(m[1])} #${m[2]}`;
   return lane;
 }
 
 function addEvent(e) {
   live.requests.add(e.lane);
-  if (e.phase === "commit" && e.outcome === "committed") {
-    const n = (live.commits.get(e.intent) || 0) + 1;
-    live.commits.set(e.intent, n);
-    if (n > 1) paidTwice.add(e.lane);
-  }
+  if (e.phase === "commit" && e.outcome === "committed") live.commits.set(e.intent, (live.commits.get(e.intent) || 0) + 1);
   if (e.phase === "respond") {
     if (e.outcome === "lost" || e.outcome === "timed-out") live.lost++;
     else live.statuses.set(e.status, (live.statuses.get(e.status) || 0) + 1);
   }
   if (e.outcome === "crashed") live.crashed++;
-  let evs = lanes.get(e.lane);
-  if (!evs) {
-    const student = /^s\d+\./.test(e.lane);
-    if (lanes.size >= MAX_LANES && !student) {
-      hidden.add(e.lane);
-      return;
-    }
-    evs = [];
-    lanes.set(e.lane, evs);
+  if (events.length >= MAX_EVENTS) {
+    unrecorded++;
+    return;
   }
-  evs.push(e);
-  if (!redraw) redraw = setTimeout(drawNow, REDRAW_MS);
+  events.push(e);
 }
 
-// drawNow redraws the lanes with the playground's lane view. Students'
-// lanes carry their nicknames (as text: the view never parses markup), and
-// a lane whose commit paid a wish a second time says so.
+function timeMS(e) {
+  return e.t_us !== undefined ? e.t_us / 1000 : e.at_ms || 0;
+}
+
+// currentModel rebuilds the race model when events or the verdict changed
+// since it was last built. Events are kept in the order they arrived; the
+// model orders them on the trace's clock, so cursor n is "the first n
+// events in time".
+function currentModel() {
+  if (modelDirty || !model) {
+    const t0 = performance.now();
+    model = buildRace({ events, violations, policy, clock: "time", labelOf: laneLabel });
+    modelDirty = false;
+    measure("idemlab-projector-build", t0);
+  }
+  return model;
+}
+
+// drawNow draws the view at the player's cursor (the end, when live).
 function drawNow() {
   clearTimeout(redraw);
   redraw = 0;
-  const drawn = lanesFromEvents([].concat(...lanes.values()));
-  for (const lane of drawn) {
-    // The key is parsed at validate, so the first event of a lane has none.
-    lane.key = lane.key || (lane.events.find((e) => e.key) || {}).key;
-    if (paidTwice.has(lane.id)) {
-      lane.verdict = "fail";
-      lane.verdict_text = "paid twice: a second transfer for wish " + lane.intent;
-    }
-    lane.id = laneLabel(lane.id);
+  if (!events.length) {
+    renderPlayer();
+    return;
   }
-  drawLanes($("lanes"), drawn, { showResponse: false });
+  const start = performance.now();
+  const m = currentModel();
+  const t0 = performance.now();
+  const n = m.events.length;
+  if (view.mode === "live") view.cursor = n;
+  view.cursor = Math.max(0, Math.min(view.cursor, n));
+  const box = $("race");
+  // The view is drawn for the box's width over VIEW_SCALE, then enlarged
+  // by it: the same picture, words large enough for the back row.
+  const width = Math.max(640, (box.clientWidth || document.documentElement.clientWidth - 40) / VIEW_SCALE - 4);
+  const shownEvent = view.mode !== "live" && view.cursor > 0 ? m.events[view.cursor - 1] : null;
+  const svgEl = drawRace(box, m, {
+    cursor: view.cursor, currentSeq: shownEvent ? shownEvent.seq : undefined, expanded, onToggle: toggleRow,
+    collapseOver: COLLAPSE_OVER, maxRows: rowsToDraw(), width, compact: false,
+  });
+  svgEl.style.width = Number(svgEl.getAttribute("width")) * VIEW_SCALE + "px";
+  svgEl.style.height = Number(svgEl.getAttribute("height")) * VIEW_SCALE + "px";
+  measure("idemlab-projector-draw", t0);
+  drawCost = performance.now() - start;
+  if (view.mode !== "live") follow(box, svgEl);
+  renderPlayer();
 }
+
+// follow scrolls a view wider than the screen so that the moment shown
+// (the "now" line of a replay or a scrub) stays in the middle third.
+function follow(box, svgEl) {
+  const now = svgEl.querySelector("[data-now]");
+  if (!now || box.scrollWidth <= box.clientWidth) return;
+  const x = Number(now.getAttribute("x1")) * VIEW_SCALE;
+  const left = box.scrollLeft;
+  if (x < left + box.clientWidth / 3 || x > left + (2 * box.clientWidth) / 3) box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
+}
+
+// measure keeps the page's latest figure of one kind (make bench reads
+// them), never a growing list: a replay draws sixty frames a second.
+function measure(name, start) {
+  performance.clearMeasures(name);
+  performance.measure(name, { start, end: performance.now() });
+}
+
+// rowsToDraw is how many rows of the view a window and a half holds, at
+// race.js's 36-pixel rows enlarged by VIEW_SCALE.
+function rowsToDraw() {
+  return Math.max(MIN_ROWS, Math.min(MAX_ROWS, Math.ceil((1.5 * innerHeight) / (36 * VIEW_SCALE))));
+}
+
+function toggleRow(id) {
+  if (expanded.has(id)) expanded.delete(id);
+  else expanded.add(id);
+  drawNow();
+}
+
+// --- the player -------------------------------------------------------------
+
+// renderPlayer shows where the picture is: the slider over the recorded
+// events, the event shown in words, and the play button's state.
+function renderPlayer() {
+  const n = model ? model.events.length : events.length;
+  const recorded = events.length;
+  const scrub = $("scrub");
+  scrub.max = String(Math.max(recorded, n));
+  scrub.value = String(view.mode === "live" ? recorded : view.cursor);
+  const playing = view.mode !== "paused";
+  $("play").textContent = playing ? "❚❚ Pause" : "▶ Play";
+  $("play").setAttribute("aria-pressed", playing ? "false" : "true");
+  $("player").dataset.mode = view.mode;
+  const cursor = view.mode === "live" ? recorded : view.cursor;
+  let at = "";
+  if (model && cursor > 0 && model.events.length) {
+    const first = timeMS(model.events[0]);
+    at = ` · ${fmtMS(timeMS(model.events[Math.min(cursor, model.events.length) - 1]) - first)}`;
+  }
+  $("position").textContent = `event ${cursor} of ${recorded}${at}` + (view.mode === "replay" ? ` · replay at ${view.speed}×` : view.mode === "paused" ? " · paused" : "") +
+    (unrecorded ? ` (${unrecorded} more not recorded)` : "");
+  const ev = view.mode !== "live" && model && cursor > 0 ? model.events[cursor - 1] : null;
+  $("now-event").textContent = ev ? describe(ev) : "";
+}
+
+// describe says what one event did, for the room to read aloud.
+function describe(e) {
+  return `${laneLabel(e.lane)} · ${e.phase} → ${e.outcome}` + (e.status ? ` (${e.status})` : "") + (e.note ? ` · ${e.note}` : "") + (e.sql ? ` · ${e.sql}` : "");
+}
+
+function fmtMS(ms) {
+  return ms < 10 ? ms.toFixed(2) + " ms" : ms < 1000 ? ms.toFixed(1) + " ms" : (ms / 1000).toFixed(2) + " s";
+}
+
+function pause() {
+  if (!events.length) return;
+  stopReplay();
+  if (view.mode === "live") view.cursor = model ? model.events.length : 0;
+  view.mode = "paused";
+  drawNow();
+}
+
+// play resumes: from the end, the view follows the events again; from
+// anywhere else, it replays from the cursor at the chosen speed.
+function play() {
+  if (!events.length) return;
+  const m = currentModel();
+  if (view.mode === "paused" && view.cursor < m.events.length) {
+    startReplay(view.cursor);
+    return;
+  }
+  stopReplay();
+  view.mode = "live";
+  drawNow();
+}
+
+function step(d) {
+  if (!events.length) return;
+  const m = currentModel();
+  if (view.mode === "live") view.cursor = m.events.length;
+  stopReplay();
+  view.mode = "paused";
+  view.cursor = Math.max(0, Math.min(m.events.length, view.cursor + d));
+  drawNow();
+}
+
+// seek moves the picture to cursor c; a slider dragged fires faster than
+// frames are painted, so the drawing waits for the next frame and draws
+// only the latest position.
+function seek(c) {
+  if (!events.length) return;
+  stopReplay();
+  view.mode = "paused";
+  view.cursor = c;
+  renderPlayer();
+  if (!seekFrame) {
+    seekFrame = requestAnimationFrame(() => {
+      seekFrame = 0;
+      drawNow();
+    });
+  }
+}
+
+// startReplay replays the recorded events from cursor on the trace's own
+// clock, slowed to view.speed: a storm of 0.4 s at 0.02× takes 20 s.
+function startReplay(from) {
+  const m = currentModel();
+  if (!m.events.length) return;
+  stopReplay();
+  view.mode = "replay";
+  view.cursor = Math.min(from, m.events.length - 1);
+  view.anchorT = view.cursor > 0 ? timeMS(m.events[view.cursor - 1]) : timeMS(m.events[0]);
+  view.anchorWall = performance.now();
+  drawNow();
+  view.raf = requestAnimationFrame(tick);
+}
+
+function tick(now) {
+  view.raf = 0;
+  if (view.mode !== "replay") return;
+  const m = currentModel();
+  const target = view.anchorT + (now - view.anchorWall) * view.speed;
+  let c = view.cursor;
+  while (c < m.events.length && timeMS(m.events[c]) <= target) c++;
+  if (c !== view.cursor) {
+    view.cursor = c;
+    drawNow();
+  }
+  if (c >= m.events.length) {
+    view.mode = "live";
+    drawNow();
+    return;
+  }
+  view.raf = requestAnimationFrame(tick);
+}
+
+function stopReplay() {
+  if (view.raf) cancelAnimationFrame(view.raf);
+  view.raf = 0;
+}
+
+function setSpeed(s) {
+  if (view.mode === "replay" && model) {
+    // Keep the picture where it is; only the pace changes.
+    const now = performance.now();
+    view.anchorT += (now - view.anchorWall) * view.speed;
+    view.anchorWall = now;
+  }
+  view.speed = s;
+  renderPlayer();
+}
+
+$("play").addEventListener("click", () => (view.mode === "paused" ? play() : pause()));
+$("step-back").addEventListener("click", () => step(-1));
+$("step-fwd").addEventListener("click", () => step(1));
+$("replay").addEventListener("click", () => startReplay(0));
+$("speed").addEventListener("change", () => setSpeed(Number($("speed").value) || 1));
+$("scrub").addEventListener("input", () => seek(Number($("scrub").value)));
+$("save-svg").addEventListener("click", () => save("svg"));
+$("save-png").addEventListener("click", () => save("png"));
+
+// Keys for the player, unless the instructor is typing into the form.
+document.addEventListener("keydown", (e) => {
+  if ($("room").hidden || $("stage").hidden || e.altKey || e.ctrlKey || e.metaKey) return;
+  const tgt = e.target;
+  if (tgt.closest && tgt.closest("input, select, textarea, summary, form")) return;
+  if (e.key === " " && tgt.closest && tgt.closest("button, [role=button]")) return; // Space presses the focused button
+  switch (e.key) {
+    case " ":
+      if (view.mode === "paused") play();
+      else pause();
+      break;
+    case "ArrowLeft":
+      step(-1);
+      break;
+    case "ArrowRight":
+      step(1);
+      break;
+    case "Home":
+      seek(0);
+      break;
+    case "End":
+      play();
+      if (view.mode === "replay") {
+        stopReplay();
+        view.mode = "live";
+        drawNow();
+      }
+      break;
+    default:
+      return;
+  }
+  e.preventDefault();
+});
+
+let resizing = 0;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => events.length && drawNow(), 200);
+});
+
+// save writes the view as it is shown (at the cursor) as an SVG or PNG
+// file for a slide, at its drawn size.
+function save(format) {
+  const shown = $("race").querySelector("svg");
+  if (!shown) return;
+  const copy = shown.cloneNode(true);
+  copy.removeAttribute("style");
+  exportRace(copy, `idemlab-${code}-ledger${run}-event${view.mode === "live" ? events.length : view.cursor}`, format);
+}
+
+// --- the verdict --------------------------------------------------------------
 
 function renderLive() {
   if (!live) return;
   let dup = 0;
   for (const n of live.commits.values()) if (n > 1) dup += n - 1;
-  $("lane-count").textContent = `${live.requests.size} requests` + (hidden.size ? ` (${hidden.size} lanes not drawn, all counted)` : "");
+  $("lane-count").textContent = `${live.requests.size} requests` + (unrecorded ? ` (${unrecorded} events not recorded, all counted)` : "");
   const st = (c) => live.statuses.get(c) || 0;
   $("tally").replaceChildren(
     tile("duplicates (live)", dup, dup > 0 ? "fail" : "ok"),
@@ -267,28 +604,42 @@ function tile(label, value, cls = "") {
 }
 
 function renderReport(msg) {
-  if (msg.run !== run) newRun(msg.run, "level " + msg.level);
+  if (msg.run !== run) newRun(msg.run, msg.level, "level " + msg.level);
   const s = msg.report.summary;
   const label = msg.storm ? `storm of ${msg.storm.requests} requests at ${msg.level}, ${msg.storm.duration_ms} ms` : `level ${msg.level}`;
   $("run-label").textContent = `(ledger ${msg.run}, ${label})`;
   $("tally").replaceChildren(
     tile("duplicates", s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
-    tile("paid twice", won(s.paid_twice), s.paid_twice > 0 ? "fail" : "ok"),
+    tile("paid twice", won(s.paid_twice) + " won", s.paid_twice > 0 ? "fail" : "ok"),
     tile("409s", s.conflicts_409), tile("422s", s.mismatches_422), tile("replays", s.replays),
-    tile("lost answers", s.lost_responses), tile("transfers", s.transfers), tile("money moved", won(s.money_moved)),
+    tile("lost answers", s.lost_responses), tile("transfers", s.transfers), tile("money moved", won(s.money_moved) + " won"),
   );
   $("tally").dataset.duplicates = String(s.duplicates);
   $("rules").replaceChildren(...msg.report.rules.map((r) =>
     el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + r.rule.title,
-      ...(r.ok ? [] : [el("div", { class: "violation", text: r.violations[0].message })]))));
+      r.ok ? null : el("div", { class: "violation", text: r.violations[0].message }))));
   $("balances").replaceChildren(el("tr", {}, el("th", { text: "account" }), el("th", { text: "balance" })),
-    ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) }))));
+    ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) + " won" }))));
   $("keys-total").textContent = msg.keys_total > msg.keys.length ? `(${msg.keys.length} of ${msg.keys_total})` : `(${msg.keys_total})`;
   $("keytable").replaceChildren(
     el("tr", {}, ...["key", "customer", "state", "status", "transfer"].map((h) => el("th", { text: h }))),
     ...msg.keys.map((k) => el("tr", {}, ...[k.key, k.customer, k.state || "(no state)", k.status || "", k.transfer_id || ""].map((v) => el("td", { text: String(v) })))));
   if (msg.keys_total === 0) $("keytable").append(el("tr", {}, el("td", { colspan: "5", text: msg.level === "naive" ? "naive keeps no key table" : "no keys yet" })));
   if (msg.vote) renderVote(msg.vote);
+  // The checker's broken rules join the attempts they name in the view.
+  // One line per broken rule: a naive storm breaks the same rule dozens of
+  // times, and the room reads the rule, not the list.
+  violations = [];
+  for (const r of msg.report.rules || []) {
+    const vs = r.violations || [];
+    if (!vs.length) continue;
+    const more = vs.length > 1 ? ` (and ${vs.length - 1} more like it)` : "";
+    violations.push(Object.assign({}, vs[0], { rule: r.rule, message: vs[0].message + more }));
+  }
+  if (msg.policy) policy = msg.policy;
+  modelDirty = true;
+  if (view.mode === "live") drawNow();
+  else renderPlayer();
 }
 
 $("fault").addEventListener("change", () => {
