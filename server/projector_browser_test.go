@@ -170,6 +170,41 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 	run(t, proj, click("#save-svg"), click("#save-png"))
 }
 
+// TestPhoneSaysItPaidTwice: at naive, a phone that loses its answer and
+// retries pays twice; its race view says "paid again" in red, and its
+// result box says so in words.
+func TestPhoneSaysItPaidTwice(t *testing.T) {
+	ts := classroomServer(t)
+	proj, code := projectorTab(t, ts.URL)
+	phone := tab(t)
+	run(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate(ts.URL+"/classroom/?room="+code),
+		waitJS(`document.getElementById('room-code').value === `+quoteJS(code)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('nickname').value = 'ana'`),
+		click(`#join-form button[type=submit]`),
+		waitJS(`!document.getElementById('client').hidden && document.getElementById('level-label').textContent === 'naive'`))
+
+	run(t, phone, click("#basement"), click("#send"),
+		waitJS(`document.getElementById('result').textContent.includes('No answer')`))
+	run(t, phone, click("#basement"), click("#send"),
+		waitJS(`document.getElementById('result').textContent.startsWith('✘ Paid twice')`))
+	assert.Contains(t, text(t, phone, "#result"), "10,000 won paid again")
+	run(t, phone, waitJS(`[...document.querySelectorAll('#mylanes [data-mark="paid-again-text"]')].some((e) => e.textContent.includes('paid again'))`))
+	assert.Equal(t, "time", attr(t, phone, "#mylanes svg.race", "data-clock"))
+	assert.Contains(t, attr(t, phone, "#mylanes svg.race", "class"), "compact")
+
+	// The projector draws the phone's attempts under its nickname.
+	run(t, proj, waitJS(`[...document.querySelectorAll('#race [data-row="attempt"] .row-label')].some((e) => e.textContent.includes('ana #2'))`))
+	assert.Positive(t, countIn(t, proj, `#race [data-row="attempt"][data-lane="s1.2"] [data-mark="paid-again"]`))
+
+	// After a storm, the phone can open the room's view of it, collapsed.
+	projectorStorm(t, proj, "scoped", 12, 1, 2, 20)
+	run(t, phone, waitJS(`!document.getElementById('room-storm').hidden`),
+		click("#room-storm summary"),
+		waitJS(`document.querySelector('#room-race svg.race') !== null`))
+	assert.Positive(t, countIn(t, phone, `#room-race [data-row="collapsed"]`))
+}
+
 // TestProjectorScreenshots writes what the room and a phone see into the
 // folder named by IDEMLAB_PROJECTOR_SHOTS: a naive storm of 20 clients on
 // the projector (1920×1080), the same at scoped, a replay paused half way,

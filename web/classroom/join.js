@@ -1,9 +1,12 @@
 // join.js: a student's phone. It joins a room with a nickname and a secret
 // kept in localStorage (so a reload is the same student), sends transfers,
 // loses their answers in the "basement", retries, votes, and draws its own
-// lanes from the room's trace events. All text is set as text.
-import { connect, el } from "./room.js";
-import { drawLanes, lanesFromEvents } from "/lanes.js";
+// attempts from the room's trace events in the race view (web/race.js, the
+// lessons' and the projector's), and, on request, the room's last storm.
+// All text is set as text.
+import { connect } from "./room.js";
+import { el, won } from "/dom.js";
+import { buildRace, drawRace } from "/race.js";
 
 const $ = (id) => document.getElementById(id);
 const STORE = "idemlab.classroom.student";
@@ -14,6 +17,14 @@ let me = null;
 let code = "";
 let run = 0;
 let mine = []; // this phone's trace events in the current ledger
+let roomEvents = []; // every event of the current ledger's storm, for the room's view
+let stormRun = 0; // the ledger of the last storm announced
+let policy = {};
+let level = "";
+let lastResult = null; // what this phone's last transfer got
+// A phone keeps at most this many of a storm's events (1,000 clients × 5
+// attempts is about 45,000); the room's view is drawn only when opened.
+const MAX_ROOM_EVENTS = 60000;
 
 function identity() {
   let id = null;
@@ -93,6 +104,7 @@ function onMessage(msg) {
       $("me").textContent = msg.nickname;
       $("room-label").textContent = code;
       $("level-label").textContent = msg.level;
+      setLevel(msg.level);
       $("send").textContent = msg.retrying ? "Send again (retry)" : "Send transfer";
       break;
     case "state":
@@ -104,6 +116,19 @@ function onMessage(msg) {
     case "voted":
       $("voted").textContent = "Your vote: " + (LABEL[msg.choice] || msg.choice);
       break;
+    case "storm":
+      stormRun = msg.run;
+      roomEvents = [];
+      if (msg.policy) policy = msg.policy;
+      level = msg.spec.level;
+      $("room-storm").hidden = true;
+      break;
+    case "report":
+      if (msg.storm && msg.run === stormRun) {
+        $("room-storm").hidden = false;
+        if ($("room-storm").open) drawRoom();
+      }
+      break;
     case "events":
       if (!me) return;
       for (const e of msg.events) {
@@ -112,8 +137,10 @@ function onMessage(msg) {
           mine = [];
         }
         if (e.lane.startsWith(me.id + ".")) mine.push(e);
+        if (e.run === stormRun && roomEvents.length < MAX_ROOM_EVENTS) roomEvents.push(e);
       }
       drawMine();
+      renderResultBox();
       break;
     case "error":
       if (msg.code !== "wait") $("send").disabled = false;
@@ -125,6 +152,7 @@ function onMessage(msg) {
 
 function renderState(s) {
   $("level-label").textContent = s.level;
+  setLevel(s.level);
   const v = s.vote;
   const box = $("vote");
   box.hidden = !(v.open || v.revealed);
@@ -145,32 +173,88 @@ function renderState(s) {
   if (s.storming) $("voted").textContent = "The storm is running: votes are locked.";
 }
 
-// drawMine draws this phone's lanes, newest first, with the playground's
-// lane view. The key is parsed at validate, so a lane's first event has none.
+// setLevel remembers the room's level: the race view names the key row's
+// states after its policy (a storm announces it; naive keeps no key table).
+function setLevel(l) {
+  if (l === level) return;
+  level = l;
+  policy = l === "naive" ? { claim: "none" } : {};
+}
+
+// myLabel names this phone's attempts: "#1", "#2", … in the order sent.
+function myLabel(lane) {
+  const m = /\.(\d+)$/.exec(lane);
+  return m ? "#" + m[1] : lane;
+}
+
+// drawMine draws this phone's attempts in the current ledger as the race
+// view, compact: a second payment is a red block that says "paid again".
 function drawMine() {
-  const lanes = lanesFromEvents(mine).reverse();
-  for (const lane of lanes) lane.key = lane.key || (lane.events.find((e) => e.key) || {}).key;
-  drawLanes($("mylanes"), lanes, { showResponse: false });
+  const box = $("mylanes");
+  if (!mine.length) {
+    box.replaceChildren();
+    return;
+  }
+  const model = buildRace({ events: mine, policy, clock: "time", labelOf: myLabel });
+  drawRace(box, model, { compact: true, width: box.clientWidth || 360, collapseOver: 8, maxRows: 20 });
+}
+
+// drawRoom draws the room's last storm, collapsed: the winner of each key
+// and one counted row for each kind of answer the others got.
+function drawRoom() {
+  const box = $("room-race");
+  if (!roomEvents.length) {
+    box.replaceChildren(el("p", { class: "muted", text: "No storm recorded on this phone yet." }));
+    return;
+  }
+  const model = buildRace({ events: roomEvents, policy, clock: "time", labelOf: (l) => (me && l.startsWith(me.id + ".") ? "you " + myLabel(l) : l) });
+  drawRace(box, model, { compact: true, width: box.clientWidth || 360, collapseOver: 2, maxRows: 14 });
+}
+$("room-storm").addEventListener("toggle", () => $("room-storm").open && drawRoom());
+
+// paymentsFor lists the amounts this phone's events show paid for one wish
+// (a commit's note reads "moved 10000 won as t-…").
+function paymentsFor(intent) {
+  return mine.filter((e) => e.intent === intent && e.phase === "commit" && e.outcome === "committed")
+    .map((e) => Number((/moved (\d+) won/.exec(e.note || "") || [])[1] || 0));
 }
 
 function renderResult(r) {
   $("send").disabled = false;
+  lastResult = r;
+  renderResultBox();
+  $("send").textContent = r.retrying ? "Send again (retry)" : "Send transfer";
+}
+
+// renderResultBox says what the last transfer got and, once the trace
+// shows it, whether the wish was paid more than once: the answer and the
+// trace arrive separately, so both redraw it.
+function renderResultBox() {
+  const r = lastResult;
+  if (!r) return;
   const box = $("result");
   box.className = "result";
   let text;
+  let cls;
   if (!r.delivered) {
-    box.classList.add("info");
+    cls = "info";
     text = `No answer (attempt ${r.attempt}). Did the money move? You cannot know. ` +
       (r.level === "naive" ? "Press again: naive ignores the key, so it is a new request." : `Press again to retry with the same key.`);
   } else if (r.status === 409) {
-    box.classList.add("info");
+    cls = "info";
     text = `409: your first attempt is still being processed. Press again to retry.`;
   } else {
-    box.classList.add(r.status >= 200 && r.status < 300 ? "ok" : "fail");
+    cls = r.status >= 200 && r.status < 300 ? "ok" : "fail";
     text = `${r.status}${r.replayed ? " (replayed)" : ""} after ${r.attempt} attempt${r.attempt > 1 ? "s" : ""}: ${r.body}`;
   }
-  box.textContent = text;
-  $("send").textContent = r.retrying ? "Send again (retry)" : "Send transfer";
+  const paid = paymentsFor(r.intent);
+  const again = paid.slice(1).reduce((n, a) => n + a, 0);
+  box.classList.add(paid.length > 1 ? "fail" : cls);
+  box.replaceChildren(text);
+  if (paid.length > 1) {
+    box.prepend(el("strong", { class: "paid-twice", "data-paid": paid.length,
+      text: `✘ Paid ${paid.length === 2 ? "twice" : paid.length + " times"}: ${won(again)} won paid again for one transfer. ` }));
+  }
 }
 
 $("send").addEventListener("click", () => {

@@ -1,5 +1,6 @@
 // room.js: the websocket both classroom pages share. One socket per page;
-// it reconnects with a growing pause, and every message is JSON.
+// it reconnects with a growing pause, and every message is JSON. (The
+// pages build their elements with /dom.js, the one DOM helper.)
 
 /** wsURL is the room's websocket address on this server. */
 export function wsURL(code, role) {
@@ -62,23 +63,4 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
       ws && ws.close();
     },
   };
-}
-
-/** el builds an element whose text is set as text, never parsed as markup. */
-export function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
-
-/** won formats an amount of won for reading off a projector. */
-export function won(n) {
-  return new Intl.NumberFormat("en").format(n) + " won";
 }
