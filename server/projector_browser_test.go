@@ -166,7 +166,11 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 
 	// Play from the middle replays from there; the SVG and PNG buttons save
 	// the view as shown.
-	run(t, proj, click("#play"), waitJS(`document.getElementById('player').dataset.mode === 'replay'`), click("#play"))
+	half := strconv.Itoa(total / 2)
+	run(t, proj, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('scrub'); s.value = '`+half+`'; s.dispatchEvent(new Event('input', { bubbles: true })); })()`),
+		waitJS(`document.querySelector('#race svg.race').dataset.cursor === '`+half+`'`),
+		click("#play"), waitJS(`document.getElementById('player').dataset.mode === 'replay'`),
+		waitJS(`Number(document.querySelector('#race svg.race').dataset.cursor) > `+half), click("#play"))
 	run(t, proj, click("#save-svg"), click("#save-png"))
 }
 
