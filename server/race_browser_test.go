@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,4 +110,28 @@ func TestRaceViewExportsSVG(t *testing.T) {
 	assert.True(t, marks["paid-again"], "and its second payment")
 	// The button itself produces a download without an error.
 	run(t, ctx, click(`#btn-export-svg`))
+}
+
+// TestDayAsAPicture replays lesson 1's day of retries against the naive
+// bank: the day is drawn as a picture whose columns count the attempts by
+// outcome, and choosing a moment where money moved twice opens its
+// attempts in the race view, the second payments red.
+func TestDayAsAPicture(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	openLesson(t, ctx, ts.URL, "01-naive")
+	openScenario(t, ctx, "s2", true)
+	run(t, ctx, click(`#btn-day`),
+		waitJS(`document.querySelector('#day-picture svg g[data-bucket]') !== null`))
+	again := eval[int](t, ctx, `[...document.querySelectorAll('#day-picture rect[data-outcome="paid-again"]')].reduce((n, r) => n + Number(r.dataset.count), 0)`)
+	assert.Positive(t, again, "the naive bank's day has second payments, drawn as such")
+	assert.Equal(t, duplicates(t, ctx, "#day-summary"), fmt.Sprint(again), "the picture counts what the checker counts")
+	// The first moment with a second payment opens in the race view.
+	eval[bool](t, ctx, `(() => { const g = document.querySelector('#day-picture rect[data-outcome="paid-again"]').closest('g[data-bucket]'); g.dispatchEvent(new MouseEvent('click', {bubbles: true})); return true; })()`)
+	run(t, ctx, waitJS(`!document.querySelector('#day-moment').hidden && document.querySelector('#day-moment svg.race') !== null`))
+	assert.Positive(t, eval[int](t, ctx, `document.querySelectorAll('#day-moment [data-row="ledger"] [data-mark="paid-again"]').length`),
+		"the moment's second payments are red in the race view")
+	assert.Equal(t, eval[int](t, ctx, `document.querySelectorAll('#day-picture g[data-bucket]:not([data-attempts="0"])').length`),
+		eval[int](t, ctx, `document.querySelectorAll('#day-picture g[data-bucket][role="button"][tabindex="0"]').length`),
+		"every column with attempts is a button, for the keyboard too")
 }

@@ -201,6 +201,8 @@ type dayTally struct {
 	Params     lab.DayParams `json:"params"`
 	Picture    lab.Picture   `json:"picture"`
 	PictureSVG string        `json:"picture_svg"`
+	// Goals are the day scenario's goals, judged on the report.
+	Goals []scenario.GoalState `json:"goals"`
 }
 
 // day replays a generated day. paramsJSON is {"level","policy","day"} (a
@@ -212,7 +214,8 @@ func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
 		return errorJSON(err)
 	}
 	var words struct {
-		Lang string `json:"lang"`
+		Lang  string          `json:"lang"`
+		Goals []scenario.Goal `json:"goals"`
 	}
 	_ = json.Unmarshal([]byte(paramsJSON), &words) // ParseDayRequest has read it already
 	t, err := scenario.RunDay(context.Background(), params, p, progress)
@@ -220,7 +223,8 @@ func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
 		return errorJSON(err)
 	}
 	pic := lab.NewPicture(t.History, t.Report, lab.DayPictureOptions(params))
-	return encode(dayTally{Tally: t, Policy: p, Params: params, Picture: pic, PictureSVG: string(pic.SVG(words.Lang))})
+	return encode(dayTally{Tally: t, Policy: p, Params: params, Picture: pic, PictureSVG: string(pic.SVG(words.Lang)),
+		Goals: scenario.JudgeDayGoals(words.Goals, t.Report)})
 }
 
 // closeAll closes every session, when the module shuts down.

@@ -1,22 +1,22 @@
-// app.js is the lesson player: the lesson text on one side, the bench on
-// the other. It fetches lessons as JSON (api/…), runs the engine in a
-// worker (engine.js, worker.js) and draws each State the engine returns.
-//
-// The URL holds where the learner is: #lesson=ID&s=SCENARIO&m=MOVES&p=POLICY
-// where MOVES is a comma-separated list of lane ids ("A1" = step lane A1,
-// "A1!crash" = inject that fault at A1's next phase) replayed on load, and
-// POLICY the sandbox's knob overrides as JSON. Progress (the goals met) is
-// kept in localStorage under "idemlab.progress.v1".
+// app.js is the lesson player's controller: the lesson text on one side,
+// the bench on the other. It fetches lessons as JSON (api/…), runs the
+// engine in a worker (engine.js, worker.js), calls it for every action the
+// learner takes, and hands each State the engine returns to the views:
+// bench.js (the bench, with the race view of race.js), sandbox.js (the
+// knobs), day.js (a day of traffic as a picture). Where the learner is
+// lives in the URL and their progress in localStorage (place.js). The
+// engine judges the goals; the page shows them.
 
 import { t, setLang } from './strings.js';
-import { verdictBadge } from './lanes.js';
-import { buildRace, drawRace, exportRace } from './race.js';
+import { el } from './dom.js';
+import { exportRace } from './race.js';
 import { startEngine } from './engine.js';
+import * as bench from './bench.js';
+import { showPicture, showMoment } from './day.js';
+import { readHash, hashWriter, saveGoals as recordGoals, markDone, lessonGoals, goalMet, lessonDone } from './place.js';
 
 const $ = (id) => document.getElementById(id);
-const PROGRESS_KEY = 'idemlab.progress.v1';
 const THEME_KEY = 'idemlab.theme';
-const KNOBS = ['claim', 'fingerprint', 'in_progress', 'replay', 'scope', 'retention', 'lease'];
 const MAX_RUN_STEPS = 1000;
 
 const app = {
@@ -43,35 +43,21 @@ const app = {
   loadSeq: 0,
 };
 
-// --- small DOM helpers -------------------------------------------------------
+// url writes where the learner is into the address bar (place.js).
+const url = hashWriter(() => ({
+  lesson: app.lesson && app.lesson.id, scenario: app.spec && app.spec.id, moves: app.moves, override: app.override,
+}));
+const writeHash = () => url.write();
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else if (k === 'selected' || k === 'disabled' || k === 'checked') e[k] = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
+// saveGoals records the goals the engine judged met and redraws what
+// shows progress when something new was met.
+function saveGoals(lessonId, scenarioId, goals) {
+  if (!recordGoals(lessonId, scenarioId, goals)) return;
+  renderLessonGoals();
+  renderLessonSelect();
 }
 
-function table(columns, rows, attrs) {
-  if (!rows.length) return el('p', { class: 'empty', text: t('noRows') });
-  return el('table', attrs || {},
-    el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col', text: c.label })))),
-    el('tbody', {}, rows.map((r) => el('tr', r.attrs || {}, columns.map((c) => el('td', { class: c.class }, c.cell(r)))))));
-}
-
-function won(n) {
-  return Number(n).toLocaleString('en-US');
-}
+// --- helpers -------------------------------------------------------------------
 
 function applyI18n(root = document) {
   for (const e of root.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
@@ -93,106 +79,6 @@ function serial(fn) {
   const run = app.busy.then(fn, fn);
   app.busy = run.catch(() => {});
   return run;
-}
-
-// --- the URL and progress -----------------------------------------------------
-
-function readHash() {
-  const p = new URLSearchParams(location.hash.slice(1));
-  let override = null;
-  if (p.get('p')) {
-    try {
-      override = JSON.parse(p.get('p'));
-    } catch {
-      override = null;
-    }
-  }
-  return { lesson: p.get('lesson'), scenario: p.get('s'), moves: (p.get('m') || '').split(',').filter(Boolean), override };
-}
-
-// writeHash updates the URL a moment after the last change: Chromium
-// takes a noticeable time per history.replaceState (measured here: most of
-// a step's drawing time), so a burst of steps writes it once. The page
-// writes it at once before it unloads.
-//
-// ownHash is the hash the page last wrote or read. A hash that differs
-// from it was put there by the learner (a pasted link): a write that was
-// still pending then must not overwrite it. Without this check, a link
-// pasted within 250 ms of a step was replaced by the old place before its
-// hashchange was handled, and the player opened the old place again.
-let hashTimer = 0;
-let ownHash = location.hash;
-function writeHash() {
-  clearTimeout(hashTimer);
-  document.body.dataset.urlPending = 'true';
-  hashTimer = setTimeout(writeHashNow, 250);
-}
-
-function writeHashNow() {
-  clearTimeout(hashTimer);
-  document.body.dataset.urlPending = 'false';
-  if (location.hash !== ownHash) return; // the learner's link wins; hashchange opens it
-  const p = new URLSearchParams();
-  if (app.lesson) p.set('lesson', app.lesson.id);
-  if (app.spec) p.set('s', app.spec.id);
-  if (app.moves.length) p.set('m', app.moves.join(','));
-  if (app.override && Object.keys(app.override).length) p.set('p', JSON.stringify(app.override));
-  // Commas and bangs stay readable: the moves read "A1,A2,A1!crash".
-  const hash = '#' + p.toString().replace(/%2C/gi, ',').replace(/%21/g, '!');
-  if (location.hash !== hash) history.replaceState(null, '', hash);
-  ownHash = location.hash;
-}
-
-function loadProgress() {
-  try {
-    return JSON.parse(localStorage.getItem(PROGRESS_KEY)) || {};
-  } catch {
-    return {};
-  }
-}
-
-function saveGoals(lessonId, scenarioId, goals) {
-  const progress = loadProgress();
-  const mine = progress[lessonId] || {};
-  let changed = false;
-  for (const g of goals || []) {
-    const k = scenarioId + '/' + g.id;
-    if (g.met && !mine[k]) {
-      mine[k] = true;
-      changed = true;
-    }
-  }
-  if (!changed) return;
-  progress[lessonId] = mine;
-  try {
-    localStorage.setItem(PROGRESS_KEY, JSON.stringify(progress));
-  } catch {
-    // Private windows may refuse storage; progress then lasts the visit.
-  }
-  renderLessonGoals();
-  renderLessonSelect();
-}
-
-function lessonGoals(lesson) {
-  if (lesson.goals && lesson.goals.length) return lesson.goals;
-  const out = [];
-  for (const s of lesson.scenarios || []) for (const g of s.goals || []) out.push(Object.assign({ scenario: s.id }, g));
-  return out;
-}
-
-function goalMet(lessonId, g) {
-  const mine = loadProgress()[lessonId] || {};
-  return !!mine[(g.scenario || '') + '/' + g.id];
-}
-
-function lessonDone(id) {
-  const mine = loadProgress()[id];
-  if (!mine) return false;
-  if (app.lesson && app.lesson.id === id) {
-    const goals = lessonGoals(app.lesson);
-    return goals.length > 0 && goals.every((g) => goalMet(id, g));
-  }
-  return Object.keys(mine).length > 0 && !!mine.done;
 }
 
 // --- theme ------------------------------------------------------------------
@@ -264,7 +150,7 @@ function renderLessonSelect() {
   const sel = $('lesson-select');
   const current = app.lesson ? app.lesson.id : sel.value;
   sel.replaceChildren(...app.index.map((l) => {
-    const done = lessonDone(l.id);
+    const done = lessonDone(l.id, app.lesson);
     // The index has each lesson's default-language title; the lesson shown
     // has its own, in the language it was read in.
     const title = app.lesson && app.lesson.id === l.id ? app.lesson.title : l.title;
@@ -299,15 +185,7 @@ function renderLessonGoals() {
     return;
   }
   const allMet = goals.every((g) => goalMet(app.lesson.id, g));
-  if (allMet) {
-    const progress = loadProgress();
-    if (!(progress[app.lesson.id] || {}).done) {
-      progress[app.lesson.id] = Object.assign(progress[app.lesson.id] || {}, { done: true });
-      try {
-        localStorage.setItem(PROGRESS_KEY, JSON.stringify(progress));
-      } catch {}
-    }
-  }
+  if (allMet) markDone(app.lesson.id);
   box.replaceChildren(el('h2', { text: t('goals') }), el('ul', { class: 'goals' }, goals.map((g) => {
     const met = goalMet(app.lesson.id, g);
     return el('li', { class: met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': met ? 'true' : 'false' },
@@ -357,10 +235,10 @@ async function loadLesson(id, fromHash) {
   app.moves = hash.scenario === sid ? hash.moves : [];
   app.override = hash.scenario === sid ? hash.override : null;
   markActiveCard();
-  renderBenchHead();
+  bench.renderBenchHead();
   writeHash();
   if (app.engineInfo) await openScenario();
-  else drawBenchWaiting(app.spec);
+  else bench.drawBenchWaiting(app.spec);
 }
 
 function escapeHTML(s) {
@@ -393,10 +271,10 @@ function chooseScenario(id) {
     app.moves = [];
     app.override = null;
     markActiveCard();
-    renderBenchHead();
+    bench.renderBenchHead();
     writeHash();
     if (app.engineInfo) await openScenarioNow();
-    else drawBenchWaiting(app.spec);
+    else bench.drawBenchWaiting(app.spec);
     // Beside the text the bench is already in view; below it (a narrow
     // screen) the learner is taken there.
     $('bench').focus({ preventScroll: matchMedia('(min-width: 1101px)').matches });
@@ -451,7 +329,7 @@ async function openScenarioNow() {
   $('day-body').hidden = !spec.day;
   if (spec.day) {
     resetDay();
-    renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })), $('day-goals'));
+    bench.renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })), $('day-goals'));
     interactive();
     return;
   }
@@ -483,7 +361,7 @@ async function openScenarioNow() {
       app.moves.push(m);
     }
     app.state = state;
-    render();
+    bench.render();
     writeHash();
     interactive();
   } catch (err) {
@@ -544,7 +422,7 @@ function act(fn) {
         app.state = state;
         app.lastEvent = null;
         $('step-count').classList.remove('error');
-        render();
+        bench.render();
         writeHash();
         performance.measure('idemlab-engine', { start: t0, end: t1 });
         performance.measure('idemlab-draw', { start: t1, end: performance.now() });
@@ -635,7 +513,7 @@ function sandboxBack() {
 function choose(laneId) {
   if (!movable(laneOf(laneId))) return;
   app.pinned = laneId;
-  render();
+  bench.render();
   // A learner choosing with the keyboard keeps the focus on the lane.
   const row = document.querySelector('#race [role=radio][data-lane="' + CSS.escape(laneId) + '"]');
   if (row && document.activeElement && document.activeElement.getAttribute('role') === 'radio') row.focus();
@@ -655,175 +533,19 @@ function cycleLane() {
   choose(lanes[(i + 1) % lanes.length].id);
 }
 
-// --- drawing -------------------------------------------------------------------
-
-function renderBenchHead() {
-  const spec = app.spec;
-  $('bench-title').textContent = spec ? t('scenario') + ': ' + (spec.title || spec.id) : t('benchEmpty');
-  $('bench-meta').replaceChildren();
-  if (spec) {
-    $('bench-meta').append(t('level') + ' ', el('code', { class: 'level', text: spec.level }));
-    if (app.override) {
-      $('bench-meta').append(' · ', el('span', { class: 'tag sandboxed' }, '⚙ ' + Object.entries(app.override).map(([k, v]) => k + '=' + v).join(', ')));
-    }
-  }
-}
-
-// drawBenchWaiting puts a scenario on the bench before the engine has
-// started: its lanes, waiting, the opening balances, the empty tables and
-// the rules not yet checked, inert until the engine's first state replaces
-// it (render). The learner sees what is coming; and the browser lays the
-// bench out, finding every font it needs, while the engine still downloads
-// and compiles. Drawn only after the engine's state, that first layout met
-// a machine busy with the engine's compilation: measured in Chromium on two
-// cores, each new font took the browser 0.1–0.5 s to hand over, and the
-// bench reached the screen a second after its state had arrived.
-function drawBenchWaiting(spec) {
-  $('day-body').hidden = true;
-  $('bench-body').hidden = true;
-  if (!spec || spec.day) return;
-  $('bench-body').hidden = false;
-  $('bench-body').inert = true;
-  $('bench-body').setAttribute('aria-busy', 'true');
-  $('step-count').textContent = app.engineProblemText ? '⚠ ' + app.engineProblemText : t('engineLoading');
-  for (const id of ['btn-step', 'btn-back', 'btn-run', 'btn-reset', 'btn-inject']) $(id).disabled = true;
-  const lanes = (spec.lanes || []).map((l) => ({
-    id: l.id, intent: l.intent || l.id, customer: l.customer, key: l.key, fault: l.fault,
-    state: 'waiting', next_phase: 'receive', events: [], verdict: 'pending',
-  }));
-  drawRace($('race'), buildRace({ lanes, clock: 'step', accounts: Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance })) }),
-    { onSelectLane: () => {}, width: raceWidth() });
-  app.lastEvent = null;
-  renderLast();
-  $('keys-table').replaceChildren(keyTable([], 'keys'));
-  $('loose-keys-wrap').hidden = true;
-  $('accounts-table').replaceChildren(accountsTable(Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance }))));
-  $('transfers-table').replaceChildren(transfersTable([]));
-  $('summary').textContent = '';
-  $('rules').replaceChildren(...(app.lesson.rules || []).map((r) => el('li', { class: 'rule pending', 'data-rule': r.name },
-    el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: '…' }), ' ',
-    el('strong', { text: t('ruleNotChecked') }), ' ',
-    el('span', { text: r.n + '. ' + r.title }))));
-  renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })));
-}
-
-function render() {
-  const st = app.state;
-  if (!st) return;
-  $('bench-body').inert = false;
-  $('bench-body').removeAttribute('aria-busy');
-  $('btn-reset').disabled = false;
-  renderBenchHead();
-  const lane = nextLane();
-  $('step-count').textContent = (st.done ? t('stepDone', { n: st.step }) : t('step', { n: st.step })) +
-    (st.clock_ms ? ' · ' + t('clock', { time: fmtDuration(st.clock_ms) }) : '');
-  $('step-count').dataset.step = st.step;
-  $('step-count').dataset.done = st.done ? 'true' : 'false';
-  $('btn-step').textContent = (lane && !st.done ? t('stepLane', { lane }) : t('stepNoLane')) + ' ▶';
-  $('btn-step').disabled = st.done || !lane;
-  $('btn-back').disabled = st.step === 0;
-  $('btn-run').disabled = st.done;
-  $('btn-inject').disabled = st.done || !lane;
-  $('btn-inject').title = lane ? t('injectAt', { lane }) + ' (f)' : 'f';
-
-  drawBenchRace();
-  renderLast();
-  $('keys-table').replaceChildren(keyTable(st.keys || [], 'keys'));
-  const loose = st.loose_keys || [];
-  $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
-  $('loose-keys-table').replaceChildren(keyTable(loose, 'loose-keys'));
-  $('accounts-table').replaceChildren(accountsTable(st.accounts || []));
-  $('transfers-table').replaceChildren(transfersTable(st.transfers || []));
-  renderReport(st.report, $('summary'), $('rules'));
-  const goals = (st.goals || []).map((g) => Object.assign({}, g, { met: g.met && policyHolds(g.policy, st.policy) }));
-  renderGoals(goals);
-  renderKnobs(st.policy);
-  saveGoals(app.lesson.id, app.spec.id, goals);
-}
-
-function fmtDuration(ms) {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return s + 's';
-  const m = Math.floor(s / 60);
-  if (m < 60) return m + 'm' + (s % 60 ? (s % 60) + 's' : '');
-  const h = Math.floor(m / 60);
-  return h + 'h' + (m % 60 ? (m % 60) + 'm' : '');
-}
-
-// SCENARIO_START_MS is lab/scenario.Start, the fixed moment every scenario
-// begins; key times are shown relative to it ("+5m"), beside the clock.
-const SCENARIO_START_MS = Date.UTC(2026, 10, 30);
-
-function fmtTime(ms) {
-  if (!ms) return t('never');
-  const start = app.state && app.state.start_ms ? app.state.start_ms : SCENARIO_START_MS;
-  return '+' + fmtDuration(Math.max(0, ms - start));
-}
-
-function accountsTable(accounts) {
-  return table(
-    [{ label: t('colAccount'), cell: (a) => a.id }, { label: t('colBalance'), class: 'num', cell: (a) => won(a.balance) }],
-    accounts.map((a) => Object.assign({ attrs: { 'data-account': a.id, 'data-balance': a.balance } }, a)), { id: 'accounts' });
-}
-
-function transfersTable(transfers) {
-  return table(
-    [{ label: t('colId'), cell: (x) => x.transfer_id }, { label: t('colFrom'), cell: (x) => x.from },
-      { label: t('colTo'), cell: (x) => x.to }, { label: t('colAmount'), class: 'num', cell: (x) => won(x.amount) },
-      { label: t('colKey'), cell: (x) => x.key || '' }],
-    transfers.map((x) => Object.assign({ attrs: { 'data-transfer': x.transfer_id } }, x)), { id: 'transfers' });
-}
-
-function keyTable(rows, id) {
-  return table([
-    { label: t('colScope'), cell: (r) => r.scope },
-    { label: t('colKey'), cell: (r) => r.key },
-    { label: t('colState'), cell: (r) => r.state || '—' },
-    { label: t('colOwner'), cell: (r) => r.owner || '' },
-    { label: t('colFingerprint'), class: 'mono', cell: (r) => (r.fingerprint ? r.fingerprint.slice(0, 12) + '…' : '—') },
-    { label: t('colResponse'), cell: (r) => (r.response ? String(r.response.status) : '—') },
-    { label: t('colTransfer'), cell: (r) => r.transfer_id || '' },
-    { label: t('colExpires'), cell: (r) => fmtTime(r.expires_at) },
-  ], rows.map((r) => Object.assign({ attrs: { 'data-key': r.key, 'data-state': r.state || '' } }, r)), { id });
-}
+// --- what the learner does on the view -------------------------------------------
 
 function showEvent(ev) {
   app.lastEvent = ev;
-  drawBenchRace();
-  renderLast();
-}
-
-// raceWidth is the width the race view may use: the bench's own.
-function raceWidth() {
-  return $('race').clientWidth || $('bench').clientWidth - 32 || 900;
-}
-
-// drawBenchRace draws the bench's state as the race view: one row per lane
-// on the engine's step, the key rows and the ledger, the step shown (the
-// last one, or the mark the learner clicked) lit up with the rows its SQL
-// touched.
-function drawBenchRace() {
-  const st = app.state;
-  if (!st) return;
-  const events = [];
-  for (const l of st.lanes) events.push(...(l.events || []));
-  const violations = [];
-  for (const r of (st.report && st.report.rules) || []) for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
-  app.race = buildRace({
-    events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step',
-  });
-  const shown = app.lastEvent || st.last;
-  drawRace($('race'), app.race, {
-    selectedLane: st.done ? null : nextLane(), onSelectLane: choose, onMark: showEvent,
-    currentSeq: shown ? shown.seq : undefined, width: raceWidth(), expanded: app.expanded, onToggle: toggleRaceRow,
-  });
+  bench.drawBenchRace();
+  bench.renderLast();
 }
 
 function toggleRaceRow(id) {
   app.expanded = app.expanded || new Set();
   if (app.expanded.has(id)) app.expanded.delete(id);
   else app.expanded.add(id);
-  drawBenchRace();
+  bench.drawBenchRace();
 }
 
 function exportBench(format) {
@@ -831,97 +553,6 @@ function exportBench(format) {
   if (!svgEl || !app.spec) return;
   const step = app.state ? app.state.step : 0;
   exportRace(svgEl, 'idemlab-' + (app.lesson ? app.lesson.id : 'bench') + '-' + app.spec.id + '-step' + step, format);
-}
-
-function renderLast() {
-  const ev = app.lastEvent || (app.state && app.state.last);
-  const box = $('last-step');
-  if (!ev) {
-    box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
-    return;
-  }
-  const lane = laneOf(ev.lane);
-  box.replaceChildren(...[
-    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, lane.verdict_text, t)) : null,
-    el('p', { class: 'last-head' },
-      el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
-      el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
-      ev.status ? ' · ' + ev.status : ''),
-    ev.note ? el('p', { class: 'note', text: ev.note }) : null,
-    el('h4', { text: t('lastSQL') }),
-    el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')),
-  ].filter(Boolean));
-}
-
-function renderReport(report, summaryBox, list) {
-  if (!report) {
-    summaryBox.textContent = '';
-    list.replaceChildren();
-    return;
-  }
-  const s = report.summary || {};
-  summaryBox.textContent = t('summary', {
-    transfers: s.transfers ?? 0, intents: s.intents ?? 0, duplicates: s.duplicates ?? 0, paid: won(s.paid_twice ?? 0),
-    conflicts: s.conflicts_409 ?? 0, mismatches: s.mismatches_422 ?? 0, replays: s.replays ?? 0,
-  });
-  summaryBox.dataset.duplicates = s.duplicates ?? 0;
-  summaryBox.dataset.paidTwice = s.paid_twice ?? 0;
-  list.replaceChildren(...(report.rules || []).map((r) => el('li', {
-    class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
-  },
-  el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
-  el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
-  el('span', { text: r.rule.n + '. ' + r.rule.title }),
-  (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
-    v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : ''))) : null)));
-}
-
-// policyHolds reports whether a goal's knob overrides are what the session
-// plays under: "break it by switching the claim to insert-or-ignore" is met
-// only with that claim, whatever else broke the rule.
-function policyHolds(want, policy) {
-  for (const [knob, v] of Object.entries(want || {})) {
-    const have = policy[knob];
-    if (durationMS(v) !== null && durationMS(have) !== null) {
-      if (durationMS(v) !== durationMS(have)) return false;
-    } else if (v !== have) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// durationMS reads a Go duration string ("5m", "24h0m0s", "1m30s") or a
-// number of seconds, as the policy's retention and lease are written; null
-// for anything else.
-function durationMS(v) {
-  if (typeof v === 'number') return v * 1000;
-  if (typeof v !== 'string' || !/^(\d+(\.\d+)?(h|m|s|ms))+$/.test(v)) return null;
-  const unit = { h: 3600e3, m: 60e3, s: 1e3, ms: 1 };
-  let total = 0;
-  for (const [, n, , u] of v.matchAll(/(\d+(\.\d+)?)(ms|h|m|s)/g)) total += Number(n) * unit[u];
-  return total;
-}
-
-// dayGoalMet judges a day's goal on its report the way the scenario runner
-// judges a session's: "break" wants the rule broken, "hold" wants it (or,
-// with no rule named, every rule) to hold.
-function dayGoalMet(g, report) {
-  if (!report) return false;
-  const rule = (report.rules || []).find((r) => r.rule.name === g.rule);
-  if (g.expect === 'break') return !!rule && !rule.ok;
-  if (g.expect === 'hold') return g.rule ? !!rule && rule.ok : !!report.ok;
-  return false;
-}
-
-function renderGoals(goals, list = $('goals')) {
-  if (list.id === 'goals') $('bench-goals-panel').hidden = !goals.length;
-  list.replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
-    el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }), ' ',
-    el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
-    g.policy && Object.keys(g.policy).length ? el('button', {
-      type: 'button', class: 'goal-policy', onclick: () => applyGoalPolicy(g.policy),
-    }, t('goalUnderPolicy', { policy: Object.entries(g.policy).map(([k, v]) => k + '=' + v).join(', ') })) : null)));
 }
 
 function applyGoalPolicy(policy) {
@@ -934,37 +565,6 @@ function applyGoalPolicy(policy) {
   });
 }
 
-// DURATION_CHOICES are the retention and lease values the sandbox offers
-// beside the policy's own: forever (0s), the lower rungs' 5 minutes, an
-// hour (the lab clients' retry horizon) and the published 24 hours.
-const DURATION_CHOICES = {
-  retention: ['0s', '5m0s', '1h0m0s', '24h0m0s'],
-  lease: ['0s', '30s', '5m0s'],
-};
-
-function knobChoices(knob, current) {
-  const known = (app.engineInfo && app.engineInfo.knobs && app.engineInfo.knobs[knob]) || DURATION_CHOICES[knob] || [];
-  const list = known.slice();
-  for (const v of [current, app.base && app.base[knob]]) {
-    if (v !== undefined && v !== null && !list.includes(v)) list.push(v);
-  }
-  return list;
-}
-
-function renderKnobs(policy) {
-  const box = $('knobs');
-  box.replaceChildren(...KNOBS.filter((k) => k in policy).map((knob) => {
-    const changed = app.base && JSON.stringify(app.base[knob]) !== JSON.stringify(policy[knob]);
-    const id = 'knob-' + knob;
-    return el('div', { class: 'knob' + (changed ? ' changed' : ''), 'data-knob': knob, 'data-changed': changed ? 'true' : 'false' },
-      el('label', { for: id, text: t('knob_' + knob) }),
-      el('select', { id, 'data-knob': knob, onchange: (e) => setKnob(knob, e.target.value) },
-        knobChoices(knob, policy[knob]).map((v) => el('option', { value: v, selected: v === policy[knob] }, String(v)))),
-      changed ? el('span', { class: 'tag' }, '⚙ ' + t('sandboxChanged')) : null);
-  }));
-  $('btn-sandbox-reset').disabled = !app.override;
-}
-
 // --- a day of traffic ------------------------------------------------------------
 
 function resetDay() {
@@ -972,6 +572,10 @@ function resetDay() {
   $('day-status').textContent = '';
   $('day-summary').textContent = '';
   $('day-rules').replaceChildren();
+  $('day-picture').replaceChildren();
+  $('day-picture-panel').hidden = true;
+  $('day-moment').replaceChildren();
+  $('day-moment').hidden = true;
 }
 
 function runDay() {
@@ -987,12 +591,18 @@ function runDay() {
         bar.max = total || 1;
         bar.value = done;
         $('day-status').textContent = t('dayRunning', { done, total });
-      }, JSON.stringify(spec));
+      }, JSON.stringify(Object.assign({ lang: app.lang }, spec)));
       bar.value = bar.max;
       $('day-status').textContent = t('dayDone', { attempts: tally.attempts ?? (tally.report && tally.report.summary.attempts) ?? 0 });
-      renderReport(tally.report, $('day-summary'), $('day-rules'));
-      const goals = (spec.goals || []).map((g) => Object.assign({}, g, { met: dayGoalMet(g, tally.report) }));
-      renderGoals(goals, $('day-goals'));
+      // The day as a picture; a column opens its attempts in the race view.
+      $('day-picture-panel').hidden = false;
+      $('day-moment').hidden = true;
+      showPicture($('day-picture'), tally.picture || {}, tally.picture_svg || '', (bucket) =>
+        showMoment($('day-moment'), bucket, { policy: tally.policy, width: $('bench').clientWidth - 40 }));
+      bench.renderReport(tally.report, $('day-summary'), $('day-rules'));
+      // The engine judged the day's goals; the page shows them.
+      const goals = tally.goals || [];
+      bench.renderGoals(goals, $('day-goals'));
       saveGoals(app.lesson.id, spec.id, goals);
     } catch (err) {
       $('day-status').textContent = '⚠ ' + t('engineError', { error: err.message });
@@ -1075,6 +685,7 @@ function onKey(e) {
 // --- start -------------------------------------------------------------------------
 
 async function main() {
+  bench.initBench(app, { nextLane, choose, showEvent, toggleRaceRow, applyGoalPolicy, setKnob, saveGoals });
   app.lang = new URLSearchParams(location.search).get('lang') || 'en';
   setLang(app.lang);
   document.documentElement.lang = app.lang;
@@ -1094,21 +705,19 @@ async function main() {
   let resizeTimer = 0;
   new ResizeObserver(() => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => app.state && drawBenchRace(), 100);
+    resizeTimer = setTimeout(() => app.state && bench.drawBenchRace(), 100);
   }).observe($('bench'));
   $('prev-lesson').addEventListener('click', () => gotoLesson(-1));
   $('next-lesson').addEventListener('click', () => gotoLesson(1));
   $('lesson-select').addEventListener('change', (e) => loadLesson(e.target.value, false));
   $('lang-select').addEventListener('change', (e) => chooseLang(e.target.value));
   document.addEventListener('keydown', onKey);
-  window.addEventListener('pagehide', writeHashNow);
+  window.addEventListener('pagehide', url.writeNow);
   // A URL typed or pasted into the address bar (the page's own writes use
   // replaceState and fire no hashchange) moves the player there.
   window.addEventListener('hashchange', () => {
     // The learner's link replaces whatever the page meant to write.
-    clearTimeout(hashTimer);
-    document.body.dataset.urlPending = 'false';
-    ownHash = location.hash;
+    url.adopt();
     const h = readHash();
     if (h.lesson && (!app.lesson || h.lesson !== app.lesson.id)) {
       loadLesson(h.lesson, true);
@@ -1122,7 +731,7 @@ async function main() {
       app.moves = h.moves;
       app.override = h.override;
       markActiveCard();
-      renderBenchHead();
+      bench.renderBenchHead();
       if (app.engineInfo) await openScenarioNow();
     });
   });
@@ -1150,5 +759,4 @@ async function main() {
 
 main();
 
-// verdictBadge is re-exported for pages that show a lone verdict.
-export { verdictBadge };
+

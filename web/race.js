@@ -202,7 +202,7 @@ export function buildRace(input) {
       const amount = amountOf(a, e);
       m.amount = amount;
       const tr = (/ as (\S+)$/.exec(e.note || '') || [])[1];
-      const entry = { i, x: xs[i], lane: a.id, intent: a.intent, amount, transfer: tr, again: paidBy.has(a.intent) };
+      const entry = { i, x: xs[i], lane: a.id, intent: a.intent, amount, transfer: tr, again: paidBy.has(a.intent) || !!e.paid_again };
       if (entry.again) {
         m.kind = 'paid-again';
         m.firstPaidBy = paidBy.get(a.intent);
@@ -529,7 +529,7 @@ function drawLedger(parent, r, model, c) {
   for (const p of model.ledger) {
     if (!shown(p)) continue;
     const x = X(p.x);
-    const word = p.again ? t('racePaidAgain', { amount: fmtWon(p.amount) }) : t('racePaid', { amount: fmtWon(p.amount) });
+    const word = markWord({ kind: p.again ? 'paid-again' : 'paid', amount: p.amount }, t);
     const cur = current !== undefined && model.events[p.i].seq === current;
     g.append(svg('g', { class: 'money' + (p.again ? ' money-again' : '') + (cur ? ' touched' : ''), 'data-mark': p.again ? 'paid-again' : 'paid', 'data-lane': p.lane, 'data-seq': model.events[p.i].seq, 'data-touched': cur ? 'true' : null },
       svg('rect', { x: x - 9, y: r.y + 4, width: 18, height: r.h - 8, rx: 3 }),
@@ -688,8 +688,8 @@ function drawAttempt(parent, r, model, c) {
 
 function markWord(m, t) {
   switch (m.kind) {
-    case 'paid': return t('racePaid', { amount: fmtWon(m.amount) });
-    case 'paid-again': return t('racePaidAgain', { amount: fmtWon(m.amount) });
+    case 'paid': return m.amount ? t('racePaid', { amount: fmtWon(m.amount) }) : t('racePaidSome');
+    case 'paid-again': return m.amount ? t('racePaidAgain', { amount: fmtWon(m.amount) }) : t('racePaidAgainSome');
     default: return t('raceMark_' + m.kind.replace('-', '_')) + (m.ev.status ? ' ' + m.ev.status : '');
   }
 }

@@ -161,6 +161,8 @@ const en = {
   raceLedger: 'ledger',
   racePaid: 'paid: {amount} won',
   racePaidAgain: 'paid again: {amount} won',
+  racePaidSome: 'paid',
+  racePaidAgainSome: 'paid again',
   racePaidAgainTotal: '✘ {n} payments again: {amount} won paid twice',
   raceKeyRow: 'key {key}',
   raceIntentRow: 'wish {intent}',
@@ -213,6 +215,13 @@ const en = {
   raceSQL: 'SQL of this step',
   raceExportSVG: 'Save as SVG',
   raceExportPNG: 'Save as PNG',
+  dayNoPicture: 'The day could not be drawn.',
+  dayPictureTitle: 'The day as a picture',
+  dayPictureLabel: 'The day as a picture: attempts over the day by outcome; choose a column to see its attempts',
+  dayMoment: 'the attempts from {from}: {n}',
+  dayMomentHead: 'The attempts sent between {from} and {to}: {n}.',
+  dayMomentSample: 'The first {n} are drawn.',
+  dayPictureHint: 'Choose a column (click, or Tab and Enter) to open its attempts in the race view.',
 };
 
 // ko follows the words of the Korean lessons (레인, 벤치, 단계, 키 테이블,
@@ -360,6 +369,8 @@ const ko = {
   raceLedger: '원장',
   racePaid: '지급: {amount}원',
   racePaidAgain: '또 지급: {amount}원',
+  racePaidSome: '지급',
+  racePaidAgainSome: '또 지급',
   racePaidAgainTotal: '✘ {n}번 또 지급: {amount}원이 두 번 나감',
   raceKeyRow: '키 {key}',
   raceIntentRow: '요청 의도 {intent}',
@@ -412,6 +423,13 @@ const ko = {
   raceSQL: '이 단계의 SQL',
   raceExportSVG: 'SVG로 저장',
   raceExportPNG: 'PNG로 저장',
+  dayNoPicture: '하루를 그림으로 그리지 못했습니다.',
+  dayPictureTitle: '그림으로 본 하루',
+  dayPictureLabel: '하루를 그림으로: 결과별 시도; 열을 고르면 그 시도들을 봅니다',
+  dayMoment: '{from}부터의 시도: {n}개',
+  dayMomentHead: '{from}부터 {to}까지 보낸 시도: {n}개.',
+  dayMomentSample: '처음 {n}개를 그렸습니다.',
+  dayPictureHint: '열을 고르면(클릭, 또는 Tab과 Enter) 그 시도들이 경쟁 보기에 열립니다.',
 };
 
 export const messages = { en, ko };

@@ -21,6 +21,8 @@ type DayRequest struct {
 	Level  string          `json:"level"`
 	Policy json.RawMessage `json:"policy,omitempty"`
 	Day    *lab.DayParams  `json:"day"`
+	// Goals are the day scenario's goals, judged on the day's report.
+	Goals []Goal `json:"goals,omitempty"`
 }
 
 // ParseDayRequest reads a DayRequest and resolves its policy.

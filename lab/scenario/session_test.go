@@ -524,3 +524,41 @@ func TestAStepMovesOneLaneOnePhase(t *testing.T) {
 		before = after
 	}
 }
+
+// TestBreakGoalIsMetOnlyUnderItsKnob judges a "break it by switching the
+// claim to X" goal in Go, so the page only shows it: broken under another
+// claim, the goal is not met; under the named claim, it is.
+func TestBreakGoalIsMetOnlyUnderItsKnob(t *testing.T) {
+	src := strings.Replace(race, `"goals": [`, `"goals": [
+    {"id": "g3", "text": "Break it with insert-or-ignore", "expect": "break", "rule": "one-transfer-per-intent", "policy": {"claim": "insert-or-ignore"}},`, 1)
+	s := open(t, src, nil)
+	st := finish(t, s)
+	require.False(t, st.Report.Rule(lab.RuleOneTransfer).OK, "check-then-insert paid twice")
+	assert.True(t, goal(st, "g1").Met)
+	assert.False(t, goal(st, "g3").Met, "broken, but not by the knob the goal names")
+
+	ignore := open(t, src, func(p *engine.Policy) { p.Claim = engine.ClaimInsertOrIgnore })
+	st = finish(t, ignore)
+	require.False(t, st.Report.Rule(lab.RuleOneTransfer).OK, "insert-or-ignore pays the retry too")
+	assert.True(t, goal(st, "g3").Met)
+}
+
+// TestJudgeDayGoals judges a day's goals on its report.
+func TestJudgeDayGoals(t *testing.T) {
+	goals := []scenario.Goal{
+		{ID: "break", Expect: scenario.ExpectBreak, Rule: "one-transfer-per-intent"},
+		{ID: "hold", Expect: scenario.ExpectHold, Rule: "one-transfer-per-intent"},
+		{ID: "all", Expect: scenario.ExpectHold},
+	}
+	broken := lab.Report{OK: false, Rules: []lab.RuleResult{{Rule: lab.RuleOneTransfer, OK: false}}}
+	held := lab.Report{OK: true, Rules: []lab.RuleResult{{Rule: lab.RuleOneTransfer, OK: true}}}
+	met := func(gs []scenario.GoalState) map[string]bool {
+		out := map[string]bool{}
+		for _, g := range gs {
+			out[g.ID] = g.Met
+		}
+		return out
+	}
+	assert.Equal(t, map[string]bool{"break": true, "hold": false, "all": false}, met(scenario.JudgeDayGoals(goals, broken)))
+	assert.Equal(t, map[string]bool{"break": false, "hold": true, "all": true}, met(scenario.JudgeDayGoals(goals, held)))
+}

@@ -327,6 +327,11 @@ func statusText(code int) string {
 func (w *world) met(g Goal, st State) bool {
 	switch g.Expect {
 	case ExpectBreak:
+		// "Break it by switching the claim to insert-or-ignore" is met only
+		// with that claim, whatever else broke the rule.
+		if len(g.Policy) > 0 && !knobsHold(g.Policy, w.policy) {
+			return false
+		}
 		r, _ := ruleByName(g.Rule)
 		return !st.Report.Rule(r).OK
 	case ExpectHold:
@@ -349,6 +354,38 @@ func (w *world) met(g Goal, st State) bool {
 		return lr != nil && lr.finished && lr.result.Fault != engine.FaultCrash && lr.result.Response.Status == g.Status
 	}
 	return false
+}
+
+// knobsHold reports whether p has every knob that overrides names set to
+// the value it names (durations compared as durations: "30s" is "30s0ms").
+func knobsHold(overrides json.RawMessage, p engine.Policy) bool {
+	want, err := applyOverrides(p, overrides)
+	if err != nil {
+		return false
+	}
+	return samePolicy(want, p)
+}
+
+// JudgeDayGoals judges a day scenario's goals on the day's report: "break"
+// wants its rule broken, "hold" wants its rule (or, with none named, every
+// rule) to hold. The page shows them as judged here.
+func JudgeDayGoals(goals []Goal, rep lab.Report) []GoalState {
+	out := make([]GoalState, 0, len(goals))
+	for _, g := range goals {
+		r, named := ruleByName(g.Rule)
+		met := false
+		switch g.Expect {
+		case ExpectBreak:
+			met = named && !rep.Rule(r).OK
+		case ExpectHold:
+			met = rep.OK
+			if named {
+				met = rep.Rule(r).OK
+			}
+		}
+		out = append(out, GoalState{Goal: g, Met: met})
+	}
+	return out
 }
 
 func samePolicy(a, b engine.Policy) bool {

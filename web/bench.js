@@ -1,0 +1,247 @@
+// bench.js draws the bench: the scenario's head, the race view with the
+// SQL of the step shown beside it, the key tables, the balances and the
+// ledger, the checker's rules and the goals, and the sandbox's knobs. It
+// reads the player's state (app.js) and draws it; what the learner does is
+// app.js's (the actions given to initBench).
+
+import { t } from './strings.js';
+import { el, won } from './dom.js';
+import { verdictBadge } from './lanes.js';
+import { buildRace, drawRace } from './race.js';
+import { renderKnobs } from './sandbox.js';
+
+const $ = (id) => document.getElementById(id);
+
+let app = null;
+let on = null;
+
+// initBench gives the bench the player's state and its actions: nextLane,
+// choose, showEvent, toggleRaceRow, applyGoalPolicy, setKnob, saveGoals.
+export function initBench(state, actions) {
+  app = state;
+  on = actions;
+}
+
+function table(columns, rows, attrs) {
+  if (!rows.length) return el('p', { class: 'empty', text: t('noRows') });
+  return el('table', attrs || {},
+    el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col', text: c.label })))),
+    el('tbody', {}, rows.map((r) => el('tr', r.attrs || {}, columns.map((c) => el('td', { class: c.class }, c.cell(r)))))));
+}
+
+export function renderBenchHead() {
+  const spec = app.spec;
+  $('bench-title').textContent = spec ? t('scenario') + ': ' + (spec.title || spec.id) : t('benchEmpty');
+  $('bench-meta').replaceChildren();
+  if (spec) {
+    $('bench-meta').append(t('level') + ' ', el('code', { class: 'level', text: spec.level }));
+    if (app.override) {
+      $('bench-meta').append(' · ', el('span', { class: 'tag sandboxed' }, '⚙ ' + Object.entries(app.override).map(([k, v]) => k + '=' + v).join(', ')));
+    }
+  }
+}
+
+// drawBenchWaiting puts a scenario on the bench before the engine has
+// started: its lanes, waiting, the opening balances, the empty tables and
+// the rules not yet checked, inert until the engine's first state replaces
+// it (render). The learner sees what is coming; and the browser lays the
+// bench out, finding every font it needs, while the engine still downloads
+// and compiles. Drawn only after the engine's state, that first layout met
+// a machine busy with the engine's compilation: measured in Chromium on two
+// cores, each new font took the browser 0.1–0.5 s to hand over, and the
+// bench reached the screen a second after its state had arrived.
+export function drawBenchWaiting(spec) {
+  $('day-body').hidden = true;
+  $('bench-body').hidden = true;
+  if (!spec || spec.day) return;
+  $('bench-body').hidden = false;
+  $('bench-body').inert = true;
+  $('bench-body').setAttribute('aria-busy', 'true');
+  $('step-count').textContent = app.engineProblemText ? '⚠ ' + app.engineProblemText : t('engineLoading');
+  for (const id of ['btn-step', 'btn-back', 'btn-run', 'btn-reset', 'btn-inject']) $(id).disabled = true;
+  const lanes = (spec.lanes || []).map((l) => ({
+    id: l.id, intent: l.intent || l.id, customer: l.customer, key: l.key, fault: l.fault,
+    state: 'waiting', next_phase: 'receive', events: [], verdict: 'pending',
+  }));
+  drawRace($('race'), buildRace({ lanes, clock: 'step', accounts: Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance })) }),
+    { onSelectLane: () => {}, width: raceWidth() });
+  app.lastEvent = null;
+  renderLast();
+  $('keys-table').replaceChildren(keyTable([], 'keys'));
+  $('loose-keys-wrap').hidden = true;
+  $('accounts-table').replaceChildren(accountsTable(Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance }))));
+  $('transfers-table').replaceChildren(transfersTable([]));
+  $('summary').textContent = '';
+  $('rules').replaceChildren(...(app.lesson.rules || []).map((r) => el('li', { class: 'rule pending', 'data-rule': r.name },
+    el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: '…' }), ' ',
+    el('strong', { text: t('ruleNotChecked') }), ' ',
+    el('span', { text: r.n + '. ' + r.title }))));
+  renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })));
+}
+
+export function render() {
+  const st = app.state;
+  if (!st) return;
+  $('bench-body').inert = false;
+  $('bench-body').removeAttribute('aria-busy');
+  $('btn-reset').disabled = false;
+  renderBenchHead();
+  const lane = on.nextLane();
+  $('step-count').textContent = (st.done ? t('stepDone', { n: st.step }) : t('step', { n: st.step })) +
+    (st.clock_ms ? ' · ' + t('clock', { time: fmtDuration(st.clock_ms) }) : '');
+  $('step-count').dataset.step = st.step;
+  $('step-count').dataset.done = st.done ? 'true' : 'false';
+  $('btn-step').textContent = (lane && !st.done ? t('stepLane', { lane }) : t('stepNoLane')) + ' ▶';
+  $('btn-step').disabled = st.done || !lane;
+  $('btn-back').disabled = st.step === 0;
+  $('btn-run').disabled = st.done;
+  $('btn-inject').disabled = st.done || !lane;
+  $('btn-inject').title = lane ? t('injectAt', { lane }) + ' (f)' : 'f';
+
+  drawBenchRace();
+  renderLast();
+  $('keys-table').replaceChildren(keyTable(st.keys || [], 'keys'));
+  const loose = st.loose_keys || [];
+  $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
+  $('loose-keys-table').replaceChildren(keyTable(loose, 'loose-keys'));
+  $('accounts-table').replaceChildren(accountsTable(st.accounts || []));
+  $('transfers-table').replaceChildren(transfersTable(st.transfers || []));
+  renderReport(st.report, $('summary'), $('rules'));
+  // The engine judged the goals (a goal's knobs included); the page shows them.
+  const goals = st.goals || [];
+  renderGoals(goals);
+  renderKnobs($('knobs'), st.policy, { base: app.base, known: app.engineInfo && app.engineInfo.knobs, onChange: on.setKnob });
+  $('btn-sandbox-reset').disabled = !app.override;
+  on.saveGoals(app.lesson.id, app.spec.id, goals);
+}
+
+export function fmtDuration(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + 's';
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + 'm' + (s % 60 ? (s % 60) + 's' : '');
+  const h = Math.floor(m / 60);
+  return h + 'h' + (m % 60 ? (m % 60) + 'm' : '');
+}
+
+// SCENARIO_START_MS is lab/scenario.Start, the fixed moment every scenario
+// begins; key times are shown relative to it ("+5m"), beside the clock.
+const SCENARIO_START_MS = Date.UTC(2026, 10, 30);
+
+function fmtTime(ms) {
+  if (!ms) return t('never');
+  const start = app.state && app.state.start_ms ? app.state.start_ms : SCENARIO_START_MS;
+  return '+' + fmtDuration(Math.max(0, ms - start));
+}
+
+function accountsTable(accounts) {
+  return table(
+    [{ label: t('colAccount'), cell: (a) => a.id }, { label: t('colBalance'), class: 'num', cell: (a) => won(a.balance) }],
+    accounts.map((a) => Object.assign({ attrs: { 'data-account': a.id, 'data-balance': a.balance } }, a)), { id: 'accounts' });
+}
+
+function transfersTable(transfers) {
+  return table(
+    [{ label: t('colId'), cell: (x) => x.transfer_id }, { label: t('colFrom'), cell: (x) => x.from },
+      { label: t('colTo'), cell: (x) => x.to }, { label: t('colAmount'), class: 'num', cell: (x) => won(x.amount) },
+      { label: t('colKey'), cell: (x) => x.key || '' }],
+    transfers.map((x) => Object.assign({ attrs: { 'data-transfer': x.transfer_id } }, x)), { id: 'transfers' });
+}
+
+function keyTable(rows, id) {
+  return table([
+    { label: t('colScope'), cell: (r) => r.scope },
+    { label: t('colKey'), cell: (r) => r.key },
+    { label: t('colState'), cell: (r) => r.state || '—' },
+    { label: t('colOwner'), cell: (r) => r.owner || '' },
+    { label: t('colFingerprint'), class: 'mono', cell: (r) => (r.fingerprint ? r.fingerprint.slice(0, 12) + '…' : '—') },
+    { label: t('colResponse'), cell: (r) => (r.response ? String(r.response.status) : '—') },
+    { label: t('colTransfer'), cell: (r) => r.transfer_id || '' },
+    { label: t('colExpires'), cell: (r) => fmtTime(r.expires_at) },
+  ], rows.map((r) => Object.assign({ attrs: { 'data-key': r.key, 'data-state': r.state || '' } }, r)), { id });
+}
+
+
+// raceWidth is the width the race view may use: the bench's own.
+function raceWidth() {
+  return $('race').clientWidth || $('bench').clientWidth - 32 || 900;
+}
+
+// drawBenchRace draws the bench's state as the race view: one row per lane
+// on the engine's step, the key rows and the ledger, the step shown (the
+// last one, or the mark the learner clicked) lit up with the rows its SQL
+// touched.
+export function drawBenchRace() {
+  const st = app.state;
+  if (!st) return;
+  const events = [];
+  for (const l of st.lanes) events.push(...(l.events || []));
+  const violations = [];
+  for (const r of (st.report && st.report.rules) || []) for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
+  app.race = buildRace({
+    events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step',
+  });
+  const shown = app.lastEvent || st.last;
+  drawRace($('race'), app.race, {
+    selectedLane: st.done ? null : on.nextLane(), onSelectLane: on.choose, onMark: on.showEvent,
+    currentSeq: shown ? shown.seq : undefined, width: raceWidth(), expanded: app.expanded, onToggle: on.toggleRaceRow,
+  });
+}
+
+
+
+export function renderLast() {
+  const ev = app.lastEvent || (app.state && app.state.last);
+  const box = $('last-step');
+  if (!ev) {
+    box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
+    return;
+  }
+  const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
+  box.replaceChildren(...[
+    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, lane.verdict_text, t)) : null,
+    el('p', { class: 'last-head' },
+      el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
+      el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
+      ev.status ? ' · ' + ev.status : ''),
+    ev.note ? el('p', { class: 'note', text: ev.note }) : null,
+    el('h4', { text: t('lastSQL') }),
+    el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')),
+  ].filter(Boolean));
+}
+
+export function renderReport(report, summaryBox, list) {
+  if (!report) {
+    summaryBox.textContent = '';
+    list.replaceChildren();
+    return;
+  }
+  const s = report.summary || {};
+  summaryBox.textContent = t('summary', {
+    transfers: s.transfers ?? 0, intents: s.intents ?? 0, duplicates: s.duplicates ?? 0, paid: won(s.paid_twice ?? 0),
+    conflicts: s.conflicts_409 ?? 0, mismatches: s.mismatches_422 ?? 0, replays: s.replays ?? 0,
+  });
+  summaryBox.dataset.duplicates = s.duplicates ?? 0;
+  summaryBox.dataset.paidTwice = s.paid_twice ?? 0;
+  list.replaceChildren(...(report.rules || []).map((r) => el('li', {
+    class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
+  },
+  el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
+  el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
+  el('span', { text: r.rule.n + '. ' + r.rule.title }),
+  (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
+    v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : ''))) : null)));
+}
+
+
+
+
+export function renderGoals(goals, list = $('goals')) {
+  if (list.id === 'goals') $('bench-goals-panel').hidden = !goals.length;
+  list.replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
+    el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }), ' ',
+    el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
+    g.policy && Object.keys(g.policy).length ? el('button', {
+      type: 'button', class: 'goal-policy', onclick: () => on.applyGoalPolicy(g.policy),
+    }, t('goalUnderPolicy', { policy: Object.entries(g.policy).map(([k, v]) => k + '=' + v).join(', ') })) : null)));
+}
