@@ -657,7 +657,8 @@ func TestClassroomStormReportCarriesItsPicture(t *testing.T) {
 				OK   bool
 			}
 		}
-		Picture *lab.Picture
+		Picture    *lab.Picture
+		PictureSVG string `json:"picture_svg"`
 	}
 	cases := []struct {
 		name string
@@ -710,6 +711,9 @@ func TestClassroomStormReportCarriesItsPicture(t *testing.T) {
 				listed += len(b.Sample)
 			}
 			assert.Equal(t, p.Totals.Sum(), listed, "the projector gets every moment's attempts")
+			assert.True(t, strings.HasPrefix(got.PictureSVG, "<svg"), "and the picture drawn")
+			assert.Equal(t, len(p.Buckets), strings.Count(got.PictureSVG, "data-bucket="), "a column per moment")
+			assert.Empty(t, onPhone.PictureSVG, "the phones draw nothing of it")
 
 			q := onPhone.Picture
 			require.NotNil(t, q, "the phones get the picture too")

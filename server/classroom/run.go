@@ -264,6 +264,9 @@ type reportMsg struct {
 	// from its first request); only a storm's report has one. The phones'
 	// copy lists no attempts (its buckets' samples are empty).
 	Picture *lab.Picture `json:"picture,omitempty"`
+	// PictureSVG is the picture drawn (lab.Picture.SVG), for the projector
+	// only: the same drawing `idemlab day replay --svg` writes.
+	PictureSVG string `json:"picture_svg,omitempty"`
 }
 
 // stormInfo describes a finished storm.
@@ -382,6 +385,7 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	// which three hundred phones on the room's wifi need not each receive.
 	pic := lab.NewPicture(h, rep, lab.PictureOptions{})
 	msg.Picture = &pic
+	msg.PictureSVG = string(pic.SVG("en"))
 	bare := pic
 	bare.Samples = 0
 	bare.Buckets = make([]lab.PictureBucket, len(pic.Buckets))
@@ -391,5 +395,6 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	}
 	phones := msg
 	phones.Picture = &bare
+	phones.PictureSVG = ""
 	r.broadcastByRole(msg, phones)
 }
