@@ -57,6 +57,9 @@ import { t as defaultT } from './strings.js';
 
 const KEY_PHASES = new Set(['claim', 'compare', 'commit', 'store-response']);
 
+// GAP_MS is the longest quiet moment drawn to scale on the trace's clock.
+const GAP_MS = 2;
+
 function timeOf(e) {
   if (e.t_us !== undefined) return e.t_us / 1000;
   return e.at_ms || 0;
@@ -123,7 +126,13 @@ export function buildRace(input) {
   const clock = input.clock || 'step';
   const policy = input.policy || {};
   const labelOf = input.labelOf || ((id) => id);
-  const events = (input.events || []).slice().sort((a, b) => (clock === 'time' ? timeOf(a) - timeOf(b) : 0) || a.seq - b.seq);
+  const events = (input.events || []).slice();
+  if (clock === 'time') {
+    const at = new Map(events.map((e) => [e, timeOf(e)]));
+    events.sort((a, b) => at.get(a) - at.get(b) || a.seq - b.seq);
+  } else {
+    events.sort((a, b) => a.seq - b.seq);
+  }
 
   // Attempts: the bench's lanes first (a waiting lane has no events yet),
   // then any lane the events name.
@@ -141,26 +150,34 @@ export function buildRace(input) {
   };
   for (const l of input.lanes || []) attempt(l.id, l);
 
-  // The time axis: one column per event on the bench; on the trace's clock,
-  // each gap between events is compressed (a 50 ms payment call and a 1 ms
-  // claim must both be legible), so x grows with log(1 + gap).
+  // The time axis: one column per event on the bench. On the trace's
+  // clock, time is linear while things happen close together and each idle
+  // gap beyond GAP_MS is compressed (logarithmically), so that a 50 ms
+  // payment call and a 1 ms claim are both legible, and a storm of 12,000
+  // events spans its own duration, not its number of events. Compressed
+  // gaps are kept as breaks, which the axis marks with their real length.
+  const times = clock === 'time' ? events.map(timeOf) : null;
   const xs = new Array(events.length);
+  const breaks = [];
   let x = 0;
-  let prevT = null;
   for (let i = 0; i < events.length; i++) {
-    if (clock === 'time') {
-      const t = timeOf(events[i]);
-      if (prevT !== null) {
-        const gap = Math.max(0, t - prevT);
-        x += gap <= 0.05 ? 0.15 : Math.min(6, 0.6 + Math.log2(1 + gap));
+    if (i > 0) {
+      if (clock === 'time') {
+        const gap = Math.max(0, times[i] - times[i - 1]);
+        if (gap > GAP_MS) {
+          const w = GAP_MS + 3 * Math.log2(gap / GAP_MS);
+          breaks.push({ x0: x, x1: x + w, ms: gap });
+          x += w;
+        } else {
+          x += gap;
+        }
+      } else {
+        x += 1;
       }
-      prevT = t;
-    } else if (i > 0) {
-      x += 1;
     }
     xs[i] = x;
   }
-  const span = events.length ? x + 1 : 1;
+  const span = events.length ? x + (clock === 'time' ? Math.max(GAP_MS, x * 0.02) : 1) : 1;
 
   // Intents paid so far, and the ledger's running balances.
   const paidBy = new Map(); // intent → first paying lane
@@ -197,7 +214,7 @@ export function buildRace(input) {
     if (!a.key && e.key) a.key = e.key;
     if (!a.intent && e.intent) a.intent = e.intent;
     if (!a.customer && e.customer) a.customer = e.customer;
-    const m = Object.assign({ i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i] - (clock === 'time' ? 0.5 : 0), ev: e, lane: a.id }, markOf(e));
+    const m = Object.assign({ i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i], ev: e, lane: a.id }, markOf(e));
     if (m.kind === 'paid') {
       const amount = amountOf(a, e);
       m.amount = amount;
@@ -289,7 +306,7 @@ export function buildRace(input) {
     a.answer = answerOf(a);
     a.paidAgain = a.marks.some((m) => m.kind === 'paid-again');
   }
-  return { clock, span, events, xs, attempts, groups: [...groups.values()], marks, arrows, ledger, opening: [...opening.entries()], violations, policy };
+  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, opening: [...opening.entries()], violations, policy };
 }
 
 // answerOf is what the client heard, as a mark kind and words.
@@ -366,27 +383,38 @@ function layoutRows(model, opts) {
 // --- drawing ---------------------------------------------------------------------
 
 const ROW_H = 36;
+const ROW_H_COMPACT = 46; // the answer's words get a line of their own
 const DB_H = 36;
 const LEDGER_H = 42;
 const AXIS_H = 24;
 
+let clipIds = 0;
+
 // drawRace draws the model into container (see the top of this file) and
-// returns the <svg> element.
+// returns the <svg> element. The whole history is drawn once; the cursor
+// only shows or hides what happened after it (seekRace), so scrubbing a
+// recorded storm redraws nothing. Called again with the same model and
+// the same options but another cursor or step shown, it only seeks.
 export function drawRace(container, model, opts = {}) {
   const t = opts.t || defaultT;
   const compact = opts.compact ?? (container.clientWidth > 0 && container.clientWidth < 600);
+  const width0 = opts.width || container.clientWidth || 900;
+  const key = [compact, Math.round(width0), opts.collapseOver, opts.maxRows, opts.selectedLane, [...(opts.expanded || [])].join('\u0001')].join('|');
+  const old = container.firstElementChild;
+  if (old && old.__race && old.__race.model === model && old.__race.key === key) {
+    seekRace(old, opts.cursor ?? model.events.length, opts.currentSeq);
+    return old;
+  }
   const labelW = compact ? 96 : 190;
-  const answerW = compact ? 96 : 190;
-  const cursor = opts.cursor ?? model.events.length;
-  const lastX = cursor > 0 ? model.xs[Math.min(cursor, model.events.length) - 1] : 0;
+  const answerW = compact ? 24 : 210;
+  const rowH = compact ? ROW_H_COMPACT : ROW_H;
+  const timeClock = model.clock === 'time';
   // Waiting and running lanes on the bench show their next phase one
   // column to the right of everything that has happened.
   const ghosts = [...model.attempts.values()].some((a) => a.state === 'waiting' || a.state === 'running');
   const cols = model.span + (ghosts ? 1 : 0);
-  const avail = Math.max(200, (opts.width || container.clientWidth || 900) - labelW - answerW - 40);
-  const unit = model.clock === 'time'
-    ? Math.max(6, Math.min(60, avail / cols))
-    : Math.max(compact ? 22 : 26, Math.min(64, avail / cols));
+  const avail = Math.max(160, width0 - labelW - answerW - 40);
+  const unit = timeClock ? Math.min(60, avail / cols) : Math.max(compact ? 22 : 26, Math.min(64, avail / cols));
   const X = (x) => labelW + 12 + x * unit;
   const plotW = cols * unit + 12;
   const { rows, laneRow, hidden } = layoutRows(model, opts);
@@ -395,81 +423,45 @@ export function drawRace(container, model, opts = {}) {
   let y = AXIS_H;
   for (const r of rows) {
     r.y = y;
-    r.h = r.type === 'ledger' ? LEDGER_H : r.type === 'db' ? DB_H : ROW_H;
+    r.h = r.type === 'ledger' ? LEDGER_H : r.type === 'db' ? DB_H : rowH;
     y += r.h + (r.type === 'db' ? 2 : 0);
   }
-  const violations = model.violations.filter((v) => v.lanes.length);
-  const vioH = violations.length ? 10 + Math.min(violations.length, 6) * 20 : 0;
+  const violations = model.violations.filter((v) => v.lanes.length).slice(0, 6);
+  const vioH = violations.length ? 10 + violations.length * 20 : 0;
   const height = y + (hidden ? 22 : 0) + vioH + 6;
-  const width = labelW + 12 + plotW + answerW;
+  const width = labelW + 12 + plotW + answerW + violations.length * 22;
 
   const root = svg('svg', {
     xmlns: 'http://www.w3.org/2000/svg', class: 'race' + (compact ? ' compact' : ''), width, height,
     viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': t('raceTitle'), 'data-clock': model.clock,
-    'data-attempts': model.attempts.size, 'data-cursor': cursor,
+    'data-attempts': model.attempts.size,
   });
   root.append(svg('title', { text: t('raceTitle') }));
-  const shown = (m) => m.i < cursor;
-  const current = opts.currentSeq;
+  const clipId = 'race-now-' + ++clipIds;
+  const clipRect = svg('rect', { x: 0, y: 0, width, height });
+  root.append(svg('defs', {},
+    svg('clipPath', { id: clipId }, clipRect),
+    ...['duplicate', 'conflict', 'mismatch', 'replay'].map((k) => svg('marker', {
+      id: 'race-head-' + k, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
+    }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'head head-' + k })))));
 
-  // Axis: the step or the time of every few events.
-  const axis = svg('g', { class: 'axis' });
-  axis.append(svg('text', { x: 4, y: 15, class: 'axis-label', text: model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep') }));
-  let lastTick = -Infinity;
-  for (let i = 0; i < model.events.length; i++) {
-    const px = X(model.xs[i]);
-    if (px - lastTick < (model.clock === 'time' ? 70 : 28)) continue;
-    lastTick = px;
-    const e = model.events[i];
-    const label = model.clock === 'time' ? fmtMS(timeOf(e) - timeOf(model.events[0])) : String(i + 1);
-    axis.append(svg('line', { x1: px, x2: px, y1: AXIS_H - 4, y2: height - vioH, class: 'tick' }),
-      svg('text', { x: px, y: 15, class: 'tick-label', 'text-anchor': 'middle', text: label }));
-  }
-  root.append(axis);
-
-  const layer = { rows: svg('g', { class: 'rows' }), arrows: svg('g', { class: 'arrows' }), marks: svg('g', { class: 'marks' }) };
-
+  root.append(drawAxis(model, { X, t, height: height - vioH, unit }));
+  const c = { X, labelW, t, width, unit, compact, clip: 'url(#' + clipId + ')', opts, cols, rowH };
+  const rowsLayer = svg('g', { class: 'rows' });
   for (const r of rows) {
-    if (r.type === 'ledger') drawLedger(layer.rows, r, model, { X, labelW, shown, t, current, width });
-    else if (r.type === 'db') drawDB(layer.rows, r, model, { X, labelW, shown, t, current, lastX, cursor, width });
-    else drawAttempt(layer.rows, r, model, { X, labelW, shown, t, current, opts, cols, answerW, width, unit, compact });
+    if (r.type === 'ledger') drawLedger(rowsLayer, r, model, c);
+    else if (r.type === 'db') drawDB(rowsLayer, r, model, c);
+    else drawAttempt(rowsLayer, r, model, c);
   }
+  root.append(rowsLayer, drawArrows(model, rows, laneRow, c));
 
-  // Arrows between rows: from a mark to the row or mark it points at.
-  for (const ar of model.arrows) {
-    if (!shown(ar.from)) continue;
-    const fromRow = laneRow.get(ar.from.lane);
-    if (!fromRow || (fromRow.type === 'collapsed' && fromRow.attempt.id !== ar.from.lane)) continue;
-    let tx;
-    let ty;
-    if (ar.to && !ar.to.db) {
-      const toRow = laneRow.get(ar.to.lane);
-      if (!toRow) continue;
-      tx = X(ar.to.x);
-      ty = toRow.y + toRow.h / 2;
-    } else {
-      const dbRow = rows.find((r) => r.type === 'db' && r.group.id === (ar.toDb || ar.from.dbSegment && ar.from.lane && fromRow.group.id));
-      if (!dbRow) continue;
-      tx = X(ar.from.x) - unit * 0.3;
-      ty = dbRow.y + dbRow.h - 3;
-    }
-    const fx = X(ar.from.x);
-    const fy = fromRow.y + fromRow.h / 2;
-    const dir = ty < fy ? 1 : -1;
-    const path = `M${fx},${fy - dir * 9} C${fx},${(fy + ty) / 2} ${tx},${(fy + ty) / 2} ${tx},${ty + dir * 9}`;
-    layer.arrows.append(svg('path', {
-      d: path, class: 'arrow arrow-' + ar.kind, 'marker-end': 'url(#race-head-' + ar.kind + ')', 'data-arrow': ar.kind,
-      'data-from-lane': ar.from.lane, 'data-from-seq': ar.from.ev.seq, 'data-to-lane': ar.toLane || '', 'data-to': ar.toDb || '',
-    }, svg('title', { text: t('raceArrow_' + ar.kind, { from: labelOfLane(model, ar.from.lane), to: labelOfLane(model, ar.toLane) }) })));
-  }
-
-  // Broken rules: a bracket in the answer column joins the rows of the
+  // Broken rules: a bracket right of the answers joins the rows of the
   // attempts each names, with its number; the sentences are listed below.
-  const vio = svg('g', { class: 'violations' });
-  violations.slice(0, 6).forEach((v, k) => {
+  const vio = svg('g', { class: 'violations', 'data-verdict-layer': 'true' });
+  violations.forEach((v, k) => {
     const ys = v.lanes.map((l) => laneRow.get(l)).filter(Boolean).map((r) => r.y + r.h / 2);
     if (!ys.length) return;
-    const bx = width - 14 - k * 9;
+    const bx = width - 26 - k * 22;
     const y0 = Math.min(...ys);
     const y1 = Math.max(...ys);
     vio.append(svg('g', { class: 'violation', 'data-violation': v.rule.name || '', 'data-lanes': v.lanes.join(',') },
@@ -479,26 +471,162 @@ export function drawRace(container, model, opts = {}) {
       svg('title', { text: '✘' + v.n + ' ' + (v.rule.title || '') + ': ' + v.message })));
   });
   let ly = y + (hidden ? 22 : 0) + 14;
-  violations.slice(0, 6).forEach((v) => {
+  for (const v of violations) {
     const line = '✘' + v.n + ' ' + t('raceBroken') + ' — ' + (v.rule.title || v.rule.name || '') + ': ' + v.message;
-    vio.append(svg('text', { x: 6, y: ly, class: 'violation-text', 'data-violation': v.rule.name || '', text: clip(line, Math.floor(width / 8.3)) }));
+    vio.append(svg('text', { x: 6, y: ly, class: 'violation-text', 'data-violation': v.rule.name || '', text: clip(line, Math.floor(width / 8.3)) },
+      svg('title', { text: line })));
     ly += 20;
-  });
-  if (hidden) {
-    root.append(svg('text', { x: 6, y: y + 15, class: 'more', 'data-hidden': hidden, text: t('raceMore', { n: hidden }) }));
   }
+  root.append(vio);
+  if (hidden) root.append(svg('text', { x: 6, y: y + 15, class: 'more', 'data-hidden': hidden, text: t('raceMore', { n: hidden }) }));
+  const now = svg('line', { y1: AXIS_H - 6, y2: y, class: 'now', 'data-now': '' });
+  root.append(now);
 
-  // The present moment when scrubbing a recorded storm.
-  if (opts.cursor !== undefined && cursor < model.events.length) {
-    root.append(svg('line', { x1: X(lastX) + unit * 0.5, x2: X(lastX) + unit * 0.5, y1: AXIS_H - 6, y2: y, class: 'now', 'data-now': cursor }));
-  }
-
-  root.append(svg('defs', {}, ...['duplicate', 'conflict', 'mismatch', 'replay'].map((k) => svg('marker', {
-    id: 'race-head-' + k, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
-  }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'head head-' + k })))));
-  root.append(layer.rows, layer.arrows, vio);
+  // What seeking needs: the elements that belong to a moment, in order.
+  const timed = [...root.querySelectorAll('[data-i]')];
+  const idx = timed.map((e) => Number(e.getAttribute('data-i')));
+  const order = timed.map((_, k) => k).sort((p, q) => idx[p] - idx[q]);
+  root.__race = {
+    model, key, X, unit, clipRect, now, vio, labelW,
+    timed: order.map((k) => timed[k]), idx: order.map((k) => idx[k]), shown: model.events.length, seqs: root.querySelectorAll('[data-seq]'),
+    cursor: -1, current: undefined,
+  };
   container.replaceChildren(root);
+  seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
   return root;
+}
+
+// seekRace shows the view as it was after the first cursor events: what
+// happened later is hidden, the key rows and the ledger end at the "now"
+// line, and the checker's verdict shows only at the end. currentSeq lights
+// up that step's mark and the rows its SQL touched.
+export function seekRace(root, cursor, currentSeq) {
+  const s = root.__race;
+  if (!s) return;
+  const n = s.model.events.length;
+  cursor = Math.max(0, Math.min(n, cursor));
+  if (cursor !== s.cursor) {
+    // Only the elements between the old and the new cursor change.
+    const lo = Math.min(cursor, s.cursor < 0 ? 0 : s.cursor);
+    const hi = Math.max(cursor, s.cursor < 0 ? n : s.cursor);
+    let k = lowerBound(s.idx, lo);
+    for (; k < s.idx.length && s.idx[k] < hi; k++) {
+      s.timed[k].setAttribute('visibility', s.idx[k] < cursor ? 'visible' : 'hidden');
+    }
+    if (s.cursor < 0) {
+      for (k = lowerBound(s.idx, n); k < s.idx.length; k++) s.timed[k].setAttribute('visibility', 'hidden');
+    }
+    const end = cursor >= n;
+    const nowX = cursor > 0 ? s.X(s.model.xs[cursor - 1]) + Math.max(6, s.unit * 0.5) : s.labelW + 6;
+    s.clipRect.setAttribute('width', end ? root.getAttribute('width') : nowX);
+    s.now.setAttribute('x1', nowX);
+    s.now.setAttribute('x2', nowX);
+    s.now.setAttribute('visibility', end ? 'hidden' : 'visible');
+    s.vio.setAttribute('visibility', end ? 'visible' : 'hidden');
+    root.setAttribute('data-cursor', cursor);
+    s.cursor = cursor;
+  }
+  if (currentSeq !== s.current) {
+    for (const e of root.querySelectorAll('[data-current], .touched')) {
+      e.removeAttribute('data-current');
+      e.removeAttribute('data-touched');
+      e.classList.remove('current', 'touched');
+    }
+    if (currentSeq !== undefined) {
+      for (const e of root.querySelectorAll('[data-seq="' + currentSeq + '"]')) {
+        if (e.classList.contains('mark')) {
+          e.classList.add('current');
+          e.setAttribute('data-current', 'true');
+        } else {
+          e.classList.add('touched');
+          e.setAttribute('data-touched', 'true');
+        }
+      }
+      // The key row the step's SQL touched.
+      const ev = s.model.events.find((e) => e.seq === currentSeq);
+      if (ev && KEY_PHASES.has(ev.phase) && ev.sql) {
+        for (const r of root.querySelectorAll('[data-row="db"]')) {
+          if (r.getAttribute('data-lanes-in').split(' ').includes(ev.lane)) {
+            r.classList.add('touched');
+            r.setAttribute('data-touched', 'true');
+          }
+        }
+      }
+    }
+    s.current = currentSeq;
+  }
+}
+
+function lowerBound(a, v) {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function drawAxis(model, c) {
+  const { X, t, height } = c;
+  const axis = svg('g', { class: 'axis' });
+  axis.append(svg('text', { x: 4, y: 15, class: 'axis-label', text: model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep') }));
+  let lastTick = -Infinity;
+  let lastLabel = '';
+  const t0 = model.times && model.times.length ? model.times[0] : 0;
+  for (let i = 0; i < model.events.length; i++) {
+    const px = X(model.xs[i]);
+    if (px - lastTick < (model.clock === 'time' ? 64 : 28)) continue;
+    const label = model.clock === 'time' ? fmtMS(model.times[i] - t0) : String(i + 1);
+    if (label === lastLabel) continue;
+    lastTick = px;
+    lastLabel = label;
+    axis.append(svg('line', { x1: px, x2: px, y1: AXIS_H - 4, y2: height, class: 'tick' }),
+      svg('text', { x: px, y: 15, class: 'tick-label', 'text-anchor': 'middle', text: label }));
+  }
+  // A quiet stretch drawn shorter than it was says how long it was.
+  for (const b of model.breaks || []) {
+    const x0 = X(b.x0);
+    const x1 = X(b.x1);
+    if (x1 - x0 < 16) continue;
+    axis.append(svg('g', { class: 'break', 'data-break-ms': Math.round(b.ms) },
+      svg('rect', { x: x0 + 2, y: AXIS_H - 8, width: x1 - x0 - 4, height: 5, rx: 2 }),
+      x1 - x0 > 54 ? svg('text', { x: (x0 + x1) / 2, y: AXIS_H - 10, 'text-anchor': 'middle', class: 'break-label', text: '≈ ' + fmtMS(b.ms) }) : null,
+      svg('title', { text: t('raceBreak', { ms: fmtMS(b.ms) }) })));
+  }
+  return axis;
+}
+
+function drawArrows(model, rows, laneRow, c) {
+  const { X, t, unit } = c;
+  const layer = svg('g', { class: 'arrows' });
+  for (const ar of model.arrows) {
+    const fromRow = laneRow.get(ar.from.lane);
+    if (!fromRow || (fromRow.type === 'collapsed' && fromRow.attempt.id !== ar.from.lane)) continue;
+    let tx;
+    let ty;
+    if (ar.to && !ar.to.db) {
+      const toRow = laneRow.get(ar.to.lane);
+      if (!toRow) continue;
+      tx = ar.to.px ?? X(ar.to.x);
+      ty = toRow.y + toRow.h / 2;
+    } else {
+      const dbRow = rows.find((r) => r.type === 'db' && r.group.id === fromRow.group.id);
+      if (!dbRow) continue;
+      tx = (ar.from.px ?? X(ar.from.x)) - Math.max(4, unit * 0.3);
+      ty = dbRow.y + dbRow.h - 3;
+    }
+    const fx = ar.from.px ?? X(ar.from.x);
+    const fy = fromRow.y + fromRow.h / 2;
+    const dir = ty < fy ? 1 : -1;
+    const path = `M${fx},${fy - dir * 9} C${fx},${(fy + ty) / 2} ${tx},${(fy + ty) / 2} ${tx},${ty + dir * 9}`;
+    layer.append(svg('path', {
+      d: path, class: 'arrow arrow-' + ar.kind, 'marker-end': 'url(#race-head-' + ar.kind + ')', 'data-arrow': ar.kind, 'data-i': ar.from.i,
+      'data-from-lane': ar.from.lane, 'data-from-seq': ar.from.ev.seq, 'data-to-lane': ar.toLane || '', 'data-to': ar.toDb || '',
+    }, svg('title', { text: t('raceArrow_' + ar.kind, { from: labelOfLane(model, ar.from.lane), to: labelOfLane(model, ar.toLane) }) })));
+  }
+  return layer;
 }
 
 function labelOfLane(model, id) {
@@ -507,10 +635,11 @@ function labelOfLane(model, id) {
 }
 
 function clip(s, n) {
-  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+  return s.length > n ? s.slice(0, Math.max(1, n - 1)) + '…' : s;
 }
 
 function fmtMS(ms) {
+  if (ms < 10) return (Math.round(ms * 10) / 10) + ' ms';
   if (ms < 1000) return Math.round(ms) + ' ms';
   if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s';
   const m = Math.floor(ms / 60000);
@@ -519,81 +648,79 @@ function fmtMS(ms) {
 }
 
 function drawLedger(parent, r, model, c) {
-  const { X, shown, t, current } = c;
+  const { X, t } = c;
   const g = svg('g', { class: 'row row-ledger', 'data-row': 'ledger' },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
     svg('text', { x: 8, y: r.y + 17, class: 'row-label', text: '⛁ ' + t('raceLedger') }),
     svg('text', { x: 8, y: r.y + 34, class: 'row-sub', text: clip(model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · '), Math.floor((c.labelW - 8) / 6.5)) }),
     svg('title', { text: t('raceLedger') + ': ' + model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · ') }));
-  let againShown = 0;
-  for (const p of model.ledger) {
-    if (!shown(p)) continue;
+  const inTime = svg('g', { 'clip-path': c.clip });
+  const ledger = model.ledger;
+  ledger.forEach((p, k) => {
     const x = X(p.x);
     const word = markWord({ kind: p.again ? 'paid-again' : 'paid', amount: p.amount }, t);
-    const cur = current !== undefined && model.events[p.i].seq === current;
-    g.append(svg('g', { class: 'money' + (p.again ? ' money-again' : '') + (cur ? ' touched' : ''), 'data-mark': p.again ? 'paid-again' : 'paid', 'data-lane': p.lane, 'data-seq': model.events[p.i].seq, 'data-touched': cur ? 'true' : null },
+    inTime.append(svg('g', { class: 'money' + (p.again ? ' money-again' : ''), 'data-mark': p.again ? 'paid-again' : 'paid', 'data-lane': p.lane, 'data-seq': model.events[p.i].seq },
       svg('rect', { x: x - 9, y: r.y + 4, width: 18, height: r.h - 8, rx: 3 }),
-      svg('text', { x: x, y: r.y + r.h / 2 + 5, 'text-anchor': 'middle', class: 'money-icon', text: p.again ? '✘' : '■' }),
-      svg('title', { text: word + ' · ' + p.lane + (p.transfer ? ' · ' + p.transfer : '') + (p.balances ? ' · ' + p.balances.map(([k, v]) => k + ' ' + fmtWon(v)).join(', ') : '') })));
-    if (p.again && againShown < 4) {
-      againShown++;
-      g.append(svg('text', { x: x + 12, y: r.y + 16, class: 'paid-again-text', 'data-mark': 'paid-again-text', 'data-lane': p.lane, text: '✘ ' + word + ' (' + labelOfLane(model, p.lane) + ')' }));
-    } else if (p.balances) {
-      // The balances after this commit, where the row has room before the next.
-      const text = p.balances.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · ');
-      const next = model.ledger.find((q) => q.i > p.i && shown(q));
-      const room = (next ? X(next.x) - 10 : c.width - 8) - (x + 12);
-      if (room >= text.length * 6.5) g.append(svg('text', { x: x + 12, y: r.y + 34, class: 'row-sub balance-after', text }));
+      svg('text', { x, y: r.y + r.h / 2 + 5, 'text-anchor': 'middle', class: 'money-icon', text: p.again ? '✘' : '■' }),
+      svg('title', { text: word + ' · ' + labelOfLane(model, p.lane) + (p.transfer ? ' · ' + p.transfer : '') + (p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + fmtWon(v)).join(', ') : '') })));
+    // Words where the row has room before the next payment: a second
+    // payment says so; a first one says the balances after it.
+    const next = ledger[k + 1];
+    const room = (next ? X(next.x) - 12 : c.width - 12) - (x + 12);
+    const label = p.again ? '✘ ' + word + ' (' + labelOfLane(model, p.lane) + ')' : p.balances ? p.balances.map(([a, v]) => a + ' ' + fmtWon(v)).join(' · ') : '';
+    if (label && room >= label.length * 7.2) {
+      inTime.append(svg('text', { x: x + 12, y: r.y + (p.again ? 17 : 34), class: p.again ? 'paid-again-text' : 'row-sub balance-after', 'data-mark': p.again ? 'paid-again-text' : null, 'data-lane': p.lane, text: label }));
     }
-  }
-  // Many payments: the sum in words at the end of the row.
-  const again = model.ledger.filter((p) => shown(p) && p.again);
-  if (again.length > againShown) {
+  });
+  g.append(inTime);
+  // Many second payments: their sum in words, on the row's second line.
+  const again = ledger.filter((p) => p.again);
+  if (again.length > 1) {
     const sum = again.reduce((n, p) => n + p.amount, 0);
-    g.append(svg('text', { x: c.width - 8, y: r.y + 16, 'text-anchor': 'end', class: 'paid-again-text', 'data-mark': 'paid-again-total', text: t('racePaidAgainTotal', { n: again.length, amount: fmtWon(sum) }) }));
+    g.append(svg('text', { x: c.width - 8, y: r.y + 34, 'text-anchor': 'end', class: 'paid-again-text halo', 'data-mark': 'paid-again-total', 'data-i': again[again.length - 1].i,
+      text: sum ? t('racePaidAgainTotal', { n: again.length, amount: fmtWon(sum) }) : t('racePaidAgainCount', { n: again.length }) }));
   }
   parent.append(g);
 }
 
 function drawDB(parent, r, model, c) {
-  const { X, shown, t, current } = c;
+  const { X, t } = c;
   const gr = r.group;
   const name = gr.key ? t('raceKeyRow', { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
-  const touched = current !== undefined && gr.attempts.some((a) => a.marks.some((m) => m.ev.seq === current && KEY_PHASES.has(m.ev.phase) && m.ev.sql));
-  const g = svg('g', { class: 'row row-db' + (touched ? ' touched' : ''), 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-touched': touched ? 'true' : null },
+  const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
-    svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, 22) }, svg('title', { text: name })));
-  const end = X(c.lastX) + 12;
-  // Absent: a dashed line until the first row appears.
-  const firstSeg = gr.db.find((s) => model.events[s.i] && s.i < c.cursor);
+    svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, c.compact ? 11 : 22) }, svg('title', { text: name })));
+  const inTime = svg('g', { 'clip-path': c.clip });
+  const end = c.width - 12;
   const startX = X(0);
   if (!gr.key || model.policy.claim === 'none') {
-    g.append(svg('text', { x: startX, y: r.y + 19, class: 'db-none', text: t('raceNoKeyTable') }));
+    g.append(svg('text', { x: c.compact ? 8 : startX, y: r.y + (c.compact ? 33 : 23), class: 'db-none', text: t(c.compact ? 'raceNoKeyTableShort' : 'raceNoKeyTable') }));
   } else {
-    g.append(svg('line', { x1: startX, x2: firstSeg ? X(firstSeg.x0) : end, y1: r.y + r.h / 2, y2: r.y + r.h / 2, class: 'absent' }));
-    if (!firstSeg) g.append(svg('text', { x: startX + 4, y: r.y + 12, class: 'db-state-text', text: t('raceAbsent') }));
+    const first = gr.db[0];
+    inTime.append(svg('line', { x1: startX, x2: first ? X(first.x0) : end, y1: r.y + r.h / 2, y2: r.y + r.h / 2, class: 'absent' }));
+    if (!first) inTime.append(svg('text', { x: startX + 4, y: r.y + 12, class: 'db-state-text', text: t('raceAbsent') }));
   }
-  for (const s of gr.db) {
-    if (s.i >= c.cursor) continue;
+  gr.db.forEach((s, k) => {
     const x0 = X(s.x0);
-    const next = gr.db.find((o) => o.i > s.i && o.i < c.cursor);
+    const next = gr.db[k + 1];
     const x1 = next ? X(next.x0) : end;
-    const isCur = current !== undefined && model.events[s.i].seq === current;
     const label = s.state === 'completed'
-      ? t('raceCompleted', { status: s.status || '', owner: s.owner })
-      : s.state === 'in_progress' ? t('raceInProgress', { owner: s.owner }) : t('raceRecorded', { state: s.state, owner: s.owner });
-    // A narrow segment says less, never nothing: the state's icon and who.
-    const short = (s.state === 'completed' ? '✔ ' + (s.status || '') : s.state === 'in_progress' ? '⏳' : '▭') + ' ' + labelOfLane(model, s.owner);
-    g.append(svg('g', { class: 'seg seg-' + s.state.replace('_', '-') + (isCur ? ' touched' : ''), 'data-db-state': s.state, 'data-owner': s.owner, 'data-seq': model.events[s.i].seq },
+      ? t('raceCompleted', { status: s.status || '', owner: labelOfLane(model, s.owner) })
+      : s.state === 'in_progress' ? t('raceInProgress', { owner: labelOfLane(model, s.owner) }) : t('raceRecorded', { state: s.state, owner: labelOfLane(model, s.owner) });
+    // A narrow segment says less, never nothing: the state's sign and who.
+    const short = (s.state === 'completed' ? '✔ ' + (s.status || '') : s.state === 'in_progress' ? '◐' : '▭') + ' ' + labelOfLane(model, s.owner);
+    const room = (x1 - x0 - 8) / 7;
+    inTime.append(svg('g', { class: 'seg seg-' + s.state.replace('_', '-'), 'data-db-state': s.state, 'data-owner': s.owner, 'data-seq': model.events[s.i].seq },
       svg('rect', { x: x0, y: r.y + 4, width: Math.max(4, x1 - x0), height: r.h - 8, rx: 4 }),
-      svg('text', { x: x0 + 5, y: r.y + r.h / 2 + 4, class: 'seg-text', text: (x1 - x0 - 8) / 7 >= label.length ? label : clip(short, Math.max(2, Math.floor((x1 - x0 - 8) / 7))) }),
+      svg('text', { x: x0 + 5, y: r.y + r.h / 2 + 4, class: 'seg-text', text: room >= label.length ? label : clip(short, Math.max(2, Math.floor(room))) }),
       svg('title', { text: label })));
-  }
+  });
+  g.append(inTime);
   parent.append(g);
 }
 
 function drawAttempt(parent, r, model, c) {
-  const { X, shown, t, current, opts, cols, unit } = c;
+  const { X, t, opts, unit, compact } = c;
   const a = r.attempt;
   const collapsed = r.type === 'collapsed';
   const selectable = !!opts.onSelectLane && !collapsed;
@@ -612,76 +739,84 @@ function drawAttempt(parent, r, model, c) {
       onkeydown: (e) => { if ((e.key === 'Enter' || e.key === ' ') && movable) { e.preventDefault(); e.stopPropagation(); opts.onSelectLane(a.id); } } });
   }
   const g = svg('g', attrs);
+  const midY = compact ? r.y + 16 : r.y + r.h / 2;
   g.append(svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band' }));
   // The label: who, and how it ended (icon and word, never colour alone).
   const vIcon = { ok: '✔', info: 'ℹ', fail: '✘', pending: '…' }[verdict] || '…';
-  const head = collapsed ? '× ' + r.members.length : (r.winner ? '★ ' : '') + (selected ? '▶ ' : '') + clip(a.label, 14);
-  g.append(svg('text', { x: 8, y: r.y + 23, class: 'row-label' }, svg('tspan', { class: 'v-icon', text: vIcon + ' ' }), head,
+  const head = collapsed ? '× ' + r.members.length : (r.winner ? '★ ' : '') + (selected ? '▶ ' : '') + clip(a.label, compact ? 8 : 14);
+  g.append(svg('text', { x: 8, y: midY + 5, class: 'row-label' }, svg('tspan', { class: 'v-icon', text: vIcon + ' ' }), head,
     svg('title', { text: a.label + (a.verdict_text ? ' — ' + a.verdict_text : '') })));
   if (r.winner) {
-    g.append(c.compact
-      ? svg('text', { x: 8, y: r.y + r.h - 2, class: 'winner-tag small', text: t('raceWinner') })
-      : svg('text', { x: c.labelW - 6, y: r.y + 23, 'text-anchor': 'end', class: 'winner-tag', text: t('raceWinner') }));
+    g.append(compact
+      ? svg('text', { x: 8, y: r.y + r.h - 4, class: 'winner-tag small', text: t('raceWinner') })
+      : svg('text', { x: c.labelW - 6, y: midY + 5, 'text-anchor': 'end', class: 'winner-tag', text: t('raceWinner') }));
   }
   if (collapsed) {
-    g.append(svg('text', { x: c.labelW - 6, y: r.y + 23, 'text-anchor': 'end', class: 'expand', role: opts.onToggle ? 'button' : null, tabindex: opts.onToggle ? 0 : null,
+    g.append(svg('text', { x: c.labelW - 6, y: midY + 5, 'text-anchor': 'end', class: 'expand', role: opts.onToggle ? 'button' : null, tabindex: opts.onToggle ? 0 : null,
       'data-expand': r.id, onclick: opts.onToggle ? () => opts.onToggle(r.id) : null,
       onkeydown: opts.onToggle ? (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); opts.onToggle(r.id); } } : null,
       text: '▸ ' + t('raceExpand') }));
   } else if (r.expandedFrom && opts.onToggle) {
-    g.append(svg('text', { x: c.labelW - 6, y: r.y + 23, 'text-anchor': 'end', class: 'expand', role: 'button', tabindex: 0, 'data-collapse': r.expandedFrom,
+    g.append(svg('text', { x: c.labelW - 6, y: midY + 5, 'text-anchor': 'end', class: 'expand', role: 'button', tabindex: 0, 'data-collapse': r.expandedFrom,
       onclick: () => opts.onToggle(r.expandedFrom), text: '▾' }));
   }
-  // The attempt's life: a line from its first to its last event, then
-  // one mark per event (a segment from the event before, on the clock).
-  const ms = a.marks.filter(shown);
-  if (ms.length) {
-    g.append(svg('line', { x1: X(ms[0].x0), x2: X(ms[ms.length - 1].x), y1: r.y + r.h / 2, y2: r.y + r.h / 2, class: 'life' }));
-  }
+  // The attempt's marks, one per event, at its moment; on the trace's
+  // clock marks of one row keep a little room between them, so that a
+  // claim 0.1 ms after the receive is still its own mark.
+  const ms = a.marks;
+  const minGap = model.clock === 'time' ? (compact ? 13 : 17) : 0;
+  let prevPx = -Infinity;
   for (const m of ms) {
-    const cx = X(m.x);
-    const isCur = current !== undefined && m.ev.seq === current;
+    m.px = Math.max(X(m.x), prevPx + minGap);
+    prevPx = m.px;
+  }
+  // Its life: a line from each event to the next.
+  for (let k = 1; k < ms.length; k++) {
+    g.append(svg('line', { x1: ms[k - 1].px, x2: ms[k].px, y1: midY, y2: midY, class: 'life', 'data-i': ms[k].i }));
+  }
+  const wideSpan = model.clock === 'time';
+  for (const m of ms) {
+    const cx = m.px;
     const wide = m.kind === 'paid' || m.kind === 'paid-again';
-    const mw = wide ? Math.max(unit * 0.9, 20) : Math.max(Math.min(unit * 0.8, 20), 12);
+    const mw = model.clock === 'time' ? (wide ? 16 : 14) : wide ? Math.max(unit * 0.9, 20) : Math.max(Math.min(unit * 0.8, 20), 12);
     const word = markWord(m, t);
     const mAttrs = {
-      class: 'mark k-' + m.kind + (isCur ? ' current' : ''), 'data-mark': m.kind, 'data-seq': m.ev.seq, 'data-lane': a.id,
-      'data-phase': m.ev.phase, 'data-outcome': m.ev.outcome, 'data-status': m.ev.status || null, 'data-current': isCur ? 'true' : null,
+      class: 'mark k-' + m.kind, 'data-mark': m.kind, 'data-seq': m.ev.seq, 'data-lane': a.id, 'data-i': m.i,
+      'data-phase': m.ev.phase, 'data-outcome': m.ev.outcome, 'data-status': m.ev.status || null,
     };
     if (opts.onMark) {
       Object.assign(mAttrs, { role: 'button', tabindex: -1, 'aria-label': a.label + ' · ' + m.ev.phase + ' · ' + word,
         onclick: (e) => { e.stopPropagation(); opts.onMark(m.ev); } });
     }
-    if (model.clock === 'time' && m.x - m.x0 > 0.8) {
+    if (wideSpan && X(m.x) - X(m.x0) > 24) {
       // A phase that took time (the payment call): a bar over its span.
-      g.append(svg('rect', { x: X(m.x0), y: r.y + r.h / 2 - 4, width: X(m.x) - X(m.x0), height: 8, class: 'span span-' + m.kind, rx: 2 }));
+      g.append(svg('rect', { x: X(m.x0), y: midY - 4, width: X(m.x) - X(m.x0), height: 8, class: 'span span-' + m.kind, rx: 2, 'data-i': m.i }));
     }
     g.append(svg('g', mAttrs,
-      svg('rect', { x: cx - mw / 2, y: r.y + 5, width: mw, height: r.h - 10, rx: 4 }),
-      svg('text', { x: cx, y: r.y + r.h / 2 + 5, 'text-anchor': 'middle', class: 'mark-icon', text: m.icon }),
+      svg('rect', { x: cx - mw / 2, y: midY - (compact ? 11 : 13), width: mw, height: compact ? 22 : 26, rx: 4 }),
+      svg('text', { x: cx, y: midY + 5, 'text-anchor': 'middle', class: 'mark-icon', text: m.icon }),
       svg('title', { text: a.label + ' · ' + m.ev.phase + ' · ' + word + (m.ev.note ? '\n' + m.ev.note : '') + (m.ev.sql ? '\n' + m.ev.sql : '') })));
   }
   // The next phase of a lane still on its way (the bench).
-  if ((a.state === 'waiting' || a.state === 'running') && a.next_phase && !collapsed) {
-    const gx = X(cols - 1);
+  if (movable && a.next_phase && !collapsed) {
+    const gx = X(c.cols - 1);
     g.append(svg('g', { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
-      svg('rect', { x: gx - 10, y: r.y + 5, width: 20, height: r.h - 10, rx: 4 }),
-      svg('text', { x: gx + 14, y: r.y + r.h / 2 + 4, class: 'ghost-text', text: t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') }) })));
+      svg('rect', { x: gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
+      svg('text', { x: gx + 14, y: midY + 4, class: 'ghost-text', text: t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') }) })));
   }
-  // How it ended, in words, after its last mark.
+  // How it ended, in words: after its last mark, or (compact) under it.
   const last = ms[ms.length - 1];
-  if (a.answer && last === a.marks[a.marks.length - 1] && !(a.state === 'running')) {
-    const ax = Math.max(X(last.x) + 16, c.width - c.answerW - 4);
+  if (a.answer && last && a.state !== 'running') {
     const words = answerWords(a, t, collapsed ? r.members.length : 0);
-    const text = svg('text', { x: X(last.x) + 14, y: r.y + r.h / 2 + 5, class: 'answer answer-' + a.answer.kind, 'data-answer': a.answer.kind, 'data-status': a.answer.status || null, text: words });
+    const at = compact ? { x: Math.max(c.labelW + 4, Math.min(last.px, c.width - words.length * 6.6 - 4)), y: r.y + r.h - 4 } : { x: last.px + 14, y: midY + 5 };
+    const text = svg('text', { x: at.x, y: at.y, class: 'answer answer-' + a.answer.kind, 'data-answer': a.answer.kind, 'data-status': a.answer.status || null, 'data-i': last.i, text: words });
     if (a.paidAgain) {
-      const again = a.marks.find((m) => m.kind === 'paid-again');
+      const again = ms.find((m) => m.kind === 'paid-again');
       text.append(svg('tspan', { class: 'paid-again-text', 'data-mark': 'paid-again-text', text: ' · ✘ ' + markWord(again, t) }));
     }
     g.append(text);
-    void ax;
   } else if (a.state === 'crashed' && !ms.length) {
-    g.append(svg('text', { x: X(0), y: r.y + r.h / 2 + 5, class: 'answer answer-crashed', text: t('raceCrashedWord') }));
+    g.append(svg('text', { x: X(0), y: midY + 5, class: 'answer answer-crashed', text: t('raceCrashedWord') }));
   }
   parent.append(g);
 }
