@@ -140,6 +140,14 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 	total := cursorOf(t, proj)
 	require.Greater(t, total, 40, "every event of the storm recorded")
 
+	// The storm as a picture: its columns count the storm's requests, and
+	// choosing the first one moves the race to that moment.
+	run(t, proj, waitJS(`!document.getElementById('picture-box').hidden && document.querySelector('#picture g[data-bucket][role="button"]') !== null`))
+	assert.Equal(t, 40, eval[int](t, proj, `[...document.querySelectorAll('#picture g[data-bucket]')].reduce((n, g) => n + Number(g.dataset.attempts), 0)`))
+	eval[bool](t, proj, `(() => { document.querySelector('#picture g[data-bucket][role="button"]').dispatchEvent(new MouseEvent('click', { bubbles: true })); return true; })()`)
+	run(t, proj, waitJS(`Number(document.querySelector('#race svg.race').dataset.cursor) < `+strconv.Itoa(total)))
+	assert.Positive(t, cursorOf(t, proj), "the first moment's events are shown")
+
 	// The player: the slider to the start, one step, keys.
 	run(t, proj, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('scrub'); s.value = '0'; s.dispatchEvent(new Event('input', { bubbles: true })); })()`),
 		waitJS(`document.querySelector('#race svg.race').dataset.cursor === '0'`))

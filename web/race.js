@@ -80,43 +80,66 @@ const PHASE_ICON = { receive: '⇢', validate: '✓', fingerprint: '#', compare:
 
 // markOf says what one trace event is, as a mark on its attempt's row:
 // its kind (data-mark), its icon and its word key in strings.js.
+// Marks are shared, never changed: one object per kind.
+const M_CLAIM = Object.freeze({ kind: 'claim', icon: '◆' });
+const M_TAKEOVER = Object.freeze({ kind: 'takeover', icon: '↻' });
+const M_DUPLICATE = Object.freeze({ kind: 'duplicate', icon: '≡' });
+const M_CONFLICT = Object.freeze({ kind: 'conflict', icon: '‖' });
+const M_LOOKUP = Object.freeze({ kind: 'lookup', icon: '?' });
+const M_MISMATCH = Object.freeze({ kind: 'mismatch', icon: '≠' });
+const M_REPLAY = Object.freeze({ kind: 'replay', icon: '↺' });
+const M_PAY_CALL = Object.freeze({ kind: 'pay-call', icon: '→' });
+const M_PAID = Object.freeze({ kind: 'paid', icon: '■' });
+const M_DECLINED = Object.freeze({ kind: 'declined', icon: '⊘' });
+const M_STORED = Object.freeze({ kind: 'stored', icon: '▤' });
+const M_LATE_KEY = Object.freeze({ kind: 'late-key', icon: '≡' });
+const M_ANSWER = Object.freeze({ kind: 'answer', icon: '✉' });
+const M_LOST = Object.freeze({ kind: 'lost', icon: '✂' });
+const M_TIMED_OUT = Object.freeze({ kind: 'timed-out', icon: '✗' });
+const M_CRASHED = Object.freeze({ kind: 'crashed', icon: '✸' });
+const M_REJECTED = Object.freeze({ kind: 'rejected', icon: '⊘' });
+const M_ERROR = Object.freeze({ kind: 'error', icon: '⚠' });
+const M_SKIPPED = Object.freeze({ kind: 'step', icon: '·' });
+const M_STEP = Object.freeze({ kind: 'step', icon: '•' });
+const STEP_MARKS = Object.fromEntries(Object.entries(PHASE_ICON).map(([p, icon]) => [p, Object.freeze({ kind: 'step', icon })]));
+
 function markOf(e) {
   const o = e.outcome;
   switch (e.phase) {
     case 'claim':
-      if (o === 'claimed') return { kind: 'claim', icon: '◆' };
-      if (o === 'taken-over') return { kind: 'takeover', icon: '↻' };
-      if (o === 'duplicate') return { kind: 'duplicate', icon: '≡' };
-      if (o === 'conflict') return { kind: 'conflict', icon: '‖' };
-      if (o === 'ok') return { kind: 'lookup', icon: '?' };
+      if (o === 'claimed') return M_CLAIM;
+      if (o === 'taken-over') return M_TAKEOVER;
+      if (o === 'duplicate') return M_DUPLICATE;
+      if (o === 'conflict') return M_CONFLICT;
+      if (o === 'ok') return M_LOOKUP;
       break;
     case 'compare':
-      if (o === 'mismatch') return { kind: 'mismatch', icon: '≠' };
-      if (o === 'conflict') return { kind: 'conflict', icon: '‖' };
-      if (o === 'replayed') return { kind: 'replay', icon: '↺' };
+      if (o === 'mismatch') return M_MISMATCH;
+      if (o === 'conflict') return M_CONFLICT;
+      if (o === 'replayed') return M_REPLAY;
       break;
     case 'execute':
-      if (o === 'executed') return { kind: 'pay-call', icon: '→' };
+      if (o === 'executed') return M_PAY_CALL;
       break;
     case 'commit':
-      if (o === 'committed') return { kind: 'paid', icon: '■' };
-      if (o === 'declined') return { kind: 'declined', icon: '⊘' };
-      if (o === 'conflict') return { kind: 'conflict', icon: '‖' };
+      if (o === 'committed') return M_PAID;
+      if (o === 'declined') return M_DECLINED;
+      if (o === 'conflict') return M_CONFLICT;
       break;
     case 'store-response':
-      if (o === 'stored') return { kind: 'stored', icon: '▤' };
-      if (o === 'duplicate') return { kind: 'late-key', icon: '≡' };
+      if (o === 'stored') return M_STORED;
+      if (o === 'duplicate') return M_LATE_KEY;
       break;
     case 'respond':
-      if (o === 'delivered') return { kind: 'answer', icon: '✉' };
-      if (o === 'lost') return { kind: 'lost', icon: '✂' };
-      if (o === 'timed-out') return { kind: 'timed-out', icon: '✗' };
+      if (o === 'delivered') return M_ANSWER;
+      if (o === 'lost') return M_LOST;
+      if (o === 'timed-out') return M_TIMED_OUT;
       break;
   }
-  if (o === 'crashed') return { kind: 'crashed', icon: '✸' };
-  if (o === 'rejected') return { kind: 'rejected', icon: '⊘' };
-  if (o === 'error') return { kind: 'error', icon: '⚠' };
-  return { kind: 'step', icon: o === 'skipped' ? '·' : PHASE_ICON[e.phase] || '•' };
+  if (o === 'crashed') return M_CRASHED;
+  if (o === 'rejected') return M_REJECTED;
+  if (o === 'error') return M_ERROR;
+  return o === 'skipped' ? M_SKIPPED : STEP_MARKS[e.phase] || M_STEP;
 }
 
 // buildRace turns traces into rows, marks, key-row segments and arrows
@@ -126,12 +149,19 @@ export function buildRace(input) {
   const clock = input.clock || 'step';
   const policy = input.policy || {};
   const labelOf = input.labelOf || ((id) => id);
-  const events = (input.events || []).slice();
-  if (clock === 'time') {
-    const at = new Map(events.map((e) => [e, timeOf(e)]));
-    events.sort((a, b) => at.get(a) - at.get(b) || a.seq - b.seq);
-  } else {
-    events.sort((a, b) => a.seq - b.seq);
+  // Events in order: of time on the trace's clock, else of the step.
+  // They mostly arrive in order already, which costs one pass to know.
+  let events = input.events || [];
+  const key = clock === 'time' ? timeOf : (e) => e.seq;
+  let sorted = true;
+  for (let i = 1; i < events.length && sorted; i++) {
+    const d = key(events[i]) - key(events[i - 1]);
+    sorted = d > 0 || (d === 0 && events[i].seq > events[i - 1].seq);
+  }
+  if (!sorted) {
+    const at = events.map(key);
+    const order = events.map((_, i) => i).sort((p, q) => at[p] - at[q] || events[p].seq - events[q].seq);
+    events = order.map((i) => events[i]);
   }
 
   // Attempts: the bench's lanes first (a waiting lane has no events yet),
@@ -214,7 +244,8 @@ export function buildRace(input) {
     if (!a.key && e.key) a.key = e.key;
     if (!a.intent && e.intent) a.intent = e.intent;
     if (!a.customer && e.customer) a.customer = e.customer;
-    const m = Object.assign({ i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i], ev: e, lane: a.id }, markOf(e));
+    const mk = markOf(e);
+    const m = { i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i], ev: e, lane: a.id, kind: mk.kind, icon: mk.icon, px: 0, dbSegment: null };
     if (m.kind === 'paid') {
       const amount = amountOf(a, e);
       m.amount = amount;
@@ -242,11 +273,17 @@ export function buildRace(input) {
   // Per group: who won, and what the key's row in the database went
   // through. The winner is the attempt that moved the money first, else
   // the one that claimed the key first.
-  for (const a of attempts.values()) groupOf(a).attempts.push(a);
+  // Each group's marks in the order they happened: one pass over them all.
+  const groupMarks = new Map();
+  for (const a of attempts.values()) {
+    const g = groupOf(a);
+    g.attempts.push(a);
+    a.group = g;
+    if (!groupMarks.has(g)) groupMarks.set(g, []);
+  }
+  for (const m of marks) groupMarks.get(attempts.get(m.lane).group).push(m);
   for (const g of groups.values()) {
-    const ms = [];
-    for (const a of g.attempts) for (const m of a.marks) ms.push(m);
-    ms.sort((p, q) => p.i - q.i);
+    const ms = groupMarks.get(g);
     const firstPay = ms.find((m) => m.kind === 'paid');
     const firstClaim = ms.find((m) => m.kind === 'claim' || m.kind === 'takeover');
     g.winner = (firstPay || firstClaim || {}).lane || null;
@@ -488,7 +525,7 @@ export function drawRace(container, model, opts = {}) {
   const order = timed.map((_, k) => k).sort((p, q) => idx[p] - idx[q]);
   root.__race = {
     model, key, X, unit, clipRect, now, vio, labelW,
-    timed: order.map((k) => timed[k]), idx: order.map((k) => idx[k]), shown: model.events.length, seqs: root.querySelectorAll('[data-seq]'),
+    timed: order.map((k) => timed[k]), idx: order.map((k) => idx[k]),
     cursor: -1, current: undefined,
   };
   container.replaceChildren(root);

@@ -8,6 +8,7 @@
 import { connect } from "./room.js";
 import { el, won } from "/dom.js";
 import { buildRace, drawRace, exportRace } from "/race.js";
+import { showPicture } from "/day.js";
 
 const $ = (id) => document.getElementById(id);
 // REDRAW_MS: while a storm streams in, the view is rebuilt at most this
@@ -238,6 +239,8 @@ function newRun(id, lvl, label) {
   level = lvl || level;
   policy = policyOf(level);
   events = [];
+  $("picture-box").hidden = true;
+  $("picture").replaceChildren();
   unrecorded = 0;
   violations = [];
   expanded = new Set();
@@ -638,6 +641,20 @@ function renderReport(msg) {
   }
   if (msg.policy) policy = msg.policy;
   modelDirty = true;
+  // The storm as a picture (drawn by the server, the same drawing as
+  // `idemlab day replay --svg`): a column moves the race to its moment.
+  if (msg.picture && msg.picture_svg) {
+    $("picture-box").hidden = false;
+    showPicture($("picture"), msg.picture, msg.picture_svg, (bucket) => {
+      const m = currentModel();
+      if (!m.events.length) return;
+      const first = timeMS(m.events[0]);
+      let c = 0;
+      while (c < m.events.length && timeMS(m.events[c]) - first < bucket.to_ms) c++;
+      seek(c);
+      $("race").scrollIntoView({ block: "nearest" });
+    });
+  }
   if (view.mode === "live") drawNow();
   else renderPlayer();
 }
