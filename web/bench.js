@@ -6,7 +6,6 @@
 
 import { t } from './strings.js';
 import { el, won } from './dom.js';
-import { verdictBadge } from './lanes.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
 
@@ -20,6 +19,20 @@ let on = null;
 export function initBench(state, actions) {
   app = state;
   on = actions;
+}
+
+// VERDICT_ICON are characters that common system fonts carry (no emoji,
+// which a classroom machine may draw as empty boxes); each comes with its word.
+const VERDICT_ICON = { ok: '✔', info: 'ℹ', fail: '✘', pending: '…' };
+
+// verdictBadge is a lane's verdict as an icon, a word and its sentence.
+export function verdictBadge(verdict, text) {
+  const v = VERDICT_ICON[verdict] ? verdict : 'pending';
+  const name = 'verdict' + v[0].toUpperCase() + v.slice(1);
+  return el('span', { class: 'verdict verdict-' + v, 'data-verdict': v },
+    el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }), ' ',
+    el('strong', { class: 'verdict-word', text: t(name) }),
+    el('span', { class: 'verdict-text', text: ' — ' + (text || t(name + 'Text')) }));
 }
 
 function table(columns, rows, attrs) {
@@ -199,7 +212,7 @@ export function renderLast() {
   }
   const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
   box.replaceChildren(...[
-    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, lane.verdict_text, t)) : null,
+    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, lane.verdict_text)) : null,
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
       el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
