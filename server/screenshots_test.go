@@ -144,6 +144,20 @@ func shootBenches(t *testing.T, base, dir string, scr screen, lang string) {
 	shots("lesson4-bench")
 	runToEnd(t, ctx)
 	shots("lesson4-bench-done")
+
+	// A day of retries at naive, as a picture; its first moment with a
+	// second payment opened in the race view.
+	run(t, ctx, chromedp.Navigate(base+"/"+query+"#lesson=01-naive&s=s2"),
+		waitJS(`document.body.dataset.lesson === '01-naive' && !document.querySelector('#day-body').hidden`),
+		click(`#btn-day`),
+		waitJS(`document.querySelector('#day-picture svg g[data-bucket]') !== null`))
+	eval[bool](t, ctx, `(() => { const r = document.querySelector('#day-picture rect[data-outcome="paid-again"]'); if (r) r.closest('g[data-bucket]').dispatchEvent(new MouseEvent('click', { bubbles: true })); return true; })()`)
+	run(t, ctx, waitJS(`!document.querySelector('#day-moment').hidden`))
+	name := "lesson1-day-" + scr.String()
+	if lang != "" {
+		name += "-" + lang
+	}
+	shoot(t, ctx, dir, name, scr, "#day-picture-panel")
 }
 
 // openLessonIn is openLesson at an address with a query (?lang=ko): the
@@ -222,9 +236,9 @@ func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
 	shoot(t, proj, dir, "storm-naive-"+scr.String(), scr, "")
 	// The requests of the storm, drawn, are what the projector is for; on
 	// arrival they are below the report.
-	if eval[bool](t, proj, `document.querySelector('#lanes') !== null`) {
-		shoot(t, proj, dir, "storm-naive-"+scr.String()+"-lanes", scr, "section:has(#lanes)")
-	}
+	// Under the race, the storm as a picture.
+	run(t, proj, waitJS(`!document.getElementById('picture-box').hidden`))
+	shoot(t, proj, dir, "storm-naive-"+scr.String()+"-picture", scr, "#picture-box")
 
 	if withPhone {
 		// The phone has had the storm's last messages by the time the
