@@ -42,6 +42,14 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	assert.Equal(t, "true", attr(t, ctx, `#race [data-row="attempt"][data-lane="A1"]`, "data-winner"))
 	assert.Equal(t, "A1,A2", attr(t, ctx, `#race [data-violation="one-transfer-per-intent"]`, "data-lanes"))
 
+	// Lesson 2, INSERT OR IGNORE: A2's claim wrote nothing and said
+	// nothing; the picture shows it hollow, and the key keeps one row.
+	openScenario(t, ctx, "s2", false)
+	runToEnd(t, ctx)
+	assert.Equal(t, 1, count(`#race [data-row="attempt"][data-lane="A2"] [data-mark="claim-ignored"]`))
+	assert.Zero(t, count(`#race [data-row="db"] [data-owner="A2"]`), "the key's row is A1's alone")
+	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid-again"]`))
+
 	// Lesson 2, the constraint: A2's claim hits A1's row; nothing is paid twice.
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)

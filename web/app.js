@@ -702,8 +702,16 @@ async function main() {
   $('btn-day').addEventListener('click', runDay);
   $('btn-export-svg').addEventListener('click', () => exportBench('svg'));
   $('btn-export-png').addEventListener('click', () => exportBench('png'));
+  // The race view is drawn for the bench's width: a window resized (not
+  // the bench growing taller with each step) redraws it.
   let resizeTimer = 0;
-  new ResizeObserver(() => {
+  let benchWidth = 0;
+  new ResizeObserver((entries) => {
+    const w = Math.round(entries[entries.length - 1].contentRect.width);
+    if (w === benchWidth) return;
+    const first = benchWidth === 0;
+    benchWidth = w;
+    if (first) return;
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => app.state && bench.drawBenchRace(), 100);
   }).observe($('bench'));

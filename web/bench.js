@@ -188,20 +188,25 @@ export function drawBenchRace() {
   const st = app.state;
   if (!st) return;
   const events = [];
-  for (const l of st.lanes) events.push(...(l.events || []));
   const violations = [];
-  for (const r of (st.report && st.report.rules) || []) for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
-  app.race = buildRace({
-    events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step',
-  });
+  if (app.raceOf !== st) {
+    for (const l of st.lanes) events.push(...(l.events || []));
+    for (const r of (st.report && st.report.rules) || []) for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
+  }
+  // A mark clicked shows another step of the same state: the model stays,
+  // and the view only lights up that step.
+  if (app.raceOf !== st) {
+    app.race = buildRace({
+      events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step',
+    });
+    app.raceOf = st;
+  }
   const shown = app.lastEvent || st.last;
   drawRace($('race'), app.race, {
     selectedLane: st.done ? null : on.nextLane(), onSelectLane: on.choose, onMark: on.showEvent,
     currentSeq: shown ? shown.seq : undefined, width: raceWidth(), expanded: app.expanded, onToggle: on.toggleRaceRow,
   });
 }
-
-
 
 export function renderLast() {
   const ev = app.lastEvent || (app.state && app.state.last);

@@ -99,6 +99,7 @@ const M_TIMED_OUT = Object.freeze({ kind: 'timed-out', icon: '✗' });
 const M_CRASHED = Object.freeze({ kind: 'crashed', icon: '✸' });
 const M_REJECTED = Object.freeze({ kind: 'rejected', icon: '⊘' });
 const M_ERROR = Object.freeze({ kind: 'error', icon: '⚠' });
+const M_CLAIM_IGNORED = Object.freeze({ kind: 'claim-ignored', icon: '◇' });
 const M_SKIPPED = Object.freeze({ kind: 'step', icon: '·' });
 const M_STEP = Object.freeze({ kind: 'step', icon: '•' });
 const STEP_MARKS = Object.fromEntries(Object.entries(PHASE_ICON).map(([p, icon]) => [p, Object.freeze({ kind: 'step', icon })]));
@@ -107,6 +108,9 @@ function markOf(e) {
   const o = e.outcome;
   switch (e.phase) {
     case 'claim':
+      // INSERT OR IGNORE "claims" even when it wrote nothing: the code
+      // cannot tell, the picture can.
+      if (o === 'claimed' && /^0 rows inserted/.test(e.note || '')) return M_CLAIM_IGNORED;
       if (o === 'claimed') return M_CLAIM;
       if (o === 'taken-over') return M_TAKEOVER;
       if (o === 'duplicate') return M_DUPLICATE;
@@ -325,7 +329,15 @@ export function buildRace(input) {
         const to = g.claimMark && g.claimMark.lane !== m.lane ? g.claimMark : null;
         if (to) arrows.push({ kind: m.kind, from: m, to, toLane: to.lane, i: m.i });
       } else if (m.kind === 'conflict') {
-        arrows.push({ kind: 'conflict', from: m, toDb: g.id, toSeg: seg, toLane: seg ? seg.owner : g.winner, i: m.i });
+        // A 409 at compare was decided on the row the lane's claim read,
+        // which may have changed since.
+        let read = seg;
+        if (m.ev.phase === 'compare') {
+          const a = attempts.get(m.lane);
+          const claim = a.marks.slice(0, a.marks.indexOf(m)).reverse().find((x) => x.ev.phase === 'claim');
+          if (claim) read = claim.dbSegment;
+        }
+        arrows.push({ kind: 'conflict', from: m, toDb: g.id, toSeg: read, toLane: read ? read.owner : g.winner, i: m.i });
       } else if (m.kind === 'replay') {
         const to = g.storedMark || (seg && seg.state === 'completed' ? { x: seg.x0, lane: seg.owner, db: true } : null);
         if (to) arrows.push({ kind: 'replay', from: m, to, toLane: to.lane, toDb: to.db ? g.id : null, i: m.i });
@@ -519,15 +531,12 @@ export function drawRace(container, model, opts = {}) {
   const now = svg('line', { y1: AXIS_H - 6, y2: y, class: 'now', 'data-now': '' });
   root.append(now);
 
-  // What seeking needs: the elements that belong to a moment, in order.
-  const timed = [...root.querySelectorAll('[data-i]')];
-  const idx = timed.map((e) => Number(e.getAttribute('data-i')));
-  const order = timed.map((_, k) => k).sort((p, q) => idx[p] - idx[q]);
-  root.__race = {
-    model, key, X, unit, clipRect, now, vio, labelW,
-    timed: order.map((k) => timed[k]), idx: order.map((k) => idx[k]),
-    cursor: -1, current: undefined,
-  };
+  // Everything is drawn and shown: the cursor is at the end. Seeking
+  // elsewhere (a recorded storm) first lists the elements that belong to
+  // a moment, in order; the bench never needs that list.
+  now.setAttribute('visibility', 'hidden');
+  root.setAttribute('data-cursor', model.events.length);
+  root.__race = { model, key, X, unit, clipRect, now, vio, labelW, timed: null, idx: null, cursor: model.events.length, current: undefined };
   container.replaceChildren(root);
   seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
   return root;
@@ -543,15 +552,18 @@ export function seekRace(root, cursor, currentSeq) {
   const n = s.model.events.length;
   cursor = Math.max(0, Math.min(n, cursor));
   if (cursor !== s.cursor) {
-    // Only the elements between the old and the new cursor change.
-    const lo = Math.min(cursor, s.cursor < 0 ? 0 : s.cursor);
-    const hi = Math.max(cursor, s.cursor < 0 ? n : s.cursor);
-    let k = lowerBound(s.idx, lo);
-    for (; k < s.idx.length && s.idx[k] < hi; k++) {
-      s.timed[k].setAttribute('visibility', s.idx[k] < cursor ? 'visible' : 'hidden');
+    if (!s.timed) {
+      const timed = [...root.querySelectorAll('[data-i]')];
+      const idx = timed.map((e) => Number(e.getAttribute('data-i')));
+      const order = timed.map((_, k) => k).sort((p, q) => idx[p] - idx[q]);
+      s.timed = order.map((k) => timed[k]);
+      s.idx = order.map((k) => idx[k]);
     }
-    if (s.cursor < 0) {
-      for (k = lowerBound(s.idx, n); k < s.idx.length; k++) s.timed[k].setAttribute('visibility', 'hidden');
+    // Only the elements between the old and the new cursor change.
+    const lo = Math.min(cursor, s.cursor);
+    const hi = Math.max(cursor, s.cursor);
+    for (let k = lowerBound(s.idx, lo); k < s.idx.length && s.idx[k] < hi; k++) {
+      s.timed[k].setAttribute('visibility', s.idx[k] < cursor ? 'visible' : 'hidden');
     }
     const end = cursor >= n;
     const nowX = cursor > 0 ? s.X(s.model.xs[cursor - 1]) + Math.max(6, s.unit * 0.5) : s.labelW + 6;
