@@ -434,8 +434,8 @@ function layoutRows(model, opts) {
 const ROW_H = 36;
 const ROW_H_COMPACT = 46; // the answer's words get a line of their own
 const DB_H = 36;
-const LEDGER_H = 42;
-const AXIS_H = 24;
+const LEDGER_H = 52;
+const AXIS_H = 40;
 
 let clipIds = 0;
 
@@ -640,8 +640,8 @@ function drawAxis(model, c) {
     const x1 = X(b.x1);
     if (x1 - x0 < 16) continue;
     axis.append(svg('g', { class: 'break', 'data-break-ms': Math.round(b.ms) },
-      svg('rect', { x: x0 + 2, y: AXIS_H - 8, width: x1 - x0 - 4, height: 5, rx: 2 }),
-      x1 - x0 > 54 ? svg('text', { x: (x0 + x1) / 2, y: AXIS_H - 10, 'text-anchor': 'middle', class: 'break-label', text: '≈ ' + fmtMS(b.ms) }) : null,
+      svg('rect', { x: x0 + 2, y: 19, width: x1 - x0 - 4, height: 4, rx: 2 }),
+      x1 - x0 > 60 ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: '≈ ' + fmtMS(b.ms) }) : null,
       svg('title', { text: t('raceBreak', { ms: fmtMS(b.ms) }) })));
   }
   return axis;
@@ -700,8 +700,8 @@ function drawLedger(parent, r, model, c) {
   const { X, t } = c;
   const g = svg('g', { class: 'row row-ledger', 'data-row': 'ledger' },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
-    svg('text', { x: 8, y: r.y + 17, class: 'row-label', text: '⛁ ' + t('raceLedger') }),
-    svg('text', { x: 8, y: r.y + 34, class: 'row-sub', text: clip(model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · '), Math.floor((c.labelW - 8) / 6.5)) }),
+    svg('text', { x: 8, y: r.y + 20, class: 'row-label', text: '⛁ ' + t('raceLedger') }),
+    svg('text', { x: 8, y: r.y + 40, class: 'row-sub', text: clip(model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · '), Math.floor((c.labelW - 8) / 6.5)) }),
     svg('title', { text: t('raceLedger') + ': ' + model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · ') }));
   const inTime = svg('g', { 'clip-path': c.clip });
   const ledger = model.ledger;
@@ -709,8 +709,8 @@ function drawLedger(parent, r, model, c) {
     const x = X(p.x);
     const word = markWord({ kind: p.again ? 'paid-again' : 'paid', amount: p.amount }, t);
     inTime.append(svg('g', { class: 'money' + (p.again ? ' money-again' : ''), 'data-mark': p.again ? 'paid-again' : 'paid', 'data-lane': p.lane, 'data-seq': model.events[p.i].seq },
-      svg('rect', { x: x - 9, y: r.y + 4, width: 18, height: r.h - 8, rx: 3 }),
-      svg('text', { x, y: r.y + r.h / 2 + 5, 'text-anchor': 'middle', class: 'money-icon', text: p.again ? '✘' : '■' }),
+      svg('rect', { x: x - 9, y: r.y + 4, width: 18, height: 28, rx: 3 }),
+      svg('text', { x, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: p.again ? '✘' : '■' }),
       svg('title', { text: word + ' · ' + labelOfLane(model, p.lane) + (p.transfer ? ' · ' + p.transfer : '') + (p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + fmtWon(v)).join(', ') : '') })));
     // Words where the row has room before the next payment: a second
     // payment says so; a first one says the balances after it.
@@ -718,7 +718,7 @@ function drawLedger(parent, r, model, c) {
     const room = (next ? X(next.x) - 12 : c.width - 12) - (x + 12);
     const label = p.again ? '✘ ' + word + ' (' + labelOfLane(model, p.lane) + ')' : p.balances ? p.balances.map(([a, v]) => a + ' ' + fmtWon(v)).join(' · ') : '';
     if (label && room >= label.length * 7.2) {
-      inTime.append(svg('text', { x: x + 12, y: r.y + (p.again ? 17 : 34), class: p.again ? 'paid-again-text' : 'row-sub balance-after', 'data-mark': p.again ? 'paid-again-text' : null, 'data-lane': p.lane, text: label }));
+      inTime.append(svg('text', { x: x + 12, y: r.y + (p.again ? 23 : 46), class: p.again ? 'paid-again-text' : 'row-sub balance-after', 'data-mark': p.again ? 'paid-again-text' : null, 'data-lane': p.lane, text: label }));
     }
   });
   g.append(inTime);
@@ -726,7 +726,7 @@ function drawLedger(parent, r, model, c) {
   const again = ledger.filter((p) => p.again);
   if (again.length > 1) {
     const sum = again.reduce((n, p) => n + p.amount, 0);
-    g.append(svg('text', { x: c.width - 8, y: r.y + 34, 'text-anchor': 'end', class: 'paid-again-text halo', 'data-mark': 'paid-again-total', 'data-i': again[again.length - 1].i,
+    g.append(svg('text', { x: c.width - 8, y: r.y + 47, 'text-anchor': 'end', class: 'paid-again-text halo', 'data-mark': 'paid-again-total', 'data-i': again[again.length - 1].i,
       text: sum ? t('racePaidAgainTotal', { n: again.length, amount: fmtWon(sum) }) : t('racePaidAgainCount', { n: again.length }) }));
   }
   parent.append(g);
@@ -738,7 +738,7 @@ function drawDB(parent, r, model, c) {
   const name = gr.key ? t('raceKeyRow', { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
   const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
-    svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, c.compact ? 11 : 22) }, svg('title', { text: name })));
+    svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, c.compact ? 11 : 17) }, svg('title', { text: name })));
   const inTime = svg('g', { 'clip-path': c.clip });
   const end = c.width - 12;
   const startX = X(0);
