@@ -77,7 +77,11 @@ export function drawBenchWaiting(spec) {
     state: 'waiting', next_phase: 'receive', events: [], verdict: 'pending',
   }));
   drawRace($('race'), buildRace({ lanes, clock: 'step', accounts: Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance })) }),
-    { onSelectLane: () => {}, width: raceWidth() });
+    // The lane the schedule moves first is marked as the engine's first
+    // state will mark it: its ▶ is a glyph from a fallback font, and the
+    // first layout to need that font at that size waits on the browser
+    // process for it (traced: 0.6–2 s while the engine compiled).
+    { onSelectLane: () => {}, width: raceWidth(), selectedLane: firstLane(spec) });
   app.lastEvent = null;
   renderLast();
   $('keys-table').replaceChildren(keyTable([], 'keys'));
@@ -90,6 +94,13 @@ export function drawBenchWaiting(spec) {
     el('strong', { text: t('ruleNotChecked') }), ' ',
     el('span', { text: r.n + '. ' + r.title }))));
   renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })));
+}
+
+// firstLane is the lane a scenario's schedule moves first.
+function firstLane(spec) {
+  const first = (spec.schedule || [])[0];
+  if (first) return String(first).split('@')[0];
+  return spec.lanes && spec.lanes[0] ? spec.lanes[0].id : null;
 }
 
 export function render() {
