@@ -606,6 +606,21 @@ function tile(label, value, cls = "") {
   return el("div", { class: "tile " + cls }, el("div", { class: "tval", text: String(value) }), el("div", { class: "tlabel", text: label }));
 }
 
+// drawPicture shows the storm as a picture; a column moves the race to
+// that moment.
+function drawPicture(msg) {
+  $("picture-box").hidden = false;
+  showPicture($("picture"), msg.picture, msg.picture_svg, (bucket) => {
+    const m = currentModel();
+    if (!m.events.length) return;
+    const first = timeMS(m.events[0]);
+    let c = 0;
+    while (c < m.events.length && timeMS(m.events[c]) - first < bucket.to_ms) c++;
+    seek(c);
+    $("race").scrollIntoView({ block: "nearest" });
+  });
+}
+
 function renderReport(msg) {
   if (msg.run !== run) newRun(msg.run, msg.level, "level " + msg.level);
   const s = msg.report.summary;
@@ -643,18 +658,8 @@ function renderReport(msg) {
   modelDirty = true;
   // The storm as a picture (drawn by the server, the same drawing as
   // `idemlab day replay --svg`): a column moves the race to its moment.
-  if (msg.picture && msg.picture_svg) {
-    $("picture-box").hidden = false;
-    showPicture($("picture"), msg.picture, msg.picture_svg, (bucket) => {
-      const m = currentModel();
-      if (!m.events.length) return;
-      const first = timeMS(m.events[0]);
-      let c = 0;
-      while (c < m.events.length && timeMS(m.events[c]) - first < bucket.to_ms) c++;
-      seek(c);
-      $("race").scrollIntoView({ block: "nearest" });
-    });
-  }
+  // It is drawn in the frame after the race, which the room reads first.
+  if (msg.picture && msg.picture_svg) setTimeout(() => msg.run === run && drawPicture(msg), 0);
   if (view.mode === "live") drawNow();
   else renderPlayer();
 }
