@@ -128,6 +128,11 @@ def transfer(headers, raw):
     state = "completed" if ARGS.bug == "no-in-progress" else "in_progress"
     if ARGS.bug == "check-then-insert":
         if conn.execute("SELECT 1 FROM idem_keys WHERE scope = ? AND key = ?", (scope, key)).fetchone() is None:
+            # The gap between the look and the write, as a busy server has
+            # it: without it two simultaneous retries meet in it only when the
+            # scheduler happens to switch threads there, and the planted bug
+            # would be found on some runs and missed on others.
+            time.sleep(0.02)
             conn.execute("INSERT OR REPLACE INTO idem_keys VALUES (?,?,?,?,NULL,NULL,NULL,?)",
                          (scope, key, fp, state, time.time()))
             return finish(conn, scope, key, t)
