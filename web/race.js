@@ -146,6 +146,34 @@ function markOf(e) {
   return o === 'skipped' ? M_SKIPPED : STEP_MARKS[e.phase] || M_STEP;
 }
 
+// sortEvents orders events by key, then seq. A storm's events arrive
+// nearly in order (each batch in the order the server emitted them), so an
+// insertion sort moves few of them; if it has to move many, a full sort
+// takes over.
+function sortEvents(list, key) {
+  const n = list.length;
+  const at = new Float64Array(n);
+  const ev = list.slice();
+  for (let i = 0; i < n; i++) at[i] = key(ev[i]);
+  let moves = 0;
+  for (let i = 1; i < n && moves <= 16 * n; i++) {
+    const t = at[i];
+    const e = ev[i];
+    let j = i - 1;
+    while (j >= 0 && (at[j] > t || (at[j] === t && ev[j].seq > e.seq))) {
+      at[j + 1] = at[j];
+      ev[j + 1] = ev[j];
+      j--;
+      moves++;
+    }
+    at[j + 1] = t;
+    ev[j + 1] = e;
+  }
+  if (moves <= 16 * n) return ev;
+  const k = list.map(key);
+  return list.map((_, i) => i).sort((p, q) => k[p] - k[q] || list[p].seq - list[q].seq).map((i) => list[i]);
+}
+
 // buildRace turns traces into rows, marks, key-row segments and arrows
 // placed on one time axis (see the top of this file). It is pure: the same
 // input gives the same model.
@@ -162,11 +190,7 @@ export function buildRace(input) {
     const d = key(events[i]) - key(events[i - 1]);
     sorted = d > 0 || (d === 0 && events[i].seq > events[i - 1].seq);
   }
-  if (!sorted) {
-    const at = events.map(key);
-    const order = events.map((_, i) => i).sort((p, q) => at[p] - at[q] || events[p].seq - events[q].seq);
-    events = order.map((i) => events[i]);
-  }
+  if (!sorted) events = sortEvents(events, key);
 
   // Attempts: the bench's lanes first (a waiting lane has no events yet),
   // then any lane the events name.
