@@ -344,13 +344,7 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 		}
 	case RuleConservation:
-		var start, end int64
-		for _, v := range c.h.StartBalances {
-			start += v
-		}
-		for _, v := range c.h.EndBalances {
-			end += v
-		}
+		start, end := total(c.h.StartBalances), total(c.h.EndBalances)
 		if start != end {
 			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("balances summed to %d won before and %d after", start, end)})
 		}
@@ -471,4 +465,13 @@ func compact(b []byte) string {
 		return "(no body)"
 	}
 	return strings.TrimSpace(s)
+}
+
+// total is the won held in all the accounts of balances.
+func total(balances map[string]int64) int64 {
+	var n int64
+	for _, v := range balances {
+		n += v
+	}
+	return n
 }

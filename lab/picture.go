@@ -529,13 +529,7 @@ func (c *checker) causes(rep Report) []PictureCause {
 				cause.Won += c.intents[v.Intent].Amount
 			}
 		case RuleConservation:
-			var start, end int64
-			for _, v := range c.h.StartBalances {
-				start += v
-			}
-			for _, v := range c.h.EndBalances {
-				end += v
-			}
+			start, end := total(c.h.StartBalances), total(c.h.EndBalances)
 			if start != end {
 				cause.Won, cause.WonKnown = max(start-end, end-start), true
 			}

@@ -267,10 +267,7 @@ func (r *Room) broadcastAll(v any) {
 		r.cl.cfg.Logger.Error("classroom: encode message", "err", err)
 		return
 	}
-	r.bmu.Lock()
-	defer r.bmu.Unlock()
-	r.flushLocked()
-	r.broadcast(m, m)
+	r.broadcastPrepared(m, m)
 }
 
 // broadcastByRole encodes proj for the projectors and stud for the phones
@@ -285,10 +282,16 @@ func (r *Room) broadcastByRole(proj, stud any) {
 		r.cl.cfg.Logger.Error("classroom: encode message", "err", err)
 		return
 	}
+	r.broadcastPrepared(pm, sm)
+}
+
+// broadcastPrepared sends proj to the projectors and stud to the phones,
+// after whatever is queued, in the room's one order.
+func (r *Room) broadcastPrepared(proj, stud *websocket.PreparedMessage) {
 	r.bmu.Lock()
 	defer r.bmu.Unlock()
 	r.flushLocked()
-	r.broadcast(pm, sm)
+	r.broadcast(proj, stud)
 }
 
 // errMsg tells one connection why its message was refused.
