@@ -14,7 +14,7 @@
 // One module for every screen (the lesson bench, the projector, the
 // phones), from traces alone:
 //
-//   import { buildRace, drawRace, raceSVGText, exportRace } from './race.js';
+//   import { buildRace, drawRace, seekRace, raceSVGText, raceCSS, exportRace } from './race.js';
 //
 //   const model = buildRace({
 //     events,      // engine trace events: seq, lane, intent, customer, key,
@@ -42,10 +42,18 @@
 //     maxRows, width, compact, t,
 //   });
 //
+//   seekRace(svgEl, cursor, currentSeq)
+//     Shows a drawn view as it was after the first cursor events, without
+//     drawing anything again (drawRace with the same model and options but
+//     another cursor does the same).
+//   raceSVGText(svgEl, await raceCSS())  → a standalone SVG document
+//   exportRace(svgEl, name, 'svg' | 'png') → saves it
+//
 // Every mark carries data attributes, so tests and stylesheets find them
 // without the words: rows data-lane / data-row (attempt | db | ledger |
 // collapsed) / data-winner; marks data-mark (claim, duplicate, conflict,
-// mismatch, replay, paid, paid-again, declined, crashed, answer, lost, …),
+// claim-ignored, mismatch, replay, paid, paid-again, declined, crashed,
+// answer, lost, …),
 // data-seq, data-lane; arrows data-arrow (duplicate | conflict | mismatch
 // | replay) with data-from-lane and data-to-lane or data-to; violations
 // data-violation (the rule's name) with data-lanes.
