@@ -35,6 +35,12 @@ const app = {
   moves: [],
   pinned: null, // the lane the learner chose to move next
   lastEvent: null, // an event the learner clicked, shown instead of state.last
+  // The race view (bench.js): the model of the state it was built from,
+  // the collapsed rows opened, and the width of its box.
+  race: null,
+  raceOf: null,
+  expanded: null,
+  raceWidth: 0,
   busy: Promise.resolve(),
   // lang is the language the learner asked for (?lang=ko); a lesson that
   // has no such translation, and any player string without one, shows in
@@ -702,19 +708,19 @@ async function main() {
   $('btn-day').addEventListener('click', runDay);
   $('btn-export-svg').addEventListener('click', () => exportBench('svg'));
   $('btn-export-png').addEventListener('click', () => exportBench('png'));
-  // The race view is drawn for the bench's width: a window resized (not
-  // the bench growing taller with each step) redraws it.
+  // The race view is drawn for its box's width, which the observer keeps
+  // (so a step draws without asking the browser for a layout first); a
+  // window resized, not the bench growing taller with each step, redraws it.
   let resizeTimer = 0;
-  let benchWidth = 0;
   new ResizeObserver((entries) => {
     const w = Math.round(entries[entries.length - 1].contentRect.width);
-    if (w === benchWidth) return;
-    const first = benchWidth === 0;
-    benchWidth = w;
+    if (!w || w === app.raceWidth) return;
+    const first = !app.raceWidth;
+    app.raceWidth = w;
     if (first) return;
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => app.state && bench.drawBenchRace(), 100);
-  }).observe($('bench'));
+  }).observe($('race'));
   $('prev-lesson').addEventListener('click', () => gotoLesson(-1));
   $('next-lesson').addEventListener('click', () => gotoLesson(1));
   $('lesson-select').addEventListener('change', (e) => loadLesson(e.target.value, false));

@@ -185,10 +185,9 @@ function keyTable(rows, id) {
   ], rows.map((r) => Object.assign({ attrs: { 'data-key': r.key, 'data-state': r.state || '' } }, r)), { id });
 }
 
-
-// raceWidth is the width the race view may use: the bench's own.
+// raceWidth is the width the race view may use: its box's.
 function raceWidth() {
-  return $('race').clientWidth || $('bench').clientWidth - 32 || 900;
+  return app.raceWidth || $('race').clientWidth || 900;
 }
 
 // drawBenchRace draws the bench's state as the race view: one row per lane

@@ -42,5 +42,5 @@ export function svg(tag, attrs, ...children) {
 
 /** won formats an amount of won with thousands separators ("10,000"). */
 export function won(n) {
-  return Number(n).toLocaleString('en-US');
+  return Number(n || 0).toLocaleString('en-US');
 }

@@ -58,7 +58,7 @@
 // | replay) with data-from-lane and data-to-lane or data-to; violations
 // data-violation (the rule's name) with data-lanes.
 
-import { svg } from './dom.js';
+import { svg, won } from './dom.js';
 import { t as defaultT } from './strings.js';
 
 // --- the model ---------------------------------------------------------------
@@ -68,7 +68,8 @@ const KEY_PHASES = new Set(['claim', 'compare', 'commit', 'store-response']);
 // GAP_MS is the longest quiet moment drawn to scale on the trace's clock.
 const GAP_MS = 2;
 
-function timeOf(e) {
+// timeOf is an event's moment in milliseconds on the trace's clock.
+export function timeOf(e) {
   if (e.t_us !== undefined) return e.t_us / 1000;
   return e.at_ms || 0;
 }
@@ -154,10 +155,10 @@ function markOf(e) {
   return o === 'skipped' ? M_SKIPPED : STEP_MARKS[e.phase] || M_STEP;
 }
 
-// sortEvents orders events by key, then seq. A storm's events arrive
-// nearly in order (each batch in the order the server emitted them), so an
-// insertion sort moves few of them; if it has to move many, a full sort
-// takes over.
+// sortEvents orders events by key, then seq, and returns them with their
+// keys. Events mostly arrive in order (a storm's in each batch as the
+// server emitted them), so an insertion sort moves few of them, none when
+// they are in order already; if it has to move many, a full sort takes over.
 function sortEvents(list, key) {
   const n = list.length;
   const at = new Float64Array(n);
@@ -177,9 +178,11 @@ function sortEvents(list, key) {
     at[j + 1] = t;
     ev[j + 1] = e;
   }
-  if (moves <= 16 * n) return ev;
+  if (moves <= 16 * n) return { events: ev, keys: at };
+  const order = list.map((_, i) => i);
   const k = list.map(key);
-  return list.map((_, i) => i).sort((p, q) => k[p] - k[q] || list[p].seq - list[q].seq).map((i) => list[i]);
+  order.sort((p, q) => k[p] - k[q] || list[p].seq - list[q].seq);
+  return { events: order.map((i) => list[i]), keys: Float64Array.from(order, (i) => k[i]) };
 }
 
 // buildRace turns traces into rows, marks, key-row segments and arrows
@@ -190,15 +193,8 @@ export function buildRace(input) {
   const policy = input.policy || {};
   const labelOf = input.labelOf || ((id) => id);
   // Events in order: of time on the trace's clock, else of the step.
-  // They mostly arrive in order already, which costs one pass to know.
-  let events = input.events || [];
-  const key = clock === 'time' ? timeOf : (e) => e.seq;
-  let sorted = true;
-  for (let i = 1; i < events.length && sorted; i++) {
-    const d = key(events[i]) - key(events[i - 1]);
-    sorted = d > 0 || (d === 0 && events[i].seq > events[i - 1].seq);
-  }
-  if (!sorted) events = sortEvents(events, key);
+  const ordered = sortEvents(input.events || [], clock === 'time' ? timeOf : (e) => e.seq);
+  const events = ordered.events;
 
   // Attempts: the bench's lanes first (a waiting lane has no events yet),
   // then any lane the events name.
@@ -208,8 +204,7 @@ export function buildRace(input) {
     if (!a) {
       a = { id, label: labelOf(id), intent: from.intent || '', customer: from.customer || '', key: from.key || '', body: from.body || '',
         state: from.state || '', next_phase: from.next_phase || '', next_part: from.next_part || '', fault: from.fault || null,
-        verdict: from.verdict || '', verdict_text: from.verdict_text || '', response: from.response || null,
-        delivered: from.delivered, events: [], marks: [], order: attempts.size };
+        verdict: from.verdict || '', verdict_text: from.verdict_text || '', marks: [], order: attempts.size };
       attempts.set(id, a);
     }
     return a;
@@ -222,7 +217,7 @@ export function buildRace(input) {
   // payment call and a 1 ms claim are both legible, and a storm of 12,000
   // events spans its own duration, not its number of events. Compressed
   // gaps are kept as breaks, which the axis marks with their real length.
-  const times = clock === 'time' ? events.map(timeOf) : null;
+  const times = clock === 'time' ? ordered.keys : null;
   const xs = new Array(events.length);
   const breaks = [];
   let x = 0;
@@ -267,7 +262,7 @@ export function buildRace(input) {
     const id = a.key ? 'k:' + (scoped ? a.customer + '\u0000' : '') + a.key : 'i:' + a.intent;
     let g = groups.get(id);
     if (!g) {
-      g = { id, key: a.key, intent: a.intent, customer: scoped ? a.customer : '', attempts: [], db: [], winner: null, claimMark: null, storedMark: null };
+      g = { id, key: a.key, intent: a.intent, attempts: [], db: [], winner: null, claimMark: null, storedMark: null };
       groups.set(id, g);
     }
     return g;
@@ -289,7 +284,6 @@ export function buildRace(input) {
       const entry = { i, x: xs[i], lane: a.id, intent: a.intent, amount, transfer: tr, again: paidBy.has(a.intent) || !!e.paid_again };
       if (entry.again) {
         m.kind = 'paid-again';
-        m.firstPaidBy = paidBy.get(a.intent);
       } else {
         paidBy.set(a.intent, a.id);
       }
@@ -301,7 +295,6 @@ export function buildRace(input) {
       }
       ledger.push(entry);
     }
-    a.events.push(e);
     a.marks.push(m);
     marks.push(m);
   });
@@ -328,8 +321,7 @@ export function buildRace(input) {
     const held = policy.in_progress === 'two-phase' ? 'in_progress' : policy.in_progress === 'completed-first' ? 'completed' : 'recorded';
     let cur = null;
     const open = (m, state, owner, status) => {
-      if (cur) cur.x1 = m.x;
-      cur = { x0: m.x, x1: null, state, owner, status, i: m.i, lane: m.lane };
+      cur = { x0: m.x, state, owner, status, i: m.i };
       g.db.push(cur);
     };
     let lastClaim = null;
@@ -369,7 +361,7 @@ export function buildRace(input) {
           const claim = a.marks.slice(0, a.marks.indexOf(m)).reverse().find((x) => x.ev.phase === 'claim');
           if (claim) read = claim.dbSegment;
         }
-        arrows.push({ kind: 'conflict', from: m, toDb: g.id, toSeg: read, toLane: read ? read.owner : g.winner, i: m.i });
+        arrows.push({ kind: 'conflict', from: m, toDb: g.id, toLane: read ? read.owner : g.winner, i: m.i });
       } else if (m.kind === 'replay') {
         const to = g.storedMark || (seg && seg.state === 'completed' ? { x: seg.x0, lane: seg.owner, db: true } : null);
         if (to) arrows.push({ kind: 'replay', from: m, to, toLane: to.lane, toDb: to.db ? g.id : null, i: m.i });
@@ -719,7 +711,8 @@ function clip(s, n) {
   return s.length > n ? s.slice(0, Math.max(1, n - 1)) + '…' : s;
 }
 
-function fmtMS(ms) {
+// fmtMS writes a span of milliseconds as a person reads it.
+export function fmtMS(ms) {
   if (ms < 10) return (Math.round(ms * 10) / 10) + ' ms';
   if (ms < 1000) return Math.round(ms) + ' ms';
   if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s';
@@ -733,8 +726,8 @@ function drawLedger(parent, r, model, c) {
   const g = svg('g', { class: 'row row-ledger', 'data-row': 'ledger' },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
     svg('text', { x: 8, y: r.y + 20, class: 'row-label', text: '⛁ ' + t('raceLedger') }),
-    svg('text', { x: 8, y: r.y + 40, class: 'row-sub', text: clip(model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · '), Math.floor((c.labelW - 8) / 6.5)) }),
-    svg('title', { text: t('raceLedger') + ': ' + model.opening.map(([k, v]) => k + ' ' + fmtWon(v)).join(' · ') }));
+    svg('text', { x: 8, y: r.y + 40, class: 'row-sub', text: clip(model.opening.map(([k, v]) => k + ' ' + won(v)).join(' · '), Math.floor((c.labelW - 8) / 6.5)) }),
+    svg('title', { text: t('raceLedger') + ': ' + model.opening.map(([k, v]) => k + ' ' + won(v)).join(' · ') }));
   const inTime = svg('g', { 'clip-path': c.clip });
   const ledger = model.ledger;
   ledger.forEach((p, k) => {
@@ -743,12 +736,12 @@ function drawLedger(parent, r, model, c) {
     inTime.append(svg('g', { class: 'money' + (p.again ? ' money-again' : ''), 'data-mark': p.again ? 'paid-again' : 'paid', 'data-lane': p.lane, 'data-seq': model.events[p.i].seq },
       svg('rect', { x: x - 9, y: r.y + 4, width: 18, height: 28, rx: 3 }),
       svg('text', { x, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: p.again ? '✘' : '■' }),
-      svg('title', { text: word + ' · ' + labelOfLane(model, p.lane) + (p.transfer ? ' · ' + p.transfer : '') + (p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + fmtWon(v)).join(', ') : '') })));
+      svg('title', { text: word + ' · ' + labelOfLane(model, p.lane) + (p.transfer ? ' · ' + p.transfer : '') + (p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + won(v)).join(', ') : '') })));
     // Words where the row has room before the next payment: a second
     // payment says so; a first one says the balances after it.
     const next = ledger[k + 1];
     const room = (next ? X(next.x) - 12 : c.width - 12) - (x + 12);
-    const label = p.again ? '✘ ' + word + ' (' + labelOfLane(model, p.lane) + ')' : p.balances ? p.balances.map(([a, v]) => a + ' ' + fmtWon(v)).join(' · ') : '';
+    const label = p.again ? '✘ ' + word + ' (' + labelOfLane(model, p.lane) + ')' : p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
     if (label && room >= label.length * 7.2) {
       inTime.append(svg('text', { x: x + 12, y: r.y + (p.again ? 23 : 46), class: p.again ? 'paid-again-text' : 'row-sub balance-after', 'data-mark': p.again ? 'paid-again-text' : null, 'data-lane': p.lane, text: label }));
     }
@@ -759,7 +752,7 @@ function drawLedger(parent, r, model, c) {
   if (again.length > 1) {
     const sum = again.reduce((n, p) => n + p.amount, 0);
     g.append(svg('text', { x: c.width - 8, y: r.y + 47, 'text-anchor': 'end', class: 'paid-again-text halo', 'data-mark': 'paid-again-total', 'data-i': again[again.length - 1].i,
-      text: sum ? t('racePaidAgainTotal', { n: again.length, amount: fmtWon(sum) }) : t('racePaidAgainCount', { n: again.length }) }));
+      text: sum ? t('racePaidAgainTotal', { n: again.length, amount: won(sum) }) : t('racePaidAgainCount', { n: again.length }) }));
   }
   parent.append(g);
 }
@@ -883,7 +876,9 @@ function drawAttempt(parent, r, model, c) {
     const gx = X(c.cols - 1);
     g.append(svg('g', { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
       svg('rect', { x: gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
-      svg('text', { x: gx + 14, y: midY + 4, class: 'ghost-text', text: t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') }) })));
+      svg('text', { x: gx + 14, y: midY + 4, class: 'ghost-text', text: t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') }) +
+        // The fault the scenario scripted for this lane, as the cards said it.
+        (a.fault && a.fault.kind ? ' · ⚡ ' + t('laneScriptedFault', { kind: a.fault.kind, phase: a.fault.phase }) : '') })));
   }
   // How it ended, in words: after its last mark, or (compact) under it.
   const last = ms[ms.length - 1];
@@ -904,8 +899,8 @@ function drawAttempt(parent, r, model, c) {
 
 function markWord(m, t) {
   switch (m.kind) {
-    case 'paid': return m.amount ? t('racePaid', { amount: fmtWon(m.amount) }) : t('racePaidSome');
-    case 'paid-again': return m.amount ? t('racePaidAgain', { amount: fmtWon(m.amount) }) : t('racePaidAgainSome');
+    case 'paid': return m.amount ? t('racePaid', { amount: won(m.amount) }) : t('racePaidSome');
+    case 'paid-again': return m.amount ? t('racePaidAgain', { amount: won(m.amount) }) : t('racePaidAgainSome');
     default: return t('raceMark_' + m.kind.replace('-', '_')) + (m.ev.status ? ' ' + m.ev.status : '');
   }
 }
@@ -932,9 +927,6 @@ function statusWords(s, t) {
   return w === k ? t('raceAnswered', { status: s }) : w;
 }
 
-function fmtWon(n) {
-  return Number(n || 0).toLocaleString('en-US');
-}
 
 // --- export ---------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@
 // user text is set as text, never as markup.
 import { connect } from "./room.js";
 import { el, won } from "/dom.js";
-import { buildRace, drawRace, exportRace } from "/race.js";
+import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
 
 const $ = (id) => document.getElementById(id);
@@ -317,10 +317,6 @@ function addEvent(e) {
   events.push(e);
 }
 
-function timeMS(e) {
-  return e.t_us !== undefined ? e.t_us / 1000 : e.at_ms || 0;
-}
-
 // currentModel rebuilds the race model when events or the verdict changed
 // since it was last built. Events are kept in the order they arrived; the
 // model orders them on the trace's clock, so cursor n is "the first n
@@ -424,10 +420,6 @@ function renderPlayer() {
 // describe says what one event did, for the room to read aloud.
 function describe(e) {
   return `${laneLabel(e.lane)} · ${e.phase} → ${e.outcome}` + (e.status ? ` (${e.status})` : "") + (e.note ? ` · ${e.note}` : "") + (e.sql ? ` · ${e.sql}` : "");
-}
-
-function fmtMS(ms) {
-  return ms < 10 ? ms.toFixed(2) + " ms" : ms < 1000 ? ms.toFixed(1) + " ms" : (ms / 1000).toFixed(2) + " s";
 }
 
 function pause() {
