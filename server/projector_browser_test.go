@@ -280,12 +280,13 @@ func TestProjectorScreenshots(t *testing.T) {
 func BenchmarkProjectorStorm1000(b *testing.B) {
 	ts := classroomServer(b)
 	proj, _ := projectorTab(b, ts.URL)
-	var draws, builds, scrubs []float64
+	var draws, builds, scrubs, views []float64
 	events := 0
 	for i := 0; i < b.N; i++ {
 		projectorStorm(b, proj, "scoped", 1000, 20, 2, 5)
 		draws = append(draws, eval[float64](b, proj, `performance.getEntriesByName('idemlab-projector-report')[0].duration`))
 		builds = append(builds, eval[float64](b, proj, `performance.getEntriesByName('idemlab-projector-build')[0].duration`))
+		views = append(views, eval[float64](b, proj, `performance.getEntriesByName('idemlab-projector-draw')[0].duration`))
 		events = cursorOf(b, proj)
 		// Each position is set as a dragged slider sets it; the view draws
 		// it in the next frame's callbacks, and the next position is set
@@ -309,6 +310,7 @@ func BenchmarkProjectorStorm1000(b *testing.B) {
 	median := func(xs []float64) float64 { sort.Float64s(xs); return xs[len(xs)/2] }
 	b.ReportMetric(median(draws), "ms-draw")
 	b.ReportMetric(median(builds), "ms-build")
+	b.ReportMetric(median(views), "ms-view")
 	b.ReportMetric(median(scrubs), "ms-per-scrub-frame")
 	b.ReportMetric(float64(events), "events")
 }
