@@ -24,6 +24,9 @@ var instructorPaths sync.Map // *Server → string
 func mountClassroom(s *Server) (func(), error) {
 	cfg := classroomConfig
 	cfg.InstructorToken = s.opts.InstructorToken
+	cfg.RotateToken = s.opts.RotateToken
+	cfg.ListenAddr = s.opts.ListenAddr
+	cfg.PublicURL = s.opts.PublicURL
 	cfg.DB = s.opts.DB
 	cfg.Logger = s.log
 	cl, err := classroom.New(cfg)

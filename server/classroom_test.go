@@ -51,19 +51,29 @@ func newClassroomEnv(t testing.TB, cfg classroom.Config) *classroomEnv {
 // through wrap, as a constrained network would.
 func newClassroomEnvOn(t testing.TB, cfg classroom.Config, wrap func(net.Conn) net.Conn) *classroomEnv {
 	t.Helper()
+	return newClassroomEnvWith(t, cfg, Options{InstructorToken: testToken}, wrap, nil)
+}
+
+// newClassroomEnvWith starts the server with opts (its database, when
+// opts.DB is set) and the browser's cookie jar (a new one when nil).
+func newClassroomEnvWith(t testing.TB, cfg classroom.Config, opts Options, wrap func(net.Conn) net.Conn, jar http.CookieJar) *classroomEnv {
+	t.Helper()
 	prev := classroomConfig
 	classroomConfig = cfg
 	t.Cleanup(func() { classroomConfig = prev })
-	banks, err := OpenBanks(Config{})
+	banks, err := OpenBanks(Config{DB: opts.DB})
 	require.NoError(t, err)
-	srv, err := New(banks, Options{InstructorToken: testToken, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := New(banks, opts)
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(srv)
 	if wrap != nil {
 		ts.Listener = wrapListener{ts.Listener, wrap}
 	}
 	ts.Start()
-	jar, _ := cookiejar.New(nil)
+	if jar == nil {
+		jar, _ = cookiejar.New(nil)
+	}
 	t.Cleanup(func() {
 		srv.Close() // closes every websocket first, so the test server has nothing left to wait for
 		ts.Close()
@@ -233,6 +243,7 @@ type reportMsg struct {
 	Storm    *struct{ Requests int }
 	Vote     *struct {
 		Revealed bool
+		Run      int
 		Counts   map[string]int
 		Actual   *struct{ Choice string }
 	}
@@ -369,9 +380,42 @@ func TestClassroomPredictThenReveal(t *testing.T) {
 	rep := fireStorm(t, proj, []*wsClient{a, b}, classroom.StormSpec{Level: engine.LevelNaive, Clients: 2, Keys: 1, Attempts: 1})
 	require.NotNil(t, rep.Vote)
 	assert.True(t, rep.Vote.Revealed)
-	assert.Equal(t, map[string]int{"201": 1, "409": 0, "422": 0, "double": 1}, rep.Vote.Counts)
+	assert.Equal(t, map[string]int{"double": 1, "201": 1, "none": 0}, rep.Vote.Counts, "naive's answers: charged twice, the first answer, none")
 	require.NotNil(t, rep.Vote.Actual)
 	assert.Equal(t, "double", rep.Vote.Actual.Choice, "two simultaneous requests at naive pay twice")
+	assert.Equal(t, rep.Run, rep.Vote.Run, "the vote belongs to the storm it was asked before")
+
+	// The next storm, with no new question, is not judged against that
+	// vote: its verdict carries none, and the room's vote is cleared.
+	rep2 := fireStorm(t, proj, []*wsClient{a, b}, classroom.StormSpec{Level: engine.LevelScoped, Clients: 2, Keys: 1, Attempts: 2})
+	assert.Nil(t, rep2.Vote, "a later storm does not judge an earlier storm's vote")
+	a.until("state", func(m msg) bool {
+		return !decode[struct{ Storming bool }](t, m).Storming && !strings.Contains(string(m.Raw), `"question"`)
+	})
+}
+
+func TestClassroomVoteChoicesFitTheLevel(t *testing.T) {
+	env := newClassroomEnv(t, classroom.Config{})
+	code := env.openRoom()
+	proj := env.projector(code)
+	a := env.student(code, "ana", secret(0))
+	for _, tc := range []struct {
+		level string
+		want  string
+	}{
+		{engine.LevelNaive, `"choices":["double","201","none"]`},
+		{engine.LevelUnique, `"choices":["double","200","none"]`},
+		{engine.LevelFingerprint, `"choices":["double","200","422","none"]`},
+		{engine.LevelInProgress, `"choices":["double","200","409","422","none"]`},
+		{engine.LevelScoped, `"choices":["double","201","409","422","none"]`},
+	} {
+		proj.send(map[string]string{"type": "ask", "level": tc.level})
+		a.until("state", func(m msg) bool { return strings.Contains(string(m.Raw), tc.want) })
+	}
+	// At scoped no server answers "already processed": the vote refuses it.
+	a.send(map[string]string{"type": "vote", "choice": "200"})
+	e := a.next("error")
+	assert.Contains(t, string(e.Raw), "not one of this vote's")
 }
 
 func TestClassroomStudentBasementAndRetry(t *testing.T) {

@@ -23,8 +23,15 @@ type Server struct {
 // Options configure the parts of the server beyond the bank API.
 type Options struct {
 	Logger *slog.Logger
-	// InstructorToken is the classroom's secret; empty means generate one.
+	// InstructorToken is the classroom's secret; empty means the one kept
+	// beside DB, else a new one. RotateToken makes a new one regardless.
 	InstructorToken string
+	RotateToken     bool
+	// ListenAddr is the address the server listens on, and PublicURL the
+	// address phones reach it at when it differs (a reverse proxy, a DNS
+	// name): the classroom's join link is built from them.
+	ListenAddr string
+	PublicURL  string
 	// WebDir, when set, serves the playground's files from disk instead of
 	// the embedded copy (for developing the page without rebuilding).
 	WebDir string

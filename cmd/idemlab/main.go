@@ -81,6 +81,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	retention := fs.Duration("retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
 	lease := fs.Duration("lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
 	token := fs.String("instructor-token", os.Getenv("IDEMLAB_INSTRUCTOR_TOKEN"), "the classroom instructor's secret (default: $IDEMLAB_INSTRUCTOR_TOKEN, else generated)")
+	rotate := fs.Bool("rotate-instructor-token", false, "make a new classroom secret (the old link and every signed-in browser stop working); without it the secret kept beside --db stays")
+	publicURL := fs.String("public-url", "", "the address phones open to reach this server (e.g. https://class.example.org), when it is not the LAN address idemlab finds itself")
 	webDir := fs.String("web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,7 +98,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: *token, WebDir: *webDir, DB: *dbPath})
+	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: *token, RotateToken: *rotate,
+		ListenAddr: ln.Addr().String(), PublicURL: *publicURL, WebDir: *webDir, DB: *dbPath})
 	if err != nil {
 		return err
 	}

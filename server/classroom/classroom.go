@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,17 +33,29 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/store"
 	classroomweb "idemlab/web/classroom"
 )
 
 // Config configures a Classroom. Zero fields take the defaults in
 // (*Config).defaults.
 type Config struct {
-	// InstructorToken is the instructor's secret; empty means generate one.
+	// InstructorToken is the instructor's secret; empty means the one the
+	// rooms file keeps, else a new one.
 	InstructorToken string
-	// DB is the bank API's database path. A room's storms run on a SQLite
-	// file beside it (idemlab-classroom-<code>.db), replaced by a fresh file
-	// for every storm; empty means an in-memory database per storm.
+	// RotateToken makes a new secret and session even when the rooms file
+	// keeps one: every signed-in browser must sign in again.
+	RotateToken bool
+	// ListenAddr is the address the server listens on; PublicURL, when set,
+	// the address phones open instead of the one the projector was opened
+	// at (see joinBase).
+	ListenAddr string
+	PublicURL  string
+	// DB is the bank API's database path. The rooms are kept in a SQLite
+	// file beside it (idemlab-classroom.db) and a room's storms run on
+	// another (idemlab-classroom-<code>-<n>.db), a fresh file for every
+	// storm. Empty means rooms that live in memory only and an in-memory
+	// database per storm.
 	DB     string
 	Logger *slog.Logger
 
@@ -140,6 +153,9 @@ type Classroom struct {
 	login    *bucket
 	upgrader websocket.Upgrader
 
+	// db keeps the rooms across restarts; nil without a database path.
+	db *store.Rooms
+
 	mu     sync.Mutex
 	rooms  map[string]*Room
 	closed bool
@@ -148,24 +164,39 @@ type Classroom struct {
 	wg     sync.WaitGroup
 }
 
-// New returns a classroom. It generates the instructor token when cfg has
-// none.
+// New returns a classroom. With a database path it opens the rooms file,
+// removes the storm ledgers a killed process left, and brings back the
+// rooms, the instructor's secret and session it keeps; otherwise, or when
+// the file has none, it generates the secret unless cfg gives one.
 func New(cfg Config) (*Classroom, error) {
 	cfg.defaults()
-	if cfg.InstructorToken == "" {
-		tok, err := randomHex(24)
-		if err != nil {
-			return nil, fmt.Errorf("classroom: generate instructor token: %w", err)
+	var db *store.Rooms
+	if cfg.DB != "" {
+		if n := removeLeftoverLedgers(cfg.DB); n > 0 {
+			cfg.Logger.Info("classroom: removed storm ledgers left by a stopped server", "files", n)
 		}
-		cfg.InstructorToken = tok
+		var err error
+		if db, err = store.OpenRooms(roomsPath(cfg.DB)); err != nil {
+			return nil, fmt.Errorf("classroom: %w", err)
+		}
 	}
-	session, err := randomHex(32)
+	token, session, err := secretsFrom(db, cfg.InstructorToken, cfg.RotateToken)
 	if err != nil {
-		return nil, fmt.Errorf("classroom: generate session: %w", err)
+		if db != nil {
+			db.Close()
+		}
+		return nil, fmt.Errorf("classroom: instructor secret: %w", err)
 	}
+	cfg.InstructorToken = token
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Classroom{cfg: cfg, token: cfg.InstructorToken, tokenSum: sha256.Sum256([]byte(cfg.InstructorToken)),
+	c := &Classroom{cfg: cfg, token: token, tokenSum: sha256.Sum256([]byte(token)), db: db,
 		session: session, login: newBucket(2, 10), rooms: map[string]*Room{}, ctx: ctx, cancel: cancel}
+	if db != nil {
+		if err := c.restore(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	c.upgrader = websocket.Upgrader{
 		HandshakeTimeout:  10 * time.Second,
 		ReadBufferSize:    1024,
@@ -213,6 +244,7 @@ func (c *Classroom) Register(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("POST /classroom/api/rooms", c.handleCreateRoom)
 	mux.HandleFunc("GET /classroom/api/rooms/{code}/qr.png", c.handleQR)
+	mux.HandleFunc("GET /classroom/api/rooms/{code}", c.handleRoom)
 	mux.HandleFunc("GET /classroom/ws/{code}", c.handleWS)
 }
 
@@ -318,17 +350,96 @@ func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, causeRoomsFull.Problem(err.Error()).Response())
 		return
 	}
-	writeJSON(w, 201, map[string]string{"code": room.code, "join_url": joinURL(r, room.code)})
+	writeJSON(w, 201, map[string]string{"code": room.code, "join_url": c.joinURL(r, room.code)})
 }
 
-// joinURL is the address phones open, built from the host the instructor's
-// browser reached.
-func joinURL(r *http.Request, code string) string {
+// joinURL is the address phones open to join room code.
+func (c *Classroom) joinURL(r *http.Request, code string) string {
+	return c.joinBase(r) + "/classroom/?room=" + code
+}
+
+// joinBase is where phones reach this server: --public-url when given;
+// else the host the instructor's browser reached, unless that is this
+// machine's own name (localhost, 127.0.0.1) while the server listens on
+// every interface: a phone cannot open "localhost", so the join link
+// names the machine's address on the LAN instead.
+func (c *Classroom) joinBase(r *http.Request) string {
+	if c.cfg.PublicURL != "" {
+		return strings.TrimSuffix(c.cfg.PublicURL, "/")
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host + "/classroom/?room=" + code
+	host := r.Host
+	if name, port, err := net.SplitHostPort(host); err == nil && isLoopbackName(name) && listensOnAll(c.cfg.ListenAddr) {
+		if ip := lanAddress(); ip != nil {
+			host = net.JoinHostPort(ip.String(), port)
+		}
+	}
+	return scheme + "://" + host
+}
+
+func isLoopbackName(name string) bool {
+	if strings.EqualFold(name, "localhost") || strings.HasSuffix(strings.ToLower(name), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+// listensOnAll reports whether addr is a wildcard address (0.0.0.0, ::, or
+// a port alone).
+func listensOnAll(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || (ip != nil && ip.IsUnspecified())
+}
+
+// lanAddress is this machine's first private IPv4 address on an interface
+// that is up (a phone on the same Wi-Fi can reach it), else its first
+// global one; nil when it has none.
+func lanAddress() net.IP {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var global net.IP
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.To4() == nil || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() {
+				continue
+			}
+			if n.IP.IsPrivate() {
+				return n.IP.To4()
+			}
+			if global == nil {
+				global = n.IP.To4()
+			}
+		}
+	}
+	return global
+}
+
+// handleRoom answers whether a room exists: a page whose socket keeps
+// failing asks it, and says "no room" only when this answers 404 (a
+// network that fails answers nothing, and the page keeps reconnecting).
+func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
+	room := c.room(roomCode(r, "/classroom/api/rooms/", ""))
+	if room == nil {
+		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, 200, map[string]string{"code": room.code})
 }
 
 func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
@@ -337,7 +448,9 @@ func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
-	png, err := qrcode.Encode(joinURL(r, room.code), qrcode.Medium, 320)
+	// Ten pixels a module (a negative size): the projector enlarges it
+	// with sharp edges, and it still decodes from the back of the room.
+	png, err := qrcode.Encode(c.joinURL(r, room.code), qrcode.Medium, -10)
 	if err != nil {
 		httpapi.Write(w, engine.AsProblem(fmt.Errorf("render qr code: %w", err)).Response())
 		return
@@ -374,7 +487,11 @@ func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
 		room.unreserve()
 		return // the upgrader has answered
 	}
-	room.attach(newConn(ws, room, role))
+	nc := newConn(ws, room, role)
+	if role == RoleProjector {
+		nc.joinURL = c.joinURL(r, room.code)
+	}
+	room.attach(nc)
 }
 
 const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789" // no 0/O, 1/I/L: read off a projector
@@ -403,8 +520,9 @@ func (c *Classroom) createRoom() (*Room, error) {
 		if _, taken := c.rooms[code]; taken {
 			continue
 		}
-		room := newRoom(c, code)
+		room := newRoom(c, code, nil)
 		c.rooms[code] = room
+		room.saveDoc.Store(true)
 		return room, nil
 	}
 }
@@ -430,6 +548,9 @@ func (c *Classroom) evictIdleLocked(now time.Time) {
 	for code, r := range c.rooms {
 		if r.idleSince(now) >= c.cfg.IdleRoom {
 			delete(c.rooms, code)
+			if c.db != nil {
+				c.db.DeleteRoom(code)
+			}
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); r.close() }()
 		}
@@ -452,11 +573,17 @@ func (c *Classroom) Close() {
 		rooms = append(rooms, r)
 	}
 	c.mu.Unlock()
+	for _, r := range rooms {
+		r.save(true) // the last word of every room, before its ledger closes
+	}
 	c.cancel()
 	for _, r := range rooms {
 		r.close()
 	}
 	c.wg.Wait()
+	if c.db != nil {
+		c.db.Close()
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -32,6 +32,8 @@ type conn struct {
 
 	// student is set once a phone has joined; guarded by room.mu.
 	student *student
+	// joinURL is the address phones open, for a projector's join screen.
+	joinURL string
 }
 
 func newConn(ws *websocket.Conn, r *Room, role string) *conn {

@@ -41,23 +41,51 @@ const (
 	MsgLevel  = "level"  // the instructor switches the room's level (fresh ledger)
 	MsgReset  = "reset"  // the instructor starts a fresh ledger at the same level
 	MsgStorm  = "storm"  // the instructor fires a storm
-	MsgAsk    = "ask"    // the instructor opens the prediction vote
+	MsgAsk    = "ask"    // the instructor opens the prediction vote (for the next storm, at level)
 	MsgReveal = "reveal" // the instructor shows the vote's histogram now
 )
 
 // instructorOnly lists the message types that control the room.
 var instructorOnly = map[string]bool{MsgLevel: true, MsgReset: true, MsgStorm: true, MsgAsk: true, MsgReveal: true}
 
-// Vote choices: the answers the second retry can get.
+// Vote choices: what the second retry can get.
 const (
-	Choice201    = "201"
-	Choice409    = "409"
-	Choice422    = "422"
-	ChoiceDouble = "double" // a second transfer
+	ChoiceDouble    = "double" // a second transfer: charged twice
+	Choice201       = "201"    // the first answer again: charged once
+	Choice200       = "200"    // "already processed", with no transfer in it
+	Choice409       = "409"    // the first attempt is still in progress
+	Choice422       = "422"    // the key was used for another request
+	ChoiceNoAnswer  = "none"   // no answer came back
+	choiceUndecided = ""
 )
 
-// Choices lists the vote's answers in the order the phones show them.
-var Choices = []string{Choice201, Choice409, Choice422, ChoiceDouble}
+// Choices lists every vote answer in the order the phones show them.
+var Choices = []string{ChoiceDouble, Choice201, Choice200, Choice409, Choice422, ChoiceNoAnswer}
+
+// ChoicesFor is the vote's answers at a level: the ones its server can
+// give, plus "charged twice" and "no answer", which every level can.
+// naive has no key to refuse with; unique answers a retry with a generic
+// 200; fingerprint adds 422; in-progress 409; replay and scoped give the
+// first answer again (201).
+func ChoicesFor(level string) []string {
+	p, ok := engine.Preset(level)
+	if !ok || p.Claim == engine.ClaimNone {
+		return []string{ChoiceDouble, Choice201, ChoiceNoAnswer}
+	}
+	out := []string{ChoiceDouble}
+	if p.Replay == engine.ReplayStored {
+		out = append(out, Choice201)
+	} else {
+		out = append(out, Choice200)
+	}
+	if p.InProgress == engine.InProgressTwoPhase {
+		out = append(out, Choice409)
+	}
+	if p.Fingerprint != engine.FingerprintNone {
+		out = append(out, Choice422)
+	}
+	return append(out, ChoiceNoAnswer)
+}
 
 // Storm faults, as the instructor's form names them.
 const (
@@ -150,7 +178,7 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 	}
 	allowed := map[string][]string{
 		MsgJoin: {"nickname", "secret"}, MsgSend: {"basement"}, MsgVote: {"choice"}, MsgLevel: {"level"},
-		MsgReset: nil, MsgStorm: {"storm"}, MsgAsk: nil, MsgReveal: nil,
+		MsgReset: nil, MsgStorm: {"storm"}, MsgAsk: {"level"}, MsgReveal: nil,
 	}
 	want, ok := allowed[m.Type]
 	if !ok {
@@ -174,8 +202,8 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 		if !slices.Contains(Choices, m.Choice) {
 			return ClientMessage{}, bad("a vote is one of %v", Choices)
 		}
-	case MsgLevel:
-		if !slices.Contains(engine.Levels, m.Level) {
+	case MsgLevel, MsgAsk:
+		if (m.Type == MsgLevel || m.Level != "") && !slices.Contains(engine.Levels, m.Level) {
 			return ClientMessage{}, bad("a level is one of %v", engine.Levels)
 		}
 	case MsgStorm:

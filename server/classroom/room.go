@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -33,11 +36,18 @@ type student struct {
 	lanes    int
 }
 
-// vote is the room's prediction: what will the second retry get?
+// vote is the room's prediction: what will the second retry of the next
+// storm get? It belongs to one storm: asked before it, locked when it
+// starts (Run is then that storm's ledger), judged by its verdict alone and
+// cleared by the storm after it.
 type vote struct {
 	Open     bool   `json:"open"`
 	Revealed bool   `json:"revealed"`
 	Question string `json:"question,omitempty"`
+	Level    string `json:"level,omitempty"`
+	// Choices are the answers offered, fitted to the level (ChoicesFor).
+	Choices []string `json:"choices,omitempty"`
+	Run     int      `json:"run,omitempty"`
 	// Votes is the number cast; Counts is shown only once revealed.
 	Votes  int            `json:"votes"`
 	Counts map[string]int `json:"counts,omitempty"`
@@ -51,7 +61,7 @@ type actual struct {
 	Lane   string `json:"lane"`
 }
 
-const question = "What will the second retry get: 201, 409, 422, or a second transfer?"
+const question = "The first attempt's answer is lost and the client sends it again. What will the second retry get?"
 
 // Room is one class: its connections, students, vote, and the current
 // ledger that storms and students' transfers run against. It is safe for
@@ -79,6 +89,11 @@ type Room struct {
 	dirtyRun  bool // a student's transfer finished since the last report
 	dropped   int
 	closed    bool
+	// restoredRun is the ledger whose record a restarted server brought
+	// back (no ledger is open yet); interrupted says its storm was cut off
+	// by the restart.
+	restoredRun int
+	interrupted bool
 	// emptySince is when the last connection left; zero while any is open.
 	emptySince time.Time
 
@@ -91,14 +106,26 @@ type Room struct {
 
 	// bmu serialises broadcasts, so that every connection receives the
 	// room's messages in one order: a storm's last events before its report.
+	// It also guards rec, the current ledger's record, which mirrors them.
 	bmu sync.Mutex
+	rec *record
+
+	// saveDoc and saveRecord ask the ticker to write the room, and its
+	// record, to the rooms file; saveRecordNow, the record without waiting
+	// (a storm announced, a verdict).
+	saveDoc, saveRecord, saveRecordNow atomic.Bool
 }
 
-func newRoom(c *Classroom, code string) *Room {
+// newRoom opens a room; fill, when not nil, sets what a saved room had
+// before the room's goroutines start.
+func newRoom(c *Classroom, code string, fill func(*Room)) *Room {
 	ctx, cancel := context.WithCancel(c.ctx)
 	r := &Room{cl: c, code: code, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}, emptySince: time.Now(),
 		students: map[string]*student{}, byID: map[string]*student{}, level: engine.LevelNaive,
 		votes: map[string]string{}}
+	if fill != nil {
+		fill(r)
+	}
 	r.wg.Add(1)
 	c.wg.Add(1)
 	go func() {
@@ -126,8 +153,15 @@ func (r *Room) unreserve() {
 	r.mu.Unlock()
 }
 
-// attach starts a connection's reader and writer and greets it.
+// attach starts a connection's reader and writer and greets it with the
+// room's state and the record of its current ledger, so that a screen that
+// connects mid-storm, or again after a blip, draws everything it missed.
+// Greeting and registering happen under bmu: no broadcast can come between
+// the record and what follows it.
 func (r *Room) attach(c *conn) {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	r.flushLocked() // what is pending goes to the record before it is replayed
 	r.mu.Lock()
 	r.reserved--
 	if r.closed {
@@ -143,6 +177,11 @@ func (r *Room) attach(c *conn) {
 	go func() { defer r.cl.wg.Done(); c.writeLoop() }()
 	go func() { defer r.cl.wg.Done(); c.readLoop() }()
 	r.tell(c, r.welcome(c))
+	if r.rec != nil {
+		for _, m := range r.rec.replay(c.role == RoleProjector) {
+			c.offer(m)
+		}
+	}
 }
 
 // leave forgets a connection; its student stays, to come back after a reload.
@@ -270,20 +309,49 @@ func (r *Room) broadcastAll(v any) {
 	r.broadcastPrepared(m, m)
 }
 
-// broadcastByRole encodes proj for the projectors and stud for the phones
-// and sends them in the room's one order, as broadcastAll does.
-func (r *Room) broadcastByRole(proj, stud any) {
-	pm, err := prepare(proj)
-	var sm *websocket.PreparedMessage
+// recordAndBroadcast encodes proj for the projectors and stud for the
+// phones, keeps them in the record of ledger runID (keepAs says where:
+// the storm's announcement or its verdict), and sends them in the room's
+// one order, as broadcastAll does.
+func (r *Room) recordAndBroadcast(runID int, keepAs recordPart, proj, stud any) {
+	pb, err := json.Marshal(proj)
+	var sb []byte
 	if err == nil {
-		sm, err = prepare(stud)
+		sb, err = json.Marshal(stud)
 	}
 	if err != nil {
 		r.cl.cfg.Logger.Error("classroom: encode message", "err", err)
 		return
 	}
-	r.broadcastPrepared(pm, sm)
+	pm, err1 := websocket.NewPreparedMessage(websocket.TextMessage, pb)
+	sm, err2 := websocket.NewPreparedMessage(websocket.TextMessage, sb)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	r.flushLocked()
+	if r.rec != nil && r.rec.Run == runID {
+		switch keepAs {
+		case keepStorm:
+			r.rec.Storm = pb
+		case keepReport, keepFinalReport:
+			r.rec.ReportProjector, r.rec.ReportPhone = pb, sb
+			r.rec.Finished = r.rec.Finished || keepAs == keepFinalReport
+		}
+		r.saveRecordNow.Store(true)
+	}
+	r.broadcast(pm, sm)
 }
+
+// recordPart names what a message is in a ledger's record.
+type recordPart int
+
+const (
+	keepStorm recordPart = iota
+	keepReport
+	keepFinalReport // a storm's verdict: the record is complete
+)
 
 // broadcastPrepared sends proj to the projectors and stud to the phones,
 // after whatever is queued, in the room's one order.
@@ -340,6 +408,10 @@ func (r *Room) flushLocked() {
 	evs := r.pending
 	r.pending = nil
 	r.pmu.Unlock()
+	if r.rec != nil && len(evs) > 0 {
+		r.rec.keep(evs)
+		r.markSaved()
+	}
 	for len(evs) > 0 {
 		n := min(len(evs), maxBatch)
 		r.batch++
@@ -382,6 +454,7 @@ func encodeBatch(seq int64, evs []wireEvent) []byte {
 func (r *Room) tickLoop() {
 	t := time.NewTicker(r.cl.cfg.Tick)
 	defer t.Stop()
+	var savedRecord time.Time
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -405,6 +478,18 @@ func (r *Room) tickLoop() {
 		if report && run != nil {
 			r.sendReport(run, nil)
 		}
+		// The room is written when it changed; its record (a storm's
+		// events, megabytes for a big one) at most every recordEvery
+		// while events stream in, at once when a verdict completes it.
+		now := time.Now()
+		rec := r.saveRecordNow.Swap(false) || (r.saveRecord.Load() && now.Sub(savedRecord) >= recordEvery)
+		if view || r.saveDoc.Swap(false) || rec {
+			if rec {
+				r.saveRecord.Store(false)
+				savedRecord = now
+			}
+			r.save(rec)
+		}
 	}
 }
 
@@ -420,11 +505,13 @@ type stateMsg struct {
 	Online   int            `json:"online"`
 	Roster   []rosterEntry  `json:"roster,omitempty"`
 	Vote     vote           `json:"vote"`
-	Choices  []string       `json:"choices"`
 	Levels   []string       `json:"levels"`
 	Faults   []string       `json:"faults"`
 	Phases   []engine.Phase `json:"phases"`
 	Dropped  int            `json:"dropped"`
+	// Interrupted says the room's last storm was cut off when the server
+	// stopped: its events up to then are drawn, and it has no verdict.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 type rosterEntry struct {
@@ -435,9 +522,11 @@ type rosterEntry struct {
 
 func (r *Room) stateLocked(projector bool) stateMsg {
 	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID),
-		Vote: r.vote, Choices: Choices, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped}
+		Vote: r.vote, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped}
 	if r.run != nil {
 		s.Run = r.run.id
+	} else {
+		s.Run, s.Interrupted = r.restoredRun, r.interrupted
 	}
 	online := map[*student]bool{}
 	for c := range r.conns {
@@ -478,16 +567,17 @@ func (r *Room) sendState() {
 // Like every message, it names its type first, so that a reader can switch
 // on the first bytes.
 type welcomeMsg struct {
-	Type  string   `json:"type"`
-	Role  string   `json:"role"`
-	Code  string   `json:"code"`
-	State stateMsg `json:"state"`
+	Type    string   `json:"type"`
+	Role    string   `json:"role"`
+	Code    string   `json:"code"`
+	JoinURL string   `json:"join_url,omitempty"`
+	State   stateMsg `json:"state"`
 }
 
 func (r *Room) welcome(c *conn) welcomeMsg {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return welcomeMsg{Type: "welcome", Role: c.role, Code: r.code, State: r.stateLocked(c.role == RoleProjector)}
+	return welcomeMsg{Type: "welcome", Role: c.role, Code: r.code, JoinURL: c.joinURL, State: r.stateLocked(c.role == RoleProjector)}
 }
 
 // joinedMsg tells a phone who it is in the room.
@@ -522,8 +612,12 @@ func (r *Room) handle(c *conn, m ClientMessage) {
 		r.setLevel(c, level)
 	case MsgAsk:
 		r.mu.Lock()
+		level := m.Level
+		if level == "" {
+			level = r.level
+		}
 		r.votes = map[string]string{}
-		r.vote = vote{Open: true, Question: question}
+		r.vote = vote{Open: true, Question: question, Level: level, Choices: ChoicesFor(level)}
 		for _, st := range r.byID {
 			st.vote = ""
 		}
@@ -562,7 +656,7 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		r.students[h] = st
 		r.byID[st.id] = st
 	}
-	st.nickname = m.Nickname
+	st.nickname = r.uniqueNicknameLocked(st, m.Nickname)
 	c.student = st
 	r.dirtyView = true
 	you := joinedMsg{Type: "joined", ID: st.id, Nickname: st.nickname, Vote: st.vote, Retrying: st.open, Level: r.level}
@@ -582,6 +676,10 @@ func (r *Room) castVote(c *conn, choice string) {
 		r.mu.Unlock()
 		r.tell(c, errorMsg("vote-closed", "no vote is open"))
 		return
+	case !slices.Contains(r.vote.Choices, choice):
+		r.mu.Unlock()
+		r.tell(c, errorMsg("bad-message", "that answer is not one of this vote's"))
+		return
 	}
 	st.vote = choice
 	r.votes[st.id] = choice
@@ -591,6 +689,16 @@ func (r *Room) castVote(c *conn, choice string) {
 	r.tell(c, votedMsg{Type: "voted", Choice: choice})
 }
 
+// clearVoteLocked forgets the vote and every student's choice. The caller
+// holds mu.
+func (r *Room) clearVoteLocked() {
+	r.vote = vote{}
+	r.votes = map[string]string{}
+	for _, st := range r.byID {
+		st.vote = ""
+	}
+}
+
 // revealLocked closes the vote and shows its histogram, with what the
 // second retry really got when a run is known. The caller holds mu.
 func (r *Room) revealLocked(a *actual) {
@@ -598,7 +706,7 @@ func (r *Room) revealLocked(a *actual) {
 		return
 	}
 	counts := map[string]int{}
-	for _, ch := range Choices {
+	for _, ch := range r.vote.Choices {
 		counts[ch] = 0
 	}
 	for _, ch := range r.votes {
@@ -627,4 +735,32 @@ func (r *Room) setLevel(c *conn, level string) {
 	}
 	r.sendState()
 	r.sendReport(nr, nil)
+}
+
+// uniqueNicknameLocked is nick, or nick with the first free number after
+// it ("ana 2") when another student of the room already has it (compared
+// without case): the projector's names and a lane's label must each point
+// at one phone. The caller holds mu.
+func (r *Room) uniqueNicknameLocked(st *student, nick string) string {
+	taken := func(n string) bool {
+		for _, o := range r.byID {
+			if o != st && strings.EqualFold(o.nickname, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(nick) {
+		return nick
+	}
+	for i := 2; ; i++ {
+		suffix := " " + strconv.Itoa(i)
+		base := []rune(nick)
+		if len(base)+len([]rune(suffix)) > MaxNicknameRunes {
+			base = base[:MaxNicknameRunes-len([]rune(suffix))]
+		}
+		if n := string(base) + suffix; !taken(n) {
+			return n
+		}
+	}
 }

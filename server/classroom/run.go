@@ -120,9 +120,14 @@ func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
 	}
 	nr.eng = engine.New(nr.db, p, engine.Options{Clock: nr.clock, Hook: nr.hook, Trace: r.tracer(id), PaymentLatency: latency})
 
+	r.bmu.Lock()
+	r.flushLocked() // the old ledger's events go out before the new record starts
+	r.rec = &record{Run: id}
+	r.bmu.Unlock()
 	r.mu.Lock()
 	old := r.run
 	r.run, r.level, r.dirtyView = nr, level, true
+	r.restoredRun, r.interrupted = 0, false
 	for _, st := range r.byID {
 		st.open = false // a fresh ledger: the next press is a new wish
 	}
@@ -331,8 +336,12 @@ func secondRetry(h lab.History, rep lab.Report) *actual {
 		switch {
 		case transfers > 1:
 			act.Choice = ChoiceDouble
+		case !a.Delivered:
+			act.Choice = ChoiceNoAnswer
 		case a.Status == 201:
 			act.Choice = Choice201
+		case a.Status == 200:
+			act.Choice = Choice200
 		case a.Status == 409:
 			act.Choice = Choice409
 		case a.Status == 422:
@@ -369,14 +378,16 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 		msg.Keys = []keyRow{}
 	}
 	if storm == nil {
-		r.broadcastAll(msg)
+		r.recordAndBroadcast(run.id, keepReport, msg, msg)
 		return
 	}
 	r.mu.Lock()
-	r.revealLocked(secondRetry(h, rep))
+	if r.vote.Run == run.id {
+		r.revealLocked(secondRetry(h, rep))
+	}
 	v := r.vote
 	r.mu.Unlock()
-	if v.Question != "" {
+	if v.Question != "" && v.Run == run.id {
 		msg.Vote = &v
 	}
 	// The projector gets the picture with each moment's attempts, so that
@@ -396,5 +407,5 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	phones := msg
 	phones.Picture = &bare
 	phones.PictureSVG = ""
-	r.broadcastByRole(msg, phones)
+	r.recordAndBroadcast(run.id, keepFinalReport, msg, phones)
 }

@@ -49,10 +49,22 @@ func (r *Room) startStorm(c *conn, spec StormSpec) {
 		return
 	}
 	r.storming = true
+	// A vote asked since the last storm is about this one: it is locked
+	// now and judged by this storm's verdict. One that an earlier storm
+	// judged is cleared: its results are not this storm's.
+	forThis := r.vote.Question != "" && r.vote.Run == 0
+	if !forThis {
+		r.clearVoteLocked()
+	}
 	r.vote.Open = false
 	r.dirtyView = true
 	r.mu.Unlock()
 	nr, err := r.newRun(spec.Level, &spec)
+	if err == nil && forThis {
+		r.mu.Lock()
+		r.vote.Run = nr.id
+		r.mu.Unlock()
+	}
 	if err != nil {
 		r.mu.Lock()
 		r.storming = false
@@ -61,7 +73,8 @@ func (r *Room) startStorm(c *conn, spec StormSpec) {
 		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
 		return
 	}
-	r.broadcastAll(stormMsg{Type: "storm", Run: nr.id, Spec: spec, Requests: spec.Clients * spec.Attempts, Policy: nr.policy})
+	sm := stormMsg{Type: "storm", Run: nr.id, Spec: spec, Requests: spec.Clients * spec.Attempts, Policy: nr.policy}
+	r.recordAndBroadcast(nr.id, keepStorm, sm, sm)
 	if !r.spawn(func() { r.runStorm(nr, spec) }) {
 		r.mu.Lock()
 		r.storming = false

@@ -1,0 +1,217 @@
+package classroom
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"idemlab/engine"
+	"idemlab/store"
+)
+
+// A classroom with a database path keeps its rooms in a SQLite file beside
+// the bank's (idemlab-classroom.db for idemlab.db): the instructor's secret
+// and session, and every room's students, votes, level and last ledger's
+// record. A server killed in the middle of a lesson and started again on
+// the same files has the same rooms; the instructor stays signed in and
+// every phone finds its room and its student again. The storms' ledgers
+// themselves are not kept: a restarted room starts its next ledger fresh,
+// and the files a killed process left are removed at start-up.
+
+// Settings in the rooms file.
+const (
+	settingToken   = "instructor_token"
+	settingSession = "instructor_session"
+)
+
+// roomsPath is the classroom's file beside the bank database db.
+func roomsPath(db string) string {
+	ext := filepath.Ext(db)
+	return strings.TrimSuffix(db, ext) + "-classroom" + ext
+}
+
+// removeLeftoverLedgers deletes the storm ledgers (and their WAL files)
+// that a killed process left beside db: no room will ever read them.
+func removeLeftoverLedgers(db string) int {
+	ext := filepath.Ext(db)
+	base := strings.TrimSuffix(db, ext)
+	n := 0
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		matches, _ := filepath.Glob(globEscape(base) + "-classroom-??????-*" + globEscape(ext) + suffix)
+		for _, m := range matches {
+			// Only names ledgerPath writes: <base>-classroom-<CODE>-<run><ext>.
+			rest := strings.TrimSuffix(strings.TrimPrefix(m, base+"-classroom-"), ext+suffix)
+			code, id, ok := strings.Cut(rest, "-")
+			if _, err := strconv.Atoi(id); !ok || err != nil || len(code) != 6 {
+				continue
+			}
+			if os.Remove(m) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+// secretsFrom reads the instructor's secret and session from the rooms
+// file, or makes them and writes them there. A token given in the
+// configuration replaces the stored one; rotate makes new ones.
+func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, session string, err error) {
+	if db != nil && !rotate {
+		stored, ok, err := db.Setting(settingToken)
+		if err != nil {
+			return "", "", err
+		}
+		if token == "" && ok {
+			token = stored
+		}
+		if token == stored && ok {
+			// The same secret as before: the sessions it signed in stay valid.
+			if s, ok, err := db.Setting(settingSession); err != nil {
+				return "", "", err
+			} else if ok {
+				session = s
+			}
+		}
+	}
+	if token == "" {
+		if token, err = randomHex(24); err != nil {
+			return "", "", err
+		}
+	}
+	if session == "" {
+		if session, err = randomHex(32); err != nil {
+			return "", "", err
+		}
+	}
+	if db != nil {
+		if err := db.SetSetting(settingToken, token); err != nil {
+			return "", "", err
+		}
+		if err := db.SetSetting(settingSession, session); err != nil {
+			return "", "", err
+		}
+	}
+	return token, session, nil
+}
+
+// roomDoc is a room as the rooms file keeps it.
+type roomDoc struct {
+	Level    string            `json:"level"`
+	RunSeq   int               `json:"run_seq"`
+	Students []studentDoc      `json:"students"`
+	Votes    map[string]string `json:"votes"`
+	Vote     vote              `json:"vote"`
+}
+
+type studentDoc struct {
+	Hash     string `json:"hash"` // of the phone's secret; the secret is never kept
+	ID       string `json:"id"`
+	Nickname string `json:"nickname"`
+	Vote     string `json:"vote,omitempty"`
+}
+
+// docLocked is the room as a document. The caller holds mu.
+func (r *Room) docLocked() roomDoc {
+	d := roomDoc{Level: r.level, RunSeq: r.runSeq, Votes: map[string]string{}, Vote: r.vote}
+	for h, st := range r.students {
+		d.Students = append(d.Students, studentDoc{Hash: h, ID: st.id, Nickname: st.nickname, Vote: st.vote})
+	}
+	for k, v := range r.votes {
+		d.Votes[k] = v
+	}
+	return d
+}
+
+// markSaved asks the room's ticker to write its record at the next tick.
+func (r *Room) markSaved() { r.saveRecord.Store(true) }
+
+// save writes the room to the rooms file: its document always, its record
+// when it changed. It runs on the room's ticker, never on a request's path.
+func (r *Room) save(withRecord bool) {
+	db := r.cl.db
+	if db == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	doc, err := json.Marshal(r.docLocked())
+	r.mu.Unlock()
+	if err != nil {
+		return
+	}
+	var rec []byte
+	if withRecord {
+		r.bmu.Lock()
+		if r.rec != nil {
+			rec, err = json.Marshal(r.rec)
+		}
+		r.bmu.Unlock()
+		if err != nil {
+			rec = nil
+		}
+	}
+	if err := db.SaveRoom(r.code, doc, rec, time.Now()); err != nil {
+		r.cl.cfg.Logger.Warn("classroom: save room", "room", r.code, "err", err)
+	}
+}
+
+// restore rebuilds the rooms of the rooms file. A room whose last ledger
+// had a storm still running when the process died keeps the storm's
+// announcement and events but no verdict; its record says it was cut off.
+func (c *Classroom) restore() error {
+	saved, err := c.db.LoadRooms()
+	if err != nil {
+		return fmt.Errorf("classroom: load rooms: %w", err)
+	}
+	for _, s := range saved {
+		var d roomDoc
+		if err := json.Unmarshal(s.Doc, &d); err != nil || len(s.Code) != 6 {
+			c.cfg.Logger.Warn("classroom: a saved room does not parse; it is dropped", "room", s.Code, "err", err)
+			c.db.DeleteRoom(s.Code)
+			continue
+		}
+		r := newRoom(c, s.Code, func(r *Room) {
+			r.level, r.runSeq, r.vote = d.Level, d.RunSeq, d.Vote
+			if _, ok := engine.Preset(d.Level); !ok {
+				r.level = engine.LevelNaive
+			}
+			for _, sd := range d.Students {
+				st := &student{id: sd.ID, nickname: sd.Nickname, vote: sd.Vote, sends: newBucket(c.cfg.SendsPerSecond, c.cfg.SendBurst)}
+				r.students[sd.Hash] = st
+				r.byID[st.id] = st
+			}
+			for k, v := range d.Votes {
+				r.votes[k] = v
+			}
+			if r.vote.Open {
+				r.vote.Votes = len(r.votes)
+			}
+			if len(s.Record) > 0 {
+				var rec record
+				if json.Unmarshal(s.Record, &rec) == nil {
+					rec.Interrupted = !rec.Finished && rec.Storm != nil
+					r.rec = &rec
+					r.restoredRun, r.interrupted = rec.Run, rec.Interrupted
+					if rec.Run > r.runSeq {
+						r.runSeq = rec.Run
+					}
+				}
+			}
+		})
+		c.rooms[s.Code] = r
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// Rooms is the live classroom's own SQLite file: its settings (the
+// instructor's secret, signed-in sessions) and each open room as a
+// document the classroom writes and reads back at start-up, so that a
+// restarted server has the same rooms, students, votes and last storm. It
+// is separate from the bank's files and the storms' ledgers: a room is
+// not money. Rooms is safe for concurrent use.
+type Rooms struct {
+	mu   sync.Mutex
+	conn *sqlite3.Conn
+}
+
+// roomMigrations are applied in order, PRAGMA user_version counting them,
+// as the bank's migrations are. Append, never edit.
+var roomMigrations = []string{
+	// 1: settings and rooms.
+	`CREATE TABLE settings (
+		name  TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID;
+	CREATE TABLE rooms (
+		code       TEXT PRIMARY KEY,
+		doc        BLOB NOT NULL,
+		record     BLOB,
+		updated_ms INTEGER NOT NULL
+	) WITHOUT ROWID;`,
+}
+
+// SavedRoom is one room as it was last saved.
+type SavedRoom struct {
+	Code string
+	// Doc is the room (students, votes, level); Record the last ledger's
+	// storm, events and verdict (nil if none was saved).
+	Doc, Record []byte
+	Updated     time.Time
+}
+
+// OpenRooms opens (creating if needed) the classroom's file at path.
+func OpenRooms(path string) (*Rooms, error) {
+	conn, err := sqlite3.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db := &Rooms{conn: conn}
+	if err := db.init(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func (db *Rooms) init() error {
+	if err := db.conn.BusyTimeout(BusyTimeout); err != nil {
+		return err
+	}
+	if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); err != nil {
+		return err
+	}
+	return migrateConn(db.conn, roomMigrations)
+}
+
+// migrateConn brings conn's schema up to the last of migrations, each in
+// its own transaction with its user_version, and refuses a file written by
+// a newer idemlab.
+func migrateConn(conn *sqlite3.Conn, migrations []string) error {
+	stmt, _, err := conn.Prepare("PRAGMA user_version")
+	if err != nil {
+		return err
+	}
+	v := 0
+	if stmt.Step() {
+		v = stmt.ColumnInt(0)
+	}
+	err = errors.Join(stmt.Err(), stmt.Close())
+	if err != nil {
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this idemlab's %d", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		sql := "BEGIN IMMEDIATE;" + migrations[i] + fmt.Sprintf(";PRAGMA user_version=%d;COMMIT;", i+1)
+		if err := conn.Exec(sql); err != nil {
+			conn.Exec("ROLLBACK")
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// Setting returns a setting's value, and whether it is set.
+func (db *Rooms) Setting(name string) (string, bool, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	stmt, _, err := db.conn.Prepare("SELECT value FROM settings WHERE name = ?")
+	if err != nil {
+		return "", false, err
+	}
+	defer stmt.Close()
+	stmt.BindText(1, name)
+	if stmt.Step() {
+		return stmt.ColumnText(0), true, nil
+	}
+	return "", false, stmt.Err()
+}
+
+// SetSetting writes a setting.
+func (db *Rooms) SetSetting(name, value string) error {
+	return db.exec("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+		func(s *sqlite3.Stmt) { s.BindText(1, name); s.BindText(2, value) })
+}
+
+// SaveRoom writes a room's document, and its record unless record is nil
+// (the record, a storm's events, is large and changes less often).
+func (db *Rooms) SaveRoom(code string, doc, record []byte, now time.Time) error {
+	if record == nil {
+		return db.exec(`INSERT INTO rooms (code, doc, updated_ms) VALUES (?, ?, ?)
+			ON CONFLICT (code) DO UPDATE SET doc = excluded.doc, updated_ms = excluded.updated_ms`,
+			func(s *sqlite3.Stmt) { s.BindText(1, code); s.BindBlob(2, doc); s.BindInt64(3, now.UnixMilli()) })
+	}
+	return db.exec(`INSERT INTO rooms (code, doc, record, updated_ms) VALUES (?, ?, ?, ?)
+		ON CONFLICT (code) DO UPDATE SET doc = excluded.doc, record = excluded.record, updated_ms = excluded.updated_ms`,
+		func(s *sqlite3.Stmt) {
+			s.BindText(1, code)
+			s.BindBlob(2, doc)
+			s.BindBlob(3, record)
+			s.BindInt64(4, now.UnixMilli())
+		})
+}
+
+// DeleteRoom forgets a room.
+func (db *Rooms) DeleteRoom(code string) error {
+	return db.exec("DELETE FROM rooms WHERE code = ?", func(s *sqlite3.Stmt) { s.BindText(1, code) })
+}
+
+// LoadRooms returns every saved room, oldest change first.
+func (db *Rooms) LoadRooms() ([]SavedRoom, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	stmt, _, err := db.conn.Prepare("SELECT code, doc, record, updated_ms FROM rooms ORDER BY updated_ms")
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	var out []SavedRoom
+	for stmt.Step() {
+		out = append(out, SavedRoom{Code: stmt.ColumnText(0), Doc: stmt.ColumnBlob(1, nil), Record: stmt.ColumnBlob(2, nil),
+			Updated: time.UnixMilli(stmt.ColumnInt64(3))})
+	}
+	return out, stmt.Err()
+}
+
+func (db *Rooms) exec(sql string, bind func(*sqlite3.Stmt)) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	stmt, _, err := db.conn.Prepare(sql)
+	if err != nil {
+		return err
+	}
+	bind(stmt)
+	return errors.Join(stmt.Exec(), stmt.Close())
+}
+
+// Close closes the file.
+func (db *Rooms) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.conn.Close()
+}
