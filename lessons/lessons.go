@@ -72,6 +72,9 @@ type Entry struct {
 	Summary string   `json:"summary"`
 	Level   string   `json:"level"`
 	Langs   []string `json:"langs"`
+	// Titles is the title in each language, so that a menu lists every
+	// lesson in the reader's language, not only the one open.
+	Titles map[string]string `json:"titles"`
 }
 
 // Set is every lesson in every language, rendered and checked.
@@ -162,7 +165,11 @@ func LoadFS(fsys fs.FS) (*Set, error) {
 				return nil, fmt.Errorf("lessons: %s/%s is number %d, but %s says %d", l.Lang, id, l.N, DefaultLang, en.N)
 			}
 		}
-		set.index = append(set.index, Entry{ID: id, N: en.N, Title: en.Title, Summary: en.Summary, Level: en.Level, Langs: names})
+		titles := map[string]string{}
+		for lang, l := range langs {
+			titles[lang] = l.Title
+		}
+		set.index = append(set.index, Entry{ID: id, N: en.N, Title: en.Title, Summary: en.Summary, Level: en.Level, Langs: names, Titles: titles})
 	}
 	sort.Slice(set.index, func(i, j int) bool { return set.index[i].N < set.index[j].N })
 	return set, nil

@@ -318,3 +318,16 @@ func asJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestTheIndexNamesEveryLessonInEachLanguage: the playground's menu lists
+// every lesson in the reader's language, not only the lesson open.
+func TestTheIndexNamesEveryLessonInEachLanguage(t *testing.T) {
+	for _, e := range load(t).Index() {
+		for _, lang := range e.Langs {
+			assert.NotEmpty(t, e.Titles[lang], "%s has no %s title in the index", e.ID, lang)
+		}
+		if ko, ok := e.Titles["ko"]; ok {
+			assert.NotEqual(t, e.Titles["en"], ko, "%s: the Korean menu shows the English title", e.ID)
+		}
+	}
+}

@@ -157,9 +157,9 @@ function renderLessonSelect() {
   const current = app.lesson ? app.lesson.id : sel.value;
   sel.replaceChildren(...app.index.map((l) => {
     const done = lessonDone(l.id, app.lesson);
-    // The index has each lesson's default-language title; the lesson shown
-    // has its own, in the language it was read in.
-    const title = app.lesson && app.lesson.id === l.id ? app.lesson.title : l.title;
+    // The index has each lesson's title in every language it is written
+    // in; the lesson shown has its own, in the language it was read in.
+    const title = app.lesson && app.lesson.id === l.id ? app.lesson.title : (l.titles && l.titles[app.lang]) || l.title;
     return el('option', { value: l.id, selected: l.id === current },
       (done ? '✓ ' : '') + l.n + '. ' + title + (done ? ' (' + t('lessonDone') + ')' : ''));
   }));
