@@ -199,8 +199,9 @@ func TestPhoneSaysItPaidTwice(t *testing.T) {
 	run(t, phone, click("#basement"), click("#send"),
 		waitJS(`document.getElementById('result').textContent.includes('No answer')`))
 	run(t, phone, click("#basement"), click("#send"),
-		waitJS(`document.getElementById('result').textContent.startsWith('✘ Paid twice')`))
-	assert.Contains(t, text(t, phone, "#result"), "10,000 won paid again")
+		waitJS(`document.getElementById('result').textContent.startsWith('✘ Charged twice')`))
+	assert.Contains(t, text(t, phone, "#result"), "10,000 won left your account 2 times")
+	assert.Equal(t, "paid-twice", attr(t, phone, "#result", "data-outcome"))
 	run(t, phone, waitJS(`[...document.querySelectorAll('#mylanes [data-mark="paid-again-text"]')].some((e) => e.textContent.includes('paid again'))`))
 	assert.Equal(t, "time", attr(t, phone, "#mylanes svg.race", "data-clock"))
 	assert.Contains(t, attr(t, phone, "#mylanes svg.race", "class"), "compact")
@@ -258,7 +259,7 @@ func TestProjectorScreenshots(t *testing.T) {
 	shot(proj, "projector-4-phone")
 	projectorStorm(t, proj, "naive", 20, 1, 2, 200)
 	run(t, phone, click("#basement"), click("#send"), waitJS(`document.getElementById('result').textContent.includes('No answer')`),
-		click("#basement"), click("#send"), waitJS(`document.getElementById('result').textContent.includes('Paid twice')`),
+		click("#basement"), click("#send"), waitJS(`document.getElementById('result').textContent.includes('Charged twice')`),
 		chromedp.Sleep(500*time.Millisecond))
 	shot(phone, "phone-1-paid-twice")
 	run(t, phone, waitJS(`!document.getElementById('room-storm').hidden`), click("#room-storm summary"),

@@ -7,10 +7,11 @@
 import { connect } from "./room.js";
 import { el, won } from "/dom.js";
 import { buildRace, drawRace } from "/race.js";
+import { t, translatePage, choiceWord } from "./words.js";
 
 const $ = (id) => document.getElementById(id);
 const STORE = "idemlab.classroom.student";
-const LABEL = { 201: "201", 409: "409", 422: "422", double: "a second transfer" };
+translatePage();
 
 let room = null;
 let me = null;
@@ -22,6 +23,7 @@ let stormRun = 0; // the ledger of the last storm announced
 let policy = {};
 let level = "";
 let lastResult = null; // what this phone's last transfer got
+let myVote = ""; // this phone's choice in the current vote
 // A phone keeps at most this many of a storm's events (1,000 clients × 5
 // attempts is about 45,000); the room's view is drawn only when opened.
 const MAX_ROOM_EVENTS = 60000;
@@ -78,14 +80,15 @@ function join(c, nick) {
     },
     onMessage,
     onStatus(s) {
-      $("conn").textContent = s;
+      $("conn").textContent = t(s);
       $("conn").className = "pill " + s;
+      $("conn").dataset.status = s;
+      $("reconnecting").hidden = s !== "reconnecting";
       if (s === "gone") {
-        room.stop();
         room = null;
         $("client").hidden = true;
         $("enter").hidden = false;
-        $("enter-error").textContent = "No room " + c + " here. Check the code on the projector.";
+        $("enter-error").textContent = t("roomGone", { code: c });
       }
     },
   });
@@ -94,6 +97,12 @@ function join(c, nick) {
 function onMessage(msg) {
   switch (msg.type) {
     case "welcome":
+      // A (re)connection: the room's current ledger follows (its storm,
+      // events and verdict); what this phone drew is drawn again from it.
+      run = 0;
+      mine = [];
+      roomEvents = [];
+      stormRun = 0;
       renderState(msg.state);
       break;
     case "joined":
@@ -105,7 +114,8 @@ function onMessage(msg) {
       $("room-label").textContent = code;
       $("level-label").textContent = msg.level;
       setLevel(msg.level);
-      $("send").textContent = msg.retrying ? "Send again (retry)" : "Send transfer";
+      $("send").textContent = msg.retrying ? t("sendAgain") : t("send");
+      myVote = msg.vote || "";
       break;
     case "state":
       renderState(msg);
@@ -114,7 +124,9 @@ function onMessage(msg) {
       renderResult(msg);
       break;
     case "voted":
-      $("voted").textContent = "Your vote: " + (LABEL[msg.choice] || msg.choice);
+      myVote = msg.choice;
+      $("voted").textContent = t("yourVote", { choice: choiceWord(msg.choice) });
+      for (const b of $("choices").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.choice === myVote));
       break;
     case "storm":
       stormRun = msg.run;
@@ -122,12 +134,16 @@ function onMessage(msg) {
       if (msg.policy) policy = msg.policy;
       level = msg.spec.level;
       $("room-storm").hidden = true;
+      $("room-verdict").hidden = false;
+      $("room-verdict").textContent = t("roomVerdict", { verdict: t("running") });
       break;
     case "report":
       if (msg.storm && msg.run === stormRun) {
         $("room-storm").hidden = false;
         if ($("room-storm").open) drawRoom();
+        renderVerdict(msg);
       }
+      if (msg.vote) renderVote(msg.vote, false);
       break;
     case "events":
       if (!me) return;
@@ -153,24 +169,58 @@ function onMessage(msg) {
 function renderState(s) {
   $("level-label").textContent = s.level;
   setLevel(s.level);
-  const v = s.vote;
+  renderVote(s.vote, s.storming);
+}
+
+// renderVote shows the room's question: buttons while it is open (this
+// phone's own choice pressed), the room's answers once revealed, with this
+// phone's choice marked and whether it was right.
+function renderVote(v, storming) {
   const box = $("vote");
-  box.hidden = !(v.open || v.revealed);
+  box.hidden = !(v.open || v.revealed || (v.question && storming));
+  if (!v.question) myVote = "";
   $("question").textContent = v.question || "";
   const choices = $("choices");
+  const list = v.choices || [];
   if (v.open) {
-    choices.replaceChildren(...s.choices.map((c) => {
-      const b = el("button", { type: "button", "data-choice": c, text: LABEL[c] || c });
+    choices.replaceChildren(...list.map((c) => {
+      const b = el("button", { type: "button", "data-choice": c, "aria-pressed": String(c === myVote), text: choiceWord(c) });
       b.addEventListener("click", () => room.send({ type: "vote", choice: c }));
       return b;
     }));
   } else if (v.revealed && v.counts) {
-    choices.replaceChildren(...s.choices.map((c) => el("div", { class: "hrow" },
-      el("span", { class: "hlabel", text: LABEL[c] || c }), el("span", { class: "hcount", text: String(v.counts[c] || 0) + (v.actual && v.actual.choice === c ? " ← what happened" : "") }))));
+    choices.replaceChildren(...list.map((c) => el("div", { class: "hrow" + (c === myVote ? " mine" : ""), "data-choice": c },
+      el("span", { class: "hlabel", text: (c === myVote ? "➜ " : "") + choiceWord(c) }),
+      el("span", { class: "hcount", text: String(v.counts[c] || 0) + (v.actual && v.actual.choice === c ? " ← " + t("whatHappened") : "") }))));
   } else {
     choices.replaceChildren();
   }
-  if (s.storming) $("voted").textContent = "The storm is running: votes are locked.";
+  const voted = $("voted");
+  voted.className = "muted";
+  if (v.revealed && v.actual && v.actual.choice && myVote) {
+    const right = v.actual.choice === myVote;
+    voted.className = right ? "right" : "wrong";
+    voted.textContent = right ? t("votedRight", { choice: choiceWord(myVote) }) : t("votedWrong", { choice: choiceWord(myVote), actual: choiceWord(v.actual.choice) });
+  } else if (storming && v.question) {
+    voted.textContent = t("votesLockedPhone") + (myVote ? " " + t("yourVote", { choice: choiceWord(myVote) }) : "");
+  } else if (v.open && myVote) {
+    voted.textContent = t("yourVote", { choice: choiceWord(myVote) });
+  } else {
+    voted.textContent = "";
+  }
+}
+
+// renderVerdict says in one line what the room's storm did.
+function renderVerdict(msg) {
+  const s = msg.report.summary;
+  let verdict;
+  if (s.duplicates > 0) verdict = t("verdictPaidTwice", { n: s.duplicates, amount: won(s.paid_twice) });
+  else if (s.intents > s.transfers) verdict = t("verdictNoPay", { n: s.intents - s.transfers });
+  else verdict = t("verdictHeld");
+  const p = $("room-verdict");
+  p.hidden = false;
+  p.className = "room-verdict " + (s.duplicates > 0 ? "fail" : s.intents > s.transfers ? "info" : "ok");
+  p.textContent = t("roomVerdict", { verdict });
 }
 
 // setLevel remembers the room's level: the race view names the key row's
@@ -204,7 +254,7 @@ function drawMine() {
 function drawRoom() {
   const box = $("room-race");
   if (!roomEvents.length) {
-    box.replaceChildren(el("p", { class: "muted", text: "No storm recorded on this phone yet." }));
+    box.replaceChildren(el("p", { class: "muted", text: t("noStormHere") }));
     return;
   }
   const model = buildRace({ events: roomEvents, policy, clock: "time", labelOf: (l) => (me && l.startsWith(me.id + ".") ? "you " + myLabel(l) : l) });
@@ -223,7 +273,7 @@ function renderResult(r) {
   $("send").disabled = false;
   lastResult = r;
   renderResultBox();
-  $("send").textContent = r.retrying ? "Send again (retry)" : "Send transfer";
+  $("send").textContent = r.retrying ? t("sendAgain") : t("send");
 }
 
 // renderResultBox says what the last transfer got and, once the trace
@@ -234,33 +284,52 @@ function renderResultBox() {
   if (!r) return;
   const box = $("result");
   box.className = "result";
+  // What the phone heard, in words: the money first (the trace says how
+  // many times this wish was paid), then the answer.
+  const paid = paymentsFor(r.intent);
   let text;
   let cls;
-  if (!r.delivered) {
+  if (paid.length > 1) {
+    cls = "fail";
+    text = t("chargedTwice", { times: paid.length === 2 ? t("twice") : t("nTimes", { n: paid.length }), amount: won(paid[0]), n: paid.length });
+  } else if (!r.delivered) {
     cls = "info";
-    text = `No answer (attempt ${r.attempt}). Did the money move? You cannot know. ` +
-      (r.level === "naive" ? "Press again: naive ignores the key, so it is a new request." : `Press again to retry with the same key.`);
+    text = t("noAnswer", { n: r.attempt }) + " " + (r.level === "naive" ? t("noAnswerNaive") : t("noAnswerRetry"));
   } else if (r.status === 409) {
     cls = "info";
-    text = `409: your first attempt is still being processed. Press again to retry.`;
+    text = t("inProgress409");
+  } else if (r.replayed) {
+    cls = "ok";
+    text = t("replayedOnce", { status: r.status });
+  } else if (r.status === 200) {
+    cls = "info";
+    text = t("alreadyProcessed");
+  } else if (r.status >= 200 && r.status < 300) {
+    cls = "ok";
+    text = t("chargedOnce", { amount: won(paid[0] || 10000), answer: r.status });
   } else {
-    cls = r.status >= 200 && r.status < 300 ? "ok" : "fail";
-    text = `${r.status}${r.replayed ? " (replayed)" : ""} after ${r.attempt} attempt${r.attempt > 1 ? "s" : ""}: ${r.body}`;
+    cls = "fail";
+    text = t("refused", { status: r.status, summary: summarize(r.body) });
   }
-  const paid = paymentsFor(r.intent);
-  const again = paid.slice(1).reduce((n, a) => n + a, 0);
-  box.classList.add(paid.length > 1 ? "fail" : cls);
-  box.replaceChildren(text);
-  if (paid.length > 1) {
-    box.prepend(el("strong", { class: "paid-twice", "data-paid": paid.length,
-      text: `✘ Paid ${paid.length === 2 ? "twice" : paid.length + " times"}: ${won(again)} won paid again for one transfer. ` }));
+  box.classList.add(cls);
+  box.dataset.outcome = paid.length > 1 ? "paid-twice" : cls;
+  box.replaceChildren(paid.length > 1 ? el("strong", { class: "paid-twice", "data-paid": paid.length, text }) : text);
+}
+
+// summarize is a problem's title or detail instead of its raw JSON.
+function summarize(body) {
+  try {
+    const p = JSON.parse(body);
+    return p.detail || p.title || body;
+  } catch {
+    return body;
   }
 }
 
 $("send").addEventListener("click", () => {
   if (room && room.send({ type: "send", basement: $("basement").checked })) {
     $("send").disabled = true;
-    $("result").textContent = "Sending…";
+    $("result").textContent = t("sending");
     $("result").className = "result";
   }
 });

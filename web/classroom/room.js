@@ -1,6 +1,11 @@
-// room.js: the websocket both classroom pages share. One socket per page;
-// it reconnects with a growing pause, and every message is JSON. (The
-// pages build their elements with /dom.js, the one DOM helper.)
+// room.js: the websocket every classroom page shares. One socket per page;
+// it reconnects for as long as the page is open, with a growing, jittered
+// pause (a room of forty phones must not come back in one burst), and
+// every message is JSON. A socket that cannot open does not mean the room
+// is gone: the page asks the server, and only a 404 from it ("no room has
+// that code") is "gone". Anything else (the Wi-Fi dropped, the server is
+// restarting) is "reconnecting", and the page keeps trying. (The pages
+// build their elements with /dom.js, the one DOM helper.)
 
 /** wsURL is the room's websocket address on this server. */
 export function wsURL(code, role) {
@@ -9,22 +14,51 @@ export function wsURL(code, role) {
   return `${scheme}://${location.host}/classroom/ws/${encodeURIComponent(code)}${q}`;
 }
 
+// The pause before the next try grows from FIRST_MS to MAX_MS; each pause
+// is drawn between half and all of its value.
+const FIRST_MS = 400;
+const MAX_MS = 5000;
+
+/**
+ * roomExists asks the server whether it has the room: true, false (it
+ * answered 404), or null (no answer: the network or the server is down).
+ */
+export async function roomExists(code) {
+  try {
+    const res = await fetch("/classroom/api/rooms/" + encodeURIComponent(code), { cache: "no-store" });
+    if (res.status === 404) return false;
+    return res.ok ? true : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * connect opens the room's socket and keeps it open. onOpen runs after
  * every (re)connection, onMessage for each message, onStatus with
- * "online", "reconnecting" or "gone" (the room no longer exists).
+ * "online", "reconnecting" or "gone" (the server said it has no such room;
+ * the page stops trying).
  */
 export function connect(code, role, { onOpen, onMessage, onStatus }) {
   let ws = null;
-  let delay = 500;
+  let delay = FIRST_MS;
   let stopped = false;
-  let opened = false;
+  let timer = 0;
+  const status = (s) => onStatus && onStatus(s);
+  function retry() {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(open, delay / 2 + (Math.random() * delay) / 2);
+    delay = Math.min(delay * 2, MAX_MS);
+  }
   function open() {
+    if (stopped) return;
+    let opened = false;
     ws = new WebSocket(wsURL(code, role));
     ws.onopen = () => {
       opened = true;
-      delay = 500;
-      onStatus && onStatus("online");
+      delay = FIRST_MS;
+      status("online");
       onOpen && onOpen();
     };
     ws.onmessage = (ev) => {
@@ -36,19 +70,27 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
       }
       onMessage(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = async () => {
       if (stopped) return;
-      if (!opened) {
-        // The handshake itself failed: the room may be gone.
-        onStatus && onStatus("gone");
-      } else {
-        onStatus && onStatus("reconnecting");
+      status("reconnecting");
+      if (!opened && (await roomExists(code)) === false) {
+        stopped = true;
+        status("gone");
+        return;
       }
-      opened = false;
-      setTimeout(open, delay);
-      delay = Math.min(delay * 2, 10000);
+      retry();
     };
   }
+  // A phone that wakes up, or a laptop back on the network, tries at once.
+  const now = () => {
+    if (!stopped && ws && ws.readyState === WebSocket.CLOSED) {
+      delay = FIRST_MS;
+      clearTimeout(timer);
+      open();
+    }
+  };
+  window.addEventListener("online", now);
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && now());
   open();
   return {
     send(obj) {
@@ -60,6 +102,7 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
     },
     stop() {
       stopped = true;
+      clearTimeout(timer);
       ws && ws.close();
     },
   };

@@ -9,6 +9,7 @@ import { connect } from "./room.js";
 import { el, won } from "/dom.js";
 import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
+import { t, translatePage, choiceWord, lang } from "./words.js";
 
 const $ = (id) => document.getElementById(id);
 // REDRAW_MS: while a storm streams in, the view is rebuilt at most this
@@ -24,9 +25,13 @@ const MAX_EVENTS = 60000;
 const MIN_ROWS = 20;
 const MAX_ROWS = 40;
 const COLLAPSE_OVER = 6;
+// The page is the presenter (controls, and a small picture) unless it is
+// opened as the room's screen (?view=screen), the audience view that the
+// projector shows: the join screen, then the race filling the screen.
+const SCREEN = new URLSearchParams(location.search).get("view") === "screen";
 // VIEW_SCALE enlarges the drawn view for the back of a room: race.css's
-// smallest words (11 px) are 16 px on a 1920-pixel-wide projector.
-const VIEW_SCALE = 1.46;
+// smallest words (11 px) are 16 px on the presenter, 21 px on the screen.
+const VIEW_SCALE = SCREEN ? 1.9 : 1.46;
 
 let room = null;
 let code = "";
@@ -73,6 +78,9 @@ async function api(path, body) {
   return data;
 }
 
+document.body.classList.toggle("screen-view", SCREEN);
+translatePage();
+
 async function init() {
   const m = location.hash.match(/token=([^&]+)/);
   if (m) {
@@ -98,7 +106,7 @@ async function init() {
 $("create").addEventListener("click", async () => {
   try {
     const r = await api("/classroom/api/rooms", {});
-    history.replaceState(null, "", "/classroom/teach?room=" + encodeURIComponent(r.code));
+    history.replaceState(null, "", "/classroom/teach?room=" + encodeURIComponent(r.code) + (lang !== "en" ? "&lang=" + lang : ""));
     enter(r.code);
   } catch (e) {
     $("lobby-error").textContent = e.message;
@@ -112,17 +120,19 @@ function enter(c) {
   $("code").textContent = c;
   $("join-url").textContent = location.host + "/classroom/";
   $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(c) + "/qr.png";
+  $("open-screen").href = "/classroom/teach?view=screen&room=" + encodeURIComponent(c) + (lang !== "en" ? "&lang=" + lang : "");
   showStage(false);
   room = connect(c, "projector", {
     onMessage,
     onStatus(s) {
-      $("conn").textContent = s;
+      $("conn").textContent = t(s);
       $("conn").className = "pill " + s;
+      $("conn").dataset.status = s;
+      $("reconnecting").hidden = s !== "reconnecting";
       if (s === "gone") {
-        room.stop();
         $("room").hidden = true;
         $("lobby").hidden = false;
-        $("lobby-error").textContent = "Room " + c + " no longer exists (was the server restarted?). Open a new one.";
+        $("lobby-error").textContent = t("roomGoneProjector", { code: c });
       }
     },
   });
@@ -131,7 +141,12 @@ function enter(c) {
 function onMessage(msg) {
   switch (msg.type) {
     case "welcome":
+      // A (re)connection: the room sends its current ledger's storm,
+      // events and verdict after this, so the picture is rebuilt from
+      // nothing rather than added to what this page still shows.
       fillControls(msg.state);
+      if (msg.join_url) $("join-url").textContent = msg.join_url.replace(/^https?:\/\//, "");
+      newRun(-1, msg.state.level, "");
       renderState(msg.state);
       break;
     case "state":
@@ -139,7 +154,7 @@ function onMessage(msg) {
       break;
     case "storm":
       if (msg.policy) policies.set(msg.spec.level, msg.policy);
-      newRun(msg.run, msg.spec.level, `storm: ${msg.spec.clients} clients × ${msg.spec.attempts} at ${msg.spec.level}, fault ${msg.spec.fault}`);
+      newRun(msg.run, msg.spec.level, t("stormLabel", { clients: msg.spec.clients, attempts: msg.spec.attempts, level: msg.spec.level, fault: msg.spec.fault }));
       $("fire").disabled = true;
       // The room watches the storm, not the form: the panel folds away
       // and the join card becomes a strip above the view.
@@ -179,36 +194,40 @@ function fillControls(s) {
 }
 
 function renderState(s) {
-  $("online").textContent = `${s.online} of ${s.students} students online` + (s.dropped ? ` · ${s.dropped} slow screens dropped` : "");
+  $("online").textContent = t("onlineCount", { online: s.online, students: s.students }) + (s.dropped ? " · " + t("dropped", { n: s.dropped }) : "");
+  $("online").dataset.online = String(s.online);
   $("fire").disabled = s.storming;
   roster = new Map((s.roster || []).map((r) => [r.id, r.nickname]));
   const ul = $("roster");
-  ul.replaceChildren(...(s.roster || []).map((r) => el("li", { class: r.online ? "" : "offline", text: r.nickname + (r.online ? "" : " (away)") })));
-  if (s.run !== run && s.run > run) newRun(s.run, s.level, "level " + s.level);
-  renderVote(s.vote, s.choices);
+  ul.replaceChildren(...(s.roster || []).map((r) => el("li", { class: r.online ? "" : "offline", text: r.nickname + (r.online ? "" : " " + t("away")) })));
+  // The join screen names who is in: the newest first, as they arrive.
+  const names = (s.roster || []).filter((r) => r.online).map((r) => r.nickname).reverse();
+  $("joined-names").replaceChildren(...(names.length ? names.slice(0, 40).map((n) => el("li", { text: n })) : [el("li", { class: "muted", text: t("noneYet") })]));
+  if (s.run !== run && s.run > run) newRun(s.run, s.level, t("levelLabel", { level: s.level }));
+  $("interrupted").hidden = !s.interrupted;
+  renderVote(s.vote);
 }
 
-function renderVote(v, choices) {
-  $("vote-question").textContent = v.question || "No question asked yet. Ask the class before a storm.";
-  $("vote-status").textContent = v.open ? `voting: ${v.votes} votes so far` : v.revealed ? `${v.votes} votes` : v.question ? `locked: ${v.votes} votes` : "";
+function renderVote(v) {
+  $("vote-question").textContent = v.question || t("noQuestion");
+  $("vote-status").textContent = v.open ? t("votingSoFar", { n: v.votes }) : v.revealed ? t("votesCast", { n: v.votes }) : v.question ? t("votesLocked", { n: v.votes }) : "";
   const h = $("histogram");
   if (!v.revealed || !v.counts) {
     h.replaceChildren();
     return;
   }
   const max = Math.max(1, ...Object.values(v.counts));
-  const label = { 201: "201", 409: "409", 422: "422", double: "a second transfer" };
-  h.replaceChildren(...(choices || Object.keys(v.counts)).map((c) => {
+  h.replaceChildren(...(v.choices || Object.keys(v.counts)).map((c) => {
     const n = v.counts[c] || 0;
     const right = v.actual && v.actual.choice === c;
     const bar = el("div", { class: "hbar" + (right ? " right" : "") });
     bar.style.width = (100 * n) / max + "%";
-    return el("div", { class: "hrow", "data-choice": c }, el("span", { class: "hlabel", text: label[c] || c }), bar,
-      el("span", { class: "hcount", text: String(n) + (right ? " ← what happened" : "") }));
+    return el("div", { class: "hrow", "data-choice": c }, el("span", { class: "hlabel", text: choiceWord(c) }), bar,
+      el("span", { class: "hcount", text: String(n) + (right ? " ← " + t("whatHappened") : "") }));
   }));
-  if (v.actual) {
-    h.append(el("p", { class: "actual", text: `The second request of the first wish (${laneLabel(v.actual.lane)}) got ${v.actual.status || "no answer"}` + (v.actual.choice === "double" ? ", and the money moved twice." : ".") }));
-  }
+  // One sentence, from the one judgement the server made: the answer
+  // named is the choice, so it cannot contradict the histogram.
+  h.append(el("p", { class: "actual", text: v.actual && v.actual.choice ? t("actualWas", { lane: laneLabel(v.actual.lane), answer: choiceWord(v.actual.choice) }) : t("actualUnknown") }));
 }
 
 // showStage switches the room between its two layouts: before the first
@@ -254,7 +273,15 @@ function newRun(id, lvl, label) {
   view.mode = "live";
   view.cursor = 0;
   $("race").replaceChildren();
-  $("run-label").textContent = `(ledger ${id}, ${label})`;
+  $("run-label").textContent = id > 0 ? `(ledger ${id}, ${label})` : "";
+  // The last ledger's verdict is not this one's: until this one's comes,
+  // the verdict says it is running.
+  $("rules").replaceChildren(el("li", { class: "running", text: t("running") }));
+  $("balances").replaceChildren();
+  $("keytable").replaceChildren();
+  $("keys-total").textContent = "";
+  $("stuck").hidden = true;
+  $("interrupted").hidden = true;
   renderPlayer();
   renderLive();
 }
@@ -588,10 +615,18 @@ function renderLive() {
   $("lane-count").textContent = `${live.requests.size} requests` + (unrecorded ? ` (${unrecorded} events not recorded, all counted)` : "");
   const st = (c) => live.statuses.get(c) || 0;
   $("tally").replaceChildren(
-    tile("duplicates (live)", dup, dup > 0 ? "fail" : "ok"),
+    tile(t("tile_liveDup"), dup, dup > 0 ? "fail" : "ok"),
     tile("201", st(201)), tile("409", st(409)), tile("422", st(422)),
-    tile("lost / timed out", live.lost), tile("crashed", live.crashed),
+    tile(t("tile_lost"), live.lost), tile(t("tile_crashed"), live.crashed),
   );
+}
+
+// violationText shows a broken rule's sentence; raw JSON in it is cut to a
+// short summary, the full text one click away.
+function violationText(message) {
+  const i = message.search(/[{[]"/);
+  if (i < 0 || message.length < 120) return el("div", { class: "violation", text: message });
+  return el("details", { class: "violation" }, el("summary", { text: message.slice(0, i).trim() + " …" }), el("code", { text: message.slice(i) }));
 }
 
 function tile(label, value, cls = "") {
@@ -616,25 +651,30 @@ function drawPicture(msg) {
 function renderReport(msg) {
   if (msg.run !== run) newRun(msg.run, msg.level, "level " + msg.level);
   const s = msg.report.summary;
-  const label = msg.storm ? `storm of ${msg.storm.requests} requests at ${msg.level}, ${msg.storm.duration_ms} ms` : `level ${msg.level}`;
+  const label = msg.storm ? t("stormDone", { requests: msg.storm.requests, level: msg.level, ms: msg.storm.duration_ms }) : t("levelLabel", { level: msg.level });
   $("run-label").textContent = `(ledger ${msg.run}, ${label})`;
   $("tally").replaceChildren(
-    tile("duplicates", s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
-    tile("paid twice", won(s.paid_twice) + " won", s.paid_twice > 0 ? "fail" : "ok"),
-    tile("409s", s.conflicts_409), tile("422s", s.mismatches_422), tile("replays", s.replays),
-    tile("lost answers", s.lost_responses), tile("transfers", s.transfers), tile("money moved", won(s.money_moved) + " won"),
+    tile(t("tile_duplicates"), s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
+    tile(t("tile_paidTwice"), won(s.paid_twice) + " won", s.paid_twice > 0 ? "fail" : "ok"),
+    tile(t("tile_409"), s.conflicts_409), tile(t("tile_422"), s.mismatches_422), tile(t("tile_replays"), s.replays),
+    tile(t("tile_lost"), s.lost_responses), tile(t("tile_transfers"), s.transfers), tile(t("tile_moved"), won(s.money_moved) + " won"),
   );
   $("tally").dataset.duplicates = String(s.duplicates);
   $("rules").replaceChildren(...msg.report.rules.map((r) =>
     el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + r.rule.title,
-      r.ok ? null : el("div", { class: "violation", text: r.violations[0].message }))));
+      r.ok ? null : violationText(r.violations[0].message))));
   $("balances").replaceChildren(el("tr", {}, el("th", { text: "account" }), el("th", { text: "balance" })),
     ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) + " won" }))));
   $("keys-total").textContent = msg.keys_total > msg.keys.length ? `(${msg.keys.length} of ${msg.keys_total})` : `(${msg.keys_total})`;
   $("keytable").replaceChildren(
     el("tr", {}, ...["key", "customer", "state", "status", "transfer"].map((h) => el("th", { text: h }))),
     ...msg.keys.map((k) => el("tr", {}, ...[k.key, k.customer, k.state || "(no state)", k.status || "", k.transfer_id || ""].map((v) => el("td", { text: String(v) })))));
-  if (msg.keys_total === 0) $("keytable").append(el("tr", {}, el("td", { colspan: "5", text: msg.level === "naive" ? "naive keeps no key table" : "no keys yet" })));
+  if (msg.keys_total === 0) $("keytable").append(el("tr", {}, el("td", { colspan: "5", text: msg.level === "naive" ? t("naiveNoKeys") : t("noKeysYet") })));
+  // A crash that left keys in_progress breaks no rule (nothing was paid
+  // twice) but nothing was paid either: that is the lesson, said in words.
+  const stuck = msg.keys.filter((k) => k.state === "in_progress").length;
+  $("stuck").hidden = !(msg.storm && stuck > 0);
+  $("stuck").textContent = t("stuckInProgress", { n: stuck });
   if (msg.vote) renderVote(msg.vote);
   // The checker's broken rules join the attempts they name in the view.
   // One line per broken rule: a naive storm breaks the same rule dozens of
@@ -673,7 +713,8 @@ $("storm-form").addEventListener("submit", (ev) => {
   if ($("change").checked) spec.change_amount = true;
   room.send({ type: "storm", storm: spec });
 });
-$("ask").addEventListener("click", () => room.send({ type: "ask" }));
+// The question is about the next storm, at the level the form will fire.
+$("ask").addEventListener("click", () => room.send({ type: "ask", level: $("level").value }));
 $("reveal").addEventListener("click", () => room.send({ type: "reveal" }));
 $("reset").addEventListener("click", () => room.send({ type: "level", level: $("level").value }));
 
