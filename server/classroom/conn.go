@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -123,7 +124,7 @@ func (c *conn) readLoop() {
 	})
 	strikes := 0
 	for {
-		kind, data, err := c.ws.ReadMessage()
+		kind, data, err := c.readMessage()
 		if err != nil {
 			return
 		}
@@ -148,6 +149,32 @@ func (c *conn) readLoop() {
 		}
 		c.room.handle(c, m)
 	}
+}
+
+// errInflatedTooBig ends a connection whose message inflates past
+// MaxMessageBytes.
+var errInflatedTooBig = errors.New("classroom: message inflates past the read limit")
+
+// readMessage reads one message, at most MaxMessageBytes once inflated.
+// The websocket's read limit counts the bytes on the wire, which a
+// compressed (permessage-deflate) message can multiply a thousandfold: 2 KB
+// sent would be 2 MB read. So the inflated stream is cut at the limit too,
+// and a client that sends more is disconnected.
+func (c *conn) readMessage() (int, []byte, error) {
+	kind, rd, err := c.ws.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, MaxMessageBytes+1))
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(data) > MaxMessageBytes {
+		c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseMessageTooBig, "message too big"),
+			time.Now().Add(time.Second))
+		return 0, nil, errInflatedTooBig
+	}
+	return kind, data, nil
 }
 
 func isTimeout(err error) bool {
