@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type conn struct {
 
 	// student is set once a phone has joined; guarded by room.mu.
 	student *student
+	// client is the address the socket came from; release gives its slot
+	// back to the address's limit when the socket closes.
+	client  netip.Addr
+	release func()
 }
 
 func newConn(ws *websocket.Conn, r *Room, role string) *conn {
@@ -74,6 +79,9 @@ func (c *conn) close() {
 	c.once.Do(func() {
 		close(c.done)
 		c.ws.Close()
+		if c.release != nil {
+			c.release()
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,11 @@ type student struct {
 	open     bool
 	inFlight bool
 	lanes    int
+	// kicked is set when the instructor removed the student: its secret
+	// joins no more.
+	kicked bool
+	// addr is the address the student last joined from.
+	addr netip.Addr
 }
 
 // vote is the room's prediction: what will the second retry get?
@@ -79,6 +85,13 @@ type Room struct {
 	dirtyRun  bool // a student's transfer finished since the last report
 	dropped   int
 	closed    bool
+	// lastState is when the last state message went out (StatesPerSecond).
+	lastState time.Time
+	// locked closes the room to new students; banned are the addresses of
+	// kicked students, which may add no new student to the room.
+	locked bool
+	banned map[netip.Addr]bool
+	kicked int
 	// emptySince is when the last connection left; zero while any is open.
 	emptySince time.Time
 
@@ -392,8 +405,16 @@ func (r *Room) tickLoop() {
 		r.flushLocked()
 		r.bmu.Unlock()
 		r.mu.Lock()
-		view, report := r.dirtyView, r.dirtyRun && !r.storming
-		r.dirtyView = false
+		// State changes that come faster than StatesPerSecond wait for the
+		// next turn and go out together: a machine that opens and closes
+		// sockets as fast as it can costs the projector 4 states a second,
+		// not 100.
+		now := time.Now()
+		view, report := r.dirtyView && now.Sub(r.lastState).Seconds()*r.cl.cfg.Limits.StatesPerSecond >= 1, r.dirtyRun && !r.storming
+		if view {
+			r.dirtyView = false
+			r.lastState = now
+		}
 		if report {
 			r.dirtyRun = false
 		}
@@ -425,6 +446,7 @@ type stateMsg struct {
 	Faults   []string       `json:"faults"`
 	Phases   []engine.Phase `json:"phases"`
 	Dropped  int            `json:"dropped"`
+	Locked   bool           `json:"locked"`
 }
 
 type rosterEntry struct {
@@ -434,8 +456,9 @@ type rosterEntry struct {
 }
 
 func (r *Room) stateLocked(projector bool) stateMsg {
-	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID),
-		Vote: r.vote, Choices: Choices, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped}
+	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID) - r.kicked,
+		Vote: r.vote, Choices: Choices, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped,
+		Locked: r.locked}
 	if r.run != nil {
 		s.Run = r.run.id
 	}
@@ -450,7 +473,7 @@ func (r *Room) stateLocked(projector bool) stateMsg {
 		s.Roster = make([]rosterEntry, 0, len(r.byID))
 		for i := 1; i <= len(r.byID); i++ {
 			st := r.byID["s"+strconv.Itoa(i)]
-			if st != nil {
+			if st != nil && !st.kicked {
 				s.Roster = append(s.Roster, rosterEntry{ID: st.id, Nickname: st.nickname, Online: online[st]})
 			}
 		}
@@ -535,6 +558,13 @@ func (r *Room) handle(c *conn, m ClientMessage) {
 		r.mu.Unlock()
 	case MsgStorm:
 		r.startStorm(c, *m.Storm)
+	case MsgKick:
+		r.kick(c, m.Student)
+	case MsgLock, MsgUnlock:
+		r.mu.Lock()
+		r.locked = m.Type == MsgLock
+		r.dirtyView = true
+		r.mu.Unlock()
 	}
 }
 
@@ -552,7 +582,17 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		return
 	}
 	st := r.students[h]
+	if st != nil && st.kicked {
+		r.mu.Unlock()
+		r.tell(c, errorMsg("kicked", "the instructor removed you from this room"))
+		return
+	}
 	if st == nil {
+		if refusal := r.newStudentRefusedLocked(c); refusal != nil {
+			r.mu.Unlock()
+			r.tell(c, *refusal)
+			return
+		}
 		if len(r.byID) >= r.cl.cfg.MaxConns {
 			r.mu.Unlock()
 			r.tell(c, errorMsg("full", "this room is full"))
@@ -563,6 +603,7 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		r.byID[st.id] = st
 	}
 	st.nickname = m.Nickname
+	st.addr = c.client
 	c.student = st
 	r.dirtyView = true
 	you := joinedMsg{Type: "joined", ID: st.id, Nickname: st.nickname, Vote: st.vote, Retrying: st.open, Level: r.level}

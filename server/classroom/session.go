@@ -1,0 +1,113 @@
+package classroom
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// MinTokenLength is the shortest instructor secret the classroom accepts:
+// with the per-address limit on failed sign-ins, a secret this long cannot
+// be guessed in a lesson, or in a year.
+const MinTokenLength = 16
+
+// SessionTTL is how long a sign-in lasts: a school day. Signing out ends it
+// sooner.
+const SessionTTL = 12 * time.Hour
+
+// sessions are the instructor's signed-in browsers, each with its own
+// random cookie value, and the one-time sign-in codes printed at start-up.
+// Only SHA-256 digests are kept, so that a map lookup compares digests,
+// never the secrets themselves. It is safe for concurrent use.
+type sessions struct {
+	now func() time.Time
+	ttl time.Duration
+
+	mu      sync.Mutex
+	live    map[[32]byte]time.Time // session digest → expiry
+	oneTime map[[32]byte]bool      // sign-in code digest
+}
+
+func newSessions(now func() time.Time, ttl time.Duration) *sessions {
+	return &sessions{now: now, ttl: ttl, live: map[[32]byte]time.Time{}, oneTime: map[[32]byte]bool{}}
+}
+
+// start opens a session and returns its cookie value.
+func (s *sessions) start() (string, time.Time, error) {
+	v, err := randomHex(32)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for k, exp := range s.live {
+		if !now.Before(exp) {
+			delete(s.live, k)
+		}
+	}
+	exp := now.Add(s.ttl)
+	s.live[sha256.Sum256([]byte(v))] = exp
+	return v, exp, nil
+}
+
+// valid reports whether v is a session that has not expired or ended.
+func (s *sessions) valid(v string) bool {
+	sum := sha256.Sum256([]byte(v))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.live[sum]
+	if ok && !s.now().Before(exp) {
+		delete(s.live, sum)
+		return false
+	}
+	return ok
+}
+
+// end signs a session out.
+func (s *sessions) end(v string) {
+	sum := sha256.Sum256([]byte(v))
+	s.mu.Lock()
+	delete(s.live, sum)
+	s.mu.Unlock()
+}
+
+// newSignInCode returns a code that signs the instructor in once.
+func (s *sessions) newSignInCode() (string, error) {
+	v, err := randomHex(16)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.oneTime[sha256.Sum256([]byte(v))] = true
+	s.mu.Unlock()
+	return v, nil
+}
+
+// useSignInCode reports whether v is a sign-in code not used yet, and uses
+// it: the link that carried it is dead from now on, in every browser
+// history it was written into.
+func (s *sessions) useSignInCode(v string) bool {
+	sum := sha256.Sum256([]byte(v))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.oneTime[sum] {
+		return false
+	}
+	delete(s.oneTime, sum)
+	return true
+}
+
+// sessionCookie is the instructor's cookie: HttpOnly, SameSite=Strict,
+// limited to the classroom's paths, gone when the session expires.
+func sessionCookie(r *http.Request, value string, expires time.Time) *http.Cookie {
+	ck := &http.Cookie{Name: instructorCookie, Value: value, Path: "/classroom",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+	if value == "" {
+		ck.MaxAge = -1
+	} else {
+		ck.Expires = expires
+	}
+	return ck
+}
