@@ -332,12 +332,12 @@ func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, causeBadToken.Problem(detail).Response())
 		return
 	}
-	value, expires, err := c.sessions.start()
+	value, err := c.sessions.start()
 	if err != nil {
 		httpapi.Write(w, engine.AsProblem(fmt.Errorf("start session: %w", err)).Response())
 		return
 	}
-	http.SetCookie(w, sessionCookie(r, value, expires))
+	http.SetCookie(w, sessionCookie(r, value, c.sessions.ttl))
 	writeJSON(w, 200, map[string]bool{"instructor": true})
 }
 
@@ -350,7 +350,7 @@ func (c *Classroom) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if ck, err := r.Cookie(instructorCookie); err == nil {
 		c.sessions.end(ck.Value)
 	}
-	http.SetCookie(w, sessionCookie(r, "", time.Time{}))
+	http.SetCookie(w, sessionCookie(r, "", 0))
 	writeJSON(w, 200, map[string]bool{"instructor": false})
 }
 

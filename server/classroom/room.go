@@ -409,7 +409,7 @@ func (r *Room) tickLoop() {
 		// next turn and go out together: a machine that opens and closes
 		// sockets as fast as it can costs the projector 4 states a second,
 		// not 100.
-		now := time.Now()
+		now := r.cl.cfg.Now()
 		view, report := r.dirtyView && now.Sub(r.lastState).Seconds()*r.cl.cfg.Limits.StatesPerSecond >= 1, r.dirtyRun && !r.storming
 		if view {
 			r.dirtyView = false

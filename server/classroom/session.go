@@ -34,10 +34,10 @@ func newSessions(now func() time.Time, ttl time.Duration) *sessions {
 }
 
 // start opens a session and returns its cookie value.
-func (s *sessions) start() (string, time.Time, error) {
+func (s *sessions) start() (string, error) {
 	v, err := randomHex(32)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,9 +47,8 @@ func (s *sessions) start() (string, time.Time, error) {
 			delete(s.live, k)
 		}
 	}
-	exp := now.Add(s.ttl)
-	s.live[sha256.Sum256([]byte(v))] = exp
-	return v, exp, nil
+	s.live[sha256.Sum256([]byte(v))] = now.Add(s.ttl)
+	return v, nil
 }
 
 // valid reports whether v is a session that has not expired or ended.
@@ -100,14 +99,14 @@ func (s *sessions) useSignInCode(v string) bool {
 }
 
 // sessionCookie is the instructor's cookie: HttpOnly, SameSite=Strict,
-// limited to the classroom's paths, gone when the session expires.
-func sessionCookie(r *http.Request, value string, expires time.Time) *http.Cookie {
+// limited to the classroom's paths, dropped by the browser when the
+// session expires (Max-Age, relative, so that the browser's clock does not
+// matter), removed at once when value is empty.
+func sessionCookie(r *http.Request, value string, ttl time.Duration) *http.Cookie {
 	ck := &http.Cookie{Name: instructorCookie, Value: value, Path: "/classroom",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(ttl.Seconds())}
 	if value == "" {
 		ck.MaxAge = -1
-	} else {
-		ck.Expires = expires
 	}
 	return ck
 }
