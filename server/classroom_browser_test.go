@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -22,6 +23,10 @@ import (
 
 const browserToken = "browser-test-instructor-token-0123456789"
 
+// startupLinks remembers each test server's sign-in link, the one
+// `idemlab serve` prints.
+var startupLinks sync.Map // base URL → path
+
 func classroomServer(t testing.TB) *httptest.Server {
 	t.Helper()
 	banks, err := server.OpenBanks(server.Config{})
@@ -29,6 +34,7 @@ func classroomServer(t testing.TB) *httptest.Server {
 	s, err := server.New(banks, server.Options{InstructorToken: browserToken})
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
+	startupLinks.Store(ts.URL, s.InstructorPath())
 	t.Cleanup(func() {
 		s.Close() // closes the websockets first, so the test server has nothing to wait for
 		ts.Close()
@@ -44,11 +50,19 @@ func TestClassroomInTheBrowser(t *testing.T) {
 	port := base[strings.LastIndex(base, ":"):]
 	otherBase := "http://localhost" + port
 
-	// The instructor opens the start-up link: the token is traded for a
-	// cookie and leaves the address bar.
-	run(t, proj, chromedp.Navigate(base+"/classroom/teach#token="+browserToken),
+	// The instructor opens the start-up link: its one-time code is traded
+	// for a cookie and leaves the address bar; opened again (from the
+	// history, in another browser), the link signs nobody in.
+	link, _ := startupLinks.Load(base)
+	run(t, proj, chromedp.Navigate(base+link.(string)),
 		waitJS(`!document.getElementById('lobby').hidden`))
-	assert.NotContains(t, eval[string](t, proj, `location.href`), browserToken)
+	assert.NotContains(t, eval[string](t, proj, `location.href`), "signin=")
+	other := tab(t)
+	run(t, other, chromedp.Navigate(otherBase+link.(string)),
+		waitJS(`!document.getElementById('signin').hidden`),
+		waitJS(`document.getElementById('signin-error').textContent.includes('used already')`))
+	run(t, other, signInSteps(otherBase))
+	run(t, other, click("#signout"), waitJS(`!document.getElementById('signin').hidden`))
 	run(t, proj, click("#create"), waitJS(`document.getElementById('code').textContent.length === 6`),
 		waitJS(`document.getElementById('conn').textContent === 'online'`))
 	code := text(t, proj, "#code")
@@ -134,4 +148,18 @@ func TestClassroomInTheBrowser(t *testing.T) {
 	// A phone has no controls and cannot project.
 	assert.False(t, eval[bool](t, phoneB, `document.getElementById('storm-form') !== null`))
 	run(t, phoneB, chromedp.Navigate(otherBase+"/classroom/teach"), waitJS(`!document.getElementById('signin').hidden`))
+}
+
+// signInSteps signs the instructor in as a person does on a machine that
+// has no start-up link: the secret typed into the sign-in page's password
+// field.
+func signInSteps(base string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		return chromedp.Do(ctx,
+			chromedp.Navigate(base+"/classroom/teach"),
+			waitJS(`!document.getElementById('signin').hidden`),
+			chromedp.SendKeys(chromedp.CSS(`#secret`), browserToken),
+			click("#signin-go"),
+			waitJS(`!document.getElementById('lobby').hidden`))
+	})
 }

@@ -28,8 +28,7 @@ func projectorTab(t testing.TB, base string) (context.Context, string) {
 	t.Helper()
 	proj := tab(t)
 	run(t, proj, chromedp.EmulateViewport(1920, 1080),
-		chromedp.Navigate(base+"/classroom/teach#token="+browserToken),
-		waitJS(`!document.getElementById('lobby').hidden`),
+		signInSteps(base),
 		click("#create"),
 		waitJS(`document.getElementById('conn').textContent === 'online'`),
 		waitJS(`document.getElementById('code').textContent.length === 6`),

@@ -187,8 +187,7 @@ func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
 	proj := screenTab(t, scr)
 	// The start-up link signs the instructor in; the lobby opens a room.
 	run(t, proj,
-		chromedp.Navigate(base+"/classroom/teach#token="+browserToken),
-		waitJS(`!document.getElementById('lobby').hidden`),
+		signInSteps(base),
 		click("#create"),
 		waitJS(`document.getElementById('conn').textContent === 'online'`),
 		waitJS(`document.getElementById('code').textContent.trim().length > 0`),

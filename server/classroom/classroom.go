@@ -33,6 +33,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/server/limit"
 	"idemlab/store"
 	classroomweb "idemlab/web/classroom"
 )
@@ -88,6 +89,11 @@ type Config struct {
 	LateRetryAfter time.Duration
 	// StudentLatency is the payment call of a student's own transfer.
 	StudentLatency time.Duration
+	// Limits bound what each client address may do (limits.go).
+	Limits Limits
+	// Now is the clock of the per-address limits and the sessions; nil
+	// means time.Now.
+	Now func() time.Time
 }
 
 func (c *Config) defaults() {
@@ -123,6 +129,10 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.Limits.defaults()
 }
 
 // Problems the classroom answers with, beside the engine's own.
@@ -148,10 +158,12 @@ type Classroom struct {
 	cfg      Config
 	token    string
 	tokenSum [32]byte
-	// session is the cookie value that marks the instructor's browser.
-	session  string
-	login    *bucket
-	upgrader websocket.Upgrader
+	// sessions are the instructor's signed-in browsers; signInCode is the
+	// one-time code of the link printed at start-up.
+	sessions   *sessions
+	signInCode string
+	limits     *clientLimits
+	upgrader   websocket.Upgrader
 
 	// db keeps the rooms across restarts; nil without a database path.
 	db *store.Rooms
@@ -180,18 +192,38 @@ func New(cfg Config) (*Classroom, error) {
 			return nil, fmt.Errorf("classroom: %w", err)
 		}
 	}
-	token, session, err := secretsFrom(db, cfg.InstructorToken, cfg.RotateToken)
+	token, stored, err := secretsFrom(db, cfg.InstructorToken, cfg.RotateToken)
 	if err != nil {
 		if db != nil {
 			db.Close()
 		}
 		return nil, fmt.Errorf("classroom: instructor secret: %w", err)
 	}
+	if n := len(token); n < MinTokenLength {
+		if db != nil {
+			db.Close()
+		}
+		return nil, fmt.Errorf("classroom: the instructor token is %d characters; it needs at least %d", n, MinTokenLength)
+	}
+	sess := newSessions(cfg.Now, SessionTTL)
+	sess.load(stored)
+	code, err := sess.newSignInCode()
+	if err != nil {
+		return nil, fmt.Errorf("classroom: generate sign-in code: %w", err)
+	}
 	cfg.InstructorToken = token
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Classroom{cfg: cfg, token: token, tokenSum: sha256.Sum256([]byte(token)), db: db,
-		session: session, login: newBucket(2, 10), rooms: map[string]*Room{}, ctx: ctx, cancel: cancel}
+		sessions: sess, signInCode: code, limits: newClientLimits(cfg.Limits, cfg.Now),
+		rooms: map[string]*Room{}, ctx: ctx, cancel: cancel}
 	if db != nil {
+		// Signed-in browsers stay signed in across a restart: each sign-in
+		// and sign-out is written to the rooms file.
+		sess.persist = func(live string) {
+			if err := db.SetSetting(settingSessions, live); err != nil {
+				cfg.Logger.Warn("classroom: save sessions", "err", err)
+			}
+		}
 		if err := c.restore(); err != nil {
 			c.Close()
 			return nil, err
@@ -213,12 +245,14 @@ func New(cfg Config) (*Classroom, error) {
 	return c, nil
 }
 
-// InstructorPath is the path, with the token in the fragment, that opens
-// the projector as the instructor. A fragment never reaches a server's
-// request line or its logs; the page trades it for a session cookie and
-// removes it from the address bar.
+// InstructorPath is the path that opens the projector as the instructor:
+// a one-time sign-in code in the fragment, which never reaches a server's
+// request line or its logs. The page trades it for a session cookie; from
+// then on the link is dead, so the copy that the browser's history keeps
+// signs nobody in. The instructor's long-lived secret is typed into the
+// sign-in page's password field instead, and is never put in a URL.
 func (c *Classroom) InstructorPath() string {
-	return "/classroom/teach#token=" + url.QueryEscape(c.token)
+	return "/classroom/teach#signin=" + url.QueryEscape(c.signInCode)
 }
 
 func randomHex(n int) (string, error) {
@@ -242,6 +276,7 @@ func (c *Classroom) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /classroom/api/session", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]bool{"instructor": c.isInstructor(r)})
 	})
+	mux.HandleFunc("DELETE /classroom/api/session", c.handleLogout)
 	mux.HandleFunc("POST /classroom/api/rooms", c.handleCreateRoom)
 	mux.HandleFunc("GET /classroom/api/rooms/{code}/qr.png", c.handleQR)
 	mux.HandleFunc("GET /classroom/api/rooms/{code}", c.handleRoom)
@@ -290,14 +325,14 @@ func sameOrigin(r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host)
 }
 
-// isInstructor reports whether r carries the instructor's session cookie,
-// compared in constant time.
+// isInstructor reports whether r carries a live session cookie of the
+// instructor's.
 func (c *Classroom) isInstructor(r *http.Request) bool {
 	ck, err := r.Cookie(instructorCookie)
 	if err != nil {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(ck.Value), []byte(c.session)) == 1
+	return c.sessions.valid(ck.Value)
 }
 
 // checkToken compares a presented token with the instructor's in constant
@@ -312,28 +347,58 @@ func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, causeBadOrigin.Problem("sign in from the classroom page itself").Response())
 		return
 	}
-	if !c.login.allow(time.Now()) {
-		p := causeTooMany.Problem("too many sign-in attempts; wait a moment")
-		p.RetryAfter = 1
-		httpapi.Write(w, p.Response())
-		return
+	// Failed sign-ins are counted per address: a machine that keeps
+	// guessing is held off, and the instructor, from any other address,
+	// is not.
+	client := limit.Client(r)
+	if !limit.Exempt(client) {
+		if ok, wait := c.limits.failedSign.Ready(client); !ok {
+			refuse(w, "too many wrong sign-ins from your address; wait a moment", wait)
+			return
+		}
 	}
 	var body struct {
-		Token string `json:"token"`
+		Token  string `json:"token"`
+		SignIn string `json:"signin"`
 	}
 	dec := json.NewDecoder(io.LimitReader(r.Body, 1024))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.Token == "" {
-		httpapi.Write(w, engine.CauseBodyInvalid.Problem(`send {"token": "<instructor token>"}`).Response())
+	if err := dec.Decode(&body); err != nil || (body.Token == "") == (body.SignIn == "") {
+		httpapi.Write(w, engine.CauseBodyInvalid.Problem(`send {"token": "<instructor secret>"} or {"signin": "<code of the start-up link>"}`).Response())
 		return
 	}
-	if !c.checkToken(body.Token) {
-		httpapi.Write(w, causeBadToken.Problem("that is not this server's instructor token").Response())
+	ok := body.Token != "" && c.checkToken(body.Token) || body.SignIn != "" && c.sessions.useSignInCode(body.SignIn)
+	if !ok {
+		if !limit.Exempt(client) {
+			c.limits.failedSign.Spend(client)
+		}
+		detail := "that is not this server's instructor secret"
+		if body.SignIn != "" {
+			detail = "that sign-in link was used already or never existed; type the instructor secret instead"
+		}
+		httpapi.Write(w, causeBadToken.Problem(detail).Response())
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: instructorCookie, Value: c.session, Path: "/classroom",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	value, err := c.sessions.start()
+	if err != nil {
+		httpapi.Write(w, engine.AsProblem(fmt.Errorf("start session: %w", err)).Response())
+		return
+	}
+	http.SetCookie(w, sessionCookie(r, value, c.sessions.ttl))
 	writeJSON(w, 200, map[string]bool{"instructor": true})
+}
+
+// handleLogout ends the browser's session.
+func (c *Classroom) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("sign out from the classroom page itself").Response())
+		return
+	}
+	if ck, err := r.Cookie(instructorCookie); err == nil {
+		c.sessions.end(ck.Value)
+	}
+	http.SetCookie(w, sessionCookie(r, "", 0))
+	writeJSON(w, 200, map[string]bool{"instructor": false})
 }
 
 func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
@@ -443,8 +508,13 @@ func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
+	client := limit.Client(r)
+	if !c.codeAllowed(w, client) {
+		return
+	}
 	room := c.room(roomCode(r, "/classroom/api/rooms/", "/qr.png"))
 	if room == nil {
+		c.codeMissed(client)
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
@@ -457,6 +527,7 @@ func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/png")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Write(png)
 }
 
@@ -465,8 +536,13 @@ func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages").Response())
 		return
 	}
+	client := limit.Client(r)
+	if !c.codeAllowed(w, client) {
+		return
+	}
 	room := c.room(roomCode(r, "/classroom/ws/", ""))
 	if room == nil {
+		c.codeMissed(client)
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
@@ -478,20 +554,27 @@ func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
 		}
 		role = RoleProjector
 	}
+	release := c.admitSocket(w, client)
+	if release == nil {
+		return
+	}
 	if !room.reserve() {
+		release()
 		httpapi.Write(w, causeRoomsFull.Problem("this room is full").Response())
 		return
 	}
 	ws, err := c.upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		release()
 		room.unreserve()
 		return // the upgrader has answered
 	}
-	nc := newConn(ws, room, role)
+	cn := newConn(ws, room, role)
+	cn.client, cn.release = client, release
 	if role == RoleProjector {
-		nc.joinURL = c.joinURL(r, room.code)
+		cn.joinURL = c.joinURL(r, room.code)
 	}
-	room.attach(nc)
+	room.attach(cn)
 }
 
 const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789" // no 0/O, 1/I/L: read off a projector

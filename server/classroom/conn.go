@@ -2,7 +2,9 @@ package classroom
 
 import (
 	"errors"
+	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -34,6 +36,10 @@ type conn struct {
 	student *student
 	// joinURL is the address phones open, for a projector's join screen.
 	joinURL string
+	// client is the address the socket came from; release gives its slot
+	// back to the address's limit when the socket closes.
+	client  netip.Addr
+	release func()
 }
 
 func newConn(ws *websocket.Conn, r *Room, role string) *conn {
@@ -75,6 +81,9 @@ func (c *conn) close() {
 	c.once.Do(func() {
 		close(c.done)
 		c.ws.Close()
+		if c.release != nil {
+			c.release()
+		}
 	})
 }
 
@@ -125,7 +134,7 @@ func (c *conn) readLoop() {
 	})
 	strikes := 0
 	for {
-		kind, data, err := c.ws.ReadMessage()
+		kind, data, err := c.readMessage()
 		if err != nil {
 			return
 		}
@@ -150,6 +159,32 @@ func (c *conn) readLoop() {
 		}
 		c.room.handle(c, m)
 	}
+}
+
+// errInflatedTooBig ends a connection whose message inflates past
+// MaxMessageBytes.
+var errInflatedTooBig = errors.New("classroom: message inflates past the read limit")
+
+// readMessage reads one message, at most MaxMessageBytes once inflated.
+// The websocket's read limit counts the bytes on the wire, which a
+// compressed (permessage-deflate) message can multiply a thousandfold: 2 KB
+// sent would be 2 MB read. So the inflated stream is cut at the limit too,
+// and a client that sends more is disconnected.
+func (c *conn) readMessage() (int, []byte, error) {
+	kind, rd, err := c.ws.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, MaxMessageBytes+1))
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(data) > MaxMessageBytes {
+		c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseMessageTooBig, "message too big"),
+			time.Now().Add(time.Second))
+		return 0, nil, errInflatedTooBig
+	}
+	return kind, data, nil
 }
 
 func isTimeout(err error) bool {

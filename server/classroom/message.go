@@ -43,10 +43,14 @@ const (
 	MsgStorm  = "storm"  // the instructor fires a storm
 	MsgAsk    = "ask"    // the instructor opens the prediction vote (for the next storm, at level)
 	MsgReveal = "reveal" // the instructor shows the vote's histogram now
+	MsgKick   = "kick"   // the instructor removes a student (and their address's new joins) from the room
+	MsgLock   = "lock"   // the instructor closes the room to new students
+	MsgUnlock = "unlock" // the instructor opens it again
 )
 
 // instructorOnly lists the message types that control the room.
-var instructorOnly = map[string]bool{MsgLevel: true, MsgReset: true, MsgStorm: true, MsgAsk: true, MsgReveal: true}
+var instructorOnly = map[string]bool{MsgLevel: true, MsgReset: true, MsgStorm: true, MsgAsk: true, MsgReveal: true,
+	MsgKick: true, MsgLock: true, MsgUnlock: true}
 
 // Vote choices: what the second retry can get.
 const (
@@ -127,6 +131,7 @@ type ClientMessage struct {
 	Choice   string     `json:"choice,omitempty"`
 	Level    string     `json:"level,omitempty"`
 	Storm    *StormSpec `json:"storm,omitempty"`
+	Student  string     `json:"student,omitempty"`
 }
 
 // ErrBadMessage is wrapped by every error DecodeClientMessage returns.
@@ -176,9 +181,13 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 	if m.Storm != nil {
 		fields["storm"] = true
 	}
+	if m.Student != "" {
+		fields["student"] = true
+	}
 	allowed := map[string][]string{
 		MsgJoin: {"nickname", "secret"}, MsgSend: {"basement"}, MsgVote: {"choice"}, MsgLevel: {"level"},
 		MsgReset: nil, MsgStorm: {"storm"}, MsgAsk: {"level"}, MsgReveal: nil,
+		MsgKick: {"student"}, MsgLock: nil, MsgUnlock: nil,
 	}
 	want, ok := allowed[m.Type]
 	if !ok {
@@ -205,6 +214,10 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 	case MsgLevel, MsgAsk:
 		if (m.Type == MsgLevel || m.Level != "") && !slices.Contains(engine.Levels, m.Level) {
 			return ClientMessage{}, bad("a level is one of %v", engine.Levels)
+		}
+	case MsgKick:
+		if !validStudentID(m.Student) {
+			return ClientMessage{}, bad("a kick names a student id (s1, s2, …)")
 		}
 	case MsgStorm:
 		if m.Storm == nil {
@@ -274,12 +287,45 @@ func CleanNickname(s string) (string, error) {
 	if n < 1 || n > MaxNicknameRunes {
 		return "", bad("a nickname is 1 to %d characters", MaxNicknameRunes)
 	}
+	visible := false
 	for _, r := range s {
 		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' || unicode.Is(unicode.Cf, r) {
 			return "", bad("a nickname has letters, digits, punctuation and spaces only")
 		}
+		if !blankLooking(r) {
+			visible = true
+		}
+	}
+	if !visible {
+		return "", bad("a nickname needs at least one visible character")
 	}
 	return s, nil
+}
+
+// blankLooking reports whether r draws as nothing, or as an empty box, in
+// the fonts phones and projectors use: spaces of every width, and the
+// fillers and blank patterns that Unicode counts as letters or symbols
+// (Hangul fillers U+115F, U+1160, U+3164, U+FFA0; the blank Braille
+// pattern U+2800; Khmer's inherent vowels U+17B4, U+17B5), which is how a
+// nickname made of them looks like no name at all on the projector.
+func blankLooking(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5, 0x180E, 0x2028, 0x2029:
+		return true
+	}
+	return unicode.IsSpace(r) || unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r)
+}
+
+func validStudentID(s string) bool {
+	if len(s) < 2 || len(s) > 8 || s[0] != 's' || s[1] == '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func validSecret(s string) bool {

@@ -32,6 +32,11 @@ func TestDecodeClientMessage(t *testing.T) {
 		{"crash defaults to execute", `{"type":"storm","storm":{"level":"unique","clients":3,"fault":"crash"}}`,
 			func(t *testing.T, m ClientMessage) { assert.Equal(t, "execute", string(m.Storm.Phase)) }},
 		{"ask", `{"type":"ask"}`, nil},
+		{"kick", `{"type":"kick","student":"s12"}`, func(t *testing.T, m ClientMessage) { assert.Equal(t, "s12", m.Student) }},
+		{"lock", `{"type":"lock"}`, nil},
+		{"unlock", `{"type":"unlock"}`, nil},
+		{"Korean nickname", `{"type":"join","nickname":"김민지","secret":"` + goodSecret + `"}`, nil},
+		{"a filler beside a letter", `{"type":"join","nickname":"a\u3164","secret":"` + goodSecret + `"}`, nil},
 	}
 	for _, tc := range valid {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +58,14 @@ func TestDecodeClientMessage(t *testing.T) {
 		{"field of another type", `{"type":"send","level":"naive"}`},
 		{"nickname too long", `{"type":"join","nickname":"` + strings.Repeat("x", 25) + `","secret":"` + goodSecret + `"}`},
 		{"blank nickname", `{"type":"join","nickname":"   ","secret":"` + goodSecret + `"}`},
+		{"Hangul filler nickname", `{"type":"join","nickname":"\u3164\u3164","secret":"` + goodSecret + `"}`},
+		{"blank Braille nickname", `{"type":"join","nickname":"\u2800","secret":"` + goodSecret + `"}`},
+		{"Hangul choseong filler", `{"type":"join","nickname":"\u115f\u1160","secret":"` + goodSecret + `"}`},
+		{"halfwidth filler and ideographic space", `{"type":"join","nickname":"\uffa0\u3000","secret":"` + goodSecret + `"}`},
+		{"only combining marks", `{"type":"join","nickname":"\u0301\u0301","secret":"` + goodSecret + `"}`},
+		{"kick without student", `{"type":"kick"}`},
+		{"kick of a bad id", `{"type":"kick","student":"admin"}`},
+		{"lock with a field", `{"type":"lock","student":"s1"}`},
 		{"control character", `{"type":"join","nickname":"a\u0007b","secret":"` + goodSecret + `"}`},
 		{"bidi override", `{"type":"join","nickname":"a\u202eb","secret":"` + goodSecret + `"}`},
 		{"short secret", `{"type":"join","nickname":"a","secret":"abc"}`},

@@ -24,8 +24,8 @@ import (
 
 // Settings in the rooms file.
 const (
-	settingToken   = "instructor_token"
-	settingSession = "instructor_session"
+	settingToken    = "instructor_token"
+	settingSessions = "instructor_sessions"
 )
 
 // roomsPath is the classroom's file beside the bank database db.
@@ -62,10 +62,11 @@ func globEscape(s string) string {
 	return r.Replace(s)
 }
 
-// secretsFrom reads the instructor's secret and session from the rooms
-// file, or makes them and writes them there. A token given in the
-// configuration replaces the stored one; rotate makes new ones.
-func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, session string, err error) {
+// secretsFrom reads the instructor's secret and signed-in sessions from
+// the rooms file, or makes the secret and writes it there. A token given
+// in the configuration replaces the stored one (and ends the sessions it
+// signed in); rotate makes a new one.
+func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, sessions string, err error) {
 	if db != nil && !rotate {
 		stored, ok, err := db.Setting(settingToken)
 		if err != nil {
@@ -75,11 +76,11 @@ func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, session strin
 			token = stored
 		}
 		if token == stored && ok {
-			// The same secret as before: the sessions it signed in stay valid.
-			if s, ok, err := db.Setting(settingSession); err != nil {
+			// The same secret as before: the browsers it signed in stay so.
+			if s, ok, err := db.Setting(settingSessions); err != nil {
 				return "", "", err
 			} else if ok {
-				session = s
+				sessions = s
 			}
 		}
 	}
@@ -88,20 +89,15 @@ func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, session strin
 			return "", "", err
 		}
 	}
-	if session == "" {
-		if session, err = randomHex(32); err != nil {
-			return "", "", err
-		}
-	}
 	if db != nil {
 		if err := db.SetSetting(settingToken, token); err != nil {
 			return "", "", err
 		}
-		if err := db.SetSetting(settingSession, session); err != nil {
+		if err := db.SetSetting(settingSessions, sessions); err != nil {
 			return "", "", err
 		}
 	}
-	return token, session, nil
+	return token, sessions, nil
 }
 
 // roomDoc is a room as the rooms file keeps it.
@@ -111,6 +107,7 @@ type roomDoc struct {
 	Students []studentDoc      `json:"students"`
 	Votes    map[string]string `json:"votes"`
 	Vote     vote              `json:"vote"`
+	Locked   bool              `json:"locked,omitempty"`
 }
 
 type studentDoc struct {
@@ -118,13 +115,14 @@ type studentDoc struct {
 	ID       string `json:"id"`
 	Nickname string `json:"nickname"`
 	Vote     string `json:"vote,omitempty"`
+	Kicked   bool   `json:"kicked,omitempty"`
 }
 
 // docLocked is the room as a document. The caller holds mu.
 func (r *Room) docLocked() roomDoc {
-	d := roomDoc{Level: r.level, RunSeq: r.runSeq, Votes: map[string]string{}, Vote: r.vote}
+	d := roomDoc{Level: r.level, RunSeq: r.runSeq, Votes: map[string]string{}, Vote: r.vote, Locked: r.locked}
 	for h, st := range r.students {
-		d.Students = append(d.Students, studentDoc{Hash: h, ID: st.id, Nickname: st.nickname, Vote: st.vote})
+		d.Students = append(d.Students, studentDoc{Hash: h, ID: st.id, Nickname: st.nickname, Vote: st.vote, Kicked: st.kicked})
 	}
 	for k, v := range r.votes {
 		d.Votes[k] = v
@@ -184,14 +182,17 @@ func (c *Classroom) restore() error {
 			continue
 		}
 		r := newRoom(c, s.Code, func(r *Room) {
-			r.level, r.runSeq, r.vote = d.Level, d.RunSeq, d.Vote
+			r.level, r.runSeq, r.vote, r.locked = d.Level, d.RunSeq, d.Vote, d.Locked
 			if _, ok := engine.Preset(d.Level); !ok {
 				r.level = engine.LevelNaive
 			}
 			for _, sd := range d.Students {
-				st := &student{id: sd.ID, nickname: sd.Nickname, vote: sd.Vote, sends: newBucket(c.cfg.SendsPerSecond, c.cfg.SendBurst)}
+				st := &student{id: sd.ID, nickname: sd.Nickname, vote: sd.Vote, kicked: sd.Kicked, sends: newBucket(c.cfg.SendsPerSecond, c.cfg.SendBurst)}
 				r.students[sd.Hash] = st
 				r.byID[st.id] = st
+				if st.kicked {
+					r.kicked++
+				}
 			}
 			for k, v := range d.Votes {
 				r.votes[k] = v

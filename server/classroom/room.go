@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,11 @@ type student struct {
 	open     bool
 	inFlight bool
 	lanes    int
+	// kicked is set when the instructor removed the student: its secret
+	// joins no more.
+	kicked bool
+	// addr is the address the student last joined from.
+	addr netip.Addr
 }
 
 // vote is the room's prediction: what will the second retry of the next
@@ -94,6 +100,13 @@ type Room struct {
 	// by the restart.
 	restoredRun int
 	interrupted bool
+	// lastState is when the last state message went out (StatesPerSecond).
+	lastState time.Time
+	// locked closes the room to new students; banned are the addresses of
+	// kicked students, which may add no new student to the room.
+	locked bool
+	banned map[netip.Addr]bool
+	kicked int
 	// emptySince is when the last connection left; zero while any is open.
 	emptySince time.Time
 
@@ -465,8 +478,16 @@ func (r *Room) tickLoop() {
 		r.flushLocked()
 		r.bmu.Unlock()
 		r.mu.Lock()
-		view, report := r.dirtyView, r.dirtyRun && !r.storming
-		r.dirtyView = false
+		// State changes that come faster than StatesPerSecond wait for the
+		// next turn and go out together: a machine that opens and closes
+		// sockets as fast as it can costs the projector 4 states a second,
+		// not 100.
+		now := r.cl.cfg.Now()
+		view, report := r.dirtyView && now.Sub(r.lastState).Seconds()*r.cl.cfg.Limits.StatesPerSecond >= 1, r.dirtyRun && !r.storming
+		if view {
+			r.dirtyView = false
+			r.lastState = now
+		}
 		if report {
 			r.dirtyRun = false
 		}
@@ -481,12 +502,12 @@ func (r *Room) tickLoop() {
 		// The room is written when it changed; its record (a storm's
 		// events, megabytes for a big one) at most every recordEvery
 		// while events stream in, at once when a verdict completes it.
-		now := time.Now()
-		rec := r.saveRecordNow.Swap(false) || (r.saveRecord.Load() && now.Sub(savedRecord) >= recordEvery)
+		wall := time.Now()
+		rec := r.saveRecordNow.Swap(false) || (r.saveRecord.Load() && wall.Sub(savedRecord) >= recordEvery)
 		if view || r.saveDoc.Swap(false) || rec {
 			if rec {
 				r.saveRecord.Store(false)
-				savedRecord = now
+				savedRecord = wall
 			}
 			r.save(rec)
 		}
@@ -512,6 +533,7 @@ type stateMsg struct {
 	// Interrupted says the room's last storm was cut off when the server
 	// stopped: its events up to then are drawn, and it has no verdict.
 	Interrupted bool `json:"interrupted,omitempty"`
+	Locked      bool `json:"locked"`
 }
 
 type rosterEntry struct {
@@ -521,8 +543,9 @@ type rosterEntry struct {
 }
 
 func (r *Room) stateLocked(projector bool) stateMsg {
-	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID),
-		Vote: r.vote, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped}
+	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID) - r.kicked,
+		Vote: r.vote, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.dropped,
+		Locked: r.locked}
 	if r.run != nil {
 		s.Run = r.run.id
 	} else {
@@ -539,7 +562,7 @@ func (r *Room) stateLocked(projector bool) stateMsg {
 		s.Roster = make([]rosterEntry, 0, len(r.byID))
 		for i := 1; i <= len(r.byID); i++ {
 			st := r.byID["s"+strconv.Itoa(i)]
-			if st != nil {
+			if st != nil && !st.kicked {
 				s.Roster = append(s.Roster, rosterEntry{ID: st.id, Nickname: st.nickname, Online: online[st]})
 			}
 		}
@@ -629,6 +652,13 @@ func (r *Room) handle(c *conn, m ClientMessage) {
 		r.mu.Unlock()
 	case MsgStorm:
 		r.startStorm(c, *m.Storm)
+	case MsgKick:
+		r.kick(c, m.Student)
+	case MsgLock, MsgUnlock:
+		r.mu.Lock()
+		r.locked = m.Type == MsgLock
+		r.dirtyView = true
+		r.mu.Unlock()
 	}
 }
 
@@ -646,7 +676,17 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		return
 	}
 	st := r.students[h]
+	if st != nil && st.kicked {
+		r.mu.Unlock()
+		r.tell(c, errorMsg("kicked", "the instructor removed you from this room"))
+		return
+	}
 	if st == nil {
+		if refusal := r.newStudentRefusedLocked(c); refusal != nil {
+			r.mu.Unlock()
+			r.tell(c, *refusal)
+			return
+		}
 		if len(r.byID) >= r.cl.cfg.MaxConns {
 			r.mu.Unlock()
 			r.tell(c, errorMsg("full", "this room is full"))
@@ -657,6 +697,7 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		r.byID[st.id] = st
 	}
 	st.nickname = r.uniqueNicknameLocked(st, m.Nickname)
+	st.addr = c.client
 	c.student = st
 	r.dirtyView = true
 	you := joinedMsg{Type: "joined", ID: st.id, Nickname: st.nickname, Vote: st.vote, Retrying: st.open, Level: r.level}

@@ -66,9 +66,9 @@ function freshLive() {
   return { commits: new Map(), statuses: new Map(), lost: 0, crashed: 0, requests: new Set() };
 }
 
-async function api(path, body) {
+async function api(path, body, method) {
   const res = await fetch(path, {
-    method: body === undefined ? "GET" : "POST",
+    method: method || (body === undefined ? "GET" : "POST"),
     headers: body === undefined ? {} : { "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: "same-origin",
@@ -82,13 +82,14 @@ document.body.classList.toggle("screen-view", SCREEN);
 translatePage();
 
 async function init() {
-  const m = location.hash.match(/token=([^&]+)/);
+  const m = location.hash.match(/signin=([^&]+)/);
   if (m) {
-    // Trade the token for a session cookie, then drop it from the address
-    // bar so that it is not projected or bookmarked.
+    // The start-up link's one-time code is traded for a session cookie and
+    // dropped from the address bar; the server forgets the code as it is
+    // used, so the copy in the browser's history signs nobody in.
     history.replaceState(null, "", location.pathname + location.search);
     try {
-      await api("/classroom/api/session", { token: decodeURIComponent(m[1]) });
+      await api("/classroom/api/session", { signin: decodeURIComponent(m[1]) });
     } catch (e) {
       $("signin-error").textContent = e.message;
     }
@@ -98,10 +99,35 @@ async function init() {
     $("signin").hidden = false;
     return;
   }
+  $("signout").hidden = false;
   const c = new URLSearchParams(location.search).get("room");
   if (c) enter(c);
   else $("lobby").hidden = false;
 }
+
+// The instructor's secret is typed into a password field, never put in a
+// URL, so no history, bookmark or projected address bar keeps it.
+$("signin-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const secret = $("secret").value;
+  $("secret").value = "";
+  try {
+    await api("/classroom/api/session", { token: secret });
+    $("signin").hidden = true;
+    $("signin-error").textContent = "";
+    init();
+  } catch (e) {
+    $("signin-error").textContent = e.message;
+  }
+});
+
+$("signout").addEventListener("click", async () => {
+  await api("/classroom/api/session", undefined, "DELETE").catch(() => {});
+  if (room) room.stop();
+  room = null;
+  for (const id of ["room", "lobby", "signout"]) $(id).hidden = true;
+  $("signin").hidden = false;
+});
 
 $("create").addEventListener("click", async () => {
   try {
@@ -198,8 +224,7 @@ function renderState(s) {
   $("online").dataset.online = String(s.online);
   $("fire").disabled = s.storming;
   roster = new Map((s.roster || []).map((r) => [r.id, r.nickname]));
-  const ul = $("roster");
-  ul.replaceChildren(...(s.roster || []).map((r) => el("li", { class: r.online ? "" : "offline", text: r.nickname + (r.online ? "" : " " + t("away")) })));
+  renderRoster(s);
   // The join screen names who is in: the newest first, as they arrive.
   const names = (s.roster || []).filter((r) => r.online).map((r) => r.nickname).reverse();
   $("joined-names").replaceChildren(...(names.length ? names.slice(0, 40).map((n) => el("li", { text: n })) : [el("li", { class: "muted", text: t("noneYet") })]));
@@ -719,3 +744,25 @@ $("reveal").addEventListener("click", () => room.send({ type: "reveal" }));
 $("reset").addEventListener("click", () => room.send({ type: "level", level: $("level").value }));
 
 init();
+
+// --- keeping the room the class's --------------------------------------------
+
+// renderRoster lists the students, each with a button that removes them
+// (a kicked student's secret and address add no one to the room again),
+// and shows whether the room is locked to new students.
+function renderRoster(s) {
+  const ul = $("roster");
+  ul.replaceChildren(...(s.roster || []).map((r) => {
+    const kick = el("button", { type: "button", class: "kick presenter-only", text: "✕", "aria-label": t("kick") + " " + r.nickname, title: t("kick") + " " + r.nickname });
+    kick.addEventListener("click", () => room && room.send({ type: "kick", student: r.id }));
+    return el("li", { class: r.online ? "" : "offline", "data-student": r.id }, el("span", { text: r.nickname + (r.online ? "" : " " + t("away")) }), kick);
+  }));
+  $("lock").textContent = s.locked ? t("unlockRoom") : t("lockRoom");
+  $("lock").setAttribute("aria-pressed", s.locked ? "true" : "false");
+  $("lock").dataset.locked = s.locked ? "true" : "false";
+  $("locked").hidden = !s.locked;
+}
+
+$("lock").addEventListener("click", () => {
+  if (room) room.send({ type: $("lock").dataset.locked === "true" ? "unlock" : "lock" });
+});

@@ -1,0 +1,210 @@
+// Package limit holds idemlab's per-client limits: token buckets and
+// counters keyed by the client's address, so that one noisy machine on the
+// classroom's network runs out of its own allowance and never anyone
+// else's. The address is the TCP peer's (http.Request.RemoteAddr), never a
+// header a client writes itself; an IPv6 client is keyed by its /64, the
+// block one machine usually holds.
+//
+// Requests from 127.0.0.1, the machine idemlab runs on, are exempt where
+// the caller asks (Exempt): the instructor's own browser and the
+// benchmarks, which measure the engine, not the limiter. Every other
+// address, 127.0.0.2 and up included, is limited.
+package limit
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Client returns the key a request's limits are counted under: the peer's
+// address, an IPv6 one cut to its /64. A RemoteAddr that does not parse
+// (only a test's hand-made request has one) is the zero Addr, one bucket
+// for all such requests.
+func Client(r *http.Request) netip.Addr {
+	return Key(r.RemoteAddr)
+}
+
+// Key is Client for a "host:port" string.
+func Key(hostport string) netip.Addr {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a
+}
+
+// Exempt reports whether a is 127.0.0.1, the machine idemlab runs on, which
+// the rate limits leave alone. Other loopback addresses are not: tests use
+// them to stand for other machines.
+func Exempt(a netip.Addr) bool {
+	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1})
+}
+
+// MaxClients bounds how many addresses a limiter remembers. Past it, the
+// addresses whose buckets have refilled are forgotten (they are back to a
+// full allowance, so forgetting them changes nothing); if none has, a new
+// address shares the zero Addr's bucket instead of growing the map.
+const MaxClients = 1 << 16
+
+// Rate is a token bucket per client: Burst tokens saved up at most, Per
+// tokens added a second. It is safe for concurrent use.
+type Rate struct {
+	per, burst float64
+	now        func() time.Time
+
+	mu sync.Mutex
+	m  map[netip.Addr]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// NewRate returns a limiter that lets each client do burst things at once
+// and per things a second after that. now is the clock; nil means
+// time.Now (tests inject their own, so that nothing depends on how fast
+// the machine is).
+func NewRate(per, burst float64, now func() time.Time) *Rate {
+	if now == nil {
+		now = time.Now
+	}
+	return &Rate{per: per, burst: burst, now: now, m: map[netip.Addr]*bucket{}}
+}
+
+// Per and Burst return the limiter's figures, for publishing them.
+func (l *Rate) Per() float64   { return l.per }
+func (l *Rate) Burst() float64 { return l.burst }
+
+// bucketLocked returns a's bucket, refilled to now. The caller holds mu.
+func (l *Rate) bucketLocked(a netip.Addr, now time.Time) *bucket {
+	b := l.m[a]
+	if b == nil {
+		if len(l.m) >= MaxClients {
+			l.forgetFullLocked(now)
+		}
+		if len(l.m) >= MaxClients {
+			a = netip.Addr{}
+			if b = l.m[a]; b != nil {
+				l.refill(b, now)
+				return b
+			}
+		}
+		b = &bucket{tokens: l.burst, last: now}
+		l.m[a] = b
+		return b
+	}
+	l.refill(b, now)
+	return b
+}
+
+func (l *Rate) refill(b *bucket, now time.Time) {
+	if d := now.Sub(b.last); d > 0 {
+		b.tokens = math.Min(l.burst, b.tokens+d.Seconds()*l.per)
+	}
+	b.last = now
+}
+
+func (l *Rate) forgetFullLocked(now time.Time) {
+	for a, b := range l.m {
+		l.refill(b, now)
+		if b.tokens >= l.burst {
+			delete(l.m, a)
+		}
+	}
+}
+
+// Allow takes one of a's tokens. When a has none left it takes nothing and
+// returns false and how long until a token is back.
+func (l *Rate) Allow(a netip.Addr) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketLocked(a, l.now())
+	if b.tokens < 1 {
+		return false, l.waitFor(b)
+	}
+	b.tokens--
+	return true, 0
+}
+
+// Ready reports whether a has a token, without taking it: a limit on
+// failures asks first and Spends only when the attempt failed.
+func (l *Rate) Ready(a netip.Addr) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketLocked(a, l.now())
+	if b.tokens < 1 {
+		return false, l.waitFor(b)
+	}
+	return true, 0
+}
+
+// Spend takes one of a's tokens, even the last.
+func (l *Rate) Spend(a netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketLocked(a, l.now())
+	b.tokens = math.Max(0, b.tokens-1)
+}
+
+func (l *Rate) waitFor(b *bucket) time.Duration {
+	if l.per <= 0 {
+		return time.Hour
+	}
+	return time.Duration((1 - b.tokens) / l.per * float64(time.Second))
+}
+
+// RetryAfter rounds a wait up to whole seconds, as Retry-After says it.
+func RetryAfter(d time.Duration) int {
+	s := int(math.Ceil(d.Seconds()))
+	return max(s, 1)
+}
+
+// Count bounds how many of something (open websockets) each client holds
+// at once. It is safe for concurrent use.
+type Count struct {
+	max int
+	mu  sync.Mutex
+	m   map[netip.Addr]int
+}
+
+// NewCount returns a Count that lets each client hold max at once.
+func NewCount(max int) *Count { return &Count{max: max, m: map[netip.Addr]int{}} }
+
+// Max is the figure each client is held to.
+func (c *Count) Max() int { return c.max }
+
+// Acquire counts one more for a, unless a holds Max already.
+func (c *Count) Acquire(a netip.Addr) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[a] >= c.max {
+		return false
+	}
+	c.m[a]++
+	return true
+}
+
+// Release gives one back; a client holding none is forgotten.
+func (c *Count) Release(a netip.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[a] <= 1 {
+		delete(c.m, a)
+		return
+	}
+	c.m[a]--
+}
