@@ -31,6 +31,10 @@ type DayRun struct {
 	Requests []Request
 	// Errors counts attempts that got no answer although none was cut.
 	Errors int
+	// NoRetryAfter counts 409 answers without a valid Retry-After header;
+	// FirstNoRetryAfter is the index of the first such attempt in the day.
+	NoRetryAfter      int
+	FirstNoRetryAfter int
 }
 
 // ReplayDayHTTP runs a day against the endpoint at base, which follows the
@@ -61,6 +65,8 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	run := DayRun{Requests: make([]Request, len(d.Attempts))}
 	attempts := make([]lab.Attempt, len(d.Attempts))
 	var done, failed atomic.Int64
+	var mu sync.Mutex // guards the Retry-After counts
+	run.FirstNoRetryAfter = -1
 	send := func(i int, written chan<- struct{}) {
 		a := d.Attempts[i]
 		r := dayRequest(a)
@@ -86,6 +92,14 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 		if rep.Err != nil {
 			at.Status, at.Response = 0, nil
 			failed.Add(1)
+		}
+		if rep.Err == nil && rep.Status == 409 && !validRetryAfter(rep.Header) {
+			mu.Lock()
+			run.NoRetryAfter++
+			if run.FirstNoRetryAfter < 0 || i < run.FirstNoRetryAfter {
+				run.FirstNoRetryAfter = i
+			}
+			mu.Unlock()
 		}
 		attempts[i] = at
 		n := done.Add(1)
