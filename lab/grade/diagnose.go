@@ -89,8 +89,14 @@ func diagnose(f *Failure, check string, attempts []lab.Attempt, idx []int, concu
 		c = causeNoFingerprint
 	case f.RuleN == lab.RuleByteReplay.N && len(idx) == 2:
 		c = replayCause(attempts[idx[0]], attempts[idx[1]], concurrent(idx[0]), concurrent(idx[1]))
-	case f.RuleN == lab.RuleNothingLost.N && check == "refusals":
-		c = causeRefusalNotStored
+	case f.RuleN == lab.RuleNothingLost.N && check == "refusals" && len(idx) >= 2:
+		// A refusal's retry was told success: which success says why.
+		for _, i := range idx[1:] {
+			if success(attempts[i].Status) {
+				c = replayCause(attempts[idx[0]], attempts[i], concurrent(idx[0]), concurrent(i))
+				break
+			}
+		}
 	}
 	setCause(f, c)
 }
@@ -110,6 +116,8 @@ func anyKeyless(attempts []lab.Attempt, idx []int) bool {
 func replayCause(first, retry lab.Attempt, firstBusy, retryBusy bool) *cause {
 	firstID, retryID := transferID(first.Response), transferID(retry.Response)
 	switch {
+	case retry.Status != first.Status && string(retry.Response) == string(first.Response):
+		return causeReplayStatus
 	case first.Status == 402 || first.Status == 404:
 		if retry.Status == first.Status {
 			return causeRefusalRerendered
@@ -128,8 +136,6 @@ func replayCause(first, retry lab.Attempt, firstBusy, retryBusy bool) *cause {
 			return causeCompletedFirst
 		}
 		return causeGenericReplay
-	case retry.Status != first.Status && string(retry.Response) == string(first.Response):
-		return causeReplayStatus
 	case firstID != "" && retryID == firstID:
 		return causeRecomputed
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
@@ -96,8 +97,9 @@ type DaySummary struct {
 	// Statuses counts the answers by HTTP status ("0": the grader cut the
 	// connection, or no answer came).
 	Statuses map[int]int `json:"statuses"`
-	// ForeignKeyRefusals counts first requests refused because another
-	// customer had used the same key string.
+	// ForeignKeyRefusals counts the intents never paid because their
+	// requests were refused after another customer had used the same key
+	// string (rule 5).
 	ForeignKeyRefusals int `json:"foreign_key_refusals"`
 	// UnpaidIntents names the first intents never paid (at most ten);
 	// Summary.Unpaid counts them all.
@@ -327,8 +329,9 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 		return
 	}
 	h := run.Tally.History
+	refused := foreignRefusals(h)
 	sum := DaySummary{Summary: run.Tally.Report.Summary, Statuses: run.Tally.Statuses,
-		ForeignKeyRefusals: run.Tally.ForeignKeyRefusals, Conflicts409WithoutRetryAfter: run.NoRetryAfter}
+		ForeignKeyRefusals: len(refused), Conflicts409WithoutRetryAfter: run.NoRetryAfter}
 	for _, in := range h.Intents {
 		if h.TransfersPerIntent[in.ID] == 0 && len(sum.UnpaidIntents) < 10 {
 			sum.UnpaidIntents = append(sum.UnpaidIntents, in.ID)
@@ -364,7 +367,6 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 	// A wish refused because another customer had used its key is never
 	// paid: the checker sees no rule broken (nothing moved twice), but
 	// another customer's key decided this customer's request (rule 5).
-	refused := foreignRefusals(h)
 	if len(refused) > 0 {
 		if !slices.Contains(res.Broken, lab.RuleOwnResponses.Name) {
 			res.Broken = append(res.Broken, lab.RuleOwnResponses.Name)
@@ -372,8 +374,8 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 		for _, fr := range refused[:min(2, len(refused))] {
 			a := h.Attempts[fr.attempt]
 			f := Failure{Check: "day", Rule: lab.RuleOwnResponses.Name, RuleN: lab.RuleOwnResponses.N,
-				Message: fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first (%d of the day's wishes were stopped this way)",
-					a.Customer, a.Key, a.Status, snippet(a.Response), h.Attempts[fr.other].Customer, len(refused)),
+				Message: fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first (%d of the day's wishes %s stopped this way)",
+					a.Customer, a.Key, a.Status, snippet(a.Response), h.Attempts[fr.other].Customer, len(refused), plural(len(refused), "was", "were")),
 				Lanes: lanes([]int{fr.other, fr.attempt}), Curl: dayCurl(g.c.Base(), d, run, []int{fr.other, fr.attempt})}
 			setCause(&f, causeGlobalKeys)
 			g.rep.Failures = append(g.rep.Failures, f)
@@ -401,32 +403,57 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 // another customer had used its key string.
 type foreignRefusal struct{ attempt, other int }
 
-// foreignRefusals finds, in a history, the intents never paid whose
-// customer's first request under a key was refused (any status that is
-// neither a success nor a business answer) after another customer had used
-// the same key string.
+// foreignRefusals finds, in a history, the intents never paid and never
+// told success whose requests were refused (any status that is neither a
+// success nor a business answer) under a key string another customer had
+// used before: one refusal per intent, the first. A refusal of a request
+// that differs from the customer's own earlier one under the key (a
+// teller's correction) is the customer's own 422, not another's doing.
 func foreignRefusals(h lab.History) []foreignRefusal {
-	firstUse := map[string]int{} // key string → its first attempt
-	ownFirst := map[[2]string]bool{}
+	told := map[string]bool{} // intents answered with a success at least once
+	for _, a := range h.Attempts {
+		if a.Delivered && success(a.Status) {
+			told[a.Intent] = true
+		}
+	}
+	firstUse := map[string]int{}       // key string → its first attempt
+	ownFirst := map[[2]string][]byte{} // (customer, key) → the body of the customer's first attempt
+	done := map[string]bool{}
 	var out []foreignRefusal
 	for i, a := range h.Attempts {
 		if a.Key == "" {
 			continue
 		}
+		own := [2]string{a.Customer, a.Key}
+		body, usedOwn := ownFirst[own]
+		if !usedOwn {
+			ownFirst[own] = a.Body
+		}
 		j, used := firstUse[a.Key]
 		if !used {
 			firstUse[a.Key] = i
-		}
-		own := [2]string{a.Customer, a.Key}
-		if ownFirst[own] {
 			continue
 		}
-		ownFirst[own] = true
-		if used && h.Attempts[j].Customer != a.Customer && h.TransfersPerIntent[a.Intent] == 0 && a.Delivered && lab.Refusal(a.Status) {
-			out = append(out, foreignRefusal{attempt: i, other: j})
+		if done[a.Intent] || told[a.Intent] || h.TransfersPerIntent[a.Intent] > 0 || h.Attempts[j].Customer == a.Customer ||
+			!a.Delivered || !lab.Refusal(a.Status) || usedOwn && !sameTransfer(body, a.Body) {
+			continue
 		}
+		done[a.Intent] = true
+		out = append(out, foreignRefusal{attempt: i, other: j})
 	}
 	return out
+}
+
+// sameTransfer reports whether two transfer bodies ask for the same
+// transfer, however they are written.
+func sameTransfer(a, b []byte) bool {
+	type transfer struct {
+		From   string      `json:"from"`
+		To     string      `json:"to"`
+		Amount json.Number `json:"amount"`
+	}
+	var x, y transfer
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x == y
 }
 
 // withFirstUses returns the attempts (indexes, in order) together with the

@@ -41,8 +41,8 @@ func (r Report) Check(name string) (CheckResult, bool) {
 	return CheckResult{}, false
 }
 
-// maxShown caps the failures printed per rule and cause, and the notes per
-// check; --json has them all.
+// maxShown caps the failures printed per rule, cause and check, and the
+// notes per check; --json has them all.
 const maxShown = 2
 
 // marks are the check verdicts as printed, all of one width.
@@ -88,7 +88,7 @@ func (r Report) WriteText(w io.Writer) error {
 			b.WriteString("\n")
 		}
 		if d.ForeignKeyRefusals > 0 {
-			fmt.Fprintf(&b, "  refused because another customer had used the key: %d\n", d.ForeignKeyRefusals)
+			fmt.Fprintf(&b, "  never paid because another customer had used the key: %d\n", d.ForeignKeyRefusals)
 		}
 		if d.Conflicts409WithoutRetryAfter > 0 {
 			fmt.Fprintf(&b, "  409 without Retry-After: %d\n", d.Conflicts409WithoutRetryAfter)
@@ -179,16 +179,20 @@ func (r Report) writeCauses(b *strings.Builder, v RuleVerdict) {
 			fmt.Fprintf(b, "  Diagnosis (%s): %s.\n", c, fs[0].Diagnosis)
 			fmt.Fprintf(b, "  Fix: %s.\n", fs[0].Fix)
 		}
-		for k, f := range fs {
-			if k == maxShown {
-				fmt.Fprintf(b, "  (%d more in --json)\n", len(fs)-maxShown)
-				break
+		perCheck, hidden := map[string]int{}, 0
+		for _, f := range fs {
+			if perCheck[f.Check]++; perCheck[f.Check] > maxShown {
+				hidden++
+				continue
 			}
 			fmt.Fprintf(b, "  In check %q: %s\n", f.Check, f.Message)
 			if len(f.Lanes) > 0 {
 				fmt.Fprintf(b, "    lanes: %s\n", strings.Join(f.Lanes, " "))
 			}
 			writeCurl(b, f.Curl)
+		}
+		if hidden > 0 {
+			fmt.Fprintf(b, "  (%d more in --json)\n", hidden)
 		}
 	}
 }
