@@ -35,6 +35,9 @@ type DayRun struct {
 	// FirstNoRetryAfter is the index of the first such attempt in the day.
 	NoRetryAfter      int
 	FirstNoRetryAfter int
+	// Answered is when each attempt's answer arrived (or it was cut), in
+	// the day's order; the history's attempts say when each was sent.
+	Answered []time.Time
 }
 
 // ReplayDayHTTP runs a day against the endpoint at base, which follows the
@@ -62,7 +65,7 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	}); err != nil {
 		return DayRun{}, fmt.Errorf("replay day: open accounts: %w", err)
 	}
-	run := DayRun{Requests: make([]Request, len(d.Attempts))}
+	run := DayRun{Requests: make([]Request, len(d.Attempts)), Answered: make([]time.Time, len(d.Attempts))}
 	attempts := make([]lab.Attempt, len(d.Attempts))
 	var done, failed atomic.Int64
 	var mu sync.Mutex // guards the Retry-After counts
@@ -102,6 +105,10 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 			mu.Unlock()
 		}
 		attempts[i] = at
+		run.Answered[i] = rep.At
+		if rep.At.IsZero() {
+			run.Answered[i] = sentAt
+		}
 		n := done.Add(1)
 		if o.Progress != nil {
 			o.Progress(int(n), len(d.Attempts))

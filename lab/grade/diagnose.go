@@ -2,6 +2,7 @@ package grade
 
 import (
 	"encoding/json"
+	"time"
 
 	"idemlab/lab"
 )
@@ -74,31 +75,67 @@ func setCause(f *Failure, c *cause) {
 	f.Cause, f.Diagnosis, f.Fix = c.ID, c.Says, c.Fix
 }
 
+// timing is when each attempt of a history was sent and when its answer
+// arrived (or the grader cut it).
+type timing struct{ sent, answered []time.Time }
+
+// midTransfer reports whether attempt g was answered while another attempt
+// under its key, one that carried the transfer (or whose answer was never
+// read), was still in flight: a "done" given then was given before the work
+// was.
+func (tm timing) midTransfer(attempts []lab.Attempt, g int) bool {
+	a := attempts[g]
+	for x, b := range attempts {
+		if x == g || b.Key != a.Key || b.Customer != a.Customer || b.Delivered && transferID(b.Response) == "" {
+			continue
+		}
+		if tm.sent[x].Before(tm.answered[g]) && tm.answered[g].Before(tm.answered[x]) {
+			return true
+		}
+	}
+	return false
+}
+
 // diagnose sets the cause of a rule broken in a check from the evidence:
-// the check that broke it and the attempts that show it (their indexes in
-// attempts). concurrent reports whether an attempt was in flight together
-// with another attempt under its key.
-func diagnose(f *Failure, check string, attempts []lab.Attempt, idx []int, concurrent func(i int) bool) {
+// the check that broke it, the attempts that show it (their indexes in
+// attempts) and when each attempt was sent and answered.
+func diagnose(f *Failure, check string, attempts []lab.Attempt, idx []int, tm timing) {
+	busy := func(i int) bool { return tm.midTransfer(attempts, i) }
 	var c *cause
 	switch {
-	case check == "other-customer":
+	case check == "other-customer" || f.RuleN == lab.RuleOwnResponses.N:
+		c = causeGlobalKeys
+	case f.RuleN == lab.RuleNothingLost.N && usedByOthers(attempts, idx):
 		c = causeGlobalKeys
 	case check == "missing-key" && f.RuleN == lab.RuleOneTransfer.N && anyKeyless(attempts, idx):
 		c = causeKeyOptional
-	case check == "correction" && f.RuleN == lab.RuleNoSilentWrong.N:
+	case f.RuleN == lab.RuleNoSilentWrong.N:
 		c = causeNoFingerprint
 	case f.RuleN == lab.RuleByteReplay.N && len(idx) == 2:
-		c = replayCause(attempts[idx[0]], attempts[idx[1]], concurrent(idx[0]), concurrent(idx[1]))
+		c = replayCause(attempts[idx[0]], attempts[idx[1]], busy(idx[0]), busy(idx[1]))
 	case f.RuleN == lab.RuleNothingLost.N && check == "refusals" && len(idx) >= 2:
 		// A refusal's retry was told success: which success says why.
 		for _, i := range idx[1:] {
 			if success(attempts[i].Status) {
-				c = replayCause(attempts[idx[0]], attempts[i], concurrent(idx[0]), concurrent(i))
+				c = replayCause(attempts[idx[0]], attempts[i], busy(idx[0]), busy(i))
 				break
 			}
 		}
 	}
 	setCause(f, c)
+}
+
+// usedByOthers reports whether another customer used the key of one of
+// the attempts before it.
+func usedByOthers(attempts []lab.Attempt, idx []int) bool {
+	for _, i := range idx {
+		for j := 0; j < i; j++ {
+			if k := attempts[i].Key; k != "" && attempts[j].Key == k && attempts[j].Customer != attempts[i].Customer {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func anyKeyless(attempts []lab.Attempt, idx []int) bool {
@@ -111,8 +148,8 @@ func anyKeyless(attempts []lab.Attempt, idx []int) bool {
 }
 
 // replayCause tells why a retry's answer differs from the first one;
-// firstBusy and retryBusy say whether each was in flight together with
-// another attempt under the key.
+// firstBusy and retryBusy say whether each was answered while an attempt
+// under the key that carried the transfer was still in flight.
 func replayCause(first, retry lab.Attempt, firstBusy, retryBusy bool) *cause {
 	firstID, retryID := transferID(first.Response), transferID(retry.Response)
 	switch {

@@ -345,13 +345,10 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 		}
 		return out
 	}
-	overlapped := map[string]bool{} // lanes some other attempt overlapped
-	for _, a := range d.Attempts {
-		if a.Overlaps != "" {
-			overlapped[a.Overlaps] = true
-		}
+	tm := timing{sent: make([]time.Time, len(h.Attempts)), answered: run.Answered}
+	for i, a := range h.Attempts {
+		tm.sent[i] = a.SentAt
 	}
-	overlapping := func(i int) bool { return d.Attempts[i].Overlaps != "" || overlapped[d.Attempts[i].Lane] }
 	var notes []Note
 	for _, rr := range run.Tally.Report.Rules {
 		if rr.OK || rr.Rule == lab.RuleRetention {
@@ -360,7 +357,7 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 		res.Broken = append(res.Broken, rr.Rule.Name)
 		for _, v := range rr.Violations[:min(2, len(rr.Violations))] {
 			f := Failure{Check: "day", Rule: rr.Rule.Name, RuleN: rr.Rule.N, Message: v.Message, Lanes: v.Lanes, Curl: dayCurl(g.c.Base(), d, run, v.Attempts)}
-			diagnose(&f, "day", h.Attempts, v.Attempts, overlapping)
+			diagnose(&f, "day", h.Attempts, v.Attempts, tm)
 			g.rep.Failures = append(g.rep.Failures, f)
 		}
 	}

@@ -29,10 +29,13 @@ type scenario struct {
 	attempts []lab.Attempt
 	reqs     []Request
 	replies  []Reply
-	together map[int]int // attempt → its group of simultaneous sends (from 1)
-	groups   int
-	extra    []Failure // the grader's own observations
-	notes    []Note
+	// sent and answered are when each attempt went out and its answer
+	// arrived.
+	sent, answered []time.Time
+	together       map[int]int // attempt → its group of simultaneous sends (from 1)
+	groups         int
+	extra          []Failure // the grader's own observations
+	notes          []Note
 	// interludes are the requests the grader sent between attempts (a
 	// top-up, an account opened late), shown in the curl lines in place.
 	interludes []interlude
@@ -134,7 +137,8 @@ func keyed(customer, key, body string) Request {
 
 // send sends one attempt of an intent and records it.
 func (s *scenario) send(in lab.Intent, r Request) int {
-	return s.record(in, r, s.g.c.Do(s.ctx, r))
+	sent := time.Now()
+	return s.record(in, r, s.g.c.Do(s.ctx, r), sent)
 }
 
 // sendTogether sends attempts at the same moment; ins[i] is the intent
@@ -142,6 +146,7 @@ func (s *scenario) send(in lab.Intent, r Request) int {
 // that "the first answer" under a key is the answer of the attempt that
 // answered first, not of the one written first.
 func (s *scenario) sendTogether(ins []lab.Intent, rs []Request) []int {
+	sent := time.Now()
 	replies := s.g.c.Together(s.ctx, rs)
 	s.groups++
 	order := make([]int, len(rs))
@@ -157,13 +162,13 @@ func (s *scenario) sendTogether(ins []lab.Intent, rs []Request) []int {
 	})
 	out := make([]int, len(rs))
 	for _, i := range order {
-		out[i] = s.record(ins[i], rs[i], replies[i])
+		out[i] = s.record(ins[i], rs[i], replies[i], sent)
 		s.together[out[i]] = s.groups
 	}
 	return out
 }
 
-func (s *scenario) record(in lab.Intent, r Request, rep Reply) int {
+func (s *scenario) record(in lab.Intent, r Request, rep Reply, sent time.Time) int {
 	i := len(s.attempts)
 	key := ""
 	for _, h := range r.Header {
@@ -180,7 +185,7 @@ func (s *scenario) record(in lab.Intent, r Request, rep Reply) int {
 		}
 	}
 	a := lab.Attempt{Lane: fmt.Sprintf("%s.%d", s.name, i+1), Intent: in.ID, Customer: customer, Key: key, Body: []byte(r.Body),
-		Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: time.Now()}
+		Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sent}
 	if rep.Err != nil {
 		a.Status, a.Response = 0, nil
 		if !r.Cut {
@@ -190,6 +195,11 @@ func (s *scenario) record(in lab.Intent, r Request, rep Reply) int {
 	s.attempts = append(s.attempts, a)
 	s.reqs = append(s.reqs, r)
 	s.replies = append(s.replies, rep)
+	answered := rep.At
+	if answered.IsZero() {
+		answered = sent
+	}
+	s.sent, s.answered = append(s.sent, sent), append(s.answered, answered)
 	if rep.Err == nil && rep.Status == 409 && !validRetryAfter(rep.Header) && !s.retryAfterNoted {
 		s.retryAfterNoted = true
 		s.note(fmt.Sprintf("%s was answered 409 %s; the contract says 409 with Retry-After: 1, so that a client knows when to come back instead of hammering the endpoint or giving up",
@@ -354,19 +364,12 @@ func (s *scenario) judge(retention time.Duration) ([]Failure, error) {
 	for _, f := range s.afterJudge {
 		f(h.TransfersPerIntent)
 	}
-	concurrent := func(i int) bool {
-		for j, g := range s.together {
-			if j != i && g == s.together[i] && s.attempts[j].Key == s.attempts[i].Key {
-				return true
-			}
-		}
-		return false
-	}
+	tm := timing{sent: s.sent, answered: s.answered}
 	var out []Failure
 	for _, rr := range lab.Check(h).Rules {
 		for _, v := range rr.Violations {
 			f := Failure{Check: s.name, Rule: rr.Rule.Name, RuleN: rr.Rule.N, Message: v.Message, Lanes: v.Lanes, Curl: s.curl(v.Attempts)}
-			diagnose(&f, s.name, s.attempts, v.Attempts, concurrent)
+			diagnose(&f, s.name, s.attempts, v.Attempts, tm)
 			out = append(out, f)
 		}
 	}
