@@ -2,6 +2,8 @@ package grade_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +24,10 @@ type verdict struct {
 	causes          []string
 	// report holds phrases the text report must contain.
 	report []string
+	// dayStatuses are statuses the day's tally must count; unpaid says
+	// that some of the day's intents must be counted as never paid.
+	dayStatuses []int
+	unpaid      bool
 }
 
 func assertVerdict(t *testing.T, rep grade.Report, want verdict) {
@@ -70,6 +76,52 @@ func assertVerdict(t *testing.T, rep grade.Report, want verdict) {
 	for _, p := range want.report {
 		assert.Contains(t, b.String(), p)
 	}
+	// Every note the text shows carries its curl lines, as in --json.
+	_, notes, _ := strings.Cut(b.String(), "\nNotes:")
+	seen := map[string]bool{}
+	for _, n := range rep.Notes {
+		if seen[n.Check] {
+			continue
+		}
+		seen[n.Check] = true
+		for _, l := range n.Curl {
+			assert.Contains(t, notes, l, "note %q", n.Message)
+		}
+	}
+	// --json says the same: each check's verdict, each failure's cause and
+	// fix, the day's answers by status and unpaid intents.
+	raw, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var j struct {
+		Checks []struct {
+			Name, Verdict string
+		}
+		Failures []struct {
+			Cause, Fix string
+		}
+		Day map[string]any
+	}
+	require.NoError(t, json.Unmarshal(raw, &j))
+	for i, c := range j.Checks {
+		assert.Equal(t, rep.Checks[i].Verdict, c.Verdict, c.Name)
+	}
+	for i, f := range j.Failures {
+		assert.Equal(t, rep.Failures[i].Cause, f.Cause)
+		assert.NotEmpty(t, f.Fix)
+	}
+	require.NotNil(t, rep.Day)
+	for _, st := range want.dayStatuses {
+		assert.Positive(t, rep.Day.Statuses[st], "the day counts its %d answers", st)
+		assert.Contains(t, b.String(), fmt.Sprintf(" %d×%d", st, rep.Day.Statuses[st]))
+	}
+	if want.unpaid {
+		assert.Positive(t, rep.Day.Unpaid)
+		assert.Contains(t, b.String(), fmt.Sprintf("%d intents never paid", rep.Day.Unpaid))
+	}
+	require.NotNil(t, j.Day)
+	assert.Contains(t, j.Day, "statuses")
+	assert.Contains(t, j.Day, "unpaid_intents")
+	assert.Contains(t, j.Day, "duplicates", "the checker's counts stay at the top of day")
 }
 
 // peerCase is an endpoint outside Go, with the flags that plant one
@@ -84,8 +136,8 @@ type peerCase struct {
 var (
 	wantGlobal = verdict{target: []string{"customers-see-own-responses"},
 		allowed: []string{"customers-see-own-responses", "completion-has-its-transfer"},
-		fail:    []string{"other-customer"}, causes: []string{"global-keys"},
-		report: []string{"never paid, because customer"}}
+		fail:    []string{"other-customer", "day"}, causes: []string{"global-keys"},
+		report: []string{"never paid, because customer"}, unpaid: true}
 	want2xxOnly = verdict{target: []string{"replay-is-byte-identical"}, fail: []string{"refusals"},
 		causes: []string{"refusal-not-stored"}, report: []string{"status 201, first answer 402"}}
 	wantOrdered = verdict{target: []string{"replay-is-byte-identical"}, fail: []string{"reordered"},
@@ -97,6 +149,12 @@ var (
 	wantNoRetryAfter = verdict{warn: []string{"together"}, report: []string{"without a Retry-After header"}}
 )
 
+// with adds statuses the day must count.
+func with(v verdict, dayStatuses ...int) verdict {
+	v.dayStatuses = append(append([]int(nil), v.dayStatuses...), dayStatuses...)
+	return v
+}
+
 // TestGradePeerEndpoints grades two endpoints written outside Go, each run
 // as a process of its own on a real socket: a Node.js bank on Node's own
 // http module, and a Python bank whose idempotency is a WSGI middleware
@@ -106,7 +164,7 @@ var (
 func TestGradePeerEndpoints(t *testing.T) {
 	node := []peerCase{
 		{"correct", nil, verdict{}},
-		{"global keys refused 417", []string{"--global-keys", "417"}, wantGlobal},
+		{"global keys refused 417", []string{"--global-keys", "417"}, with(wantGlobal, 417)},
 		{"global keys refused 409", []string{"--global-keys", "409"}, wantGlobal},
 		{"only 2xx stored", []string{"--store-2xx-only"}, want2xxOnly},
 		{"refusals rendered again", []string{"--rerender-errors"}, verdict{target: []string{"replay-is-byte-identical"},
@@ -120,7 +178,7 @@ func TestGradePeerEndpoints(t *testing.T) {
 	}
 	python := []peerCase{
 		{"correct", nil, verdict{}},
-		{"keyed by the header alone, refused 417", []string{"--key-by-header-alone", "--mismatch-status", "417"}, wantGlobal},
+		{"keyed by the header alone, refused 417", []string{"--key-by-header-alone", "--mismatch-status", "417"}, with(wantGlobal, 417)},
 		{"keyed by the header alone, refused 409", []string{"--key-by-header-alone", "--mismatch-status", "409"}, wantGlobal},
 		{"a correction refused 417", []string{"--mismatch-status", "417"}, verdict{warn: []string{"correction"},
 			report: []string{"was answered 417"}}},
