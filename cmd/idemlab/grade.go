@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	commands["grade"] = command{"judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold)", runGrade}
+	commands["grade"] = command{"judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold and every check is ok)", runGrade}
 }
 
 func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -27,7 +27,9 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stderr, "Usage: idemlab grade URL [--seed S] [--json]\n\n"+
 			"URL is the base of the bank API, e.g. http://127.0.0.1:8000 or http://127.0.0.1:8080/bank/scoped.\n"+
 			"The contract is in docs/lab-contract.md. Checks: "+strings.Join(grade.Checks(), ", ")+".\n"+
-			"Exit status 0 only when every rule holds, the published retention included.\n\n")
+			"Every check ends ok, warn (no rule broke, but the answers depart from the contract) or FAIL.\n"+
+			"Exit status 0 only when every rule holds, the published retention included, and every check is ok.\n"+
+			"On a terminal, a progress line on stderr says where the grader is.\n\n")
 		fs.PrintDefaults()
 	}
 	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")

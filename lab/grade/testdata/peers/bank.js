@@ -98,8 +98,9 @@ function parseKey(values) {
   const v = values[0];
   if (opts.keyLimitCountsQuotes && v.length > 255) return null;
   const m = SF_STRING.exec(v);
-  if (!m || m[1].length < 1 || m[1].length > 255) return null;
-  return m[1].replace(/\\(["\\])/g, '$1');
+  if (!m) return null;
+  const key = m[1].replace(/\\(["\\])/g, '$1');
+  return key.length >= 1 && key.length <= 255 ? key : null;
 }
 
 function parseTransfer(raw) {
