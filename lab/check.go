@@ -124,6 +124,9 @@ type Summary struct {
 	Replays    int   `json:"replays"`
 	Lost       int   `json:"lost_responses"`
 	Moved      int64 `json:"money_moved"`
+	// Unpaid counts the intents that never got a transfer at all: a wish
+	// the server refused, or one whose every answer said "no".
+	Unpaid int `json:"unpaid_intents"`
 }
 
 // Report is the checker's verdict on a history.
@@ -235,6 +238,9 @@ func (c *checker) summary() Summary {
 	for _, id := range c.order {
 		n := c.transfers[id]
 		s.Transfers += n
+		if n == 0 {
+			s.Unpaid++
+		}
 		if n > 1 {
 			s.Duplicates += n - 1
 			s.PaidTwice += int64(n-1) * c.intents[id].Amount
@@ -316,8 +322,8 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) {
-				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q got %d %s, but the first answer was %d %s",
-					a.Key, a.Status, compact(a.Response), f.Status, compact(f.Response)), first, i))
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q got %d %s, not what the attempt that answered first (%s) got: %s",
+					a.Key, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}
 	case RuleNothingLost:
@@ -370,12 +376,106 @@ func (c *checker) check(rule Rule) []Violation {
 		}
 		sort.Slice(vs, func(i, j int) bool { return vs[i].Message < vs[j].Message })
 	case RuleRetention:
-		if r := c.h.Retention; r > 0 && r < c.h.RetryHorizon {
-			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s: a late retry becomes a new transfer",
+		if r := c.h.Retention; RetentionTooShort(r, c.h.RetryHorizon) {
+			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s, and the retention must be longer: a late retry becomes a new transfer",
 				r, c.h.RetryHorizon)})
 		}
 	}
 	return vs
+}
+
+// RetentionTooShort reports whether a published retention (0: forever)
+// breaks rule 7 against a retry horizon. The retention must be longer than
+// the horizon, not equal to it: a retry at the very end of the horizon, sent
+// by a client whose clock runs a little ahead of the server's, must still
+// find its key.
+func RetentionTooShort(retention, horizon time.Duration) bool {
+	return retention > 0 && retention <= horizon
+}
+
+// AnswerDifference says outright how a retry's answer differs from the
+// first one: the status first ("status 200, first answer 201"), then the
+// members of a JSON body whose values differ, or the first byte at which
+// two bodies part.
+func AnswerDifference(firstStatus int, first []byte, status int, body []byte) string {
+	var parts []string
+	if status != firstStatus {
+		parts = append(parts, fmt.Sprintf("status %d, first answer %d", status, firstStatus))
+	}
+	if !bytes.Equal(first, body) {
+		parts = append(parts, bodyDifference(first, body))
+	}
+	if len(parts) == 0 {
+		return "no difference"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func bodyDifference(first, body []byte) string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(first, &a) == nil && json.Unmarshal(body, &b) == nil {
+		var names []string
+		for k := range a {
+			names = append(names, k)
+		}
+		for k := range b {
+			if _, ok := a[k]; !ok {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		var diffs []string
+		for _, k := range names {
+			va, ina := a[k]
+			vb, inb := b[k]
+			switch {
+			case !ina:
+				diffs = append(diffs, fmt.Sprintf("%q is %s, absent from the first answer", k, clip(vb)))
+			case !inb:
+				diffs = append(diffs, fmt.Sprintf("%q is missing, the first answer had %s", k, clip(va)))
+			case !bytes.Equal(compactBytes(va), compactBytes(vb)):
+				diffs = append(diffs, fmt.Sprintf("%q is %s, first answer %s", k, clip(vb), clip(va)))
+			}
+		}
+		if len(diffs) > 0 {
+			return strings.Join(diffs, ", ")
+		}
+		return "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes"
+	}
+	if len(body) == 0 {
+		return "an empty body, first answer " + compact(first)
+	}
+	n := 0
+	for n < len(first) && n < len(body) && first[n] == body[n] {
+		n++
+	}
+	return fmt.Sprintf("the bodies part at byte %d: %s here, %s in the first answer", n, clip(tail(body, n)), clip(tail(first, n)))
+}
+
+func compactBytes(b []byte) []byte {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+func tail(b []byte, n int) []byte {
+	if n >= len(b) {
+		return nil
+	}
+	return b[n:]
+}
+
+func clip(b []byte) string {
+	s := string(compactBytes(b))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
 }
 
 // firstFinal is the first attempt under k with the same request whose answer

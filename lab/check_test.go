@@ -85,3 +85,48 @@ func TestCheckerOnTheLadder(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionMustBeLongerThanTheHorizon: the contract asks for a
+// retention longer than the clients' retry horizon, so exactly the horizon
+// breaks rule 7 (a retry at its very end, from a clock a little ahead, finds
+// no key), one second more holds, and 0 (forever) holds.
+func TestRetentionMustBeLongerThanTheHorizon(t *testing.T) {
+	cases := []struct {
+		retention time.Duration
+		broken    bool
+	}{
+		{0, false},
+		{time.Hour - time.Second, true},
+		{time.Hour, true},
+		{time.Hour + time.Second, false},
+		{24 * time.Hour, false},
+	}
+	for _, c := range cases {
+		t.Run(c.retention.String(), func(t *testing.T) {
+			assert.Equal(t, c.broken, lab.RetentionTooShort(c.retention, time.Hour))
+			rep := lab.Check(lab.History{Retention: c.retention, RetryHorizon: time.Hour})
+			assert.Equal(t, c.broken, !rep.Rule(lab.RuleRetention).OK)
+		})
+	}
+}
+
+func TestAnswerDifferenceSaysItOutright(t *testing.T) {
+	first := []byte(`{"transfer_id":"t1","amount":100,"balance_after":900}`)
+	cases := map[string]struct {
+		status int
+		body   string
+		want   string
+	}{
+		"status only": {200, string(first), "status 200, first answer 201"},
+		"a member":    {201, `{"transfer_id":"t1","amount":100,"balance_after":800}`, `"balance_after" is 800, first answer 900`},
+		"generic":     {200, `{"status":"already_processed"}`, `status 200, first answer 201; "amount" is missing`},
+		"other bytes": {201, `{"amount":100,"transfer_id":"t1","balance_after":900}`, "the same JSON members written with other bytes"},
+		"not json":    {201, "done", "the bodies part at byte 0"},
+		"same answer": {201, string(first), "no difference"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Contains(t, lab.AnswerDifference(201, first, c.status, []byte(c.body)), c.want)
+		})
+	}
+}

@@ -75,9 +75,11 @@ func TestReplayDayOnTheLadder(t *testing.T) {
 			assert.ElementsMatch(t, want[level], tally.Report.Broken())
 			if level == engine.LevelFingerprint || level == engine.LevelReplay {
 				assert.Positive(t, tally.ForeignKeyRefusals, "keys numbered alike collide when keys are global")
+				assert.Positive(t, s.Unpaid, "a refused wish is never paid")
 			}
 			if level == engine.LevelScoped {
 				assert.Zero(t, tally.ForeignKeyRefusals)
+				assert.Zero(t, s.Unpaid, "every wish of the day is paid once")
 				assert.Zero(t, s.Duplicates)
 				assert.Zero(t, s.PaidTwice)
 				assert.True(t, tally.OK())

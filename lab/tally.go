@@ -28,10 +28,11 @@ type Tally struct {
 	// duplicates, which count what the server should have caught.
 	ClientDuplicates int   `json:"client_duplicates"`
 	ClientPaidTwice  int64 `json:"client_paid_twice"`
-	// ForeignKeyRefusals counts first requests refused 422 because another
-	// customer had used the same key string: what global keys do to
-	// clients that number their keys alike. No money moves twice, but a
-	// customer's legitimate transfer never happens.
+	// ForeignKeyRefusals counts first requests refused (422, 409, 417 or
+	// any other answer that is neither a success nor a business answer)
+	// because another customer had used the same key string: what global
+	// keys do to clients that number their keys alike. No money moves
+	// twice, but a customer's legitimate transfer never happens.
 	ForeignKeyRefusals int `json:"foreign_key_refusals"`
 	// RetentionKnown is false when a black-box endpoint did not publish
 	// its retention, so rule 7 could not be judged.
@@ -73,7 +74,7 @@ func NewTally(d Day, h History, perIntent map[string]int) Tally {
 			firstCustomer[a.Key] = a.Customer
 		}
 		k := keyID{a.Customer, a.Key}
-		if !seen[k] && a.Status == 422 && firstCustomer[a.Key] != a.Customer {
+		if !seen[k] && a.Delivered && Refusal(a.Status) && firstCustomer[a.Key] != a.Customer {
 			t.ForeignKeyRefusals++
 		}
 		seen[k] = true
@@ -121,8 +122,10 @@ func (t Tally) WriteText(w io.Writer) error {
 	row("409 still in progress", s.Conflicts)
 	row("422 key reused for another request", s.Mismatches)
 	row("replays", s.Replays)
+	row("intents never paid", s.Unpaid)
 	if t.ForeignKeyRefusals > 0 {
-		row("refused: another customer's key", fmt.Sprintf("%d first requests got 422 because another customer had used the key (keys are global)", t.ForeignKeyRefusals))
+		row("refused: another customer's key", fmt.Sprintf("%d first %s refused because another customer had used the key (keys are global)",
+			t.ForeignKeyRefusals, plural(t.ForeignKeyRefusals, "request was", "requests were")))
 	}
 	if t.ClientDuplicates > 0 {
 		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, groupDigits(t.ClientPaidTwice)))
@@ -166,6 +169,18 @@ func (t Tally) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Refusal reports whether a status refuses a request without deciding
+// it: neither a success nor a business answer (402, 404), and not "no
+// answer" (0). A 409, a 422, a 417 or a 500 all leave the wish unpaid.
+func Refusal(status int) bool { return status != 0 && !final(status) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // OK reports whether every rule holds and the retention was known.

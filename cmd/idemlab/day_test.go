@@ -98,9 +98,10 @@ func TestDayReplayOverHTTPAndGrade(t *testing.T) {
 		assert.Contains(t, out, "Every rule holds")
 	}
 
-	out, _, err := runCmd(t, "grade", srv.URL+"/bank/scoped", "--seed", "3", "--intents", "40")
+	out, errOut, err := runCmd(t, "grade", srv.URL+"/bank/scoped", "--seed", "3", "--intents", "40")
 	require.NoError(t, err)
-	assert.Contains(t, out, "Verdict: every rule holds.")
+	assert.Contains(t, out, "Verdict: every rule holds, and every check keeps the contract's promise.")
+	assert.Empty(t, errOut, "no progress line when stderr is not a terminal")
 	out, _, err = runCmd(t, "grade", "--json", srv.URL+"/bank/naive", "--intents", "40")
 	require.ErrorContains(t, err, "one-transfer-per-intent")
 	assert.Contains(t, out, `"ok": false`)

@@ -117,7 +117,10 @@ def transfer(headers, raw):
     customer = headers.get("X-Customer-ID")
     if not customer:
         return problem(401, "customer-missing", "send X-Customer-ID")
-    m = KEY.match(headers.get("Idempotency-Key") or "")
+    # Two Idempotency-Key lines are a list, not one key: get() would read
+    # only the first.
+    keys = headers.get_all("Idempotency-Key") or []
+    m = len(keys) == 1 and KEY.match(keys[0])
     if not m:
         return problem(400, "idempotency-key-malformed", 'send Idempotency-Key: "<key>"')
     t, err = parse_transfer(raw)

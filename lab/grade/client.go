@@ -49,6 +49,9 @@ type Reply struct {
 	// Err is set when no answer could be read (and the request was not
 	// cut on purpose).
 	Err error
+	// At is when the answer's head arrived (or the request failed), so
+	// that simultaneous requests can be told apart by who answered first.
+	At time.Time
 }
 
 // Replayed reports whether the answer says it is a replay.
@@ -236,24 +239,25 @@ func (c *Client) receive(p *prepared) Reply {
 			tc.SetLinger(0) // reset, as a load balancer does, instead of a polite close
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return Reply{Err: fmt.Errorf("wait for the answer to start: %w", err)}
+			return Reply{Err: fmt.Errorf("wait for the answer to start: %w", err), At: time.Now()}
 		}
-		return Reply{}
+		return Reply{At: time.Now()}
 	}
 	br := p.br
 	if br == nil {
 		br = bufio.NewReader(p.conn)
 	}
 	resp, err := http.ReadResponse(br, p.req)
+	at := time.Now()
 	if err != nil {
-		return Reply{Err: fmt.Errorf("read answer: %w", err)}
+		return Reply{Err: fmt.Errorf("read answer: %w", err), At: at}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
 	if err != nil {
-		return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body, Err: fmt.Errorf("read answer body: %w", err)}
+		return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body, Err: fmt.Errorf("read answer body: %w", err), At: at}
 	}
-	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body, At: at}
 }
 
 // Do sends one request: on a kept-alive connection when its answer is to
@@ -272,15 +276,16 @@ func (c *Client) Do(ctx context.Context, r Request) Reply {
 	}
 	req.Close = false
 	resp, err := c.pool.Do(req)
+	at := time.Now()
 	if err != nil {
-		return Reply{Err: fmt.Errorf("send: %w", err)}
+		return Reply{Err: fmt.Errorf("send: %w", err), At: at}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
 	if err != nil {
-		return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body, Err: fmt.Errorf("read answer body: %w", err)}
+		return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body, Err: fmt.Errorf("read answer body: %w", err), At: at}
 	}
-	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body, At: at}
 }
 
 // warmPath is what warms a connection for r: reading the payer's account,

@@ -31,6 +31,13 @@ type DayRun struct {
 	Requests []Request
 	// Errors counts attempts that got no answer although none was cut.
 	Errors int
+	// NoRetryAfter counts 409 answers without a valid Retry-After header;
+	// FirstNoRetryAfter is the index of the first such attempt in the day.
+	NoRetryAfter      int
+	FirstNoRetryAfter int
+	// Answered is when each attempt's answer arrived (or it was cut), in
+	// the day's order; the history's attempts say when each was sent.
+	Answered []time.Time
 }
 
 // ReplayDayHTTP runs a day against the endpoint at base, which follows the
@@ -58,9 +65,11 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	}); err != nil {
 		return DayRun{}, fmt.Errorf("replay day: open accounts: %w", err)
 	}
-	run := DayRun{Requests: make([]Request, len(d.Attempts))}
+	run := DayRun{Requests: make([]Request, len(d.Attempts)), Answered: make([]time.Time, len(d.Attempts))}
 	attempts := make([]lab.Attempt, len(d.Attempts))
 	var done, failed atomic.Int64
+	var mu sync.Mutex // guards the Retry-After counts
+	run.FirstNoRetryAfter = -1
 	send := func(i int, written chan<- struct{}) {
 		a := d.Attempts[i]
 		r := dayRequest(a)
@@ -87,7 +96,19 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 			at.Status, at.Response = 0, nil
 			failed.Add(1)
 		}
+		if rep.Err == nil && rep.Status == 409 && !validRetryAfter(rep.Header) {
+			mu.Lock()
+			run.NoRetryAfter++
+			if run.FirstNoRetryAfter < 0 || i < run.FirstNoRetryAfter {
+				run.FirstNoRetryAfter = i
+			}
+			mu.Unlock()
+		}
 		attempts[i] = at
+		run.Answered[i] = rep.At
+		if rep.At.IsZero() {
+			run.Answered[i] = sentAt
+		}
 		n := done.Add(1)
 		if o.Progress != nil {
 			o.Progress(int(n), len(d.Attempts))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,8 +34,21 @@ type Options struct {
 	Day lab.DayParams
 	// Concurrency of the day's replay; 16 when zero.
 	Concurrency int
-	// Progress, when set, is told the name of each check as it starts.
-	Progress func(check string)
+	// Progress, when set, is told where the run is: as each check starts,
+	// and as the day's attempts are answered. It is called from many
+	// goroutines at once during the day and must be safe for concurrent use.
+	Progress func(Progress)
+}
+
+// Progress is where a grading run is, for a progress line.
+type Progress struct {
+	// Check is the check running; N its number, from 1, of Of (the day
+	// included).
+	Check string
+	N, Of int
+	// Done and Total count the day's attempts answered and to send; both
+	// are 0 outside the day.
+	Done, Total int
 }
 
 // Verdicts of a rule.
@@ -44,6 +58,16 @@ const (
 	Unknown = "unknown"
 )
 
+// Verdicts of a check. A check is ok only when its promise holds: no rule
+// broke and the endpoint answered as the contract says. It warns when no
+// rule broke but the endpoint departed from the contract (a note says how),
+// and fails when it broke a rule or could not finish.
+const (
+	CheckOK   = "ok"
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
 // Report is a grading run's verdict, for people (WriteText) and machines
 // (JSON).
 type Report struct {
@@ -51,15 +75,38 @@ type Report struct {
 	Seed   int64  `json:"seed"`
 	Run    string `json:"run"`
 	// RetentionSeconds is what the endpoint publishes, nil when nothing.
-	RetentionSeconds    *int64        `json:"retention_seconds"`
-	RetryHorizonSeconds int64         `json:"retry_horizon_seconds"`
-	OK                  bool          `json:"ok"`
-	Rules               []RuleVerdict `json:"rules"`
-	Checks              []CheckResult `json:"checks"`
-	Failures            []Failure     `json:"failures"`
-	Notes               []Note        `json:"notes"`
-	Day                 *lab.Summary  `json:"day,omitempty"`
-	ElapsedMS           int64         `json:"elapsed_ms"`
+	RetentionSeconds    *int64 `json:"retention_seconds"`
+	RetryHorizonSeconds int64  `json:"retry_horizon_seconds"`
+	// OK is true only when every rule holds (rule 7 judged) and every
+	// check is ok: the endpoint keeps every promise the grader checks.
+	OK       bool          `json:"ok"`
+	Rules    []RuleVerdict `json:"rules"`
+	Checks   []CheckResult `json:"checks"`
+	Failures []Failure     `json:"failures"`
+	Notes    []Note        `json:"notes"`
+	Day      *DaySummary   `json:"day,omitempty"`
+	// ElapsedMS is how long the run took; the only figure that differs
+	// between two runs with the same seed against the same endpoint.
+	ElapsedMS int64 `json:"elapsed_ms"`
+}
+
+// DaySummary is the day's tally as the report shows it: the checker's
+// counts, the answers by status and the wishes never paid.
+type DaySummary struct {
+	lab.Summary
+	// Statuses counts the answers by HTTP status ("0": the grader cut the
+	// connection, or no answer came).
+	Statuses map[int]int `json:"statuses"`
+	// ForeignKeyRefusals counts the intents never paid because their
+	// requests were refused after another customer had used the same key
+	// string (rule 5).
+	ForeignKeyRefusals int `json:"foreign_key_refusals"`
+	// UnpaidIntents names the first intents never paid (at most ten);
+	// Summary.Unpaid counts them all.
+	UnpaidIntents []string `json:"unpaid_intent_ids,omitempty"`
+	// Conflicts409WithoutRetryAfter counts 409s sent without a valid
+	// Retry-After header.
+	Conflicts409WithoutRetryAfter int `json:"conflicts_409_without_retry_after"`
 }
 
 // RuleVerdict is one rule's verdict over the whole run.
@@ -68,16 +115,24 @@ type RuleVerdict struct {
 	Name    string `json:"name"`
 	Title   string `json:"title"`
 	Verdict string `json:"verdict"`
-	// Fix says what to change when the rule is broken or unknown.
+	// Fix says what to change when the rule is broken or unknown: the fix
+	// for the cause the grader diagnosed first, or the rule's usual fix.
 	Fix string `json:"fix,omitempty"`
+	// Causes lists the causes diagnosed, in the order found; each failure
+	// carries its own, with its fix.
+	Causes []string `json:"causes,omitempty"`
 }
 
 // CheckResult is one check's outcome.
 type CheckResult struct {
-	Name   string   `json:"name"`
-	Title  string   `json:"title"`
-	OK     bool     `json:"ok"`
-	Broken []string `json:"broken,omitempty"`
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Verdict is CheckOK, CheckWarn or CheckFail; OK is Verdict == CheckOK.
+	Verdict string   `json:"verdict"`
+	OK      bool     `json:"ok"`
+	Broken  []string `json:"broken,omitempty"`
+	// Notes counts the check's notes: its departures from the contract.
+	Notes int `json:"notes,omitempty"`
 	// Error is set when the check could not run (the endpoint refused to
 	// open an account, or could not be reached).
 	Error     string `json:"error,omitempty"`
@@ -87,11 +142,17 @@ type CheckResult struct {
 // Failure is one broken rule, shown by the shortest request sequence the
 // grader found.
 type Failure struct {
-	Check   string   `json:"check"`
-	Rule    string   `json:"rule"`
-	RuleN   int      `json:"rule_n"`
-	Message string   `json:"message"`
-	Lanes   []string `json:"lanes,omitempty"`
+	Check   string `json:"check"`
+	Rule    string `json:"rule"`
+	RuleN   int    `json:"rule_n"`
+	Message string `json:"message"`
+	// Cause names what the evidence says went wrong (see Causes), when the
+	// grader could tell; Diagnosis says it in words and Fix what to change.
+	// Without a cause, Fix is the rule's usual fix.
+	Cause     string   `json:"cause,omitempty"`
+	Diagnosis string   `json:"diagnosis,omitempty"`
+	Fix       string   `json:"fix"`
+	Lanes     []string `json:"lanes,omitempty"`
 	// Curl is the sequence as shell lines a student can paste; lines that
 	// start with '#' say what the grader did that curl alone does not.
 	Curl []string `json:"curl,omitempty"`
@@ -104,17 +165,6 @@ type Note struct {
 	Curl    []string `json:"curl,omitempty"`
 }
 
-// Fixes say, per rule, what a student's endpoint must do.
-var Fixes = map[string]string{
-	lab.RuleOneTransfer.Name:   "claim the key before paying with one INSERT into a table whose primary key is (customer, endpoint, key), let the constraint error be the verdict, and keep an in_progress state so a simultaneous retry gets 409",
-	lab.RuleNoSilentWrong.Name: "store a fingerprint of the request (SHA-256 of the canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
-	lab.RuleByteReplay.Name:    "store the first answer (status, headers, body) with the key and send those bytes again on every retry, with Idempotent-Replayed: true; compare canonical JSON (RFC 8785), not raw bytes, so reordered fields are the same request",
-	lab.RuleNothingLost.Name:   "never answer success for a key whose transfer does not exist: complete the key in the same transaction as the transfer",
-	lab.RuleOwnResponses.Name:  "scope keys by customer: the key table's primary key is (customer, endpoint, key), so one customer's key never meets another's",
-	lab.RuleConservation.Name:  "debit and credit in one transaction; never create or destroy money",
-	lab.RuleRetention.Name:     "keep keys longer than clients retry (the lab's retry for up to an hour) and publish it: GET {base} answers {\"retention_seconds\": N}",
-}
-
 // check is one named scenario.
 type check struct {
 	name, title string
@@ -124,12 +174,14 @@ type check struct {
 var checks = []check{
 	{"retry", "a retry after the answer arrived gets that answer again, byte for byte", checkRetry},
 	{"cut", "a retry after a cut connection gets the answer the client never read, and no second transfer", checkCut},
-	{"reordered", "the same request with its fields reordered and re-spaced is a retry, not a new request", checkReordered},
+	{"reordered", "the same request re-spaced, reordered, or both is a retry, not a new request", checkReordered},
 	{"correction", "a corrected amount under a used key gets 422 and moves nothing", checkCorrection},
-	{"missing-key", "a transfer without Idempotency-Key gets 400 and moves nothing", checkMissingKey},
-	{"malformed-keys", "keys that are not an RFC 8941 string of 1 to 255 printable characters get 400", checkMalformedKeys},
-	{"other-customer", "another customer's key is that customer's alone", checkOtherCustomer},
-	{"together", "identical retries that arrive at the same moment make one transfer, then a retry gets the first answer", checkTogether},
+	{"refusals", "a 402 or 404 is stored under its key: after a top-up, or once the account exists, the retry still gets it byte for byte", checkRefusals},
+	{"missing-key", "a transfer without Idempotency-Key gets 400, without X-Customer-ID 401, and nothing moves", checkMissingKey},
+	{"malformed-keys", "keys that are not an RFC 8941 string of 1 to 255 printable characters get 400 and move nothing", checkMalformedKeys},
+	{"longest-key", "a valid key of exactly 255 characters is accepted, pays once and is replayed", checkLongestKey},
+	{"other-customer", "another customer's key is that customer's alone: each customer's own request under it gets its own transfer", checkOtherCustomer},
+	{"together", "identical retries that arrive at the same moment make one transfer, a 409 says Retry-After, then a retry gets the first answer", checkTogether},
 }
 
 // Checks lists the names of the grader's checks, the day's replay last.
@@ -174,19 +226,20 @@ func Grade(ctx context.Context, base string, o Options) (Report, error) {
 		secs := int64(retention / time.Second)
 		g.rep.RetentionSeconds = &secs
 	}
-	for _, ch := range checks {
+	of := len(checks) + 1
+	for n, ch := range checks {
 		if ctx.Err() != nil {
 			return Report{}, ctx.Err()
 		}
 		if o.Progress != nil {
-			o.Progress(ch.name)
+			o.Progress(Progress{Check: ch.name, N: n + 1, Of: of})
 		}
 		g.runCheck(ctx, ch, retention)
 	}
 	if o.Progress != nil {
-		o.Progress("day")
+		o.Progress(Progress{Check: "day", N: of, Of: of})
 	}
-	g.runDay(ctx, o)
+	g.runDay(ctx, o, of)
 	if ctx.Err() != nil {
 		return Report{}, ctx.Err()
 	}
@@ -212,7 +265,7 @@ func runPrefix() string {
 }
 
 func (g *grader) runCheck(ctx context.Context, ch check, retention time.Duration) {
-	s := &scenario{g: g, ctx: ctx, name: ch.name, start: map[string]int64{}, together: map[int]int{}}
+	s := newScenario(g, ctx, ch.name)
 	res := CheckResult{Name: ch.name, Title: ch.title}
 	began := time.Now()
 	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
@@ -232,13 +285,27 @@ func (g *grader) runCheck(ctx context.Context, ch check, retention time.Duration
 			res.Broken = append(res.Broken, f.Rule)
 		}
 	}
-	res.OK = len(res.Broken) == 0 && res.Error == ""
+	res.Notes = len(s.notes)
+	res.settle()
 	g.rep.Checks = append(g.rep.Checks, res)
 	g.rep.Failures = append(g.rep.Failures, fails...)
 	g.rep.Notes = append(g.rep.Notes, s.notes...)
 }
 
-func (g *grader) runDay(ctx context.Context, o Options) {
+// settle sets the check's verdict from what it found.
+func (c *CheckResult) settle() {
+	switch {
+	case len(c.Broken) > 0 || c.Error != "":
+		c.Verdict = CheckFail
+	case c.Notes > 0:
+		c.Verdict = CheckWarn
+	default:
+		c.Verdict = CheckOK
+	}
+	c.OK = c.Verdict == CheckOK
+}
+
+func (g *grader) runDay(ctx context.Context, o Options, of int) {
 	p := o.Day
 	if p.Customers == 0 && p.Intents == 0 {
 		p = lab.DefaultDayParams()
@@ -247,32 +314,143 @@ func (g *grader) runDay(ctx context.Context, o Options) {
 	}
 	p.Seed = o.Seed
 	d := lab.GenerateDay(p).WithPrefix(g.run + "day-")
-	res := CheckResult{Name: "day", Title: fmt.Sprintf("a day of %d intents and their retries replays with zero duplicates", p.Intents)}
+	res := CheckResult{Name: "day", Title: fmt.Sprintf("a day of %d intents and their retries replays with zero duplicates, and every wish is paid", p.Intents)}
 	began := time.Now()
 	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
-	run, err := ReplayDayHTTP(ctx, d, g.c.Base(), DayOptions{Concurrency: o.Concurrency, Timeout: o.Timeout})
+	do := DayOptions{Concurrency: o.Concurrency, Timeout: o.Timeout}
+	if o.Progress != nil {
+		do.Progress = func(done, total int) { o.Progress(Progress{Check: "day", N: of, Of: of, Done: done, Total: total}) }
+	}
+	run, err := ReplayDayHTTP(ctx, d, g.c.Base(), do)
 	if err != nil {
 		res.Error = err.Error()
+		res.settle()
 		g.rep.Checks = append(g.rep.Checks, res)
 		return
 	}
-	sum := run.Tally.Report.Summary
+	h := run.Tally.History
+	refused := foreignRefusals(h)
+	sum := DaySummary{Summary: run.Tally.Report.Summary, Statuses: run.Tally.Statuses,
+		ForeignKeyRefusals: len(refused), Conflicts409WithoutRetryAfter: run.NoRetryAfter}
+	for _, in := range h.Intents {
+		if h.TransfersPerIntent[in.ID] == 0 && len(sum.UnpaidIntents) < 10 {
+			sum.UnpaidIntents = append(sum.UnpaidIntents, in.ID)
+		}
+	}
 	g.rep.Day = &sum
+	lanes := func(idx []int) []string {
+		var out []string
+		for _, i := range idx {
+			out = append(out, d.Attempts[i].Lane)
+		}
+		return out
+	}
+	tm := timing{sent: make([]time.Time, len(h.Attempts)), answered: run.Answered}
+	for i, a := range h.Attempts {
+		tm.sent[i] = a.SentAt
+	}
+	var notes []Note
 	for _, rr := range run.Tally.Report.Rules {
 		if rr.OK || rr.Rule == lab.RuleRetention {
 			continue // rule 7 is judged once, on the published retention
 		}
 		res.Broken = append(res.Broken, rr.Rule.Name)
 		for _, v := range rr.Violations[:min(2, len(rr.Violations))] {
-			g.rep.Failures = append(g.rep.Failures, Failure{Check: "day", Rule: rr.Rule.Name, RuleN: rr.Rule.N,
-				Message: v.Message, Lanes: v.Lanes, Curl: dayCurl(g.c.Base(), d, run, v.Attempts)})
+			f := Failure{Check: "day", Rule: rr.Rule.Name, RuleN: rr.Rule.N, Message: v.Message, Lanes: v.Lanes, Curl: dayCurl(g.c.Base(), d, run, v.Attempts)}
+			diagnose(&f, "day", h.Attempts, v.Attempts, tm)
+			g.rep.Failures = append(g.rep.Failures, f)
+		}
+	}
+	// A wish refused because another customer had used its key is never
+	// paid: the checker sees no rule broken (nothing moved twice), but
+	// another customer's key decided this customer's request (rule 5).
+	if len(refused) > 0 {
+		if !slices.Contains(res.Broken, lab.RuleOwnResponses.Name) {
+			res.Broken = append(res.Broken, lab.RuleOwnResponses.Name)
+		}
+		for _, fr := range refused[:min(2, len(refused))] {
+			a := h.Attempts[fr.attempt]
+			f := Failure{Check: "day", Rule: lab.RuleOwnResponses.Name, RuleN: lab.RuleOwnResponses.N,
+				Message: fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first (%d of the day's wishes %s stopped this way)",
+					a.Customer, a.Key, a.Status, snippet(a.Response), h.Attempts[fr.other].Customer, len(refused), plural(len(refused), "was", "were")),
+				Lanes: lanes([]int{fr.other, fr.attempt}), Curl: dayCurl(g.c.Base(), d, run, []int{fr.other, fr.attempt})}
+			setCause(&f, causeGlobalKeys)
+			g.rep.Failures = append(g.rep.Failures, f)
 		}
 	}
 	if run.Errors > 0 {
-		g.rep.Notes = append(g.rep.Notes, Note{Check: "day", Message: fmt.Sprintf("%d of the day's requests got no answer (connection refused, reset or timed out) although the grader did not cut them", run.Errors)})
+		notes = append(notes, Note{Check: "day", Message: fmt.Sprintf("%d of the day's requests got no answer (connection refused, reset or timed out) although the grader did not cut them", run.Errors)})
 	}
-	res.OK = len(res.Broken) == 0
+	if run.NoRetryAfter > 0 {
+		i := run.FirstNoRetryAfter
+		notes = append(notes, Note{Check: "day", Message: fmt.Sprintf("%d of the day's 409 answers came without a valid Retry-After header (first: %s); the contract says 409 with Retry-After: 1, so a client knows when to come back",
+			run.NoRetryAfter, d.Attempts[i].Lane), Curl: dayCurl(g.c.Base(), d, run, []int{i})})
+	}
+	if unpaid := sum.Unpaid - len(refused); unpaid > 0 && len(res.Broken) == 0 {
+		notes = append(notes, Note{Check: "day", Message: fmt.Sprintf("%d of the day's intents were never paid (among them %s); every account opens with enough money, so each wish should get its transfer (answers by status: %s)",
+			unpaid, strings.Join(sum.UnpaidIntents[:min(3, len(sum.UnpaidIntents))], ", "), statusList(sum.Statuses))})
+	}
+	res.Notes = len(notes)
+	g.rep.Notes = append(g.rep.Notes, notes...)
+	res.settle()
 	g.rep.Checks = append(g.rep.Checks, res)
+}
+
+// foreignRefusal is a wish never paid whose request was refused after
+// another customer had used its key string.
+type foreignRefusal struct{ attempt, other int }
+
+// foreignRefusals finds, in a history, the intents never paid and never
+// told success whose requests were refused (any status that is neither a
+// success nor a business answer) under a key string another customer had
+// used before: one refusal per intent, the first. A refusal of a request
+// that differs from the customer's own earlier one under the key (a
+// teller's correction) is the customer's own 422, not another's doing.
+func foreignRefusals(h lab.History) []foreignRefusal {
+	told := map[string]bool{} // intents answered with a success at least once
+	for _, a := range h.Attempts {
+		if a.Delivered && success(a.Status) {
+			told[a.Intent] = true
+		}
+	}
+	firstUse := map[string]int{}       // key string → its first attempt
+	ownFirst := map[[2]string][]byte{} // (customer, key) → the body of the customer's first attempt
+	done := map[string]bool{}
+	var out []foreignRefusal
+	for i, a := range h.Attempts {
+		if a.Key == "" {
+			continue
+		}
+		own := [2]string{a.Customer, a.Key}
+		body, usedOwn := ownFirst[own]
+		if !usedOwn {
+			ownFirst[own] = a.Body
+		}
+		j, used := firstUse[a.Key]
+		if !used {
+			firstUse[a.Key] = i
+			continue
+		}
+		if done[a.Intent] || told[a.Intent] || h.TransfersPerIntent[a.Intent] > 0 || h.Attempts[j].Customer == a.Customer ||
+			!a.Delivered || !lab.Refusal(a.Status) || usedOwn && !sameTransfer(body, a.Body) {
+			continue
+		}
+		done[a.Intent] = true
+		out = append(out, foreignRefusal{attempt: i, other: j})
+	}
+	return out
+}
+
+// sameTransfer reports whether two transfer bodies ask for the same
+// transfer, however they are written.
+func sameTransfer(a, b []byte) bool {
+	type transfer struct {
+		From   string      `json:"from"`
+		To     string      `json:"to"`
+		Amount json.Number `json:"amount"`
+	}
+	var x, y transfer
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x == y
 }
 
 // withFirstUses returns the attempts (indexes, in order) together with the
@@ -343,21 +521,30 @@ func putRequest(id string, balance int64) Request {
 		Body: `{"balance":` + strconv.FormatInt(balance, 10) + `}`}
 }
 
-// verdicts folds the failures into one verdict per rule.
+// verdicts folds the failures into one verdict per rule, and judges the
+// published retention (rule 7) as a check of its own.
 func (g *grader) verdicts(known bool, retention time.Duration) {
+	ret := CheckResult{Name: "retention", Title: fmt.Sprintf("the published retention is longer than the clients' retry horizon (%s)", RetryHorizon)}
+	if !known {
+		ret.Notes = 1
+		g.rep.Notes = append(g.rep.Notes, Note{Check: "retention", Message: "GET " + g.c.Base() +
+			" publishes no retention_seconds, so rule 7 cannot be judged; publish {\"retention_seconds\": N}",
+			Curl: []string{Curl(g.c.Base(), Request{Method: "GET"})}})
+	} else if lab.RetentionTooShort(retention, RetryHorizon) {
+		f := Failure{Check: "retention", Rule: lab.RuleRetention.Name, RuleN: lab.RuleRetention.N,
+			Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s, and the retention must be longer: a retry at the very end of the horizon (or from a clock a little ahead) finds no key and becomes a second transfer", retention, RetryHorizon),
+			Curl:    []string{Curl(g.c.Base(), Request{Method: "GET"})}}
+		setCause(&f, causeShortRetention)
+		g.rep.Failures = append(g.rep.Failures, f)
+		ret.Broken = []string{lab.RuleRetention.Name}
+	}
+	ret.settle()
+	g.rep.Checks = append(g.rep.Checks, ret)
 	broken := map[string]bool{}
 	for _, f := range g.rep.Failures {
 		broken[f.Rule] = true
 	}
-	if !known {
-		g.rep.Notes = append(g.rep.Notes, Note{Check: "retention", Message: "GET " + g.c.Base() +
-			" publishes no retention_seconds, so rule 7 cannot be judged; publish {\"retention_seconds\": N}"})
-	} else if retention > 0 && retention < RetryHorizon {
-		broken[lab.RuleRetention.Name] = true
-		g.rep.Failures = append(g.rep.Failures, Failure{Check: "retention", Rule: lab.RuleRetention.Name, RuleN: lab.RuleRetention.N,
-			Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s: a late retry becomes a second transfer", retention, RetryHorizon),
-			Curl:    []string{Curl(g.c.Base(), Request{Method: "GET"})}})
-	}
+	sort.SliceStable(g.rep.Failures, func(i, j int) bool { return g.rep.Failures[i].RuleN < g.rep.Failures[j].RuleN })
 	g.rep.OK = known
 	for _, r := range lab.Rules {
 		v := RuleVerdict{N: r.N, Name: r.Name, Title: r.Title, Verdict: Holds}
@@ -365,491 +552,25 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 		case broken[r.Name]:
 			v.Verdict, v.Fix = Broken, Fixes[r.Name]
 			g.rep.OK = false
+			seen := map[string]bool{}
+			for _, f := range g.rep.Failures {
+				if f.Rule != r.Name || f.Cause == "" || seen[f.Cause] {
+					continue
+				}
+				if len(v.Causes) == 0 {
+					v.Fix = f.Fix
+				}
+				seen[f.Cause] = true
+				v.Causes = append(v.Causes, f.Cause)
+			}
 		case r == lab.RuleRetention && !known:
 			v.Verdict, v.Fix = Unknown, Fixes[r.Name]
 		}
 		g.rep.Rules = append(g.rep.Rules, v)
 	}
 	for _, c := range g.rep.Checks {
-		if c.Error != "" {
+		if c.Verdict != CheckOK {
 			g.rep.OK = false
 		}
 	}
-	sort.SliceStable(g.rep.Failures, func(i, j int) bool { return g.rep.Failures[i].RuleN < g.rep.Failures[j].RuleN })
 }
-
-// scenario is one check's accounts, intents and requests.
-type scenario struct {
-	g        *grader
-	ctx      context.Context
-	name     string
-	start    map[string]int64
-	accounts []string
-	intents  []lab.Intent
-	attempts []lab.Attempt
-	reqs     []Request
-	replies  []Reply
-	together map[int]int // attempt → its group of simultaneous sends (from 1)
-	groups   int
-	extra    []Failure // the grader's own observations
-	notes    []Note
-}
-
-func (s *scenario) id(name string) string { return s.g.run + s.name + "-" + name }
-
-// account opens an account with a balance.
-// payerAndShop opens the two accounts most checks need: a payer with
-// 5,000,000 won and an empty shop.
-func (s *scenario) payerAndShop() (payer, shop string, err error) {
-	if payer, err = s.account("payer", 5_000_000); err != nil {
-		return "", "", err
-	}
-	shop, err = s.account("shop", 0)
-	return payer, shop, err
-}
-
-func (s *scenario) account(name string, balance int64) (string, error) {
-	id := s.id(name)
-	if _, err := s.g.c.PutAccount(s.ctx, id, balance); err != nil {
-		return "", fmt.Errorf("open account: %w", err)
-	}
-	s.start[id] = balance
-	s.accounts = append(s.accounts, id)
-	return id, nil
-}
-
-// amount draws an amount in whole hundreds of won.
-func (s *scenario) amount() int64 { return (100 + s.g.r.Int64N(4900)) * 100 }
-
-func (s *scenario) key() string {
-	var b [16]byte
-	for i := range b {
-		b[i] = byte(s.g.r.Uint32())
-	}
-	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
-	return fmt.Sprintf("%s%x-%x-%x-%x-%x", s.g.run, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-func (s *scenario) customer(name string) string { return s.g.run + name }
-
-func (s *scenario) intent(customer, from, to string, amount int64) lab.Intent {
-	in := lab.Intent{ID: fmt.Sprintf("%s.i%d", s.name, len(s.intents)+1), Customer: customer, From: from, To: to, Amount: amount}
-	s.intents = append(s.intents, in)
-	return in
-}
-
-// post describes a transfer request. keyHeader holds the raw
-// Idempotency-Key header lines (none: no header); customer "" sends no
-// X-Customer-ID.
-func post(customer string, keyHeader []string, body string) Request {
-	r := Request{Method: "POST", Path: "/transfers", Header: [][2]string{{"Content-Type", "application/json"}}, Body: body}
-	if customer != "" {
-		r.Header = append(r.Header, [2]string{"X-Customer-ID", customer})
-	}
-	for _, k := range keyHeader {
-		r.Header = append(r.Header, [2]string{"Idempotency-Key", k})
-	}
-	return r
-}
-
-func keyed(customer, key, body string) Request {
-	return post(customer, []string{lab.QuoteKey(key)}, body)
-}
-
-// send sends one attempt of an intent and records it.
-func (s *scenario) send(in lab.Intent, r Request) int {
-	return s.record(in, r, s.g.c.Do(s.ctx, r))
-}
-
-// sendTogether sends attempts at the same moment; ins[i] is the intent
-// rs[i] serves.
-func (s *scenario) sendTogether(ins []lab.Intent, rs []Request) []int {
-	replies := s.g.c.Together(s.ctx, rs)
-	s.groups++
-	out := make([]int, len(rs))
-	for i := range rs {
-		out[i] = s.record(ins[i], rs[i], replies[i])
-		s.together[out[i]] = s.groups
-	}
-	return out
-}
-
-func (s *scenario) record(in lab.Intent, r Request, rep Reply) int {
-	i := len(s.attempts)
-	key := ""
-	for _, h := range r.Header {
-		if h[0] == "Idempotency-Key" {
-			if k, err := strconv.Unquote(h[1]); err == nil && key == "" {
-				key = k
-			}
-		}
-	}
-	customer := ""
-	for _, h := range r.Header {
-		if h[0] == "X-Customer-ID" {
-			customer = h[1]
-		}
-	}
-	a := lab.Attempt{Lane: fmt.Sprintf("%s.%d", s.name, i+1), Intent: in.ID, Customer: customer, Key: key, Body: []byte(r.Body),
-		Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: time.Now()}
-	if rep.Err != nil {
-		a.Status, a.Response = 0, nil
-		if !r.Cut {
-			s.notes = append(s.notes, Note{Check: s.name, Message: fmt.Sprintf("%s got no answer: %v", a.Lane, rep.Err), Curl: []string{Curl(s.g.c.Base(), r)}})
-		}
-	}
-	s.attempts = append(s.attempts, a)
-	s.reqs = append(s.reqs, r)
-	s.replies = append(s.replies, rep)
-	return i
-}
-
-// fail records a broken rule the grader saw itself.
-func (s *scenario) fail(rule lab.Rule, msg string, attempts ...int) {
-	f := Failure{Check: s.name, Rule: rule.Name, RuleN: rule.N, Message: msg, Curl: s.curl(attempts)}
-	for _, i := range attempts {
-		f.Lanes = append(f.Lanes, s.attempts[i].Lane)
-	}
-	s.extra = append(s.extra, f)
-}
-
-// note records a departure from the contract.
-func (s *scenario) note(msg string, attempts ...int) {
-	s.notes = append(s.notes, Note{Check: s.name, Message: msg, Curl: s.curl(attempts)})
-}
-
-// curl renders the scenario's accounts and the given attempts (every
-// attempt when none is given) as paste-able lines.
-func (s *scenario) curl(attempts []int) []string {
-	base := s.g.c.Base()
-	if len(attempts) == 0 {
-		for i := range s.attempts {
-			attempts = append(attempts, i)
-		}
-	}
-	attempts = withFirstUses(attempts, func(i int) string { return s.attempts[i].Key })
-	// Only the accounts the shown requests name, so the sequence stays short.
-	var accounts []string
-	for _, id := range s.accounts {
-		for _, i := range attempts {
-			if strings.Contains(s.reqs[i].Body, strconv.Quote(id)) {
-				accounts = append(accounts, id)
-				break
-			}
-		}
-	}
-	var lines []string
-	for _, id := range accounts {
-		lines = append(lines, Curl(base, putRequest(id, s.start[id])))
-	}
-	group := 0
-	for _, i := range attempts {
-		if g := s.together[i]; g != 0 && g != group {
-			n := 0
-			for _, j := range attempts {
-				if s.together[j] == g {
-					n++
-				}
-			}
-			lines = append(lines, fmt.Sprintf("# the next %d requests arrived at the same moment: end each line with & and run them together", n))
-			group = g
-		}
-		if s.reqs[i].Cut {
-			lines = append(lines, "# the grader cut the next connection as its answer arrived, without reading it")
-		}
-		line := Curl(base, s.reqs[i])
-		if s.together[i] != 0 {
-			line += " &"
-		}
-		lines = append(lines, line)
-	}
-	if group != 0 {
-		lines = append(lines, "wait")
-	}
-	for _, id := range accounts {
-		lines = append(lines, Curl(base, Request{Method: "GET", Path: "/accounts/" + id}))
-	}
-	return lines
-}
-
-// judge reads every account back, counts each intent's transfers from the
-// payees' balances (lab.InferTransfers) and runs the checker over the
-// scenario.
-func (s *scenario) judge(retention time.Duration) ([]Failure, error) {
-	end := map[string]int64{}
-	for _, id := range s.accounts {
-		b, err := s.g.c.GetBalance(s.ctx, id)
-		if err != nil {
-			return s.extra, fmt.Errorf("read balances: %w", err)
-		}
-		end[id] = b
-	}
-	h := lab.History{Intents: s.intents, Attempts: s.attempts, StartBalances: s.start, EndBalances: end,
-		RetryHorizon: RetryHorizon}
-	h.TransfersPerIntent = lab.InferTransfers(h.Intents, h.Attempts, h.StartBalances, h.EndBalances)
-	s.crossCheck()
-	var out []Failure
-	for _, rr := range lab.Check(h).Rules {
-		for _, v := range rr.Violations {
-			out = append(out, Failure{Check: s.name, Rule: rr.Rule.Name, RuleN: rr.Rule.N, Message: v.Message, Lanes: v.Lanes, Curl: s.curl(v.Attempts)})
-		}
-	}
-	return append(out, s.extra...), nil
-}
-
-// crossCheck compares every transfer the endpoint answered with the
-// request it answers: a transfer between other accounts is someone else's
-// answer. (The balances are cross-checked by the checker itself: a
-// success whose payee never received the money breaks rule 4, money that
-// appears or vanishes breaks rule 6.)
-func (s *scenario) crossCheck() {
-	for i, a := range s.attempts {
-		if !a.Delivered || a.Status < 200 || a.Status > 299 || a.Status == 200 && !strings.Contains(string(a.Response), "transfer_id") {
-			continue
-		}
-		var got struct {
-			From   string `json:"from"`
-			To     string `json:"to"`
-			Amount int64  `json:"amount"`
-		}
-		if json.Unmarshal(a.Response, &got) != nil {
-			s.note(fmt.Sprintf("%s was answered %d with a body that is not the transfer JSON: %s", a.Lane, a.Status, snippet(a.Response)), i)
-			continue
-		}
-		var sent struct {
-			From   string `json:"from"`
-			To     string `json:"to"`
-			Amount int64  `json:"amount"`
-		}
-		json.Unmarshal(a.Body, &sent)
-		if got.From != sent.From || got.To != sent.To {
-			s.fail(lab.RuleOwnResponses, fmt.Sprintf("%s asked to send %d won from %s to %s and was answered with a transfer from %s to %s: someone else's answer",
-				a.Lane, sent.Amount, sent.From, sent.To, got.From, got.To), i)
-		}
-	}
-}
-
-// Each check below is a short story against fresh accounts; the checker
-// judges it afterwards, and the check adds what only it can see.
-
-func checkRetry(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
-	if err != nil {
-		return err
-	}
-	cafe, err := s.account("cafe", 0)
-	if err != nil {
-		return err
-	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	body := lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)
-	first := s.send(in, keyed(cust, k, body))
-	// Another transfer from the same payer in between, so that a replay
-	// rebuilt from today's ledger shows today's balance.
-	other := s.intent(cust, payer, cafe, s.amount())
-	s.send(other, keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, cafe, other.Amount)))
-	time.Sleep(5 * time.Millisecond) // and a later time
-	retry := s.send(in, keyed(cust, k, body))
-	a, b := s.attempts[first], s.attempts[retry]
-	if success(a.Status) && a.Status == b.Status && string(a.Response) == string(b.Response) && !s.replies[retry].Replayed() {
-		s.note("the replay is right but lacks the header Idempotent-Replayed: true", first, retry)
-	}
-	return nil
-}
-
-func checkCut(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
-	if err != nil {
-		return err
-	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	r := keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
-	cut := r
-	cut.Cut = true
-	s.send(in, cut)
-	s.send(in, r)
-	s.send(in, r)
-	return nil
-}
-
-func checkReordered(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
-	if err != nil {
-		return err
-	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	first := s.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
-	for _, style := range []string{lab.StyleReordered, lab.StylePretty} {
-		i := s.send(in, keyed(cust, k, lab.RenderBody(style, payer, shop, in.Amount)))
-		if a := s.attempts[i]; a.Status == 422 && success(s.attempts[first].Status) {
-			s.fail(lab.RuleByteReplay, fmt.Sprintf("a retry of the same request, written %s, was refused 422 instead of getting the first answer: the fingerprint compares raw bytes, so a client library that orders or spaces JSON differently is told it changed the request",
-				style), first, i)
-		}
-	}
-	return nil
-}
-
-func checkCorrection(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
-	if err != nil {
-		return err
-	}
-	cust := s.customer("teller-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	first := s.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
-	// The teller corrects the amount on the same screen, which keeps the
-	// key. The correction ends in tens of won, so the balances tell which
-	// amount went out.
-	corrected := in.Amount + 100_030
-	i := s.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, corrected)))
-	if a := s.attempts[i]; a.Delivered && a.Status != 422 && !success(a.Status) {
-		s.note(fmt.Sprintf("a different request under a used key was answered %d; the contract says 422", a.Status), first, i)
-	}
-	return nil
-}
-
-func checkMissingKey(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
-	if err != nil {
-		return err
-	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	body := lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)
-	a1 := s.send(in, post(cust, nil, body))
-	a2 := s.send(in, post(cust, nil, body)) // the client retries, still without a key
-	for _, i := range []int{a1, a2} {
-		if a := s.attempts[i]; a.Delivered && a.Status != 400 {
-			s.note(fmt.Sprintf("a transfer without Idempotency-Key was answered %d; the contract says 400, because without a key no retry can be safe", a.Status), i)
-			break
-		}
-	}
-	noCustomer := s.intent("", payer, shop, s.amount())
-	i := s.send(noCustomer, post("", []string{lab.QuoteKey(s.key())}, lab.RenderBody(lab.StyleCompact, payer, shop, noCustomer.Amount)))
-	if a := s.attempts[i]; a.Delivered && a.Status != 401 {
-		s.note(fmt.Sprintf("a transfer without X-Customer-ID was answered %d; the contract says 401", a.Status), i)
-	}
-	return nil
-}
-
-func checkMalformedKeys(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
-	if err != nil {
-		return err
-	}
-	cust := s.customer("shop-1")
-	bad := []struct {
-		name, why string
-		header    []string
-	}{
-		{"token", "a bare token, not in double quotes", []string{s.key()}},
-		{"empty", "an empty string", []string{`""`}},
-		{"long", "256 characters, over the limit of 255", []string{`"` + strings.Repeat("k", 256) + `"`}},
-		{"non-ascii", "characters outside printable ASCII", []string{"\"cl\u00e9-" + s.key() + "\""}},
-		{"list", "two keys on one line", []string{lab.QuoteKey(s.key()) + ", " + lab.QuoteKey(s.key())}},
-		{"two-lines", "two Idempotency-Key header lines", []string{lab.QuoteKey(s.key()), lab.QuoteKey(s.key())}},
-		{"integer", "a number, not a string", []string{"42"}},
-		{"parameter", "a string with a parameter", []string{lab.QuoteKey(s.key()) + ";v=1"}},
-	}
-	for _, b := range bad {
-		shop, err := s.account("shop-"+b.name, 0)
-		if err != nil {
-			return err
-		}
-		in := s.intent(cust, payer, shop, s.amount())
-		i := s.send(in, post(cust, b.header, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
-		if a := s.attempts[i]; a.Delivered && a.Status != 400 {
-			s.note(fmt.Sprintf("a key that is %s was answered %d; the contract says 400 (RFC 8941 string of 1 to 255 printable ASCII characters)", b.why, a.Status), i)
-		}
-	}
-	return nil
-}
-
-func checkOtherCustomer(s *scenario) error {
-	payerA, err := s.account("payer-a", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shopA, err := s.account("shop-a", 0)
-	if err != nil {
-		return err
-	}
-	payerB, err := s.account("payer-b", 5_000_000)
-	if err != nil {
-		return err
-	}
-	shopB, err := s.account("shop-b", 0)
-	if err != nil {
-		return err
-	}
-	ca, cb, cc := s.customer("shop-a"), s.customer("shop-b"), s.customer("shop-c")
-	// Two clients that number their keys the same way: the same key string,
-	// each customer's own request.
-	k := s.g.run + "order-1"
-	inA := s.intent(ca, payerA, shopA, s.amount())
-	first := s.send(inA, keyed(ca, k, lab.RenderBody(lab.StyleCompact, payerA, shopA, inA.Amount)))
-	inB := s.intent(cb, payerB, shopB, s.amount())
-	i := s.send(inB, keyed(cb, k, lab.RenderBody(lab.StyleCompact, payerB, shopB, inB.Amount)))
-	if a := s.attempts[i]; a.Status == 422 {
-		s.fail(lab.RuleOwnResponses, fmt.Sprintf("customer %s's first request under key %q was refused 422 because customer %s had used that key: keys are global, so one customer's answer reached another", cb, k, ca), first, i)
-	}
-	// A third customer sends exactly the first customer's body under the
-	// same key: its own new transfer, never the first customer's answer.
-	inC := s.intent(cc, payerA, shopA, inA.Amount)
-	j := s.send(inC, keyed(cc, k, lab.RenderBody(lab.StyleCompact, payerA, shopA, inA.Amount)))
-	if a := s.attempts[j]; a.Status == 422 {
-		s.fail(lab.RuleOwnResponses, fmt.Sprintf("customer %s's first request under key %q was refused 422 because customer %s had used that key", cc, k, ca), first, j)
-	}
-	return nil
-}
-
-func checkTogether(s *scenario) error {
-	payer, err := s.account("payer", 50_000_000)
-	if err != nil {
-		return err
-	}
-	cust := s.customer("app-1")
-	// Each round sends the same request eight times and, in the same
-	// instant, a crowd of other transfers from the same app: a busy moment,
-	// in which the first of the eight takes longest to finish, so that the
-	// others arrive while it is still in progress.
-	const rounds, width, crowd = 4, 8, 8
-	for round := range rounds {
-		shop, err := s.account(fmt.Sprintf("shop-%d", round+1), 0)
-		if err != nil {
-			return err
-		}
-		in := s.intent(cust, payer, shop, s.amount())
-		r := keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
-		var ins []lab.Intent
-		var rs []Request
-		for range width {
-			ins, rs = append(ins, in), append(rs, r)
-		}
-		// The crowd pays one account the same amount, each under its own
-		// key: its balance still counts the crowd's transfers.
-		other, err := s.account(fmt.Sprintf("crowd-%d", round+1), 0)
-		if err != nil {
-			return err
-		}
-		amount := s.amount()
-		for range crowd {
-			o := s.intent(cust, payer, other, amount)
-			ins = append(ins, o)
-			rs = append(rs, keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, other, o.Amount)))
-		}
-		s.sendTogether(ins, rs)
-		// One more, after they all finished: it must get the first answer.
-		s.send(in, r)
-	}
-	return nil
-}
-
-func success(status int) bool { return status >= 200 && status < 300 }

@@ -40,23 +40,37 @@ bank.main()
 // none and a 20 ms payment call, and returns its base URL.
 func pythonBank(t *testing.T, bug string) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed, so the Python endpoint cannot run")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
 	args := []string{"-c", slowPayment, filepath.Join("..", "..", "docs", "examples", "bank.py"),
 		"--port", "0", "--db", filepath.Join(t.TempDir(), "bank.db")}
 	if bug != "" {
 		args = append(args, "--bug", bug)
 	}
-	cmd := exec.CommandContext(ctx, py, args...)
+	return startEndpoint(t, "python3", args...)
+}
+
+// startEndpoint runs an endpoint as a process of its own (skipping the test
+// when its interpreter is not installed), waits for the line
+// "listening on URL" it prints once its socket is open, and returns URL.
+// The process is killed when the test ends.
+func startEndpoint(t *testing.T, interpreter string, args ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath(interpreter)
+	if err != nil {
+		t.Skipf("%s is not installed, so this endpoint cannot run", interpreter)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, args...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		cancel()
 		cmd.Wait()
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("%s said on stderr:\n%s", interpreter, stderr.String())
+		}
 	})
 	line := make(chan string, 1)
 	go func() {
@@ -69,10 +83,10 @@ func pythonBank(t *testing.T, bug string) string {
 	select {
 	case l := <-line:
 		_, base, ok := strings.Cut(l, "listening on ")
-		require.True(t, ok, "bank.py said %q", l)
+		require.True(t, ok, "%s %v said %q", interpreter, args, l)
 		return base
 	case <-time.After(20 * time.Second):
-		t.Fatal("bank.py did not start within 20 s")
+		t.Fatalf("%s %v did not start within 20 s", interpreter, args)
 	}
 	return ""
 }

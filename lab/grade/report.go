@@ -3,6 +3,7 @@ package grade
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -17,12 +18,40 @@ func (r Report) Broken() []string {
 	return out
 }
 
-// maxShown caps the failures printed per rule; --json has them all.
+// Warned lists the names of the checks that warn: no rule broke, but the
+// endpoint departed from the contract.
+func (r Report) Warned() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Verdict == CheckWarn {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// Check returns the result of the named check, and false when there is
+// none.
+func (r Report) Check(name string) (CheckResult, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return CheckResult{}, false
+}
+
+// maxShown caps the failures printed per rule, cause and check, and the
+// notes per check; --json has them all.
 const maxShown = 2
 
-// WriteText writes the report for a student: the checks, the verdict on
-// every rule, then each broken rule with what to fix and the requests that
-// show it, as curl lines.
+// marks are the check verdicts as printed, all of one width.
+var marks = map[string]string{CheckOK: "ok  ", CheckWarn: "warn", CheckFail: "FAIL"}
+
+// WriteText writes the report for a student: one line per check, the day's
+// tally, the verdict on every rule, then each broken rule with the causes
+// the grader found, what to fix for each and the requests that show it, as
+// curl lines; then the notes, with theirs.
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Grading %s (seed %d, run %s, %.1f s)\n", r.Target, r.Seed, r.Run, float64(r.ElapsedMS)/1000)
@@ -30,27 +59,40 @@ func (r Report) WriteText(w io.Writer) error {
 	case r.RetentionSeconds != nil && *r.RetentionSeconds == 0:
 		b.WriteString("Published retention: 0, which the lab reads as \"keys never expire\".\n")
 	case r.RetentionSeconds != nil:
-		fmt.Fprintf(&b, "Published retention: %d s; the lab's clients retry for up to %d s.\n", *r.RetentionSeconds, r.RetryHorizonSeconds)
+		fmt.Fprintf(&b, "Published retention: %d s; the lab's clients retry for up to %d s, so it must be longer.\n", *r.RetentionSeconds, r.RetryHorizonSeconds)
 	default:
 		b.WriteString("Published retention: none (GET on the base URL has no retention_seconds).\n")
 	}
-	b.WriteString("\nChecks:\n")
+	b.WriteString("\nChecks (ok: the promise holds; warn: no rule broke, but the answers depart from the contract; FAIL: a rule broke):\n")
 	for _, c := range r.Checks {
-		mark := "ok  "
-		if !c.OK {
-			mark = "FAIL"
+		fmt.Fprintf(&b, "  %s  %-15s %s", marks[c.Verdict], c.Name, c.Title)
+		switch {
+		case c.Error != "":
+			fmt.Fprintf(&b, " — could not finish: %s", c.Error)
+		case len(c.Broken) > 0:
+			fmt.Fprintf(&b, " — breaks %s", strings.Join(c.Broken, ", "))
+		case c.Verdict == CheckWarn:
+			fmt.Fprintf(&b, " — no rule broke, but %d %s below", c.Notes, plural(c.Notes, "departure from the contract is noted", "departures from the contract are noted"))
 		}
-		fmt.Fprintf(&b, "  %s  %-15s %s\n", mark, c.Name, c.Title)
-		if c.Error != "" {
-			fmt.Fprintf(&b, "        could not finish: %s\n", c.Error)
-		}
-		if len(c.Broken) > 0 {
-			fmt.Fprintf(&b, "        breaks: %s\n", strings.Join(c.Broken, ", "))
-		}
+		b.WriteString("\n")
 	}
-	if r.Day != nil {
-		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %d duplicates (%d won paid twice), %d×409, %d×422, %d replays.\n",
-			r.Day.Intents, r.Day.Attempts, r.Day.Transfers, r.Day.Duplicates, r.Day.PaidTwice, r.Day.Conflicts, r.Day.Mismatches, r.Day.Replays)
+	if d := r.Day; d != nil {
+		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %d duplicates (%s won paid twice), %d %s never paid, %d×409, %d×422, %d replays.\n",
+			d.Intents, d.Attempts, d.Transfers, d.Duplicates, groupDigits(d.PaidTwice), d.Unpaid, plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
+		fmt.Fprintf(&b, "  answers by status: %s\n", statusList(d.Statuses))
+		if d.Unpaid > 0 {
+			fmt.Fprintf(&b, "  never paid: %s", strings.Join(d.UnpaidIntents, ", "))
+			if d.Unpaid > len(d.UnpaidIntents) {
+				fmt.Fprintf(&b, " and %d more", d.Unpaid-len(d.UnpaidIntents))
+			}
+			b.WriteString("\n")
+		}
+		if d.ForeignKeyRefusals > 0 {
+			fmt.Fprintf(&b, "  never paid because another customer had used the key: %d\n", d.ForeignKeyRefusals)
+		}
+		if d.Conflicts409WithoutRetryAfter > 0 {
+			fmt.Fprintf(&b, "  409 without Retry-After: %d\n", d.Conflicts409WithoutRetryAfter)
+		}
 	}
 	b.WriteString("\nRules:\n")
 	for _, v := range r.Rules {
@@ -68,43 +110,144 @@ func (r Report) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\nRule %d, %s: %s.\n", v.N, v.Name, v.Title)
-		fmt.Fprintf(&b, "  Fix: %s.\n", v.Fix)
-		shown := 0
-		for _, f := range r.Failures {
-			if f.Rule != v.Name {
-				continue
-			}
-			if shown == maxShown {
-				fmt.Fprintf(&b, "  (more in --json)\n")
-				break
-			}
-			shown++
-			fmt.Fprintf(&b, "  In check %q: %s\n", f.Check, f.Message)
-			if len(f.Lanes) > 0 {
-				fmt.Fprintf(&b, "    lanes: %s\n", strings.Join(f.Lanes, " "))
-			}
-			if len(f.Curl) > 0 {
-				b.WriteString("    to see it yourself:\n")
-				for _, l := range f.Curl {
-					fmt.Fprintf(&b, "      %s\n", l)
-				}
-			}
+		if v.Verdict == Unknown {
+			fmt.Fprintf(&b, "  Fix: %s.\n", v.Fix)
+			continue
 		}
+		r.writeCauses(&b, v)
 	}
 	if len(r.Notes) > 0 {
-		b.WriteString("\nNotes on the contract (no rule is broken by these alone):\n")
+		b.WriteString("\nNotes: departures from the contract (no rule is broken by these alone, but each makes its check warn):\n")
+		shown := map[string]int{}
 		for _, n := range r.Notes {
+			shown[n.Check]++
+			if shown[n.Check] > maxShown {
+				if shown[n.Check] == maxShown+1 {
+					more := 0
+					for _, m := range r.Notes {
+						if m.Check == n.Check {
+							more++
+						}
+					}
+					fmt.Fprintf(&b, "  - [%s] %d more in --json\n", n.Check, more-maxShown)
+				}
+				continue
+			}
 			fmt.Fprintf(&b, "  - [%s] %s\n", n.Check, n.Message)
+			writeCurl(&b, n.Curl)
 		}
 	}
+	broken, warned := r.Broken(), r.Warned()
 	switch {
 	case r.OK:
-		b.WriteString("\nVerdict: every rule holds.\n")
-	case len(r.Broken()) == 0:
-		b.WriteString("\nVerdict: no rule is broken, but not every rule could be judged (see above).\n")
+		b.WriteString("\nVerdict: every rule holds, and every check keeps the contract's promise.\n")
+	case len(broken) > 0:
+		fmt.Fprintf(&b, "\nVerdict: %d of %d rules broken: %s.", len(broken), len(r.Rules), strings.Join(broken, ", "))
+		if len(warned) > 0 {
+			fmt.Fprintf(&b, " Besides, %d %s: %s.", len(warned), plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
+		}
+		b.WriteString("\n")
+	case len(warned) > 0:
+		fmt.Fprintf(&b, "\nVerdict: no rule is broken, but %d %s (the endpoint departs from the contract): %s.\n",
+			len(warned), plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
 	default:
-		fmt.Fprintf(&b, "\nVerdict: %d of %d rules broken: %s.\n", len(r.Broken()), len(r.Rules), strings.Join(r.Broken(), ", "))
+		b.WriteString("\nVerdict: no rule is broken, but not every rule could be judged or every check finished (see above).\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCauses writes a broken rule's failures grouped by the cause the
+// grader diagnosed: each cause once, with its fix, then its examples.
+func (r Report) writeCauses(b *strings.Builder, v RuleVerdict) {
+	var order []string
+	byCause := map[string][]Failure{}
+	for _, f := range r.Failures {
+		if f.Rule != v.Name {
+			continue
+		}
+		if _, ok := byCause[f.Cause]; !ok {
+			order = append(order, f.Cause)
+		}
+		byCause[f.Cause] = append(byCause[f.Cause], f)
+	}
+	for _, c := range order {
+		fs := byCause[c]
+		if c == "" {
+			fmt.Fprintf(b, "  Fix: %s.\n", fs[0].Fix)
+		} else {
+			fmt.Fprintf(b, "  Diagnosis (%s): %s.\n", c, fs[0].Diagnosis)
+			fmt.Fprintf(b, "  Fix: %s.\n", fs[0].Fix)
+		}
+		perCheck, hidden := map[string]int{}, 0
+		for _, f := range fs {
+			if perCheck[f.Check]++; perCheck[f.Check] > maxShown {
+				hidden++
+				continue
+			}
+			fmt.Fprintf(b, "  In check %q: %s\n", f.Check, f.Message)
+			if len(f.Lanes) > 0 {
+				fmt.Fprintf(b, "    lanes: %s\n", strings.Join(f.Lanes, " "))
+			}
+			writeCurl(b, f.Curl)
+		}
+		if hidden > 0 {
+			fmt.Fprintf(b, "  (%d more in --json)\n", hidden)
+		}
+	}
+}
+
+func writeCurl(b *strings.Builder, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("    to see it yourself:\n")
+	for _, l := range lines {
+		fmt.Fprintf(b, "      %s\n", l)
+	}
+}
+
+// statusList writes answers by status, "201×140 409×3 unread×20".
+func statusList(statuses map[int]int) string {
+	codes := make([]int, 0, len(statuses))
+	for c := range statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	parts := make([]string, 0, len(codes))
+	for _, c := range codes {
+		label := fmt.Sprint(c)
+		if c == 0 {
+			label = "unread"
+		}
+		parts = append(parts, fmt.Sprintf("%s×%d", label, statuses[c]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	neg := n < 0
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
 }
