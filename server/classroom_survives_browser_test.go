@@ -393,3 +393,24 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 	hangul := regexp.MustCompile(`[\x{AC00}-\x{D7A3}]`)
 	assert.True(t, hangul.MatchString(text(t, screen, "#join-card")), "the join screen is in Korean")
 }
+
+// TestLateRetryShowsTheHour: a late-retry storm moves its ledger's clock
+// an hour on between the lost answers and the retries; the race view draws
+// that hour on its time axis, so the room sees why the key was gone.
+func TestLateRetryShowsTheHour(t *testing.T) {
+	ts := classroomServer(t)
+	proj, _ := projectorTab(t, ts.URL)
+	run(t, proj,
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			document.getElementById('storm-panel').open = true;
+			const set = (id, v) => { document.getElementById(id).value = v; };
+			set('level', 'replay'); set('clients', '2'); set('keys', '2'); set('attempts', '2');
+			set('fault', 'late-retry'); set('latency', '10'); set('slow', '0');
+		})()`),
+		waitJS(`!document.getElementById('fire').disabled`), click("#fire"),
+		waitJS(`document.getElementById('run-label').textContent.includes('storm of 4 requests at replay')`),
+		waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('fire').disabled`))
+	longest := eval[float64](t, proj, `Math.max(0, ...[...document.querySelectorAll('#race [data-break-ms]')].map((b) => Number(b.dataset.breakMs)))`)
+	assert.GreaterOrEqual(t, longest, float64(time.Hour/time.Millisecond), "the hour between the lost answers and the late retries is on the axis")
+	assert.Contains(t, text(t, proj, "#race"), "1 h 0 min")
+}

@@ -69,8 +69,10 @@ const KEY_PHASES = new Set(['claim', 'compare', 'commit', 'store-response']);
 const GAP_MS = 2;
 
 // timeOf is an event's moment in milliseconds on the trace's clock.
+// A classroom event's skew_us is how far its ledger's clock was moved on
+// (a late retry comes "an hour later"): the hour is on the axis.
 export function timeOf(e) {
-  if (e.t_us !== undefined) return e.t_us / 1000;
+  if (e.t_us !== undefined) return (e.t_us + (e.skew_us || 0)) / 1000;
   return e.at_ms || 0;
 }
 

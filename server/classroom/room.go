@@ -397,14 +397,19 @@ type wireEvent struct {
 	engine.Event
 	Run int   `json:"run"`
 	TUS int64 `json:"t_us"`
+	// SkewUS is how far the ledger's clock runs ahead of the wall clock
+	// (a late-retry storm moves it an hour on): the race view draws the
+	// event at t_us + skew_us, so the hour between a lost answer and its
+	// late retry is on the time axis ("≈ 1 h 0 min").
+	SkewUS int64 `json:"skew_us,omitempty"`
 }
 
 // tracer returns the engine Tracer of a run: it queues each event for the
 // next tick. It is called on every phase of every request, so it only
 // appends under a short lock.
-func (r *Room) tracer(runID int) engine.Tracer {
+func (r *Room) tracer(runID int, clock *offsetClock) engine.Tracer {
 	return func(e engine.Event) {
-		w := wireEvent{Event: e, Run: runID, TUS: time.Now().UnixMicro()}
+		w := wireEvent{Event: e, Run: runID, TUS: time.Now().UnixMicro(), SkewUS: clock.offset.Load() / 1000}
 		r.pmu.Lock()
 		r.pending = append(r.pending, w)
 		r.pmu.Unlock()

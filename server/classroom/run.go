@@ -118,7 +118,7 @@ func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
 		latency = time.Duration(spec.LatencyMS) * time.Millisecond
 		nr.slow = time.Duration(spec.SlowMS) * time.Millisecond
 	}
-	nr.eng = engine.New(nr.db, p, engine.Options{Clock: nr.clock, Hook: nr.hook, Trace: r.tracer(id), PaymentLatency: latency})
+	nr.eng = engine.New(nr.db, p, engine.Options{Clock: nr.clock, Hook: nr.hook, Trace: r.tracer(id, nr.clock), PaymentLatency: latency})
 
 	r.bmu.Lock()
 	r.flushLocked() // the old ledger's events go out before the new record starts
