@@ -271,7 +271,10 @@ func (g *grader) runCheck(ctx context.Context, ch check, retention time.Duration
 	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
 	if err := ch.run(s); err != nil {
 		res.Error = err.Error()
+		res.Notes = len(s.notes)
+		res.settle()
 		g.rep.Checks = append(g.rep.Checks, res)
+		g.rep.Notes = append(g.rep.Notes, s.notes...)
 		return
 	}
 	fails, err := s.judge(retention)
