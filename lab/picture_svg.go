@@ -133,7 +133,7 @@ func (p Picture) SVG(lang string) []byte {
 	if p.SpanMS < 60*60*1000 {
 		heading = say("title-short") // a storm, or a morning's rush
 	}
-	title := heading + " · " + say("attempts", groupDigits(int64(attempts))) + " · " + say("paid-twice", groupDigits(p.PaidTwice))
+	title := heading + " · " + say("attempts", GroupDigits(int64(attempts))) + " · " + say("paid-twice", GroupDigits(p.PaidTwice))
 	w(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="picture-title" lang="%s" font-family="system-ui, -apple-system, 'Segoe UI', 'Noto Sans KR', sans-serif" data-step-ms="%d" data-span-ms="%d">`+"\n",
 		svgW, svgH, svgW, svgH, lang, p.StepMS, p.SpanMS)
 	w("<title id=\"picture-title\">%s</title>\n", esc(title))
@@ -146,7 +146,7 @@ func (p Picture) SVG(lang string) []byte {
 	w(`<rect width="%d" height="%d" fill="#fff"/>`+"\n", svgW, svgH)
 	w(`<text x="24" y="32" font-size="20" font-weight="700" fill="#111">%s</text>`+"\n", esc(heading))
 	w(`<text x="%g" y="32" font-size="14" fill="#333" text-anchor="end">%s · %s</text>`+"\n", plotX1,
-		esc(say("attempts", groupDigits(int64(attempts)))), esc(say("column", p.duration(p.StepMS, say))))
+		esc(say("attempts", GroupDigits(int64(attempts)))), esc(say("column", p.duration(p.StepMS, say))))
 
 	// The axes: attempts on the left, the clock below.
 	maxN := 0
@@ -163,7 +163,7 @@ func (p Picture) SVG(lang string) []byte {
 		}
 		y := yOf(float64(v))
 		w(`<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#ddd"/>`, plotX0, plotX1, y, y)
-		w(`<text x="%g" y="%.1f">%s</text>`, plotX0-6, y+4, groupDigits(v))
+		w(`<text x="%g" y="%.1f">%s</text>`, plotX0-6, y+4, GroupDigits(v))
 	}
 	w(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, (plotY0+plotY1)/2, esc(say("axis")))
 	w("</g>\n")
@@ -230,13 +230,13 @@ func (p Picture) SVG(lang string) []byte {
 	for i, o := range Outcomes {
 		y := legendY + float64(i)*22
 		w(`<g data-legend="%s"><rect x="%g" y="%g" width="22" height="15" fill="url(#o-%s)" stroke="#333" stroke-width="0.5"/>`, o, legendX, y, o)
-		w(`<text x="%g" y="%g">%s · %s</text></g>`+"\n", legendX+30, y+12.5, esc(say(string(o))), groupDigits(int64(p.Totals.Of(o))))
+		w(`<text x="%g" y="%g">%s · %s</text></g>`+"\n", legendX+30, y+12.5, esc(say(string(o))), GroupDigits(int64(p.Totals.Of(o))))
 	}
 	y := legendY + float64(len(Outcomes))*22 + 14
 	w(`<g data-legend="paid-twice"><line x1="%g" x2="%g" y1="%g" y2="%g" stroke="#111" stroke-width="3"/>`, legendX, legendX+22, y, y)
 	// The sum in words, on two lines so that a large one fits: "paid
 	// twice:" then "1,230,000 won".
-	label, sum, _ := strings.Cut(say("paid-twice", groupDigits(p.PaidTwice)), ": ")
+	label, sum, _ := strings.Cut(say("paid-twice", GroupDigits(p.PaidTwice)), ": ")
 	w(`<text x="%g" y="%g" font-size="15" font-weight="700"><tspan>%s: </tspan><tspan x="%g" dy="20">%s</tspan></text></g>`+"\n",
 		legendX+30, y+5, esc(label), legendX+30, esc(sum))
 	w("</g>\n")
@@ -258,13 +258,13 @@ func (p Picture) SVG(lang string) []byte {
 		if t, ok := ruleTitlesKo[c.Rule.N]; ok && lang == "ko" {
 			title = t
 		}
-		times := say("times", groupDigits(int64(c.Violations)))
+		times := say("times", GroupDigits(int64(c.Violations)))
 		if c.Violations == 1 {
 			times = say("once")
 		}
 		text := say("rule", c.Rule.N) + " · " + title + " · " + times
 		if c.WonKnown && c.Won > 0 {
-			text += " · " + say("won", groupDigits(c.Won))
+			text += " · " + say("won", GroupDigits(c.Won))
 		}
 		w(`<text x="24" y="%g" data-rule="%s" data-violations="%d">%s</text>`, y, esc(c.Rule.Name), c.Violations, esc(text))
 	}
@@ -275,10 +275,10 @@ func (p Picture) SVG(lang string) []byte {
 // columnTitle is a column's tooltip: its stretch of clock, its attempts
 // by outcome, and the lanes of its duplicates.
 func (p Picture) columnTitle(bk PictureBucket, say func(string, ...any) string) string {
-	parts := []string{p.clockLabel(bk.FromMS, say) + "–" + p.clockLabel(bk.ToMS, say), say("attempts", groupDigits(int64(bk.Attempts)))}
+	parts := []string{p.clockLabel(bk.FromMS, say) + "–" + p.clockLabel(bk.ToMS, say), say("attempts", GroupDigits(int64(bk.Attempts)))}
 	for _, o := range Outcomes {
 		if c := bk.Counts.Of(o); c > 0 {
-			parts = append(parts, say(string(o))+" "+groupDigits(int64(c)))
+			parts = append(parts, say(string(o))+" "+GroupDigits(int64(c)))
 		}
 	}
 	var again []string

@@ -118,7 +118,7 @@ func (t Tally) WriteText(w io.Writer) error {
 	row("responses lost on the way", s.Lost)
 	row("transfers", s.Transfers)
 	row("duplicate transfers", s.Duplicates)
-	row("money paid twice (won)", groupDigits(s.PaidTwice))
+	row("money paid twice (won)", GroupDigits(s.PaidTwice))
 	row("409 still in progress", s.Conflicts)
 	row("422 key reused for another request", s.Mismatches)
 	row("replays", s.Replays)
@@ -128,22 +128,9 @@ func (t Tally) WriteText(w io.Writer) error {
 			t.ForeignKeyRefusals, plural(t.ForeignKeyRefusals, "request was", "requests were")))
 	}
 	if t.ClientDuplicates > 0 {
-		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, groupDigits(t.ClientPaidTwice)))
+		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, GroupDigits(t.ClientPaidTwice)))
 	}
-	codes := make([]int, 0, len(t.Statuses))
-	for c := range t.Statuses {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	var parts []string
-	for _, c := range codes {
-		label := fmt.Sprint(c)
-		if c == 0 {
-			label = "unread"
-		}
-		parts = append(parts, fmt.Sprintf("%s×%d", label, t.Statuses[c]))
-	}
-	row("answers by status", strings.Join(parts, " "))
+	row("answers by status", StatusList(t.Statuses))
 	b.WriteString("\nRules:\n")
 	for _, rr := range t.Report.Rules {
 		verdict := "holds"
@@ -186,7 +173,30 @@ func plural(n int, one, many string) string {
 // OK reports whether every rule holds and the retention was known.
 func (t Tally) OK() bool { return t.Report.OK && t.RetentionKnown }
 
-func groupDigits(n int64) string {
+// StatusList writes answers counted by HTTP status in order of status,
+// "unread×20 201×140 409×3" (0, unread: no answer was read).
+func StatusList(statuses map[int]int) string {
+	codes := make([]int, 0, len(statuses))
+	for c := range statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	parts := make([]string, 0, len(codes))
+	for _, c := range codes {
+		label := fmt.Sprint(c)
+		if c == 0 {
+			label = "unread"
+		}
+		parts = append(parts, fmt.Sprintf("%s×%d", label, statuses[c]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+// GroupDigits writes won with a comma every three digits: 1,250,000.
+func GroupDigits(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -221,7 +231,7 @@ func WriteLadder(w io.Writer, tallies []Tally) error {
 		if rules == "" {
 			rules = "none"
 		}
-		fmt.Fprintf(&b, "%-12s %9d %10d %16s %7d %7d %8d  %s\n", t.Level, s.Transfers, s.Duplicates, groupDigits(s.PaidTwice),
+		fmt.Fprintf(&b, "%-12s %9d %10d %16s %7d %7d %8d  %s\n", t.Level, s.Transfers, s.Duplicates, GroupDigits(s.PaidTwice),
 			s.Conflicts, s.Mismatches, s.Replays, rules)
 	}
 	b.WriteString("\nRules: ")

@@ -17,7 +17,8 @@ import (
 )
 
 // RetryHorizon is how long the grader's clients (and the day's) keep
-// retrying; a published retention shorter than this breaks rule 7.
+// retrying; a published retention that is not longer than this breaks
+// rule 7.
 const RetryHorizon = time.Hour
 
 // Options configure a grading run. Every field may be zero.
@@ -85,8 +86,7 @@ type Report struct {
 	Failures []Failure     `json:"failures"`
 	Notes    []Note        `json:"notes"`
 	Day      *DaySummary   `json:"day,omitempty"`
-	// ElapsedMS is how long the run took; the only figure that differs
-	// between two runs with the same seed against the same endpoint.
+	// ElapsedMS is how long the run took.
 	ElapsedMS int64 `json:"elapsed_ms"`
 }
 
@@ -271,7 +271,10 @@ func (g *grader) runCheck(ctx context.Context, ch check, retention time.Duration
 	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
 	if err := ch.run(s); err != nil {
 		res.Error = err.Error()
+		res.Notes = len(s.notes)
+		res.settle()
 		g.rep.Checks = append(g.rep.Checks, res)
+		g.rep.Notes = append(g.rep.Notes, s.notes...)
 		return
 	}
 	fails, err := s.judge(retention)
@@ -388,7 +391,7 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 	}
 	if unpaid := sum.Unpaid - len(refused); unpaid > 0 && len(res.Broken) == 0 {
 		notes = append(notes, Note{Check: "day", Message: fmt.Sprintf("%d of the day's intents were never paid (among them %s); every account opens with enough money, so each wish should get its transfer (answers by status: %s)",
-			unpaid, strings.Join(sum.UnpaidIntents[:min(3, len(sum.UnpaidIntents))], ", "), statusList(sum.Statuses))})
+			unpaid, strings.Join(sum.UnpaidIntents[:min(3, len(sum.UnpaidIntents))], ", "), lab.StatusList(sum.Statuses))})
 	}
 	res.Notes = len(notes)
 	g.rep.Notes = append(g.rep.Notes, notes...)

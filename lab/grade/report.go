@@ -3,8 +3,9 @@ package grade
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
+
+	"idemlab/lab"
 )
 
 // Broken lists the names of the broken rules.
@@ -78,8 +79,8 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	if d := r.Day; d != nil {
 		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %d duplicates (%s won paid twice), %d %s never paid, %d×409, %d×422, %d replays.\n",
-			d.Intents, d.Attempts, d.Transfers, d.Duplicates, groupDigits(d.PaidTwice), d.Unpaid, plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
-		fmt.Fprintf(&b, "  answers by status: %s\n", statusList(d.Statuses))
+			d.Intents, d.Attempts, d.Transfers, d.Duplicates, lab.GroupDigits(d.PaidTwice), d.Unpaid, plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
+		fmt.Fprintf(&b, "  answers by status: %s\n", lab.StatusList(d.Statuses))
 		if d.Unpaid > 0 {
 			fmt.Fprintf(&b, "  never paid: %s", strings.Join(d.UnpaidIntents, ", "))
 			if d.Unpaid > len(d.UnpaidIntents) {
@@ -207,47 +208,9 @@ func writeCurl(b *strings.Builder, lines []string) {
 	}
 }
 
-// statusList writes answers by status, "201×140 409×3 unread×20".
-func statusList(statuses map[int]int) string {
-	codes := make([]int, 0, len(statuses))
-	for c := range statuses {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	parts := make([]string, 0, len(codes))
-	for _, c := range codes {
-		label := fmt.Sprint(c)
-		if c == 0 {
-			label = "unread"
-		}
-		parts = append(parts, fmt.Sprintf("%s×%d", label, statuses[c]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, " ")
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
-}
-
-func groupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	neg := n < 0
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }

@@ -59,7 +59,6 @@ func newScenario(g *grader, ctx context.Context, name string) *scenario {
 
 func (s *scenario) id(name string) string { return s.g.run + s.name + "-" + name }
 
-// account opens an account with a balance.
 // payerAndShop opens the two accounts most checks need: a payer with
 // 5,000,000 won and an empty shop.
 func (s *scenario) payerAndShop() (payer, shop string, err error) {
@@ -70,6 +69,7 @@ func (s *scenario) payerAndShop() (payer, shop string, err error) {
 	return payer, shop, err
 }
 
+// account opens an account with a balance.
 func (s *scenario) account(name string, balance int64) (string, error) {
 	id := s.id(name)
 	if _, err := s.g.c.PutAccount(s.ctx, id, balance); err != nil {
