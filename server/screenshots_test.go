@@ -110,6 +110,85 @@ func TestScreenshots(t *testing.T) {
 			shootStorm(t, ts.URL, dir, scr, scr == projector)
 		})
 	}
+	for _, lang := range []string{"", "ko"} {
+		t.Run("class-"+lang, func(t *testing.T) {
+			shootClass(t, ts.URL, dir, lang)
+		})
+	}
+}
+
+// shootClass runs a lesson as an instructor does with eight phones: the
+// room's screen on the projector shows the join screen while they join;
+// the presenter asks the class, fires a storm at naive, then at scoped;
+// one phone loses an answer at naive and retries (charged twice).
+func shootClass(t *testing.T, base, dir, lang string) {
+	suffix, q := "", ""
+	names := []string{"ana", "bo", "chen", "dara", "eli", "femi", "gus", "hana"}
+	if lang != "" {
+		suffix, q = "-"+lang, "&lang="+lang
+		names = []string{"민지", "서준", "하은", "도윤", "지아", "시우", "유나", "준호"}
+	}
+	presenter := screenTab(t, laptop)
+	// The tabs share one browser: after the first class it is signed in.
+	run(t, presenter, chromedp.Navigate(base+"/classroom/teach"),
+		waitJS(`!document.getElementById('signin').hidden || !document.getElementById('lobby').hidden`))
+	if eval[bool](t, presenter, `!document.getElementById('signin').hidden`) {
+		run(t, presenter, signInSteps(base))
+	}
+	run(t, presenter, click("#create"),
+		waitJS(`document.getElementById('conn').dataset.status === 'online' && document.getElementById('code').textContent.length === 6`))
+	code := text(t, presenter, "#code")
+	run(t, presenter, chromedp.Navigate(base+"/classroom/teach?room="+code+q),
+		waitJS(`document.getElementById('conn').dataset.status === 'online' && !document.getElementById('fire').disabled`))
+	scr := screenTab(t, projector)
+	run(t, scr, chromedp.Navigate(base+"/classroom/teach?view=screen&room="+code+q),
+		waitJS(`document.getElementById('conn').dataset.status === 'online' && document.getElementById('qr').complete`))
+	var phones []context.Context
+	for _, n := range names {
+		// The tabs share one browser's storage, where a phone keeps its
+		// identity: each phone starts without one, so each is a student.
+		p := screenTab(t, phone)
+		run(t, p, chromedp.Navigate(base+"/healthz"),
+			chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('idemlab.classroom.student')`),
+			chromedp.Navigate(base+"/classroom/?room="+code+q),
+			waitJS(`document.getElementById('room-code').value === `+quoteJS(code)),
+			chromedp.SendKeys(chromedp.CSS(`#nickname`), n),
+			click(`#join-form button[type=submit]`), waitJS(`!document.getElementById('client').hidden`))
+		phones = append(phones, p)
+	}
+	run(t, scr, waitJS(`document.getElementById('online').dataset.online === '8'`))
+	shoot(t, scr, dir, "class-join-screen-"+projector.String()+suffix, projector, "")
+
+	run(t, presenter, click("#ask"))
+	for i, p := range phones {
+		choice := []string{"double", "201", "none"}[i%3]
+		run(t, p, waitJS(`document.querySelector('#choices button[data-choice="`+choice+`"]') !== null`),
+			click(`#choices button[data-choice="`+choice+`"]`), waitJS(`document.getElementById('voted').textContent !== ''`))
+	}
+	fire := func(level string) {
+		for _, f := range []struct{ sel, value string }{
+			{"#level", level}, {"#clients", "20"}, {"#keys", "1"}, {"#attempts", "2"}, {"#fault", "none"}, {"#latency", "200"}, {"#slow", "0"},
+		} {
+			run(t, presenter, chromedp.Evaluate[chromedp.Void](`document.getElementById('storm-panel').open = true`), choose(f.sel, f.value))
+		}
+		run(t, presenter, click("#fire"), waitJS(`document.getElementById('run-label').textContent.includes('`+level+`') && !document.getElementById('fire').disabled && document.querySelector('#race svg.race') !== null`))
+		run(t, scr, waitJS(`document.querySelector('#race svg.race') !== null && document.querySelector('#rules li:not(.running)') !== null`))
+	}
+	fire("naive")
+	shoot(t, scr, dir, "class-screen-storm-naive-"+projector.String()+suffix, projector, "")
+	shoot(t, presenter, dir, "class-presenter-storm-naive-"+laptop.String()+suffix, laptop, "")
+	run(t, phones[1], waitJS(`document.getElementById('voted').classList.contains('wrong') || document.getElementById('voted').classList.contains('right')`))
+	shoot(t, phones[1], dir, "class-phone-vote-"+phone.String()+suffix, phone, "")
+
+	// One phone in the basement at naive: no answer, a retry, charged twice.
+	p := phones[0]
+	run(t, p, click("#basement"), click("#send"), waitJS(`document.getElementById('result').textContent !== '' && !document.getElementById('send').disabled`),
+		chromedp.Sleep(1100*time.Millisecond), click("#basement"), click("#send"),
+		waitJS(`document.getElementById('result').dataset.outcome === 'paid-twice'`))
+	shoot(t, p, dir, "class-phone-paid-twice-"+phone.String()+suffix, phone, "")
+
+	fire("scoped")
+	shoot(t, scr, dir, "class-screen-storm-scoped-"+projector.String()+suffix, projector, "")
 }
 
 // shootBenches plays lesson 1's first scenario to its end, then steps

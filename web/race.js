@@ -488,7 +488,10 @@ export function drawRace(container, model, opts = {}) {
   // column to the right of everything that has happened.
   const ghosts = [...model.attempts.values()].some((a) => a.state === 'waiting' || a.state === 'running');
   const cols = model.span + (ghosts ? 1 : 0);
-  const avail = Math.max(160, width0 - labelW - answerW - 40);
+  // The plot takes what the labels, the answers and the broken rules'
+  // brackets leave of the width asked for, so the view fits it.
+  const vioCount = Math.min(6, model.violations.filter((v) => v.lanes.length).length);
+  const avail = Math.max(160, width0 - labelW - answerW - 24 - vioCount * 22);
   const unit = timeClock ? Math.min(60, avail / cols) : Math.max(compact ? 22 : 26, Math.min(64, avail / cols));
   const X = (x) => labelW + 12 + x * unit;
   const plotW = cols * unit + 12;

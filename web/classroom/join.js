@@ -7,11 +7,13 @@
 import { connect } from "./room.js";
 import { el, won } from "/dom.js";
 import { buildRace, drawRace } from "/race.js";
-import { t, translatePage, choiceWord } from "./words.js";
+import { t, translatePage, choiceWord, lang } from "./words.js";
+import { setLang } from "/strings.js";
 
 const $ = (id) => document.getElementById(id);
 const STORE = "idemlab.classroom.student";
 translatePage();
+setLang(lang); // the race view's words (web/strings.js), in the page's language
 
 let room = null;
 let me = null;
@@ -179,15 +181,21 @@ function renderVote(v, storming) {
   const box = $("vote");
   box.hidden = !(v.open || v.revealed || (v.question && storming));
   if (!v.question) myVote = "";
-  $("question").textContent = v.question || "";
+  $("question").textContent = v.question ? t("question") : "";
   const choices = $("choices");
   const list = v.choices || [];
   if (v.open) {
-    choices.replaceChildren(...list.map((c) => {
-      const b = el("button", { type: "button", "data-choice": c, "aria-pressed": String(c === myVote), text: choiceWord(c) });
-      b.addEventListener("click", () => room.send({ type: "vote", choice: c }));
-      return b;
-    }));
+    // The buttons stay the same elements while the vote is open (a state
+    // message comes with every join): one is never replaced under a thumb.
+    const shown = [...choices.querySelectorAll("button")].map((b) => b.dataset.choice).join();
+    if (shown !== list.join()) {
+      choices.replaceChildren(...list.map((c) => {
+        const b = el("button", { type: "button", "data-choice": c, text: choiceWord(c) });
+        b.addEventListener("click", () => room.send({ type: "vote", choice: c }));
+        return b;
+      }));
+    }
+    for (const b of choices.querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.choice === myVote));
   } else if (v.revealed && v.counts) {
     choices.replaceChildren(...list.map((c) => el("div", { class: "hrow" + (c === myVote ? " mine" : ""), "data-choice": c },
       el("span", { class: "hlabel", text: (c === myVote ? "➜ " : "") + choiceWord(c) }),

@@ -10,6 +10,7 @@ import { el, won } from "/dom.js";
 import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
 import { t, translatePage, choiceWord, lang } from "./words.js";
+import { setLang } from "/strings.js";
 
 const $ = (id) => document.getElementById(id);
 // REDRAW_MS: while a storm streams in, the view is rebuilt at most this
@@ -80,6 +81,7 @@ async function api(path, body, method) {
 
 document.body.classList.toggle("screen-view", SCREEN);
 translatePage();
+setLang(lang); // the race view's words (web/strings.js), in the page's language
 
 async function init() {
   const m = location.hash.match(/signin=([^&]+)/);
@@ -234,7 +236,9 @@ function renderState(s) {
 }
 
 function renderVote(v) {
-  $("vote-question").textContent = v.question || t("noQuestion");
+  $("vote-question").textContent = v.question ? t("question") : t("noQuestion");
+  // The room's screen shows a vote only when there is one.
+  $("vote-question").closest("section").hidden = SCREEN && !v.question;
   $("vote-status").textContent = v.open ? t("votingSoFar", { n: v.votes }) : v.revealed ? t("votesCast", { n: v.votes }) : v.question ? t("votesLocked", { n: v.votes }) : "";
   const h = $("histogram");
   if (!v.revealed || !v.counts) {
@@ -274,7 +278,7 @@ function newRun(id, lvl, label) {
   if (id === run && lvl === level) {
     // The same ledger announced twice (its state, then its storm): keep
     // what it recorded; the storm's message may name its policy.
-    $("run-label").textContent = `(ledger ${id}, ${label})`;
+    $("run-label").textContent = `(${t("ledgerN", { n: id })}, ${label})`;
     policy = policyOf(level);
     modelDirty = true;
     return;
@@ -298,7 +302,7 @@ function newRun(id, lvl, label) {
   view.mode = "live";
   view.cursor = 0;
   $("race").replaceChildren();
-  $("run-label").textContent = id > 0 ? `(ledger ${id}, ${label})` : "";
+  $("run-label").textContent = id > 0 ? `(${t("ledgerN", { n: id })}, ${label})` : "";
   // The last ledger's verdict is not this one's: until this one's comes,
   // the verdict says it is running.
   $("rules").replaceChildren(el("li", { class: "running", text: t("running") }));
@@ -454,7 +458,7 @@ function renderPlayer() {
   scrub.max = String(Math.max(recorded, n));
   scrub.value = String(view.mode === "live" ? recorded : view.cursor);
   const playing = view.mode !== "paused";
-  $("play").textContent = playing ? "❚❚ Pause" : "▶ Play";
+  $("play").textContent = playing ? t("pauseBtn") : t("playBtn");
   $("play").setAttribute("aria-pressed", playing ? "false" : "true");
   $("player").dataset.mode = view.mode;
   const cursor = view.mode === "live" ? recorded : view.cursor;
@@ -463,8 +467,8 @@ function renderPlayer() {
     const first = timeMS(model.events[0]);
     at = ` · ${fmtMS(timeMS(model.events[Math.min(cursor, model.events.length) - 1]) - first)}`;
   }
-  $("position").textContent = `event ${cursor} of ${recorded}${at}` + (view.mode === "replay" ? ` · replay at ${view.speed}×` : view.mode === "paused" ? " · paused" : "") +
-    (unrecorded ? ` (${unrecorded} more not recorded)` : "");
+  $("position").textContent = t("position", { n: cursor, total: recorded }) + at + (view.mode === "replay" ? " · " + t("replayAt", { speed: view.speed }) : view.mode === "paused" ? " · " + t("pausedWord") : "") +
+    (unrecorded ? " " + t("unrecorded", { n: unrecorded }) : "");
   const ev = view.mode !== "live" && model && cursor > 0 ? model.events[cursor - 1] : null;
   $("now-event").textContent = ev ? describe(ev) : "";
 }
@@ -637,7 +641,7 @@ function renderLive() {
   if (!live) return;
   let dup = 0;
   for (const n of live.commits.values()) if (n > 1) dup += n - 1;
-  $("lane-count").textContent = `${live.requests.size} requests` + (unrecorded ? ` (${unrecorded} events not recorded, all counted)` : "");
+  $("lane-count").textContent = t("requestsN", { n: live.requests.size }) + (unrecorded ? " " + t("unrecordedCounted", { n: unrecorded }) : "");
   const st = (c) => live.statuses.get(c) || 0;
   $("tally").replaceChildren(
     tile(t("tile_liveDup"), dup, dup > 0 ? "fail" : "ok"),
@@ -646,12 +650,34 @@ function renderLive() {
   );
 }
 
-// violationText shows a broken rule's sentence; raw JSON in it is cut to a
-// short summary, the full text one click away.
+// shortJSON replaces each JSON object in a checker's sentence by what
+// tells it apart (its transfer, else its first member): a room reads
+// "got 201 {tr_000006}, … got {tr_000005}", not two lines of raw JSON.
+function shortJSON(message) {
+  return message.replace(/\{"[^{}]*\}/g, (j) => {
+    try {
+      const o = JSON.parse(j);
+      if (o.transfer_id) return "{" + o.transfer_id + "}";
+      const [k, v] = Object.entries(o)[0] || [];
+      return k ? `{${k}: ${typeof v === "object" ? "…" : v}, …}` : "{}";
+    } catch {
+      return "{…}";
+    }
+  });
+}
+
+// ruleTitle is a checker rule's title in the page's language.
+function ruleTitle(rule) {
+  const w = t("rule_" + rule.name);
+  return w === "rule_" + rule.name ? rule.title : w;
+}
+
+// violationText shows a broken rule's sentence, its JSON cut short; the
+// full text is one click away.
 function violationText(message) {
-  const i = message.search(/[{[]"/);
-  if (i < 0 || message.length < 120) return el("div", { class: "violation", text: message });
-  return el("details", { class: "violation" }, el("summary", { text: message.slice(0, i).trim() + " …" }), el("code", { text: message.slice(i) }));
+  const short = shortJSON(message);
+  if (short === message) return el("div", { class: "violation", text: message });
+  return el("details", { class: "violation" }, el("summary", { text: short }), el("code", { text: message }));
 }
 
 function tile(label, value, cls = "") {
@@ -677,7 +703,7 @@ function renderReport(msg) {
   if (msg.run !== run) newRun(msg.run, msg.level, "level " + msg.level);
   const s = msg.report.summary;
   const label = msg.storm ? t("stormDone", { requests: msg.storm.requests, level: msg.level, ms: msg.storm.duration_ms }) : t("levelLabel", { level: msg.level });
-  $("run-label").textContent = `(ledger ${msg.run}, ${label})`;
+  $("run-label").textContent = `(${t("ledgerN", { n: msg.run })}, ${label})`;
   $("tally").replaceChildren(
     tile(t("tile_duplicates"), s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
     tile(t("tile_paidTwice"), won(s.paid_twice) + " won", s.paid_twice > 0 ? "fail" : "ok"),
@@ -686,7 +712,7 @@ function renderReport(msg) {
   );
   $("tally").dataset.duplicates = String(s.duplicates);
   $("rules").replaceChildren(...msg.report.rules.map((r) =>
-    el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + r.rule.title,
+    el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + ruleTitle(r.rule),
       r.ok ? null : violationText(r.violations[0].message))));
   $("balances").replaceChildren(el("tr", {}, el("th", { text: "account" }), el("th", { text: "balance" })),
     ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) + " won" }))));
@@ -709,7 +735,7 @@ function renderReport(msg) {
     const vs = r.violations || [];
     if (!vs.length) continue;
     const more = vs.length > 1 ? ` (and ${vs.length - 1} more like it)` : "";
-    violations.push(Object.assign({}, vs[0], { rule: r.rule, message: vs[0].message + more }));
+    violations.push(Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule) }), message: shortJSON(vs[0].message) + more }));
   }
   if (msg.policy) policy = msg.policy;
   modelDirty = true;
