@@ -149,6 +149,8 @@ function enter(c) {
   $("join-url").textContent = location.host + "/classroom/";
   $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(c) + "/qr.png";
   $("open-screen").href = "/classroom/teach?view=screen&room=" + encodeURIComponent(c) + (lang !== "en" ? "&lang=" + lang : "");
+  $("open-screen").title = t("screenHelp");
+  $("open-screen").hidden = false;
   showStage(false);
   room = connect(c, "projector", {
     onMessage,
@@ -173,7 +175,9 @@ function onMessage(msg) {
       // events and verdict after this, so the picture is rebuilt from
       // nothing rather than added to what this page still shows.
       fillControls(msg.state);
-      if (msg.join_url) $("join-url").textContent = msg.join_url.replace(/^https?:\/\//, "");
+      // The address is read aloud and typed: without its scheme, and
+      // without the room (the code beside it says it); the QR code has all.
+      if (msg.join_url) $("join-url").textContent = msg.join_url.replace(/^https?:\/\//, "").replace(/\?.*$/, "");
       newRun(-1, msg.state.level, "");
       renderState(msg.state);
       break;
