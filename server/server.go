@@ -31,6 +31,9 @@ type Options struct {
 	// DB is the bank API's database path ("" in memory); other parts may
 	// keep their own files beside it.
 	DB string
+	// BankLimits hold the bank API up under abuse (limit.go); zero fields
+	// take the published defaults.
+	BankLimits BankLimits
 }
 
 // extraCauses are problem causes of mounted parts beyond the engine's own,
@@ -47,6 +50,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.BankLimits.defaults()
 	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts}
 	for _, mount := range mounts {
 		closeFn, err := mount(s)
@@ -58,20 +62,23 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 			s.closers = append(s.closers, closeFn)
 		}
 	}
+	var guards []*bankGuard
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
-		h := http.StripPrefix(prefix, httpapi.Handler{Engine: b.Engine})
+		g := newBankGuard(b, opts.BankLimits, httpapi.Handler{Engine: b.Engine})
+		guards = append(guards, g)
+		h := http.StripPrefix(prefix, g)
 		s.mux.Handle(prefix+"/", h)
-		s.mux.Handle(prefix, h) // GET on the base URL publishes the level's policy
+		s.mux.Handle(prefix, h) // GET on the base URL publishes the level's policy and limits
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
 	})
 	s.mux.HandleFunc("GET /bank", func(w http.ResponseWriter, r *http.Request) {
-		var out []engine.Publication
-		for _, b := range banks {
-			out = append(out, b.Engine.Published())
+		var out []bankPublication
+		for _, g := range guards {
+			out = append(out, g.publication(r.Context()))
 		}
 		writeJSON(w, 200, out)
 	})
