@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"idemlab/engine"
@@ -14,6 +15,7 @@ import (
 type Server struct {
 	banks []*Bank
 	mux   *http.ServeMux
+	hosts hostAllowList
 	log   *slog.Logger
 	opts  Options
 	// closers run on Close, last mounted first.
@@ -34,6 +36,14 @@ type Options struct {
 	// BankLimits hold the bank API up under abuse (limit.go); zero fields
 	// take the published defaults.
 	BankLimits BankLimits
+	// AllowedHosts are the Host names the server answers to besides
+	// loopback ones (AllowedHosts builds them for a listener); anything
+	// else gets a 421 problem, which is what stops DNS rebinding.
+	AllowedHosts []string
+	// PublicURL is the address phones and other machines reach the server
+	// at, when it is not the listening address (a reverse proxy, a DNS
+	// name); its host is allowed too.
+	PublicURL string
 }
 
 // extraCauses are problem causes of mounted parts beyond the engine's own,
@@ -51,7 +61,11 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	opts.BankLimits.defaults()
-	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts}
+	hosts := opts.AllowedHosts
+	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts[:len(hosts):len(hosts)], u.Hostname())
+	}
+	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts, hosts: newHostAllowList(hosts)}
 	for _, mount := range mounts {
 		closeFn, err := mount(s)
 		if err != nil {
@@ -128,6 +142,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // ServeHTTP routes a request; anything outside the known routes is a 404
 // problem.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// No response is ever to be sniffed as another type than it says: not
+	// the lessons' JSON, the health check, a QR image or the raw module.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !s.hosts.allows(r.Host) {
+		refuseHost(w)
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		httpapi.Write(w, engine.CauseNotFound.Problem("see /bank for the bank API's levels").Response())
 		return
