@@ -80,12 +80,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	latency := fs.Duration("payment-latency", 0, "simulated payment-network call inside each transfer")
 	retention := fs.Duration("retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
 	lease := fs.Duration("lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
-	token := fs.String("instructor-token", os.Getenv("IDEMLAB_INSTRUCTOR_TOKEN"), "the classroom instructor's secret (default: $IDEMLAB_INSTRUCTOR_TOKEN, else generated)")
+	tokenFile := fs.String("instructor-token-file", "", "read the classroom instructor's secret (at least 16 characters) from this file's first line")
+	tokenFlag := fs.String("instructor-token", "", "the instructor's secret on the command line (deprecated: any user of the machine sees it in ps; use --instructor-token-file or $IDEMLAB_INSTRUCTOR_TOKEN)")
+	publicURL := fs.String("public-url", "", "the address other machines reach this server at (a reverse proxy, a DNS name): its host is allowed, besides the listening addresses")
 	webDir := fs.String("web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	token, generated, err := instructorToken(*tokenFile, *tokenFlag, log)
+	if err != nil {
+		return err
+	}
 	banks, err := server.OpenBanks(server.Config{DB: *dbPath, PaymentLatency: *latency, Logger: log, Retention: *retention, Lease: *lease})
 	if err != nil {
 		return err
@@ -96,7 +102,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: *token, WebDir: *webDir, DB: *dbPath})
+	hosts, err := server.AllowedHosts(ln.Addr(), *publicURL)
+	if err != nil {
+		return err
+	}
+	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: token, WebDir: *webDir, DB: *dbPath,
+		AllowedHosts: hosts, PublicURL: *publicURL})
 	if err != nil {
 		return err
 	}
@@ -109,7 +120,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "idemlab is listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "  bank API: http://%s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", ln.Addr())
 	if p := handler.InstructorPath(); p != "" {
-		fmt.Fprintf(stdout, "  classroom, instructor link (keep it private): http://%s%s\n", ln.Addr(), p)
+		fmt.Fprintf(stdout, "  classroom, instructor sign-in link (works once; keep it private): http://%s%s\n", ln.Addr(), p)
+	}
+	if generated {
+		// Nobody else knows a generated secret: it is printed once, here,
+		// for signing in again (another browser, after signing out).
+		fmt.Fprintf(stdout, "  classroom, instructor secret for the sign-in page: %s\n", token)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
