@@ -327,9 +327,11 @@ func TestClassroomStateIsNotSentPerConnection(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // a few ticks pass; none may send
 	clk.Advance(time.Second)
 	states := 0
-	proj.until("state", func(m msg) bool {
+	last := proj.until("state", func(m msg) bool {
 		states++
 		return decode[struct{ Vote struct{ Open bool } }](t, m).Vote.Open
 	})
 	assert.Equal(t, 1, states, "200 connections and a vote, one state message")
+	assert.Equal(t, "null", string(decode[struct{ Roster json.RawMessage }](t, last).Roster),
+		"nobody joined: the roster, unchanged, is not sent again")
 }

@@ -207,7 +207,8 @@ function fillControls(s) {
 function renderState(s) {
   $("online").textContent = `${s.online} of ${s.students} students online` + (s.dropped ? ` · ${s.dropped} slow screens dropped` : "");
   $("fire").disabled = s.storming;
-  roster = new Map((s.roster || []).map((r) => [r.id, r.nickname]));
+  // The roster comes only when it changed: a state without one keeps it.
+  if (s.roster) roster = new Map(s.roster.map((r) => [r.id, r.nickname]));
   renderRoster(s);
   if (s.run !== run && s.run > run) newRun(s.run, s.level, "level " + s.level);
   renderVote(s.vote, s.choices);
@@ -710,16 +711,21 @@ init();
 // (a kicked student's secret and address add no one to the room again),
 // and shows whether the room is locked to new students.
 function renderRoster(s) {
+  renderLock(s.locked);
+  if (!s.roster) return;
   const ul = $("roster");
-  ul.replaceChildren(...(s.roster || []).map((r) => {
+  ul.replaceChildren(...s.roster.map((r) => {
     const kick = el("button", { type: "button", class: "kick", text: "✕", "aria-label": "Remove " + r.nickname, title: "Remove " + r.nickname });
     kick.addEventListener("click", () => room && room.send({ type: "kick", student: r.id }));
     return el("li", { class: r.online ? "" : "offline", "data-student": r.id }, el("span", { text: r.nickname + (r.online ? "" : " (away)") }), kick);
   }));
-  $("lock").textContent = s.locked ? "Unlock the room" : "Lock the room";
-  $("lock").setAttribute("aria-pressed", s.locked ? "true" : "false");
-  $("lock").dataset.locked = s.locked ? "true" : "false";
-  $("locked").hidden = !s.locked;
+}
+
+function renderLock(locked) {
+  $("lock").textContent = locked ? "Unlock the room" : "Lock the room";
+  $("lock").setAttribute("aria-pressed", locked ? "true" : "false");
+  $("lock").dataset.locked = locked ? "true" : "false";
+  $("locked").hidden = !locked;
 }
 
 $("lock").addEventListener("click", () => {
