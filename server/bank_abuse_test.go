@@ -171,7 +171,7 @@ func TestBankPublishesItsLimits(t *testing.T) {
 	assert.Positive(t, pub.Limits.Usage.Bytes)
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
-	for _, figure := range []string{"50 requests a second", "bursts of 100", "100,000 keys", "10,000 accounts", "200,000 transfers", "128 MiB"} {
+	for _, figure := range []string{"50 requests a second", "bursts of 100", "100,000 keys", "100,000 accounts", "200,000 transfers", "128 MiB"} {
 		assert.True(t, strings.Contains(string(readme), figure), "the README publishes %q", figure)
 	}
 }
