@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -135,6 +136,7 @@ func TestCompressedBombsKeepMemoryLow(t *testing.T) {
 		gate   = make(chan struct{})
 		mu     sync.Mutex
 		closes = map[string]int{}
+		tooBig int
 	)
 	for i := range sockets {
 		addr := fmt.Sprintf("127.1.%d.%d", i/250, i%250+1)
@@ -154,13 +156,29 @@ func TestCompressedBombsKeepMemoryLow(t *testing.T) {
 				}
 			}
 			ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+			// The server closes the socket at the limit. Its close frame
+			// (1009) may not arrive: closing a socket with the rest of the
+			// bombs unread makes the kernel reset the connection, which
+			// discards what was on its way. Either way the socket is closed
+			// by the server; what must never come back is the bomb read
+			// whole (an error message), or a socket left open.
 			outcome := "still open"
 			for {
 				_, data, err := ws.ReadMessage()
 				if err != nil {
-					outcome = err.Error()
-					if ce, ok := err.(*websocket.CloseError); ok {
-						outcome = strconv.Itoa(ce.Code)
+					var ne net.Error
+					switch ce, ok := err.(*websocket.CloseError); {
+					case ok && ce.Code == websocket.CloseMessageTooBig:
+						outcome = "closed"
+						mu.Lock()
+						tooBig++
+						mu.Unlock()
+					case ok:
+						outcome = "closed with " + strconv.Itoa(ce.Code)
+					case errors.As(err, &ne) && ne.Timeout():
+						outcome = "still open"
+					default:
+						outcome = "closed" // reset or EOF
 					}
 					break
 				}
@@ -177,8 +195,9 @@ func TestCompressedBombsKeepMemoryLow(t *testing.T) {
 	close(gate)
 	wg.Wait()
 	after := peakRSS(t, cmd.Process.Pid)
-	t.Logf("peak RSS: %.1f MB before the attack, %.1f MB after; outcomes %v", float64(before)/(1<<20), float64(after)/(1<<20), closes)
-	assert.Equal(t, map[string]int{strconv.Itoa(websocket.CloseMessageTooBig): sockets}, closes, "every socket closed at the limit (1009)")
+	t.Logf("peak RSS: %.1f MB before the attack, %.1f MB after; outcomes %v (%d with close code 1009)",
+		float64(before)/(1<<20), float64(after)/(1<<20), closes, tooBig)
+	assert.Equal(t, map[string]int{"closed": sockets}, closes, "every socket closed by the server at the limit")
 	assert.Less(t, after, int64(200<<20), "peak memory under 200 MB")
 
 	res, err := http.Get(base + "/healthz")
