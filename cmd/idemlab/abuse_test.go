@@ -168,13 +168,13 @@ func TestCompressedBombsKeepMemoryLow(t *testing.T) {
 				if err != nil {
 					var ne net.Error
 					switch ce, ok := err.(*websocket.CloseError); {
-					case ok && ce.Code == websocket.CloseMessageTooBig:
-						outcome = "closed"
-						mu.Lock()
-						tooBig++
-						mu.Unlock()
 					case ok:
-						outcome = "closed with " + strconv.Itoa(ce.Code)
+						outcome = "closed" // 1009, or 1006 when the frame was lost to the reset
+						if ce.Code == websocket.CloseMessageTooBig {
+							mu.Lock()
+							tooBig++
+							mu.Unlock()
+						}
 					case errors.As(err, &ne) && ne.Timeout():
 						outcome = "still open"
 					default:

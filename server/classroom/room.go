@@ -95,6 +95,9 @@ type Room struct {
 	kicked int
 	// rosterSent is the roster the projectors were last sent.
 	rosterSent []rosterEntry
+	// firstMu makes the first presses of a room open one ledger between
+	// them (firstRun).
+	firstMu sync.Mutex
 	// emptySince is when the last connection left; zero while any is open.
 	emptySince time.Time
 
