@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -235,4 +236,62 @@ func TestInstructorSignsInWhileAnotherMachineGuesses(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	assert.Positive(t, guesses[429], "the guessing machine is held off: %v", guesses)
+}
+
+// TestServeRefusesForeignHosts is DNS rebinding against the real process:
+// a page on evil.example that made its name resolve to this machine sends
+// Host: evil.example and is refused; the listening address, localhost and
+// --public-url's host answer. Listening on every interface, each
+// interface's address answers too.
+func TestServeRefusesForeignHosts(t *testing.T) {
+	get := func(base, host string) int {
+		req, _ := http.NewRequest("GET", base+"/bank/scoped", nil)
+		req.Host = host
+		res, err := httpFrom("127.0.0.2", nil).Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		if res.StatusCode == 421 {
+			assert.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
+		}
+		return res.StatusCode
+	}
+	_, base := startAttacked(t, "--public-url", "https://idemlab.school.example/")
+	port := base[strings.LastIndex(base, ":"):]
+	for host, want := range map[string]int{
+		"127.0.0.1" + port:         200,
+		"localhost" + port:         200,
+		"idemlab.school.example":   200,
+		"evil.example" + port:      421,
+		"school.example":           421,
+		"idemlab.school.example.x": 421,
+	} {
+		assert.Equal(t, want, get(base, host), "Host %s", host)
+	}
+
+	cmd := exec.Command(abuseBinary(t), "serve", "--addr", "0.0.0.0:0", "--db", "")
+	cmd.Env = append(os.Environ(), "IDEMLAB_INSTRUCTOR_TOKEN="+abuseToken)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	var all string
+	for sc.Scan() {
+		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+			all = m[1]
+			break
+		}
+	}
+	require.NotEmpty(t, all)
+	go io.Copy(io.Discard, stdout)
+	allPort := all[strings.LastIndex(all, ":"):]
+	local := "http://127.0.0.1" + allPort
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			assert.Equal(t, 200, get(local, n.IP.String()+allPort), "an interface's address %s", n.IP)
+		}
+	}
+	assert.Equal(t, 421, get(local, "evil.example"+allPort))
 }
