@@ -81,3 +81,49 @@ func pressAll(base, code string, i, presses int) error {
 	}
 	return nil
 }
+
+// TestProjectorKicksAndLocks clicks what the instructor clicks: the ✕
+// beside a student's name removes the student (the phone is told, the
+// name leaves the roster), and "Lock the room" turns new students away.
+func TestProjectorKicksAndLocks(t *testing.T) {
+	ts := classroomServer(t)
+	proj, code := projectorTab(t, ts.URL)
+	join := func(nick string, secret int) (*websocket.Conn, string) {
+		u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/classroom/ws/" + code
+		ws, _, err := (&websocket.Dialer{HandshakeTimeout: 10 * time.Second}).Dial(u, http.Header{"Origin": {ts.URL}})
+		require.NoError(t, err)
+		t.Cleanup(func() { ws.Close() })
+		ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+		require.NoError(t, ws.WriteJSON(map[string]string{"type": "join", "nickname": nick, "secret": fmt.Sprintf("%032x", secret)}))
+		for {
+			var m struct{ Type, Code string }
+			require.NoError(t, ws.ReadJSON(&m))
+			if m.Type == "joined" {
+				return ws, ""
+			}
+			if m.Type == "error" {
+				return ws, m.Code
+			}
+		}
+	}
+	eve, _ := join("eve", 1)
+	join("ana", 2)
+	run(t, proj, waitJS(`document.querySelectorAll('#roster li').length === 2`))
+	run(t, proj, click(`#roster li[data-student="s1"] button.kick`),
+		waitJS(`document.querySelectorAll('#roster li').length === 1 && document.querySelector('#roster li').textContent.includes('ana')`))
+	for {
+		var m struct{ Type, Code string }
+		require.NoError(t, eve.ReadJSON(&m), "eve is told before her socket closes")
+		if m.Type == "error" {
+			assert.Equal(t, "kicked", m.Code)
+			break
+		}
+	}
+
+	run(t, proj, click(`#lock`), waitJS(`!document.getElementById('locked').hidden && document.getElementById('lock').getAttribute('aria-pressed') === 'true'`))
+	_, refused := join("late", 3)
+	assert.Equal(t, "locked", refused)
+	run(t, proj, click(`#lock`), waitJS(`document.getElementById('locked').hidden`))
+	_, refused = join("late", 3)
+	assert.Empty(t, refused, "unlocked: the new student joins")
+}
