@@ -207,10 +207,7 @@ type attempt struct {
 type crashed struct{}
 
 func (e *Engine) transfer(ctx context.Context, req Request) (res Result) {
-	a := &attempt{e: e, ctx: ctx, req: req, table: TableConstrained}
-	if e.policy.Claim == ClaimCheckThenInsert {
-		a.table = TableLoose
-	}
+	a := &attempt{e: e, ctx: ctx, req: req, table: e.keyTable()}
 	a.result.Delivered = true
 	defer func() {
 		if r := recover(); r != nil {
@@ -324,10 +321,7 @@ func (a *attempt) run() Response {
 		a.fp = fp
 		a.emit(PhaseFingerprint, "", OutcomeOK, 0, p.Fingerprint.String()+" sha256 "+fp[:16]+"…")
 	}
-	a.scope = "*"
-	if p.Scope == ScopeCustomerEndpoint {
-		a.scope = a.customer + " POST " + TransfersRoute
-	}
+	a.scope = e.keyScope(a.customer)
 
 	if p.InProgress == InProgressExecuteFirst {
 		// The key is written only after the work: look first, then pay.

@@ -769,7 +769,7 @@ func TestPageSaysWhenTheBrowserLacksWebAssembly(t *testing.T) {
 // the race of lesson 2 to its duplicate and lesson 2's fixed level to none.
 func TestExportedSiteWorksFromAPlainFileServer(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "site")
-	require.NoError(t, server.ExportSite(out, playgroundDir(t)))
+	require.NoError(t, server.ExportSite(out, playgroundDir(t), false))
 	ts := httptest.NewServer(http.FileServer(http.Dir(out)))
 	t.Cleanup(ts.Close)
 	ctx := tab(t)

@@ -19,6 +19,10 @@ var classroomConfig classroom.Config
 // InstructorPath hands to the command that prints it at start-up.
 var instructorPaths sync.Map // *Server → string
 
+// generatedSecrets remembers, per Server, the instructor secret the
+// classroom made at this start, if it made one.
+var generatedSecrets sync.Map // *Server → string
+
 // mountClassroom serves the live classroom under /classroom: the projector,
 // the phone page, rooms, QR codes and the rooms' websockets.
 func mountClassroom(s *Server) (func(), error) {
@@ -35,9 +39,11 @@ func mountClassroom(s *Server) (func(), error) {
 	}
 	cl.Register(s.mux)
 	instructorPaths.Store(s, cl.InstructorPath())
+	generatedSecrets.Store(s, cl.GeneratedToken())
 	return func() {
 		cl.Close()
 		instructorPaths.Delete(s)
+		generatedSecrets.Delete(s)
 	}, nil
 }
 
@@ -48,4 +54,13 @@ func (s *Server) InstructorPath() string {
 	p, _ := instructorPaths.Load(s)
 	path, _ := p.(string)
 	return path
+}
+
+// GeneratedInstructorSecret is the classroom's secret when this start made
+// it (none was given, none was kept beside the database): print it once.
+// Otherwise it is "".
+func (s *Server) GeneratedInstructorSecret() string {
+	v, _ := generatedSecrets.Load(s)
+	secret, _ := v.(string)
+	return secret
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"idemlab/engine"
@@ -14,6 +15,7 @@ import (
 type Server struct {
 	banks []*Bank
 	mux   *http.ServeMux
+	hosts hostAllowList
 	log   *slog.Logger
 	opts  Options
 	// closers run on Close, last mounted first.
@@ -27,17 +29,26 @@ type Options struct {
 	// beside DB, else a new one. RotateToken makes a new one regardless.
 	InstructorToken string
 	RotateToken     bool
-	// ListenAddr is the address the server listens on, and PublicURL the
-	// address phones reach it at when it differs (a reverse proxy, a DNS
-	// name): the classroom's join link is built from them.
+	// ListenAddr is the address the server listens on: the classroom's
+	// join link is built from it, or from PublicURL when set.
 	ListenAddr string
-	PublicURL  string
 	// WebDir, when set, serves the playground's files from disk instead of
 	// the embedded copy (for developing the page without rebuilding).
 	WebDir string
 	// DB is the bank API's database path ("" in memory); other parts may
 	// keep their own files beside it.
 	DB string
+	// BankLimits hold the bank API up under abuse (limit.go); zero fields
+	// take the published defaults.
+	BankLimits BankLimits
+	// AllowedHosts are the Host names the server answers to besides
+	// loopback ones (AllowedHosts builds them for a listener); anything
+	// else gets a 421 problem, which is what stops DNS rebinding.
+	AllowedHosts []string
+	// PublicURL is the address phones and other machines reach the server
+	// at, when it is not the listening address (a reverse proxy, a DNS
+	// name): the classroom's join link names it, and its host is allowed.
+	PublicURL string
 }
 
 // extraCauses are problem causes of mounted parts beyond the engine's own,
@@ -54,7 +65,12 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts}
+	opts.BankLimits.defaults()
+	hosts := opts.AllowedHosts
+	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts[:len(hosts):len(hosts)], u.Hostname())
+	}
+	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts, hosts: newHostAllowList(hosts)}
 	for _, mount := range mounts {
 		closeFn, err := mount(s)
 		if err != nil {
@@ -65,20 +81,23 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 			s.closers = append(s.closers, closeFn)
 		}
 	}
+	var guards []*bankGuard
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
-		h := http.StripPrefix(prefix, httpapi.Handler{Engine: b.Engine})
+		g := newBankGuard(b, opts.BankLimits, httpapi.Handler{Engine: b.Engine})
+		guards = append(guards, g)
+		h := http.StripPrefix(prefix, g)
 		s.mux.Handle(prefix+"/", h)
-		s.mux.Handle(prefix, h) // GET on the base URL publishes the level's policy
+		s.mux.Handle(prefix, h) // GET on the base URL publishes the level's policy and limits
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
 	})
 	s.mux.HandleFunc("GET /bank", func(w http.ResponseWriter, r *http.Request) {
-		var out []engine.Publication
-		for _, b := range banks {
-			out = append(out, b.Engine.Published())
+		var out []bankPublication
+		for _, g := range guards {
+			out = append(out, g.publication(r.Context()))
 		}
 		writeJSON(w, 200, out)
 	})
@@ -128,6 +147,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // ServeHTTP routes a request; anything outside the known routes is a 404
 // problem.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// No response is ever to be sniffed as another type than it says: not
+	// the lessons' JSON, the health check, a QR image or the raw module.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !s.hosts.allows(r.Host) {
+		refuseHost(w)
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		httpapi.Write(w, engine.CauseNotFound.Problem("see /bank for the bank API's levels").Response())
 		return

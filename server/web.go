@@ -232,12 +232,30 @@ func acceptedEncodings(header string) map[string]bool {
 // JSON at the paths the server uses (api/lessons.json,
 // api/lessons/ID.LANG.json). Any static file host can then serve it with
 // no idemlab behind it. webDir is Options.WebDir: "" for the embedded copy.
-func ExportSite(dir, webDir string) error {
+//
+// The site is written into a new temporary folder first, then moved into
+// dir by renames (export.go): dir never holds a half-written file, no
+// symbolic link in it is followed, and a dir that holds anything is
+// refused unless force says the files may be replaced.
+func ExportSite(dir, webDir string, force bool) error {
 	fsys := web.FS(webDir)
 	if err := requireModule(fsys); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	final := dir
+	if err := checkExportDir(final, force); err != nil {
+		return err
+	}
+	parent := filepath.Dir(filepath.Clean(final))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	dir, err := os.MkdirTemp(parent, ".idemlab-export-*")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	entries, err := fs.ReadDir(fsys, ".")
@@ -262,7 +280,7 @@ func ExportSite(dir, webDir string) error {
 	if err := lessons.WriteFiles(filepath.Join(dir, "api")); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	return nil
+	return placeSite(dir, final)
 }
 
 // requireModule refuses to export a site whose engine was never built: it

@@ -218,7 +218,7 @@ func TestWebServesTheLessons(t *testing.T) {
 func TestExportWritesAStaticSite(t *testing.T) {
 	module := bytes.Repeat([]byte("\x00asm exported module "), 1024)
 	out := filepath.Join(t.TempDir(), "site")
-	require.NoError(t, ExportSite(out, webDir(t, module)))
+	require.NoError(t, ExportSite(out, webDir(t, module), false))
 
 	ts := httptest.NewServer(http.FileServer(http.Dir(out)))
 	t.Cleanup(ts.Close)
@@ -249,7 +249,7 @@ func TestExportWritesAStaticSite(t *testing.T) {
 }
 
 func TestExportRefusesWithoutTheModule(t *testing.T) {
-	err := ExportSite(filepath.Join(t.TempDir(), "site"), webDir(t, nil))
+	err := ExportSite(filepath.Join(t.TempDir(), "site"), webDir(t, nil), false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "make wasm")
 }

@@ -409,6 +409,14 @@ function layoutRows(model, opts) {
   const laneRow = new Map();
   rows.push({ type: 'ledger' });
   for (const g of model.groups) {
+    // A group's key row counts against maxRows like its attempts: three
+    // hundred phones each with its own key would otherwise draw three
+    // hundred key rows past the cap. A group that has no room for its key
+    // row and one attempt is counted, not drawn.
+    if (rows.length + 2 > maxRows) {
+      hidden += g.attempts.length;
+      continue;
+    }
     rows.push({ type: 'db', group: g });
     const list = g.attempts.slice().sort((p, q) => {
       if (p.id === g.winner) return -1;

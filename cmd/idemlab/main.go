@@ -80,14 +80,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	latency := fs.Duration("payment-latency", 0, "simulated payment-network call inside each transfer")
 	retention := fs.Duration("retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
 	lease := fs.Duration("lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
-	token := fs.String("instructor-token", os.Getenv("IDEMLAB_INSTRUCTOR_TOKEN"), "the classroom instructor's secret (default: $IDEMLAB_INSTRUCTOR_TOKEN, else generated)")
+	tokenFile := fs.String("instructor-token-file", "", "read the classroom instructor's secret (at least 16 characters) from this file's first line")
+	tokenFlag := fs.String("instructor-token", "", "the instructor's secret on the command line (deprecated: any user of the machine sees it in ps; use --instructor-token-file or $IDEMLAB_INSTRUCTOR_TOKEN)")
 	rotate := fs.Bool("rotate-instructor-token", false, "make a new classroom secret (the old link and every signed-in browser stop working); without it the secret kept beside --db stays")
-	publicURL := fs.String("public-url", "", "the address phones open to reach this server (e.g. https://class.example.org), when it is not the LAN address idemlab finds itself")
+	publicURL := fs.String("public-url", "", "the address phones and other machines reach this server at (a reverse proxy, a DNS name): the classroom's join link names it, and its host is allowed")
 	webDir := fs.String("web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	token, err := instructorToken(*tokenFile, *tokenFlag, log)
+	if err != nil {
+		return err
+	}
 	banks, err := server.OpenBanks(server.Config{DB: *dbPath, PaymentLatency: *latency, Logger: log, Retention: *retention, Lease: *lease})
 	if err != nil {
 		return err
@@ -98,8 +103,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: *token, RotateToken: *rotate,
-		ListenAddr: ln.Addr().String(), PublicURL: *publicURL, WebDir: *webDir, DB: *dbPath})
+	hosts, err := server.AllowedHosts(ln.Addr(), *publicURL)
+	if err != nil {
+		return err
+	}
+	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: token, RotateToken: *rotate, WebDir: *webDir, DB: *dbPath,
+		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: *publicURL})
 	if err != nil {
 		return err
 	}
@@ -112,7 +121,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "idemlab is listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "  bank API: http://%s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", ln.Addr())
 	if p := handler.InstructorPath(); p != "" {
-		fmt.Fprintf(stdout, "  classroom, instructor link (keep it private): http://%s%s\n", ln.Addr(), p)
+		fmt.Fprintf(stdout, "  classroom, instructor sign-in link (works once; keep it private): http://%s%s\n", ln.Addr(), p)
+	}
+	if secret := handler.GeneratedInstructorSecret(); secret != "" {
+		// Nobody else knows a generated secret: it is printed once, the
+		// start it was made (later starts keep it, beside --db), for signing
+		// in again (another browser, after signing out).
+		fmt.Fprintf(stdout, "  classroom, instructor secret for the sign-in page: %s\n", secret)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -34,6 +34,15 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Write(w, engine.CauseBodyInvalid.Problem("the body could not be read in full").Response())
 		return
 	}
+	res := h.Engine.Handle(r.Context(), Request(r, body))
+	if !res.Delivered {
+		panic(http.ErrAbortHandler)
+	}
+	Write(w, res.Response)
+}
+
+// Request is r as the engine sees it, with body already read.
+func Request(r *http.Request, body []byte) engine.Request {
 	customer, hasCustomer := "", false
 	if v, ok := r.Header["X-Customer-Id"]; ok {
 		hasCustomer = true
@@ -43,7 +52,7 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			customer = "\x00" // several customer headers: refused as malformed
 		}
 	}
-	res := h.Engine.Handle(r.Context(), engine.Request{
+	return engine.Request{
 		Method:      r.Method,
 		Path:        r.URL.Path,
 		Customer:    customer,
@@ -51,11 +60,7 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Key:         r.Header.Values("Idempotency-Key"),
 		Body:        body,
 		ContentType: r.Header.Get("Content-Type"),
-	})
-	if !res.Delivered {
-		panic(http.ErrAbortHandler)
 	}
-	Write(w, res.Response)
 }
 
 // Write writes an engine response exactly: its headers in order, its status

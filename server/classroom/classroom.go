@@ -167,6 +167,8 @@ type Classroom struct {
 
 	// db keeps the rooms across restarts; nil without a database path.
 	db *store.Rooms
+	// madeToken says the secret was made at this start: nobody knows it yet.
+	madeToken bool
 
 	mu     sync.Mutex
 	rooms  map[string]*Room
@@ -192,7 +194,7 @@ func New(cfg Config) (*Classroom, error) {
 			return nil, fmt.Errorf("classroom: %w", err)
 		}
 	}
-	token, stored, err := secretsFrom(db, cfg.InstructorToken, cfg.RotateToken)
+	token, stored, made, err := secretsFrom(db, cfg.InstructorToken, cfg.RotateToken)
 	if err != nil {
 		if db != nil {
 			db.Close()
@@ -213,7 +215,7 @@ func New(cfg Config) (*Classroom, error) {
 	}
 	cfg.InstructorToken = token
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Classroom{cfg: cfg, token: token, tokenSum: sha256.Sum256([]byte(token)), db: db,
+	c := &Classroom{cfg: cfg, token: token, tokenSum: sha256.Sum256([]byte(token)), db: db, madeToken: made,
 		sessions: sess, signInCode: code, limits: newClientLimits(cfg.Limits, cfg.Now),
 		rooms: map[string]*Room{}, ctx: ctx, cancel: cancel}
 	if db != nil {
@@ -253,6 +255,16 @@ func New(cfg Config) (*Classroom, error) {
 // sign-in page's password field instead, and is never put in a URL.
 func (c *Classroom) InstructorPath() string {
 	return "/classroom/teach#signin=" + url.QueryEscape(c.signInCode)
+}
+
+// GeneratedToken is the instructor's secret when this start made it (no
+// secret was given and none was kept): the command prints it that once.
+// Otherwise it is "".
+func (c *Classroom) GeneratedToken() string {
+	if !c.madeToken {
+		return ""
+	}
+	return c.token
 }
 
 func randomHex(n int) (string, error) {

@@ -66,11 +66,11 @@ func globEscape(s string) string {
 // the rooms file, or makes the secret and writes it there. A token given
 // in the configuration replaces the stored one (and ends the sessions it
 // signed in); rotate makes a new one.
-func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, sessions string, err error) {
+func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, sessions string, made bool, err error) {
 	if db != nil && !rotate {
 		stored, ok, err := db.Setting(settingToken)
 		if err != nil {
-			return "", "", err
+			return "", "", false, err
 		}
 		if token == "" && ok {
 			token = stored
@@ -78,7 +78,7 @@ func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, sessions stri
 		if token == stored && ok {
 			// The same secret as before: the browsers it signed in stay so.
 			if s, ok, err := db.Setting(settingSessions); err != nil {
-				return "", "", err
+				return "", "", false, err
 			} else if ok {
 				sessions = s
 			}
@@ -86,18 +86,19 @@ func secretsFrom(db *store.Rooms, token string, rotate bool) (tok, sessions stri
 	}
 	if token == "" {
 		if token, err = randomHex(24); err != nil {
-			return "", "", err
+			return "", "", false, err
 		}
+		made = true
 	}
 	if db != nil {
 		if err := db.SetSetting(settingToken, token); err != nil {
-			return "", "", err
+			return "", "", false, err
 		}
 		if err := db.SetSetting(settingSessions, sessions); err != nil {
-			return "", "", err
+			return "", "", false, err
 		}
 	}
-	return token, sessions, nil
+	return token, sessions, made, nil
 }
 
 // roomDoc is a room as the rooms file keeps it.

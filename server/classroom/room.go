@@ -107,6 +107,11 @@ type Room struct {
 	locked bool
 	banned map[netip.Addr]bool
 	kicked int
+	// rosterSent is the roster the projectors were last sent.
+	rosterSent []rosterEntry
+	// firstMu makes the first presses of a room open one ledger between
+	// them (firstRun).
+	firstMu sync.Mutex
 	// emptySince is when the last connection left; zero while any is open.
 	emptySince time.Time
 
@@ -529,7 +534,7 @@ type stateMsg struct {
 	Storming bool           `json:"storming"`
 	Students int            `json:"students"`
 	Online   int            `json:"online"`
-	Roster   []rosterEntry  `json:"roster,omitempty"`
+	Roster   []rosterEntry  `json:"roster"` // projectors only, and only when it changed (sendState)
 	Vote     vote           `json:"vote"`
 	Levels   []string       `json:"levels"`
 	Faults   []string       `json:"faults"`
@@ -577,18 +582,30 @@ func (r *Room) stateLocked(projector bool) stateMsg {
 
 // sendState broadcasts the room's state: one encoding for projectors, one
 // for phones.
+//
+// The projectors' roster goes out only when it differs from the last one
+// sent (sockets that open and close without joining change nothing in it),
+// so an unchanged roster of hundreds of names is not sent four times a
+// second; a new projector's welcome carries it whole. bmu is held from the
+// roster's comparison to the broadcast, so that states go out in the order
+// they were read.
 func (r *Room) sendState() {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
 	r.mu.Lock()
 	ps, ss := r.stateLocked(true), r.stateLocked(false)
+	if slices.Equal(ps.Roster, r.rosterSent) && r.rosterSent != nil {
+		ps.Roster = nil
+	} else {
+		r.rosterSent = ps.Roster
+	}
 	r.mu.Unlock()
 	pm, err1 := prepare(ps)
 	sm, err2 := prepare(ss)
 	if err1 != nil || err2 != nil {
 		return
 	}
-	r.bmu.Lock()
 	r.broadcast(pm, sm)
-	r.bmu.Unlock()
 }
 
 // welcomeMsg greets a new connection with its role and the room's state.

@@ -178,11 +178,8 @@ func (r *Room) studentSend(c *conn, basement bool) {
 	run := r.run
 	r.mu.Unlock()
 	if run == nil {
-		r.mu.Lock()
-		level := r.level
-		r.mu.Unlock()
 		var err error
-		if run, err = r.newRun(level, nil); err != nil {
+		if run, err = r.firstRun(); err != nil {
 			r.tell(c, errorMsg("internal", "could not open a ledger"))
 			return
 		}
@@ -233,4 +230,20 @@ func (r *Room) studentSend(c *conn, basement bool) {
 		st.inFlight = false
 		r.mu.Unlock()
 	}
+}
+
+// firstRun opens the room's ledger for the students' first presses, once:
+// phones that press together before any ledger exists all send to the one
+// opened, instead of each opening its own and closing the others' under
+// their running transfers.
+func (r *Room) firstRun() (*run, error) {
+	r.firstMu.Lock()
+	defer r.firstMu.Unlock()
+	r.mu.Lock()
+	run, level := r.run, r.level
+	r.mu.Unlock()
+	if run != nil {
+		return run, nil
+	}
+	return r.newRun(level, nil)
 }

@@ -161,6 +161,16 @@ function onMessage(msg) {
       renderResultBox();
       break;
     case "error":
+      if (msg.code === "kicked" || msg.code === "locked") {
+        // Removed by the instructor, or a locked room: trying again would
+        // only be refused again, so the phone stops and says why.
+        room.stop();
+        room = null;
+        $("client").hidden = true;
+        $("enter").hidden = false;
+        $("enter-error").textContent = msg.detail;
+        break;
+      }
       if (msg.code !== "wait") $("send").disabled = false;
       $("client-error").textContent = msg.detail;
       setTimeout(() => ($("client-error").textContent = ""), 4000);

@@ -229,11 +229,14 @@ function renderState(s) {
   $("online").textContent = t("onlineCount", { online: s.online, students: s.students }) + (s.dropped ? " · " + t("dropped", { n: s.dropped }) : "");
   $("online").dataset.online = String(s.online);
   $("fire").disabled = s.storming;
-  roster = new Map((s.roster || []).map((r) => [r.id, r.nickname]));
+  // The roster comes only when it changed: a state without one keeps it.
+  if (s.roster) roster = new Map(s.roster.map((r) => [r.id, r.nickname]));
   renderRoster(s);
   // The join screen names who is in: the newest first, as they arrive.
-  const names = (s.roster || []).filter((r) => r.online).map((r) => r.nickname).reverse();
-  $("joined-names").replaceChildren(...(names.length ? names.slice(0, 40).map((n) => el("li", { text: n })) : [el("li", { class: "muted", text: t("noneYet") })]));
+  if (s.roster) {
+    const names = s.roster.filter((r) => r.online).map((r) => r.nickname).reverse();
+    $("joined-names").replaceChildren(...(names.length ? names.slice(0, 40).map((n) => el("li", { text: n })) : [el("li", { class: "muted", text: t("noneYet") })]));
+  }
   if (s.run !== run && s.run > run) newRun(s.run, s.level, t("levelLabel", { level: s.level }));
   $("interrupted").hidden = !s.interrupted;
   renderVote(s.vote);
@@ -781,16 +784,21 @@ init();
 // (a kicked student's secret and address add no one to the room again),
 // and shows whether the room is locked to new students.
 function renderRoster(s) {
+  renderLock(s.locked);
+  if (!s.roster) return;
   const ul = $("roster");
-  ul.replaceChildren(...(s.roster || []).map((r) => {
+  ul.replaceChildren(...s.roster.map((r) => {
     const kick = el("button", { type: "button", class: "kick presenter-only", text: "✕", "aria-label": t("kick") + " " + r.nickname, title: t("kick") + " " + r.nickname });
     kick.addEventListener("click", () => room && room.send({ type: "kick", student: r.id }));
     return el("li", { class: r.online ? "" : "offline", "data-student": r.id }, el("span", { text: r.nickname + (r.online ? "" : " " + t("away")) }), kick);
   }));
-  $("lock").textContent = s.locked ? t("unlockRoom") : t("lockRoom");
-  $("lock").setAttribute("aria-pressed", s.locked ? "true" : "false");
-  $("lock").dataset.locked = s.locked ? "true" : "false";
-  $("locked").hidden = !s.locked;
+}
+
+function renderLock(locked) {
+  $("lock").textContent = locked ? t("unlockRoom") : t("lockRoom");
+  $("lock").setAttribute("aria-pressed", locked ? "true" : "false");
+  $("lock").dataset.locked = locked ? "true" : "false";
+  $("locked").hidden = !locked;
 }
 
 $("lock").addEventListener("click", () => {
