@@ -270,6 +270,8 @@ func TestClassroomSurvivesAKilledServer(t *testing.T) {
 	// A reload of the projector is still signed in (the session survived).
 	run(t, proj, chromedp.Reload(), waitJS(`!document.getElementById('room').hidden && document.getElementById('tally').dataset.duplicates === '10'`))
 	assert.True(t, eval[bool](t, proj, `document.getElementById('signin').hidden`))
+	assert.Equal(t, "6", eval[string](t, proj, `document.getElementById('clients').value`), "the storm form as it was last fired")
+	assert.Equal(t, "naive", eval[string](t, proj, `document.getElementById('level').value`))
 	leftovers, _ := filepath.Glob(filepath.Join(dir, "idemlab-classroom-*"))
 	assert.Empty(t, leftovers, "the killed server's storm ledger was removed at start-up")
 
@@ -413,4 +415,26 @@ func TestLateRetryShowsTheHour(t *testing.T) {
 	longest := eval[float64](t, proj, `Math.max(0, ...[...document.querySelectorAll('#race [data-break-ms]')].map((b) => Number(b.dataset.breakMs)))`)
 	assert.GreaterOrEqual(t, longest, float64(time.Hour/time.Millisecond), "the hour between the lost answers and the late retries is on the axis")
 	assert.Contains(t, text(t, proj, "#race"), "1 h 0 min")
+}
+
+// TestCrashStormSaysTheKeyIsStuck: at in-progress, a crash before the
+// payment leaves the key claimed and nothing paid. No rule breaks, and the
+// page says in words that the key is stuck and why (no lease), which is
+// the lesson.
+func TestCrashStormSaysTheKeyIsStuck(t *testing.T) {
+	ts := classroomServer(t)
+	proj, _ := projectorTab(t, ts.URL)
+	run(t, proj,
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			document.getElementById('storm-panel').open = true;
+			const set = (id, v) => { const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event('change')); };
+			set('level', 'in-progress'); set('clients', '2'); set('keys', '1'); set('attempts', '1');
+			set('fault', 'crash'); set('phase', 'execute'); set('latency', '10'); set('slow', '0');
+		})()`),
+		waitJS(`!document.getElementById('fire').disabled`), click("#fire"),
+		waitJS(`document.getElementById('run-label').textContent.includes('storm of 2 requests at in-progress')`),
+		waitJS(`!document.getElementById('fire').disabled`))
+	run(t, proj, waitJS(`!document.getElementById('stuck').hidden`))
+	assert.Contains(t, text(t, proj, "#stuck"), "stuck in_progress")
+	assert.Contains(t, text(t, proj, "#keytable"), "in_progress")
 }

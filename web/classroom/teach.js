@@ -223,7 +223,25 @@ function fillControls(s) {
   opts($("phase"), s.phases);
   $("phase").value = "execute";
   $("level").value = s.level;
+  // The form as the instructor last fired it: a reload keeps it.
+  let saved = null;
+  try {
+    saved = JSON.parse(localStorage.getItem(FORM_KEY) || "null");
+  } catch {
+    saved = null;
+  }
+  if (saved && typeof saved === "object") {
+    for (const id of ["level", "clients", "keys", "attempts", "fault", "phase", "latency", "slow"]) {
+      const v = saved[id];
+      if (typeof v === "string" && [...($(id).options || [])].every((o) => o.value !== v) && $(id).tagName === "SELECT") continue;
+      if (typeof v === "string") $(id).value = v;
+    }
+    $("change").checked = saved.change === true;
+    $("phase").disabled = !($("fault").value === "crash" || $("fault").value === "client-timeout");
+  }
 }
+
+const FORM_KEY = "idemlab.classroom.storm-form";
 
 function renderState(s) {
   $("online").textContent = t("onlineCount", { online: s.online, students: s.students }) + (s.dropped ? " · " + t("dropped", { n: s.dropped }) : "");
@@ -770,6 +788,13 @@ $("storm-form").addEventListener("submit", (ev) => {
   if (fault === "crash" || fault === "client-timeout") spec.phase = $("phase").value;
   if ($("change").checked) spec.change_amount = true;
   room.send({ type: "storm", storm: spec });
+  try {
+    const form = { change: $("change").checked };
+    for (const id of ["level", "clients", "keys", "attempts", "fault", "phase", "latency", "slow"]) form[id] = $(id).value;
+    localStorage.setItem(FORM_KEY, JSON.stringify(form));
+  } catch {
+    // storage refused: the form resets on reload, nothing else
+  }
 });
 // The question is about the next storm, at the level the form will fire.
 $("ask").addEventListener("click", () => room.send({ type: "ask", level: $("level").value }));
