@@ -374,7 +374,7 @@ func shrink(img image.Image, f float64) *image.NRGBA {
 // and the screen Korean, and the choice is kept for the next visit.
 func TestClassroomPagesSpeakKorean(t *testing.T) {
 	ts := classroomServer(t)
-	_, code := projectorTab(t, ts.URL)
+	presenter, code := projectorTab(t, ts.URL)
 	phone := tab(t)
 	run(t, phone, chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(ts.URL+"/classroom/?lang=ko&room="+code),
@@ -394,6 +394,14 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 	assert.Contains(t, text(t, screen, "#online"), "명 중")
 	hangul := regexp.MustCompile(`[\x{AC00}-\x{D7A3}]`)
 	assert.True(t, hangul.MatchString(text(t, screen, "#join-card")), "the join screen is in Korean")
+
+	// After a storm, the screen's race view, rules and picture speak Korean
+	// (the presenter, opened before, stays English).
+	projectorStorm(t, presenter, "naive", 4, 1, 2, 10)
+	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('picture-box').hidden && document.querySelector('#picture svg') !== null`))
+	assert.True(t, hangul.MatchString(text(t, screen, "#rules")), "the rules' titles in Korean")
+	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#race svg.race').textContent`)), "the race view's words in Korean")
+	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#picture svg').textContent`)), "the storm's picture in Korean")
 }
 
 // TestLateRetryShowsTheHour: a late-retry storm moves its ledger's clock

@@ -272,6 +272,9 @@ type reportMsg struct {
 	// PictureSVG is the picture drawn (lab.Picture.SVG), for the projector
 	// only: the same drawing `idemlab day replay --svg` writes.
 	PictureSVG string `json:"picture_svg,omitempty"`
+	// PictureSVGKo is the same drawing in Korean, for a projector whose
+	// pages speak it.
+	PictureSVGKo string `json:"picture_svg_ko,omitempty"`
 }
 
 // stormInfo describes a finished storm.
@@ -397,6 +400,7 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	pic := lab.NewPicture(h, rep, lab.PictureOptions{})
 	msg.Picture = &pic
 	msg.PictureSVG = string(pic.SVG("en"))
+	msg.PictureSVGKo = string(pic.SVG("ko"))
 	bare := pic
 	bare.Samples = 0
 	bare.Buckets = make([]lab.PictureBucket, len(pic.Buckets))
@@ -407,5 +411,6 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	phones := msg
 	phones.Picture = &bare
 	phones.PictureSVG = ""
+	phones.PictureSVGKo = ""
 	r.recordAndBroadcast(run.id, keepFinalReport, msg, phones)
 }

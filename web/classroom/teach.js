@@ -713,7 +713,7 @@ function tile(label, value, cls = "") {
 // that moment.
 function drawPicture(msg) {
   $("picture-box").hidden = false;
-  showPicture($("picture"), msg.picture, msg.picture_svg, (bucket) => {
+  showPicture($("picture"), msg.picture, (lang === "ko" && msg.picture_svg_ko) || msg.picture_svg, (bucket) => {
     const m = currentModel();
     if (!m.events.length) return;
     const first = timeMS(m.events[0]);
