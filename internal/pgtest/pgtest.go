@@ -3,9 +3,10 @@
 // temporary directory, listening only on a Unix socket there, run as an
 // unprivileged user, and removes again when the package's tests end.
 //
-// A package calls Main from its TestMain and URL from its tests; when no
-// PostgreSQL can be had, URL skips the test and says why, as the browser
-// tests do without Chromium.
+// A package calls Main from its TestMain and URL from its tests. The
+// cluster starts when a test first asks for it, once per package, and
+// stops after the package's last test; when no PostgreSQL can be had, URL
+// skips the test and says why, as the browser tests do without Chromium.
 package pgtest
 
 import (
@@ -21,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,14 +35,15 @@ import (
 const EnvURL = "IDEMLAB_TEST_POSTGRES"
 
 var (
+	once    sync.Once
 	baseURL string
 	reason  string
+	stop    = func() {}
 	dbSeq   atomic.Int64
 )
 
-// Main starts the cluster, runs the package's tests and stops it.
+// Main runs the package's tests and stops the cluster if one started.
 func Main(m *testing.M) {
-	stop := start()
 	code := m.Run()
 	stop()
 	os.Exit(code)
@@ -50,6 +53,7 @@ func Main(m *testing.M) {
 // when there is no PostgreSQL.
 func URL(t testing.TB) string {
 	t.Helper()
+	once.Do(func() { stop = start() })
 	if baseURL == "" {
 		t.Skip("no PostgreSQL for this test: " + reason)
 	}
