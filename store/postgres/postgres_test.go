@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,4 +101,19 @@ func TestLevelsDoNotShareTables(t *testing.T) {
 func TestOpenRefusesABadSchemaName(t *testing.T) {
 	_, err := postgres.Open(context.Background(), "postgres://nowhere.invalid/x", `x"; DROP SCHEMA public; --`)
 	assert.ErrorContains(t, err, "schema name")
+}
+
+// The browser's module carries SQLite only: nothing it imports may pull
+// in the PostgreSQL driver.
+func TestWasmModuleHasNoPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", "idemlab/wasm")
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "idemlab/store\n", "the list is the module's dependencies")
+	assert.NotContains(t, string(out), "jackc/pgx")
+	assert.NotContains(t, string(out), "idemlab/store/postgres")
 }
