@@ -147,7 +147,8 @@ var statements = func() map[string]string {
 		"lockAccounts": "SELECT id, balance FROM accounts WHERE id = ANY($1) ORDER BY id FOR UPDATE",
 		"debit":        "UPDATE accounts SET balance = balance - $2 WHERE id = $1",
 		"credit":       "UPDATE accounts SET balance = balance + $2 WHERE id = $1",
-		"addTransfer":  "INSERT INTO transfers (from_id, to_id, amount, created_at, customer, idem_key) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+		"transferID":   "SELECT nextval(pg_get_serial_sequence('transfers', 'id'))",
+		"addTransfer":  "INSERT INTO transfers (id, from_id, to_id, amount, created_at, customer, idem_key) VALUES ($1, $2, $3, $4, $5, $6, $7)",
 		"transferByID": "SELECT t.from_id, t.to_id, t.amount, t.created_at, t.customer, t.idem_key, a.balance FROM transfers t JOIN accounts a ON a.id = t.from_id WHERE t.id = $1",
 		"begin":        "BEGIN ISOLATION LEVEL READ COMMITTED",
 		"commit":       "COMMIT",
@@ -377,24 +378,23 @@ func (db *DB) TakeOverKey(ctx context.Context, t engine.KeyTable, rec engine.Key
 	return tag.RowsAffected() == 1, SQL(name), nil
 }
 
-// Transfer runs the ledger transaction at READ COMMITTED in three round
+// Transfer runs the ledger transaction at READ COMMITTED in two round
 // trips, each a pipelined batch of statements:
 //
 //  1. BEGIN; lock the key by its owner (when completing one); lock both
-//     accounts in id order, reading their balances;
-//  2. debit; credit; record the transfer (only when both accounts exist and
-//     the funds suffice);
-//  3. complete the key; COMMIT.
+//     accounts in id order, reading their balances; draw the transfer's id;
+//  2. debit, credit and record the transfer (only when both accounts exist
+//     and the funds suffice); complete the key with the response rendered
+//     from what step 1 read; COMMIT.
 //
-// The money's rows stay locked from the first reply to the COMMIT, so
-// every other transfer touching them waits that long: two round trips, not
-// six. The completion is written so that it fails when it completes no
-// row (it divides by the count): the transaction is aborted, PostgreSQL
-// skips the COMMIT queued behind it, and the store rolls back. A key that
-// is not this owner's can never be paid for, even if the lock of step 1
-// were ever wrong (with that lock taken out by hand, the conformance
-// suite still passed).
-// See the package comment for the locks.
+// The accounts stay locked from the first reply to the COMMIT: one round
+// trip, during which every other transfer from the same account waits.
+// The completion is written so that it fails when it completes no row (it
+// divides by the count): the transaction is aborted, PostgreSQL skips the
+// COMMIT queued behind it, and the store rolls back. So a key that is not
+// this owner's can never be paid for, even if the lock of step 1 were ever
+// wrong (with that lock taken out by hand, the conformance suite still
+// passed). See the package comment for the locks.
 func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.TransferResult, err error) {
 	var sql []string
 	run := func(name string) string {
@@ -427,8 +427,10 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 		first.Queue(run("lockKey:"+tableName(c.Table)), c.Scope, c.Key, c.Owner)
 	}
 	first.Queue(run("lockAccounts"), []string{a.From, a.To})
+	first.Queue(run("transferID"))
 	balances := map[string]int64{}
 	keyHeld := true
+	var id int64
 	err = func() error {
 		br := conn.SendBatch(ctx, first)
 		defer br.Close()
@@ -449,16 +451,20 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 		if err != nil {
 			return mapErr("lock accounts", err)
 		}
-		defer rows.Close()
 		for rows.Next() {
 			var id string
 			var bal int64
 			if err := rows.Scan(&id, &bal); err != nil {
+				rows.Close()
 				return mapErr("lock accounts", err)
 			}
 			balances[id] = bal
 		}
-		return mapErr("lock accounts", rows.Err())
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return mapErr("lock accounts", err)
+		}
+		return mapErr("draw transfer id", br.QueryRow().Scan(&id))
 	}()
 	if err != nil {
 		return res, err
@@ -468,8 +474,10 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 		return res, nil
 	}
 
+	last := &pgx.Batch{}
 	fromBal, fromOK := balances[a.From]
 	_, toOK := balances[a.To]
+	moves := false
 	switch {
 	case !fromOK:
 		res.Outcome, res.Missing = engine.TransferUnknownAccount, a.From
@@ -478,29 +486,13 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 	case !toOK:
 		res.Outcome, res.Missing = engine.TransferUnknownAccount, a.To
 	default:
-		move := &pgx.Batch{}
-		move.Queue(run("debit"), a.From, a.Amount)
-		move.Queue(run("credit"), a.To, a.Amount)
-		move.Queue(run("addTransfer"), a.From, a.To, a.Amount, a.At, a.Customer, a.Key)
-		var id int64
-		err := func() error {
-			br := conn.SendBatch(ctx, move)
-			defer br.Close()
-			for _, op := range []string{"debit", "credit"} {
-				if _, err := br.Exec(); err != nil {
-					return mapErr(op, err)
-				}
-			}
-			return mapErr("record transfer", br.QueryRow().Scan(&id))
-		}()
-		if err != nil {
-			return res, err
-		}
+		moves = true
+		last.Queue(run("debit"), a.From, a.Amount)
+		last.Queue(run("credit"), a.To, a.Amount)
+		last.Queue(run("addTransfer"), id, a.From, a.To, a.Amount, a.At, a.Customer, a.Key)
 		res.Transfer = engine.Transfer{ID: store.TransferID(id), From: a.From, To: a.To, Amount: a.Amount,
 			BalanceAfter: fromBal - a.Amount, CreatedAt: a.At, Customer: a.Customer, Key: a.Key}
 	}
-
-	last := &pgx.Batch{}
 	var resp engine.Response
 	if c != nil {
 		resp = c.Render(res)
@@ -515,21 +507,29 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 	err = func() error {
 		br := conn.SendBatch(ctx, last)
 		defer br.Close()
+		if moves {
+			for _, op := range []string{"debit", "credit", "record transfer"} {
+				if _, err := br.Exec(); err != nil {
+					return mapErr(op, err)
+				}
+			}
+		}
 		if c != nil {
 			var one int
 			err := br.QueryRow().Scan(&one)
 			var pg *pgconn.PgError
 			if errors.As(err, &pg) && pg.Code == "22012" {
 				completed = false // the key was not this owner's; the COMMIT is skipped
+				return nil
 			} else if err != nil {
 				return mapErr(fmt.Sprintf("complete %q", c.Key), err)
 			}
 		}
 		tag, err := br.Exec()
-		if err != nil && completed {
+		if err != nil {
 			return mapErr("commit transfer", err)
 		}
-		if completed && tag.String() != "COMMIT" {
+		if tag.String() != "COMMIT" {
 			return fmt.Errorf("postgres: commit transfer: the transaction rolled back (%s)", tag)
 		}
 		return nil
