@@ -172,8 +172,10 @@ func startCluster() (func(), error) {
 	}, nil
 }
 
-// freePort picks a port number no TCP listener holds; it names the Unix
-// socket's file, so two clusters started at once do not share one.
+// freePort picks a port number no TCP listener holds. The cluster listens
+// on no TCP port at all; the number names its Unix socket's file
+// (.s.PGSQL.PORT), and a free one keeps the URL from looking like any
+// server already on the machine.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
