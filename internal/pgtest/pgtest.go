@@ -49,8 +49,8 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// URL returns the URL of a new, empty database in the cluster, or skips t
-// when there is no PostgreSQL.
+// URL returns the URL of a new, empty database in the cluster, dropped
+// when t ends, or skips t when there is no PostgreSQL.
 func URL(t testing.TB) string {
 	t.Helper()
 	once.Do(func() { stop = start() })
@@ -68,6 +68,22 @@ func URL(t testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
+	// Registered before the test's own cleanups, so it runs after them,
+	// when the test's pools are closed; FORCE ends any a killed server
+	// left behind.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, baseURL)
+		if err != nil {
+			t.Errorf("pgtest: connect to drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
 	u, _ := url.Parse(baseURL)
 	u.Path = "/" + name
 	return u.String()
