@@ -157,19 +157,21 @@ var statements = func() map[string]string {
 			" (SELECT count(*) FROM accounts), (SELECT count(*) FROM transfers)," +
 			" (SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r')",
 	}
-	const expiredK = " AND k.expires_at > 0 AND k.expires_at <= $4"
-	// The reaper's sweep: a window of up to $3 rows after the cursor ($1,
-	// $2), of which the expired ones ($4 is now) are deleted; the statement
-	// answers how many it deleted, how many the window held and where it
-	// ended. The expiry is tested on the row being deleted, so a row that
-	// a takeover renewed meanwhile is re-checked and kept.
+	// The reaper's sweep: a window of up to $3 rows after the cursor, of
+	// which the expired ones ($4 is now) are deleted; the statement answers
+	// how many it deleted, how many the window held and where it ended. The
+	// constrained table's cursor is (scope, key) = ($1, $2); the
+	// unconstrained table's is its id, $1 (and $2 is unused, so the two
+	// statements bind alike). The expiry is tested on the row being deleted,
+	// so a row that a takeover renewed meanwhile is re-checked and kept.
+	const expired = " AND k.expires_at > 0 AND k.expires_at <= $4"
 	m["sweep:"+keysTable] = `WITH win AS (SELECT scope, idem_key FROM ` + keysTable + ` WHERE (scope, idem_key) > ($1, $2) ORDER BY scope, idem_key LIMIT $3),
-		gone AS (DELETE FROM ` + keysTable + ` k USING win w WHERE k.scope = w.scope AND k.idem_key = w.idem_key` + expiredK + ` RETURNING 1)
+		gone AS (DELETE FROM ` + keysTable + ` k USING win w WHERE k.scope = w.scope AND k.idem_key = w.idem_key` + expired + ` RETURNING 1)
 		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM win), coalesce(l.scope, ''), coalesce(l.idem_key, '')
 		FROM (SELECT 1) one LEFT JOIN (SELECT scope, idem_key FROM win ORDER BY scope DESC, idem_key DESC LIMIT 1) l ON true`
-	m["sweep:"+looseKeysTable] = `WITH win AS (SELECT id FROM ` + looseKeysTable + ` WHERE id > $1::bigint AND $2::text IS NOT NULL ORDER BY id LIMIT $3),
-		gone AS (DELETE FROM ` + looseKeysTable + ` k USING win w WHERE k.id = w.id` + expiredK + ` RETURNING 1)
-		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM win), coalesce((SELECT max(id) FROM win), 0)::text, ''`
+	m["sweep:"+looseKeysTable] = `WITH win AS (SELECT id FROM ` + looseKeysTable + ` WHERE id > $1::bigint ORDER BY id LIMIT $3),
+		gone AS (DELETE FROM ` + looseKeysTable + ` k USING win w WHERE k.id = w.id` + expired + ` RETURNING 1)
+		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM win), coalesce((SELECT max(id) FROM win), 0)::text, $2::text`
 	for _, t := range []string{keysTable, looseKeysTable} {
 		m["lookup:"+t] = "SELECT " + keyColumns + " FROM " + t + " WHERE scope = $1 AND idem_key = $2 ORDER BY created_at DESC LIMIT 1"
 		m["insert:"+t] = "INSERT INTO " + t + " (" + keyColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
