@@ -13,13 +13,16 @@ import (
 
 	"idemlab/engine"
 	"idemlab/store"
+	"idemlab/store/postgres"
 )
 
 // Config configures a Server.
 type Config struct {
 	// DB is the SQLite file path. Each level keeps its own database beside
 	// it: ./idemlab.db gives ./idemlab-naive.db … ./idemlab-scoped.db.
-	// Empty means in-memory databases.
+	// Empty means in-memory databases. A postgres:// URL names one
+	// PostgreSQL database instead, shared by any number of servers, where
+	// each level keeps its tables in a schema of its own (LevelSchema).
 	DB string
 	// PaymentLatency is the simulated payment-network call on the bank API.
 	PaymentLatency time.Duration
@@ -36,7 +39,41 @@ type Config struct {
 type Bank struct {
 	Level  string
 	Engine *engine.Engine
-	DB     *store.DB
+	DB     BankDB
+}
+
+// BankDB is a level's database: the engine's store, and what the bank's
+// budget and the tests read of it. store.DB (SQLite) and postgres.DB are
+// BankDBs.
+type BankDB interface {
+	engine.Store
+	Usage(ctx context.Context) (store.Usage, error)
+	Snapshot(ctx context.Context) (store.Snapshot, error)
+	Close() error
+}
+
+var (
+	_ BankDB = (*store.DB)(nil)
+	_ BankDB = (*postgres.DB)(nil)
+)
+
+// LevelSchema is the PostgreSQL schema a level's tables live in:
+// idemlab_naive … idemlab_scoped.
+func LevelSchema(level string) string {
+	return "idemlab_" + strings.ReplaceAll(level, "-", "_")
+}
+
+// openLevel opens a level's database as cfg.DB says.
+func openLevel(cfg Config, level string) (BankDB, error) {
+	switch {
+	case cfg.DB == "":
+		return store.OpenMemory()
+	case postgres.IsURL(cfg.DB):
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return postgres.Open(ctx, cfg.DB, LevelSchema(level))
+	}
+	return store.OpenFile(LevelPath(cfg.DB, level))
 }
 
 // LevelPath returns the database file of a level for the configured path.
@@ -49,15 +86,7 @@ func LevelPath(db, level string) string {
 func OpenBanks(cfg Config) ([]*Bank, error) {
 	var banks []*Bank
 	for _, level := range engine.Levels {
-		var (
-			db  *store.DB
-			err error
-		)
-		if cfg.DB == "" {
-			db, err = store.OpenMemory()
-		} else {
-			db, err = store.OpenFile(LevelPath(cfg.DB, level))
-		}
+		db, err := openLevel(cfg, level)
 		if err != nil {
 			CloseBanks(banks)
 			return nil, fmt.Errorf("open level %s: %w", level, err)

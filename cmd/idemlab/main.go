@@ -20,6 +20,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/server"
+	"idemlab/store/postgres"
 )
 
 func main() {
@@ -76,7 +77,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	dbPath := fs.String("db", "./idemlab.db", "SQLite file; each level keeps its own file beside it (empty: in memory)")
+	dbPath := fs.String("db", "./idemlab.db", "SQLite file, each level's file beside it (empty: in memory); or a postgres:// URL, one database that several idemlab servers share, each level in its own schema")
+	classroomDB := fs.String("classroom-db", "", "with a postgres:// --db: the SQLite file this server keeps its classroom in (rooms, the instructor's secret); empty: in memory. The classroom is one process's, never shared")
 	latency := fs.Duration("payment-latency", 0, "simulated payment-network call inside each transfer")
 	retention := fs.Duration("retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
 	lease := fs.Duration("lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
@@ -107,7 +109,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: token, RotateToken: *rotate, WebDir: *webDir, DB: *dbPath,
+	// The classroom keeps its rooms in SQLite files beside --db, or with
+	// PostgreSQL in --classroom-db: it lives in this one process.
+	localDB := *dbPath
+	if postgres.IsURL(localDB) {
+		localDB = *classroomDB
+	}
+	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: token, RotateToken: *rotate, WebDir: *webDir, DB: localDB,
 		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: *publicURL})
 	if err != nil {
 		return err

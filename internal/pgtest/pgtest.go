@@ -1,0 +1,207 @@
+// Package pgtest gives a test package a throwaway PostgreSQL cluster: the
+// one named by $IDEMLAB_TEST_POSTGRES, or one it creates with initdb in a
+// temporary directory, listening only on a Unix socket there, run as an
+// unprivileged user, and removes again when the package's tests end.
+//
+// A package calls Main from its TestMain and URL from its tests. The
+// cluster starts when a test first asks for it, once per package, and
+// stops after the package's last test; when no PostgreSQL can be had, URL
+// skips the test and says why, as the browser tests do without Chromium.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvURL names a PostgreSQL database for the tests to use instead of a
+// cluster of their own. Tests create schemas of their own in it.
+const EnvURL = "IDEMLAB_TEST_POSTGRES"
+
+var (
+	once    sync.Once
+	baseURL string
+	reason  string
+	stop    = func() {}
+	dbSeq   atomic.Int64
+)
+
+// Main runs the package's tests and stops the cluster if one started.
+func Main(m *testing.M) {
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// URL returns the URL of a new, empty database in the cluster, dropped
+// when t ends, or skips t when there is no PostgreSQL.
+func URL(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { stop = start() })
+	if baseURL == "" {
+		t.Skip("no PostgreSQL for this test: " + reason)
+	}
+	name := fmt.Sprintf("idemlab_test_%d_%d", os.Getpid(), dbSeq.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	// Registered before the test's own cleanups, so it runs after them,
+	// when the test's pools are closed; FORCE ends any a killed server
+	// left behind.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, baseURL)
+		if err != nil {
+			t.Errorf("pgtest: connect to drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	u, _ := url.Parse(baseURL)
+	u.Path = "/" + name
+	return u.String()
+}
+
+func start() (stop func()) {
+	if u := os.Getenv(EnvURL); u != "" {
+		baseURL = u
+		return func() {}
+	}
+	stop, err := startCluster()
+	if err != nil {
+		reason = err.Error() + " (install PostgreSQL, or set " + EnvURL + " to a database URL)"
+		return func() {}
+	}
+	return stop
+}
+
+// binDir finds PostgreSQL's server programs: on PATH, else the newest
+// Debian installation under /usr/lib/postgresql.
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	if len(dirs) == 0 {
+		return "", errors.New("initdb not found on PATH or under /usr/lib/postgresql")
+	}
+	return filepath.Dir(dirs[0]), nil
+}
+
+func version(initdb string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return n
+}
+
+// startCluster runs initdb and pg_ctl. PostgreSQL refuses to run as root,
+// so as root the cluster belongs to the postgres user, which owns its
+// directory.
+func startCluster() (func(), error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "idemlab-pg-")
+	if err != nil {
+		return nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	as := func(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			cleanup()
+			return nil, errors.New("running as root and there is no postgres user to run the cluster as")
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chmod(dir, 0o755); err != nil {
+			cleanup()
+			return nil, err
+		}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			cleanup()
+			return nil, err
+		}
+		runuser, err := exec.LookPath("runuser")
+		if err != nil {
+			cleanup()
+			return nil, errors.New("running as root without runuser to drop to the postgres user")
+		}
+		as = func(name string, args ...string) *exec.Cmd {
+			return exec.Command(runuser, append([]string{"-u", "postgres", "--", name}, args...)...)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	out, err := as(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput()
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("initdb: %v: %s", err, lastLine(out))
+	}
+	port, err := freePort()
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	// Only a Unix socket in the cluster's own directory: nothing else on
+	// the machine can reach it, and no TCP port can clash. fsync is off:
+	// the tests kill idemlab's processes, never the database's.
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off -c max_connections=300", port, dir)
+	out, err = as(filepath.Join(bin, "pg_ctl"), "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "120", "start").CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		cleanup()
+		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLine(out), lastLine(log))
+	}
+	baseURL = fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", url.QueryEscape(dir), port)
+	return func() {
+		as(filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop").Run()
+		cleanup()
+	}, nil
+}
+
+// freePort picks a port number no TCP listener holds. The cluster listens
+// on no TCP port at all; the number names its Unix socket's file
+// (.s.PGSQL.PORT), and a free one keeps the URL from looking like any
+// server already on the machine.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}

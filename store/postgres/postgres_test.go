@@ -1,0 +1,119 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
+	"idemlab/internal/pgtest"
+	"idemlab/store/postgres"
+	"idemlab/store/storetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var schemaSeq atomic.Int64
+
+// open opens a store in a new schema of the package's database.
+func open(t testing.TB, url string) *postgres.DB {
+	t.Helper()
+	return openSchema(t, url, fmt.Sprintf("s%d", schemaSeq.Add(1)))
+}
+
+func openSchema(t testing.TB, url, schema string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), url, schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestConformance runs the engine.Store suite on PostgreSQL: every test in
+// a schema of its own; a second pool on the same schema stands for a
+// second server process.
+func TestConformance(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.Run(t, storetest.Harness{
+		Open: func(t testing.TB) storetest.Store { return open(t, url) },
+		Share: func(t testing.TB, s storetest.Store) storetest.Store {
+			return openSchema(t, url, s.(*postgres.DB).Schema())
+		},
+	})
+}
+
+func TestClaimVerdictIsSQLState23505(t *testing.T) {
+	db := open(t, pgtest.URL(t))
+	ctx := context.Background()
+	rec := engine.KeyRecord{Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1}
+	_, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, rec)
+	require.NoError(t, err)
+	dup, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, rec)
+	require.NoError(t, err)
+	assert.Contains(t, dup.ConstraintError, `duplicate key value violates unique constraint "idem_keys_pkey"`)
+	assert.Contains(t, dup.ConstraintError, "SQLSTATE 23505")
+}
+
+// Several servers starting at once against one new database each run the
+// migrations; the advisory lock lets one create the schema and the others
+// find it done.
+func TestMigrationsFromManyProcessesAtOnce(t *testing.T) {
+	url := pgtest.URL(t)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := postgres.Open(context.Background(), url, "shared_level")
+			if assert.NoError(t, err) {
+				db.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	db := openSchema(t, url, "shared_level")
+	_, err := db.PutAccount(context.Background(), "a", 7)
+	require.NoError(t, err)
+	db.Close()
+	db = openSchema(t, url, "shared_level")
+	a, err := db.GetAccount(context.Background(), "a")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), a.Balance, "reopening runs no migration twice and keeps the data")
+}
+
+func TestLevelsDoNotShareTables(t *testing.T) {
+	url := pgtest.URL(t)
+	one, two := openSchema(t, url, "level_one"), openSchema(t, url, "level_two")
+	ctx := context.Background()
+	_, err := one.PutAccount(ctx, "a", 1)
+	require.NoError(t, err)
+	_, err = two.GetAccount(ctx, "a")
+	assert.ErrorIs(t, err, engine.ErrNotFound)
+}
+
+func TestOpenRefusesABadSchemaName(t *testing.T) {
+	_, err := postgres.Open(context.Background(), "postgres://nowhere.invalid/x", `x"; DROP SCHEMA public; --`)
+	assert.ErrorContains(t, err, "schema name")
+}
+
+// The browser's module carries SQLite only: nothing it imports may pull
+// in the PostgreSQL driver.
+func TestWasmModuleHasNoPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", "idemlab/wasm")
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "idemlab/store\n", "the list is the module's dependencies")
+	assert.NotContains(t, string(out), "jackc/pgx")
+	assert.NotContains(t, string(out), "idemlab/store/postgres")
+}
