@@ -70,10 +70,6 @@ var (
 	causeBudgetSpent     = engine.Cause{Slug: "budget-spent", Title: "This level's size budget is spent", Status: http.StatusInsufficientStorage}
 )
 
-func init() {
-	extraCauses = append(extraCauses, causeBankRateLimited, causeBudgetSpent)
-}
-
 // budgetRetryAfter is what a 507 tells the client: the reaper's next tick
 // may have freed expired keys by then.
 const budgetRetryAfter = 60

@@ -5,21 +5,22 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 	"time"
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/server/classroom"
 )
 
-// Server is idemlab's HTTP handler. It is safe for concurrent use.
+// Server is idemlab's HTTP handler: the classroom, the playground and the
+// bank API, mounted in that order by New. It is safe for concurrent use.
 type Server struct {
-	banks []*Bank
-	mux   *http.ServeMux
-	hosts hostAllowList
-	log   *slog.Logger
-	opts  Options
-	// closers run on Close, last mounted first.
-	closers []func()
+	mux       *http.ServeMux
+	hosts     hostAllowList
+	classroom *classroom.Classroom
+	closeOnce sync.Once
 }
 
 // Options configure the parts of the server beyond the bank API.
@@ -49,16 +50,18 @@ type Options struct {
 	// at, when it is not the listening address (a reverse proxy, a DNS
 	// name): the classroom's join link names it, and its host is allowed.
 	PublicURL string
+	// Classroom is the classroom's configuration beyond the fields above
+	// (queues, deadlines, rates, its clock); zero fields take its defaults.
+	// The fields above and Logger replace its own.
+	Classroom classroom.Config
 }
 
-// extraCauses are problem causes of mounted parts beyond the engine's own,
-// described at /problems/{slug} like the engine's.
-var extraCauses []engine.Cause
-
-// mounts are the parts of the server that register their routes from their
-// own files: the playground, the lessons, the classroom. Each may return a
-// function to run on Close.
-var mounts []func(s *Server) (close func(), err error)
+// causes are the problem causes the server answers with, the engine's and
+// its parts', each described at /problems/{slug}.
+func causes() []engine.Cause {
+	return slices.Concat(engine.Causes, classroom.Causes,
+		[]engine.Cause{causeHostRefused, causeBankRateLimited, causeBudgetSpent})
+}
 
 // New returns a server over already opened banks.
 func New(banks []*Bank, opts Options) (*Server, error) {
@@ -70,17 +73,14 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
 		hosts = append(hosts[:len(hosts):len(hosts)], u.Hostname())
 	}
-	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts, hosts: newHostAllowList(hosts)}
-	for _, mount := range mounts {
-		closeFn, err := mount(s)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		if closeFn != nil {
-			s.closers = append(s.closers, closeFn)
-		}
+	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts)}
+	cl, err := classroom.New(classroomConfig(opts))
+	if err != nil {
+		return nil, err
 	}
+	s.classroom = cl
+	cl.Register(s.mux)
+	mountWeb(s.mux, opts.WebDir)
 	var guards []*bankGuard
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
@@ -102,7 +102,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		writeJSON(w, 200, out)
 	})
 	s.mux.HandleFunc("GET /problems/{slug}", func(w http.ResponseWriter, r *http.Request) {
-		for _, c := range append(engine.Causes, extraCauses...) {
+		for _, c := range causes() {
 			if c.Slug == r.PathValue("slug") {
 				writeJSON(w, 200, map[string]any{"type": c.Type(), "title": c.Title, "status": c.Status})
 				return
@@ -113,25 +113,10 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Close stops what the mounted parts started (rooms, storms, hubs).
-func (s *Server) Close() {
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
-	}
-	s.closers = nil
-}
-
-// Mux is where mounted parts register their routes.
-func (s *Server) Mux() *http.ServeMux { return s.mux }
-
-// Banks returns the bank API's levels.
-func (s *Server) Banks() []*Bank { return s.banks }
-
-// Opts returns the server's options.
-func (s *Server) Opts() Options { return s.opts }
-
-// Log returns the server's logger.
-func (s *Server) Log() *slog.Logger { return s.log }
+// Close stops what the classroom started (rooms, storms, hubs). The banks
+// stay open: their owner closes them.
+// A second call does nothing.
+func (s *Server) Close() { s.closeOnce.Do(s.classroom.Close) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.MarshalIndent(v, "", "  ")
@@ -159,7 +144,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r) // the mux itself fills in r.PathValue
-
 }
 
 // HTTPServer wraps handler with the timeouts that keep slow or half-sent
