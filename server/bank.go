@@ -27,8 +27,7 @@ type Config struct {
 	// retention and lease (the lower levels keep their own).
 	Retention, Lease time.Duration
 	// Clock is injected by tests; the wall clock when nil.
-	Clock  engine.Clock
-	Logger *slog.Logger
+	Clock engine.Clock
 }
 
 // Bank is one level of the bank API: its policy, its own database and its

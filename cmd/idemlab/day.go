@@ -22,10 +22,6 @@ import (
 	"idemlab/store"
 )
 
-func init() {
-	commands["day"] = command{"generate a day of traffic (day generate), or replay one in-process or against an endpoint (day replay)", runDay}
-}
-
 const dayUsage = `Usage:
   idemlab day generate [--seed S] [--customers N] [--intents M] [...] [-o day.jsonl]
   idemlab day replay day.jsonl [--level L | --policy JSON | --target URL] [--db FILE] [--json] [--svg OUT.svg [--lang ko]]

@@ -16,10 +16,6 @@ import (
 	"idemlab/lab/grade"
 )
 
-func init() {
-	commands["grade"] = command{"judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold and every check is ok)", runGrade}
-}
-
 func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -104,3 +104,16 @@ func TestUnknownCommand(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown command "frobnicate"`)
 	assert.Contains(t, errOut.String(), "serve")
 }
+
+func TestHelpListsTheCommands(t *testing.T) {
+	for _, arg := range []string{"--help", "-h", "help"} {
+		t.Run(arg, func(t *testing.T) {
+			var out, errOut strings.Builder
+			require.NoError(t, run(context.Background(), []string{arg}, &out, &errOut))
+			for _, name := range []string{"serve", "day", "grade", "export"} {
+				assert.Contains(t, out.String(), "\n  "+name+" ", "idemlab %s lists %s", arg, name)
+			}
+			assert.NotContains(t, out.String(), "-addr", "the commands, not serve's flags")
+		})
+	}
+}
