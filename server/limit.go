@@ -130,7 +130,7 @@ func (g *bankGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if engine.AddsRows(req) {
 		ok, err := g.admit(r.Context(), req)
 		if err != nil {
-			httpapi.Write(w, engine.AsProblem(fmt.Errorf("size budget: %w", err)).Response())
+			httpapi.WriteError(w, r, fmt.Errorf("size budget: %w", err))
 			return
 		}
 		if !ok {

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,6 +23,7 @@ type Server struct {
 	hosts     hostAllowList
 	classroom *classroom.Classroom
 	closeOnce sync.Once
+	log       *slog.Logger
 }
 
 // Options configure the parts of the server beyond the bank API.
@@ -73,7 +76,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
 		hosts = append(hosts[:len(hosts):len(hosts)], u.Hostname())
 	}
-	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts)}
+	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts), log: opts.Logger}
 	cl, err := classroom.New(classroomConfig(opts))
 	if err != nil {
 		return nil, err
@@ -139,12 +142,64 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseHost(w)
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	_, pattern := s.mux.Handler(r)
+	if pattern == "" {
 		httpapi.Write(w, engine.CauseNotFound.Problem("see /bank for the bank API's levels").Response())
 		return
 	}
-	s.mux.ServeHTTP(w, r) // the mux itself fills in r.PathValue
+	ctx, failure := httpapi.TrackFailure(r.Context())
+	rec := &statusRecorder{ResponseWriter: w}
+	s.mux.ServeHTTP(rec, r.WithContext(ctx)) // the mux itself fills in r.PathValue
+	if rec.status >= 500 {
+		s.logFailure(r, pattern, rec.status, failure())
+	}
 }
+
+// logFailure is the one place a server error is logged: one record per
+// answer of 500 or more, with what finds the request again (its method,
+// route, path and idempotency key) and the error behind it. Never the
+// body, the cookies or any other header: they may carry a secret.
+func (s *Server) logFailure(r *http.Request, pattern string, status int, err error) {
+	level := slog.LevelError
+	if status != http.StatusInternalServerError {
+		level = slog.LevelWarn // a busy database, a spent budget: the server works as published
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > engine.MaxKeyLen+2 {
+		key = key[:engine.MaxKeyLen+2]
+	}
+	s.log.LogAttrs(r.Context(), level, "server error",
+		slog.String("method", r.Method), slog.String("route", pattern), slog.String("path", r.URL.Path),
+		slog.String("key", key), slog.Int("status", status), slog.Any("err", err))
+}
+
+// statusRecorder remembers the status a handler answered with. It passes
+// Hijack on, for the classroom's websockets.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // HTTPServer wraps handler with the timeouts that keep slow or half-sent
 // requests from holding connections.
