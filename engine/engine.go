@@ -326,12 +326,8 @@ func (a *attempt) run() Response {
 	}
 	if p.Fingerprint != FingerprintNone {
 		a.step(PhaseFingerprint, "")
-		fp, err := Fingerprint(p.Fingerprint, "POST", TransfersRoute, a.req.Body)
-		if err != nil {
-			return a.reject(PhaseFingerprint, CauseBodyInvalid.Problem("the body cannot be put in canonical form"))
-		}
-		a.fp = fp
-		a.emit(PhaseFingerprint, "", OutcomeOK, 0, p.Fingerprint.String()+" sha256 "+fp[:16]+"…")
+		a.fp = Fingerprint(p.Fingerprint, "POST", TransfersRoute, a.req.Body, a.body)
+		a.emit(PhaseFingerprint, "", OutcomeOK, 0, p.Fingerprint.String()+" sha256 "+a.fp[:16]+"…")
 	}
 	a.scope = e.keyScope(a.customer)
 
