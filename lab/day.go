@@ -123,6 +123,44 @@ const (
 	MaxDayIntents   = 2_000_000
 )
 
+// MaxTaughtDayIntents bounds a day played in the browser or a lesson test
+// (lab/scenario's RunDay): a day's worth of teaching, not a load test.
+const MaxTaughtDayIntents = 20_000
+
+// WithDefaults returns p with its zero fields set from DefaultDayParams (a
+// nil p gives the defaults): a day scenario or the browser names only the
+// params it changes. The other fields stay as they are, for Validate to
+// judge.
+func (p *DayParams) WithDefaults() DayParams {
+	d := DefaultDayParams()
+	if p == nil {
+		return d
+	}
+	out := *p
+	if out.Seed == 0 {
+		out.Seed = d.Seed
+	}
+	if out.Customers == 0 {
+		out.Customers = d.Customers
+	}
+	if out.Intents == 0 {
+		out.Intents = d.Intents
+	}
+	if out.DaySeconds == 0 {
+		out.DaySeconds = d.DaySeconds
+	}
+	if out.RetryHorizonSeconds == 0 {
+		out.RetryHorizonSeconds = d.RetryHorizonSeconds
+	}
+	if out.Mix == (RetryMix{}) {
+		out.Mix = d.Mix
+	}
+	if out.MaxAmount == 0 {
+		out.MaxAmount = d.MaxAmount
+	}
+	return out
+}
+
 // Validate reports the first param that makes no sense.
 func (p DayParams) Validate() error {
 	switch {
@@ -263,7 +301,7 @@ type dayGen struct {
 // their defaults field by field where zero, and clamped otherwise; call
 // Validate first to refuse them instead.
 func GenerateDay(p DayParams) Day {
-	p = p.withDefaults()
+	p = p.sane()
 	g := &dayGen{p: p, r: rand.New(rand.NewPCG(uint64(p.Seed), 0x1de3_1ab0_da75)),
 		seqKeys: map[string]bool{}, counters: map[string]int{}}
 	g.day.Params = p
@@ -324,7 +362,10 @@ func (g *dayGen) dayTime(dayMS int64) int64 {
 	}
 }
 
-func (p DayParams) withDefaults() DayParams {
+// sane is what GenerateDay plays for p: each field that makes no sense
+// (zero included, but a zero Seed is a seed) replaced by its default, and
+// the rest clamped to the limits.
+func (p DayParams) sane() DayParams {
 	d := DefaultDayParams()
 	if p.Customers < 2 {
 		p.Customers = d.Customers

@@ -290,13 +290,7 @@ func replayInProcess(ctx context.Context, d lab.Day, p engine.Policy, path strin
 		return lab.Tally{}, err
 	}
 	defer db.Close()
-	opts := lab.DayEngineOptions()
-	opts.PaymentLatency = latency
-	eng := engine.New(db, p, opts)
-	return lab.ReplayDay(ctx, d, eng, func(ctx context.Context) ([]engine.Transfer, []engine.Account, error) {
-		snap, err := db.Snapshot(ctx)
-		return snap.Transfers, snap.Accounts, err
-	}, progress)
+	return lab.ReplayDay(ctx, d, db, p, lab.ReplayOptions{PaymentLatency: latency, Progress: progress})
 }
 
 // progressBar draws a bar on a terminal, at most ten times a second, and
