@@ -3,6 +3,8 @@ package lab
 import (
 	"bufio"
 	"bytes"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"idemlab/engine"
 )
 
 // DayParams are the knobs of a day of traffic. The same params, seed
@@ -252,16 +256,10 @@ func (a DayAttempt) Lost() bool { return a.Loss != "" && a.Loss != LossNone }
 // Day is a day of traffic: opening balances, the intents and every attempt
 // in the order they are sent.
 type Day struct {
-	Params   DayParams    `json:"params"`
-	Accounts []Account    `json:"accounts"`
-	Intents  []DayIntent  `json:"intents"`
-	Attempts []DayAttempt `json:"attempts"`
-}
-
-// Account is an opening balance.
-type Account struct {
-	ID      string `json:"id"`
-	Balance int64  `json:"balance"`
+	Params   DayParams        `json:"params"`
+	Accounts []engine.Account `json:"accounts"` // opening balances
+	Intents  []DayIntent      `json:"intents"`
+	Attempts []DayAttempt     `json:"attempts"`
 }
 
 // RetryHorizon is how long the day's clients keep retrying.
@@ -331,11 +329,11 @@ func GenerateDay(p DayParams) Day {
 	// Opening balances cover even a bank that pays every attempt, so the day
 	// is about duplicates, never about refusals.
 	for _, c := range customers {
-		g.day.Accounts = append(g.day.Accounts, Account{ID: accountOf(c), Balance: spent[accountOf(c)] + 1_000_000})
+		g.day.Accounts = append(g.day.Accounts, engine.Account{ID: accountOf(c), Balance: spent[accountOf(c)] + 1_000_000})
 	}
 	for _, in := range g.day.Intents {
 		if in.RepeatOf == "" {
-			g.day.Accounts = append(g.day.Accounts, Account{ID: in.To, Balance: 0})
+			g.day.Accounts = append(g.day.Accounts, engine.Account{ID: in.To, Balance: 0})
 		}
 	}
 	return g.day
@@ -578,11 +576,11 @@ func RenderBody(style, from, to string, amount int64) string {
 
 // dayLine is one line of a day file. Kind says which field is set.
 type dayLine struct {
-	Kind    string      `json:"kind"`
-	Params  *DayParams  `json:"params,omitempty"`
-	Account *Account    `json:"account,omitempty"`
-	Intent  *DayIntent  `json:"intent,omitempty"`
-	Attempt *DayAttempt `json:"attempt,omitempty"`
+	Kind    string          `json:"kind"`
+	Params  *DayParams      `json:"params,omitempty"`
+	Account *engine.Account `json:"account,omitempty"`
+	Intent  *DayIntent      `json:"intent,omitempty"`
+	Attempt *DayAttempt     `json:"attempt,omitempty"`
 }
 
 // Line kinds of a day file.
@@ -703,6 +701,15 @@ func ReadDay(r io.Reader) (Day, error) {
 	return d, nil
 }
 
+// RandomPrefix returns a fresh prefix for WithPrefix: letter, six random
+// hex digits and '-', so that a run never meets an earlier one's ids and
+// keys.
+func RandomPrefix(letter string) string {
+	var b [3]byte
+	crand.Read(b[:])
+	return letter + hex.EncodeToString(b[:]) + "-"
+}
+
 // WithPrefix returns a copy of the day whose customers, accounts, intents,
 // lanes and keys all start with p, so that the same day can run again
 // against an endpoint that remembers the last run. Bodies keep their bytes
@@ -713,9 +720,9 @@ func (d Day) WithPrefix(p string) Day {
 	}
 	out := Day{Params: d.Params}
 	out.Params.Prefix = p + d.Params.Prefix
-	out.Accounts = make([]Account, len(d.Accounts))
+	out.Accounts = make([]engine.Account, len(d.Accounts))
 	for i, a := range d.Accounts {
-		out.Accounts[i] = Account{ID: p + a.ID, Balance: a.Balance}
+		out.Accounts[i] = engine.Account{ID: p + a.ID, Balance: a.Balance}
 	}
 	out.Intents = make([]DayIntent, len(d.Intents))
 	for i, in := range d.Intents {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -199,9 +197,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *target != "" {
 		p := *prefix
 		if p == "fresh" {
-			var b [3]byte
-			rand.Read(b[:])
-			p = "r" + hex.EncodeToString(b[:]) + "-"
+			p = lab.RandomPrefix("r")
 		}
 		run, err := grade.ReplayDayHTTP(ctx, d.WithPrefix(p), *target, grade.DayOptions{Concurrency: *concurrency, Progress: bar.update})
 		bar.done()
@@ -303,10 +299,8 @@ type progressBar struct {
 }
 
 func newProgressBar(stdout io.Writer) *progressBar {
-	if f, ok := stdout.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return &progressBar{w: stdout}
-		}
+	if isTerminal(stdout) {
+		return &progressBar{w: stdout}
 	}
 	return &progressBar{}
 }
