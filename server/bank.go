@@ -1,6 +1,7 @@
 // Package server is idemlab's HTTP side: the bank API once per level, the
-// health check and, in time, the playground's static files and the
-// classroom. It wires engine, store and httpapi; it holds no engine logic.
+// health check, the playground's files and lessons, and the live classroom
+// (server/classroom), each mounted by New. It wires engine, store and
+// httpapi; it holds no engine logic.
 package server
 
 import (
