@@ -13,6 +13,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/lessons"
 	"idemlab/server/classroom"
 )
 
@@ -53,6 +54,11 @@ type Options struct {
 	// at, when it is not the listening address (a reverse proxy, a DNS
 	// name): the classroom's join link names it, and its host is allowed.
 	PublicURL string
+	// LessonsDir, when set, takes the lessons from this folder (laid out as
+	// lessons/: en/01-naive.md) instead of the embedded copy, for a lesson
+	// author. Either way every lesson is rendered and checked in New, which
+	// fails on the first that does not parse.
+	LessonsDir string
 	// Classroom is the classroom's configuration beyond the fields above
 	// (queues, deadlines, rates, its clock); zero fields take its defaults.
 	// The fields above and Logger replace its own.
@@ -76,6 +82,10 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
 		hosts = append(hosts[:len(hosts):len(hosts)], u.Hostname())
 	}
+	lessonsAPI, err := loadLessons(opts.LessonsDir)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts), log: opts.Logger}
 	cl, err := classroom.New(classroomConfig(opts))
 	if err != nil {
@@ -83,7 +93,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	}
 	s.classroom = cl
 	cl.Register(s.mux)
-	mountWeb(s.mux, opts.WebDir)
+	mountWeb(s.mux, opts.WebDir, lessonsAPI)
 	var guards []*bankGuard
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
@@ -114,6 +124,19 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		httpapi.Write(w, engine.CauseNotFound.Problem("no such problem type").Response())
 	})
 	return s, nil
+}
+
+// loadLessons renders and checks every lesson, the embedded ones or those
+// in dir, and returns their JSON handler: bad content stops the start.
+func loadLessons(dir string) (http.Handler, error) {
+	set, err := lessons.Embedded()
+	if dir != "" {
+		set, err = lessons.LoadDir(dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return set.Handler()
 }
 
 // Close stops what the classroom started (rooms, storms, hubs). The banks

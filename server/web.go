@@ -25,14 +25,13 @@ import (
 // lessons as JSON under /api/, and the engine's WebAssembly module
 // compressed. With a webDir (Options.WebDir) the files come from that
 // folder on every request, so a page author sees an edit on reload without
-// rebuilding.
-func mountWeb(mux *http.ServeMux, webDir string) {
+// rebuilding. The lessons were rendered and checked at start-up.
+func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	site := &webSite{fsys: web.FS(webDir), etags: map[string]etagEntry{}}
 	mux.Handle("GET /{$}", site)
 	mux.Handle("GET /{name}", site)
 	// The lessons arrive as JSON at the same paths the static export
 	// writes, so the page does not care which of the two serves it.
-	lessonsAPI := lessons.Handler()
 	mux.Handle("GET /api/lessons.json", lessonsAPI)
 	mux.Handle("GET /api/lessons/", lessonsAPI)
 }
