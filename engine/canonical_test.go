@@ -57,3 +57,20 @@ func TestRenderTransferMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFingerprintCanonical is the fingerprint phase of a scoped
+// transfer: the canonical form written from the parsed transfer, hashed.
+// Before it was written from the parsed transfer, canonicalizing the
+// body's text took 460–580 ns here; written from the transfer, 300–380 ns
+// (2 cores, under load).
+func BenchmarkFingerprintCanonical(b *testing.B) {
+	body := []byte(`{"from":"c0012-acct","to":"inv-000123","amount":245600}`)
+	tr, prob := ParseTransfer(body)
+	if prob != nil {
+		b.Fatal(prob)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Fingerprint(FingerprintCanonical, "POST", TransfersRoute, body, tr)
+	}
+}
