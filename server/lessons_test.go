@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ import (
 
 // A lesson that does not parse stops the server's start, with the file
 // named; it is never a 500 on a student's page. A good one from the
-// author's folder is served.
+// author's folder is served, and an edit shows on the next request.
 func TestServerRefusesToStartOnABrokenLesson(t *testing.T) {
 	good := "---\nid: 01-x\nn: 1\ntitle: T\nsummary: S\nlevel: naive\n---\n\n```scenario\n" +
 		`{"id":"s1","level":"naive","accounts":{},"lanes":[{"id":"A","customer":"c","body":{}}]}` + "\n```\n"
@@ -33,15 +34,25 @@ func TestServerRefusesToStartOnABrokenLesson(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "en/01-x.md")
 
-	h, err := server.New(banks, server.Options{LessonsDir: write(good)})
+	dir := write(good)
+	h, err := server.New(banks, server.Options{LessonsDir: dir})
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	resp, err := ts.Client().Get(ts.URL + "/api/lessons.json")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Equal(t, 200, resp.StatusCode)
+	index := func() (int, string) {
+		resp, err := ts.Client().Get(ts.URL + "/api/lessons.json")
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	status, body := index()
+	assert.Equal(t, 200, status)
 	assert.Contains(t, string(body), `"01-x"`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "en", "01-x.md"), []byte(strings.Replace(good, "title: T", "title: Edited", 1)), 0o644))
+	status, body = index()
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, `"Edited"`, "the author's edit shows without a restart")
 }

@@ -56,7 +56,8 @@ type Options struct {
 	PublicURL string
 	// LessonsDir, when set, takes the lessons from this folder (laid out as
 	// lessons/: en/01-naive.md) instead of the embedded copy, for a lesson
-	// author. Either way every lesson is rendered and checked in New, which
+	// author: they are read again on every request, so an edit shows on
+	// reload. Either way every lesson is rendered and checked in New, which
 	// fails on the first that does not parse.
 	LessonsDir string
 	// Classroom is the classroom's configuration beyond the fields above
@@ -128,15 +129,34 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 
 // loadLessons renders and checks every lesson, the embedded ones or those
 // in dir, and returns their JSON handler: bad content stops the start.
+// Lessons from dir are loaded again on every request; an edit that breaks
+// one answers 500 and the server's log says why.
 func loadLessons(dir string) (http.Handler, error) {
-	set, err := lessons.Embedded()
-	if dir != "" {
-		set, err = lessons.LoadDir(dir)
+	if dir == "" {
+		set, err := lessons.Embedded()
+		if err != nil {
+			return nil, err
+		}
+		return set.Handler()
 	}
-	if err != nil {
+	load := func() (http.Handler, error) {
+		set, err := lessons.LoadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		return set.Handler()
+	}
+	if _, err := load(); err != nil {
 		return nil, err
 	}
-	return set.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, err := load()
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), nil
 }
 
 // Close stops what the classroom started (rooms, storms, hubs). The banks
