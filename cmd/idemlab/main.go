@@ -83,6 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type Main struct {
 	// From the flags.
 	addr, dbPath, publicURL, webDir string
+	lessonsDir                      string
 	latency, retention, lease       time.Duration
 	token                           string
 	rotate                          bool
@@ -133,6 +134,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (*Main, error) {
 	fs.BoolVar(&m.rotate, "rotate-instructor-token", false, "make a new classroom secret (the old link and every signed-in browser stop working); without it the secret kept beside --db stays")
 	fs.StringVar(&m.publicURL, "public-url", "", "the address phones and other machines reach this server at (a reverse proxy, a DNS name): the classroom's join link names it, and its host is allowed")
 	fs.StringVar(&m.webDir, "web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
+	fs.StringVar(&m.lessonsDir, "lessons-dir", "", "serve the lessons from this folder (laid out as lessons/: en/01-naive.md) instead of the embedded copy, read again on every request; a lesson that does not parse stops the start")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	handler, err := server.New(banks, server.Options{Logger: m.log, InstructorToken: m.token, RotateToken: m.rotate, WebDir: m.webDir, DB: m.dbPath,
+	handler, err := server.New(banks, server.Options{Logger: m.log, InstructorToken: m.token, RotateToken: m.rotate, WebDir: m.webDir, LessonsDir: m.lessonsDir, DB: m.dbPath,
 		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: m.publicURL})
 	if err != nil {
 		ln.Close()

@@ -117,3 +117,14 @@ func TestHelpListsTheCommands(t *testing.T) {
 		})
 	}
 }
+
+// serve --lessons-dir refuses to start on a lesson that does not parse.
+func TestServeRefusesABrokenLessonsDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "en"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "en", "01-naive.md"), []byte("# no front matter\n"), 0o644))
+	var out, errOut strings.Builder
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", "", "--lessons-dir", dir}, &out, &errOut)
+	assert.ErrorContains(t, err, "en/01-naive.md")
+	assert.NotContains(t, out.String(), "listening", "nothing was served")
+}
