@@ -86,7 +86,6 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseKey -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzTransferBody -fuzztime=$(FUZZTIME) ./engine/
-	$(GO) test -run='^$$' -fuzz=FuzzCanonicalFlat -fuzztime=$(FUZZTIME) ./engine/
-	$(GO) test -run='^$$' -fuzz=FuzzCanonicalJSON -fuzztime=$(FUZZTIME) ./engine/
+	$(GO) test -run='^$$' -fuzz=FuzzTransferCanonical -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./lab/scenario/
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeClientMessage -fuzztime=$(FUZZTIME) ./server/classroom/

@@ -8,59 +8,36 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-// FuzzCanonicalFlat holds the fast canonical form to the general path
-// (canonicalJSON) and to an independent RFC 8785 implementation
-// (github.com/gowebpki/jcs, used by tests only): whenever the fast path
-// answers, its bytes are exactly theirs; when it declines, the general
-// path decides alone.
-func FuzzCanonicalFlat(f *testing.F) {
+// FuzzTransferCanonical holds the canonical form written from a parsed
+// transfer to an independent, maintained RFC 8785 implementation
+// (github.com/gowebpki/jcs, in the test build only, so the browser's module
+// does not carry it): for every body ParseTransfer accepts, however it is
+// written, the bytes are exactly the library's canonical form of the body.
+func FuzzTransferCanonical(f *testing.F) {
 	for _, s := range []string{
 		`{"from":"alice","to":"bob","amount":200000}`,
 		`{ "amount" : 200000 , "to":"bob",   "from":"alice" }`,
 		"{\n\t\"to\": \"b\",\r\n\"from\": \"a\", \"amount\": 1\n}\n",
-		`{}`, ` { } `, `{"a":0}`, `{"a":-0}`, `{"a":-5}`, `{"a":007}`, `{"a":1.0}`, `{"a":1e3}`, `{"a":1E3}`,
-		`{"a":123456789012345}`, `{"a":1234567890123456}`, `{"a":9007199254740993}`,
-		`{"a":"x\"y"}`, `{"a":"x\\y"}`, `{"a":"\u00e9"}`, `{"a":"é"}`, "{\"a\":\"\x7f\"}", `{"a":"/"}`,
-		`{"b":1,"a":2,"B":3,"_":4,"~":5}`, `{"a":1,"a":2}`, `{"a":{"b":1}}`, `{"a":[1]}`, `{"a":true}`, `{"a":null}`,
-		`{"a":1,}`, `{"a" 1}`, `{"a":1}x`, `{"a":1}{}`, `[]`, `"s"`, ``, `{`, `{"a":1-2}`, `{"a":1true}`,
+		`{"from":"a","to":"b","amount":9007199254740991}`, `{"from":"a","to":"b","amount":1234567890123456}`,
+		`{"from":"a","to":"b","amount":1.0}`, `{"from":"a","to":"b","amount":1e3}`, `{"from":"a","to":"b","amount":007}`,
+		`{"\u0066rom":"\u0061lice","to":"b\/","amount":1}`, `{"from":"al\u0069ce","to":"B.b_-9","amount":1}`,
+		`{"from":"a","to":"b","amount":1,"from":"c"}`, `{"from":"é","to":"b","amount":1}`, `{"from":"a","to":"b","amount":1}x`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fast, ok := canonicalFlat(body)
-		if !ok {
+		tr, prob := ParseTransfer(body)
+		if prob != nil {
 			return
 		}
-		general, err := canonicalJSON(body)
+		want, err := jcs.Transform(body)
 		if err != nil {
-			t.Fatalf("fast path accepted %q, the general path refuses it: %v", body, err)
+			t.Fatalf("ParseTransfer accepts %q, the library refuses it: %v", body, err)
 		}
-		if !bytes.Equal(fast, general) {
-			t.Fatalf("%q: fast %s, general %s", body, fast, general)
-		}
-		other, err := jcs.Transform(body)
-		if err != nil || !bytes.Equal(fast, other) {
-			t.Fatalf("%q: fast %s, the other implementation %s (%v)", body, fast, other, err)
+		if got := tr.Canonical(); !bytes.Equal(got, want) {
+			t.Fatalf("%q: idemlab %s, the library %s", body, got, want)
 		}
 	})
-}
-
-// The bodies the bank API sees every day take the fast path.
-func TestCanonicalFlatTakesTheTransferBodies(t *testing.T) {
-	for _, body := range []string{
-		`{"from":"alice","to":"bob","amount":200000}`,
-		`{"amount": 300000, "to": "shop-7", "from": "teller_2.kr"}`,
-		"{\n  \"from\": \"a\",\n  \"to\": \"b\",\n  \"amount\": 1\n}\n",
-	} {
-		c, ok := canonicalFlat([]byte(body))
-		if !ok {
-			t.Fatalf("%s: not taken by the fast path", body)
-		}
-		general, err := jcs.Transform([]byte(body))
-		if err != nil || !bytes.Equal(c, general) {
-			t.Fatalf("%s: fast %s, general %s (%v)", body, c, general, err)
-		}
-	}
 }
 
 // RenderTransfer's hand-written body is byte for byte what encoding/json
@@ -78,5 +55,22 @@ func TestRenderTransferMatchesEncodingJSON(t *testing.T) {
 		if !bytes.Equal(got.Body, want.Body) || got.Status != want.Status || len(got.Header) != 1 || got.Header[0] != want.Header[0] {
 			t.Errorf("%+v:\n got %d %v %s\nwant %d %v %s", tr, got.Status, got.Header, got.Body, want.Status, want.Header, want.Body)
 		}
+	}
+}
+
+// BenchmarkFingerprintCanonical is the fingerprint phase of a scoped
+// transfer: the canonical form written from the parsed transfer, hashed.
+// Before it was written from the parsed transfer, canonicalizing the
+// body's text took 460–580 ns here; written from the transfer, 300–380 ns
+// (2 cores, under load).
+func BenchmarkFingerprintCanonical(b *testing.B) {
+	body := []byte(`{"from":"c0012-acct","to":"inv-000123","amount":245600}`)
+	tr, prob := ParseTransfer(body)
+	if prob != nil {
+		b.Fatal(prob)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Fingerprint(FingerprintCanonical, "POST", TransfersRoute, body, tr)
 	}
 }

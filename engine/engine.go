@@ -72,6 +72,10 @@ type Result struct {
 	Phase Phase `json:"fault_phase,omitempty"`
 	// Replayed is true when the response came from the key table.
 	Replayed bool `json:"replayed"`
+	// Err is the error behind a problem the engine answered with because
+	// something below it failed (the store's I/O, a locked database), for
+	// the server's log. The client sees only the generic problem.
+	Err error `json:"-"`
 }
 
 // TransfersRoute is the route the engine fingerprints and scopes transfers by.
@@ -96,9 +100,9 @@ func (e *Engine) Handle(ctx context.Context, req Request) Result {
 		id := strings.TrimPrefix(path, "/accounts/")
 		switch req.Method {
 		case "PUT":
-			return delivered(e.putAccount(ctx, req, id))
+			return e.putAccount(ctx, req, id)
 		case "GET":
-			return delivered(e.getAccount(ctx, id))
+			return e.getAccount(ctx, id)
 		default:
 			return delivered(methodNotAllowed("GET, PUT"))
 		}
@@ -134,42 +138,47 @@ func (e *Engine) Published() Publication {
 
 func delivered(r Response) Result { return Result{Response: r, Delivered: true} }
 
+// failed answers with err as a problem, keeping err in the result.
+func failed(err error) Result {
+	return Result{Response: AsProblem(err).Response(), Delivered: true, Err: err}
+}
+
 func methodNotAllowed(allow string) Response {
 	r := CauseMethodNotAllowed.Problemf("allowed: %s", allow).Response()
 	r.Header = append(r.Header, Header{"Allow", allow})
 	return r
 }
 
-func (e *Engine) putAccount(ctx context.Context, req Request, id string) Response {
+func (e *Engine) putAccount(ctx context.Context, req Request, id string) Result {
 	if !ValidAccountID(id) {
-		return CauseAccountInvalid.Problemf("an account id is 1 to %d letters, digits, '-', '_' or '.'", MaxAccountLen).Response()
+		return delivered(CauseAccountInvalid.Problemf("an account id is 1 to %d letters, digits, '-', '_' or '.'", MaxAccountLen).Response())
 	}
 	if p := checkContentType(req.ContentType); p != nil {
-		return p.Response()
+		return delivered(p.Response())
 	}
 	balance, p := ParseBalance(req.Body)
 	if p != nil {
-		return p.Response()
+		return delivered(p.Response())
 	}
 	a, err := e.store.PutAccount(ctx, id, balance)
 	if err != nil {
-		return AsProblem(err).Response()
+		return failed(err)
 	}
-	return jsonResponse(200, a)
+	return delivered(jsonResponse(200, a))
 }
 
-func (e *Engine) getAccount(ctx context.Context, id string) Response {
+func (e *Engine) getAccount(ctx context.Context, id string) Result {
 	if !ValidAccountID(id) {
-		return CauseAccountNotFound.Problem("no account has that id").Response()
+		return delivered(CauseAccountNotFound.Problem("no account has that id").Response())
 	}
 	a, err := e.store.GetAccount(ctx, id)
 	if err == ErrNotFound {
-		return CauseAccountNotFound.Problemf("account %q does not exist", id).Response()
+		return delivered(CauseAccountNotFound.Problemf("account %q does not exist", id).Response())
 	}
 	if err != nil {
-		return AsProblem(err).Response()
+		return failed(err)
 	}
-	return jsonResponse(200, a)
+	return delivered(jsonResponse(200, a))
 }
 
 func jsonResponse(status int, v any) Response {
@@ -266,8 +275,11 @@ func (a *attempt) reject(p Phase, prob *Problem) Response {
 	return prob.Response()
 }
 
+// fail answers with err as a problem and keeps err in the result for the
+// server's log; the trace and the client see only the problem's detail.
 func (a *attempt) fail(p Phase, sql string, err error) Response {
 	prob := AsProblem(err)
+	a.result.Err = err
 	if a.owner != "" && a.e.policy.InProgress == InProgressTwoPhase {
 		// Release the claim so that the client's retry starts afresh instead
 		// of waiting out the lease: nothing was charged.
@@ -314,12 +326,8 @@ func (a *attempt) run() Response {
 	}
 	if p.Fingerprint != FingerprintNone {
 		a.step(PhaseFingerprint, "")
-		fp, err := Fingerprint(p.Fingerprint, "POST", TransfersRoute, a.req.Body)
-		if err != nil {
-			return a.reject(PhaseFingerprint, CauseBodyInvalid.Problem("the body cannot be put in canonical form"))
-		}
-		a.fp = fp
-		a.emit(PhaseFingerprint, "", OutcomeOK, 0, p.Fingerprint.String()+" sha256 "+fp[:16]+"…")
+		a.fp = Fingerprint(p.Fingerprint, "POST", TransfersRoute, a.req.Body, a.body)
+		a.emit(PhaseFingerprint, "", OutcomeOK, 0, p.Fingerprint.String()+" sha256 "+a.fp[:16]+"…")
 	}
 	a.scope = e.keyScope(a.customer)
 

@@ -313,11 +313,12 @@ func TestPublication(t *testing.T) {
 // status of the contract, never 500, and money is conserved.
 func TestEveryKnobCombination(t *testing.T) {
 	var policies []engine.Policy
-	for claim := range 4 {
-		for fp := range 3 {
-			for ip := range 4 {
-				for rp := range 3 {
-					for sc := range 2 {
+	knobs := engine.KnobValues()
+	for claim := range len(knobs["claim"]) {
+		for fp := range len(knobs["fingerprint"]) {
+			for ip := range len(knobs["in_progress"]) {
+				for rp := range len(knobs["replay"]) {
+					for sc := range len(knobs["scope"]) {
 						p := engine.MustPreset(engine.LevelScoped)
 						p.Level = ""
 						p.Claim, p.Fingerprint, p.InProgress = engine.ClaimStrategy(claim), engine.FingerprintMode(fp), engine.InProgressMode(ip)
@@ -352,5 +353,19 @@ func TestEveryKnobCombination(t *testing.T) {
 			}
 			assert.Equal(t, int64(1_500_000), total, "money is conserved")
 		})
+	}
+}
+
+// Every value KnobValues names is a value of its knob: it reads into a
+// Policy and is written back the same.
+func TestKnobValuesAreTheKnobs(t *testing.T) {
+	for knob, values := range engine.KnobValues() {
+		for _, v := range values {
+			var p engine.Policy
+			require.NoError(t, json.Unmarshal([]byte(`{"`+knob+`":"`+v+`"}`), &p), "%s=%s", knob, v)
+			out, err := json.Marshal(p)
+			require.NoError(t, err)
+			assert.Contains(t, string(out), `"`+knob+`":"`+v+`"`)
+		}
 	}
 }

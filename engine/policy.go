@@ -12,6 +12,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -209,6 +210,19 @@ var (
 	replayNames      = []string{"generic", "recompute", "stored"}
 	scopeNames       = []string{"global", "customer-endpoint"}
 )
+
+// KnobValues returns, by each knob's JSON name, the values it can take, in
+// the order of the Go constants (a knob's value is its index here). It is
+// a fresh copy on every call.
+func KnobValues() map[string][]string {
+	return map[string][]string{
+		"claim":       slices.Clone(claimNames),
+		"fingerprint": slices.Clone(fingerprintNames),
+		"in_progress": slices.Clone(inProgressNames),
+		"replay":      slices.Clone(replayNames),
+		"scope":       slices.Clone(scopeNames),
+	}
+}
 
 func nameOf(names []string, v int) string {
 	if v >= 0 && v < len(names) {

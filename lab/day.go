@@ -3,6 +3,8 @@ package lab
 import (
 	"bufio"
 	"bytes"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"idemlab/engine"
 )
 
 // DayParams are the knobs of a day of traffic. The same params, seed
@@ -123,6 +127,44 @@ const (
 	MaxDayIntents   = 2_000_000
 )
 
+// MaxTaughtDayIntents bounds a day played in the browser or a lesson test
+// (lab/scenario's RunDay): a day's worth of teaching, not a load test.
+const MaxTaughtDayIntents = 20_000
+
+// WithDefaults returns p with its zero fields set from DefaultDayParams (a
+// nil p gives the defaults): a day scenario or the browser names only the
+// params it changes. The other fields stay as they are, for Validate to
+// judge.
+func (p *DayParams) WithDefaults() DayParams {
+	d := DefaultDayParams()
+	if p == nil {
+		return d
+	}
+	out := *p
+	if out.Seed == 0 {
+		out.Seed = d.Seed
+	}
+	if out.Customers == 0 {
+		out.Customers = d.Customers
+	}
+	if out.Intents == 0 {
+		out.Intents = d.Intents
+	}
+	if out.DaySeconds == 0 {
+		out.DaySeconds = d.DaySeconds
+	}
+	if out.RetryHorizonSeconds == 0 {
+		out.RetryHorizonSeconds = d.RetryHorizonSeconds
+	}
+	if out.Mix == (RetryMix{}) {
+		out.Mix = d.Mix
+	}
+	if out.MaxAmount == 0 {
+		out.MaxAmount = d.MaxAmount
+	}
+	return out
+}
+
 // Validate reports the first param that makes no sense.
 func (p DayParams) Validate() error {
 	switch {
@@ -214,16 +256,10 @@ func (a DayAttempt) Lost() bool { return a.Loss != "" && a.Loss != LossNone }
 // Day is a day of traffic: opening balances, the intents and every attempt
 // in the order they are sent.
 type Day struct {
-	Params   DayParams    `json:"params"`
-	Accounts []Account    `json:"accounts"`
-	Intents  []DayIntent  `json:"intents"`
-	Attempts []DayAttempt `json:"attempts"`
-}
-
-// Account is an opening balance.
-type Account struct {
-	ID      string `json:"id"`
-	Balance int64  `json:"balance"`
+	Params   DayParams        `json:"params"`
+	Accounts []engine.Account `json:"accounts"` // opening balances
+	Intents  []DayIntent      `json:"intents"`
+	Attempts []DayAttempt     `json:"attempts"`
 }
 
 // RetryHorizon is how long the day's clients keep retrying.
@@ -263,7 +299,7 @@ type dayGen struct {
 // their defaults field by field where zero, and clamped otherwise; call
 // Validate first to refuse them instead.
 func GenerateDay(p DayParams) Day {
-	p = p.withDefaults()
+	p = p.sane()
 	g := &dayGen{p: p, r: rand.New(rand.NewPCG(uint64(p.Seed), 0x1de3_1ab0_da75)),
 		seqKeys: map[string]bool{}, counters: map[string]int{}}
 	g.day.Params = p
@@ -293,11 +329,11 @@ func GenerateDay(p DayParams) Day {
 	// Opening balances cover even a bank that pays every attempt, so the day
 	// is about duplicates, never about refusals.
 	for _, c := range customers {
-		g.day.Accounts = append(g.day.Accounts, Account{ID: accountOf(c), Balance: spent[accountOf(c)] + 1_000_000})
+		g.day.Accounts = append(g.day.Accounts, engine.Account{ID: accountOf(c), Balance: spent[accountOf(c)] + 1_000_000})
 	}
 	for _, in := range g.day.Intents {
 		if in.RepeatOf == "" {
-			g.day.Accounts = append(g.day.Accounts, Account{ID: in.To, Balance: 0})
+			g.day.Accounts = append(g.day.Accounts, engine.Account{ID: in.To, Balance: 0})
 		}
 	}
 	return g.day
@@ -324,7 +360,10 @@ func (g *dayGen) dayTime(dayMS int64) int64 {
 	}
 }
 
-func (p DayParams) withDefaults() DayParams {
+// sane is what GenerateDay plays for p: each field that makes no sense
+// (zero included, but a zero Seed is a seed) replaced by its default, and
+// the rest clamped to the limits.
+func (p DayParams) sane() DayParams {
 	d := DefaultDayParams()
 	if p.Customers < 2 {
 		p.Customers = d.Customers
@@ -537,11 +576,11 @@ func RenderBody(style, from, to string, amount int64) string {
 
 // dayLine is one line of a day file. Kind says which field is set.
 type dayLine struct {
-	Kind    string      `json:"kind"`
-	Params  *DayParams  `json:"params,omitempty"`
-	Account *Account    `json:"account,omitempty"`
-	Intent  *DayIntent  `json:"intent,omitempty"`
-	Attempt *DayAttempt `json:"attempt,omitempty"`
+	Kind    string          `json:"kind"`
+	Params  *DayParams      `json:"params,omitempty"`
+	Account *engine.Account `json:"account,omitempty"`
+	Intent  *DayIntent      `json:"intent,omitempty"`
+	Attempt *DayAttempt     `json:"attempt,omitempty"`
 }
 
 // Line kinds of a day file.
@@ -662,6 +701,15 @@ func ReadDay(r io.Reader) (Day, error) {
 	return d, nil
 }
 
+// RandomPrefix returns a fresh prefix for WithPrefix: letter, six random
+// hex digits and '-', so that a run never meets an earlier one's ids and
+// keys.
+func RandomPrefix(letter string) string {
+	var b [3]byte
+	crand.Read(b[:])
+	return letter + hex.EncodeToString(b[:]) + "-"
+}
+
 // WithPrefix returns a copy of the day whose customers, accounts, intents,
 // lanes and keys all start with p, so that the same day can run again
 // against an endpoint that remembers the last run. Bodies keep their bytes
@@ -672,9 +720,9 @@ func (d Day) WithPrefix(p string) Day {
 	}
 	out := Day{Params: d.Params}
 	out.Params.Prefix = p + d.Params.Prefix
-	out.Accounts = make([]Account, len(d.Accounts))
+	out.Accounts = make([]engine.Account, len(d.Accounts))
 	for i, a := range d.Accounts {
-		out.Accounts[i] = Account{ID: p + a.ID, Balance: a.Balance}
+		out.Accounts[i] = engine.Account{ID: p + a.ID, Balance: a.Balance}
 	}
 	out.Intents = make([]DayIntent, len(d.Intents))
 	for i, in := range d.Intents {

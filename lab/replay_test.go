@@ -27,23 +27,17 @@ func replay(t testing.TB, d lab.Day, p engine.Policy) lab.Tally {
 
 func replayOn(t testing.TB, db *store.DB, d lab.Day, p engine.Policy) lab.Tally {
 	t.Helper()
-	eng := engine.New(db, p, lab.DayEngineOptions())
 	var calls atomic.Int64
-	tally, err := lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), func(done, total int) {
+	tally, err := lab.ReplayDay(context.Background(), d, db, p, lab.ReplayOptions{Progress: func(done, total int) {
 		calls.Add(1)
 		require.LessOrEqual(t, done, total)
-	})
+	}})
 	require.NoError(t, err)
 	require.Positive(t, calls.Load(), "progress was reported")
 	return tally
 }
 
-func ledgerOf(db *store.DB) lab.LedgerFunc {
-	return func(ctx context.Context) ([]engine.Transfer, []engine.Account, error) {
-		snap, err := db.Snapshot(ctx)
-		return snap.Transfers, snap.Accounts, err
-	}
-}
+var _ lab.DayStore = (*store.DB)(nil)
 
 // dayForLadder is small enough for -race and still holds every kind of
 // trouble: overlaps, corrections, late retries and colliding keys.
@@ -110,28 +104,13 @@ func TestReplayDayOnAFile(t *testing.T) {
 	assert.True(t, tally.OK(), "%v", tally.Report.Broken())
 }
 
-func TestReplayDayNeedsItsHook(t *testing.T) {
-	db, err := store.OpenMemory()
-	require.NoError(t, err)
-	defer db.Close()
-	d := lab.GenerateDay(lab.DayParams{Seed: 1, Customers: 3, Intents: 20})
-	eng := engine.New(db, engine.MustPreset(engine.LevelScoped), engine.Options{Clock: engine.NewManualClock(lab.DayStart)})
-	_, err = lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
-	assert.ErrorIs(t, err, lab.ErrNoDayHook)
-
-	eng = engine.New(db, engine.MustPreset(engine.LevelScoped), engine.Options{Hook: lab.DayHook})
-	_, err = lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
-	assert.ErrorContains(t, err, "ManualClock")
-}
-
 func TestReplayDayStopsWithItsContext(t *testing.T) {
 	db, err := store.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	eng := engine.New(db, engine.MustPreset(engine.LevelScoped), lab.DayEngineOptions())
-	_, err = lab.ReplayDay(ctx, lab.GenerateDay(lab.DayParams{Seed: 1, Customers: 3, Intents: 50}), eng, ledgerOf(db),
-		func(done, total int) { cancel() })
+	_, err = lab.ReplayDay(ctx, lab.GenerateDay(lab.DayParams{Seed: 1, Customers: 3, Intents: 50}), db, engine.MustPreset(engine.LevelScoped),
+		lab.ReplayOptions{Progress: func(done, total int) { cancel() }})
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -145,8 +124,7 @@ func TestInferTransfersAgreesWithTheLedger(t *testing.T) {
 			db, err := store.OpenMemory()
 			require.NoError(t, err)
 			defer db.Close()
-			eng := engine.New(db, engine.MustPreset(level), lab.DayEngineOptions())
-			tally, err := lab.ReplayDay(context.Background(), d, eng, ledgerOf(db), nil)
+			tally, err := lab.ReplayDay(context.Background(), d, db, engine.MustPreset(level), lab.ReplayOptions{})
 			require.NoError(t, err)
 			h := tally.History
 			inferred := lab.InferTransfers(h.Intents, h.Attempts, h.StartBalances, h.EndBalances)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -11,47 +12,38 @@ import (
 	"idemlab/engine/httpapi"
 )
 
-// Handler serves the embedded lessons as JSON:
+// Handler serves the set's lessons as JSON:
 //
 //	GET /api/lessons.json              the index, in order
 //	GET /api/lessons/{id}.{lang}.json  one lesson in one language
 //
-// Mount it at /api/lessons.json and /api/lessons/. The lessons are loaded
-// and encoded once; a lesson that fails to load makes every request a 500
-// problem, which the content tests catch long before a student does.
-func Handler() http.Handler {
-	s, err := Embedded()
-	return newHandler(s, err)
-}
-
-// Handler serves this set; see the package-level Handler.
-func (s *Set) Handler() http.Handler { return newHandler(s, nil) }
-
-type handler struct {
-	err   error
-	files map[string][]byte // path below /api/ → JSON
-	etags map[string]string
-}
-
-func newHandler(s *Set, err error) http.Handler {
-	h := &handler{err: err, files: map[string][]byte{}, etags: map[string]string{}}
-	if err != nil {
-		return h
-	}
-	add := func(name string, v any) {
-		b, merr := json.Marshal(v)
-		if merr != nil {
-			h.err = merr
-			return
+// Mount it at /api/lessons.json and /api/lessons/. The lessons are encoded
+// once, here: an error stops the server's start, never a student's page.
+func (s *Set) Handler() (http.Handler, error) {
+	h := &handler{files: map[string][]byte{}, etags: map[string]string{}}
+	add := func(name string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("lessons: encode %s: %w", name, err)
 		}
 		sum := sha256.Sum256(b)
 		h.files[name], h.etags[name] = b, `"`+hex.EncodeToString(sum[:8])+`"`
+		return nil
 	}
-	add("lessons.json", s.Index())
+	if err := add("lessons.json", s.Index()); err != nil {
+		return nil, err
+	}
 	for _, l := range s.All() {
-		add("lessons/"+l.ID+"."+l.Lang+".json", l)
+		if err := add("lessons/"+l.ID+"."+l.Lang+".json", l); err != nil {
+			return nil, err
+		}
 	}
-	return h
+	return h, nil
+}
+
+type handler struct {
+	files map[string][]byte // path below /api/ → JSON
+	etags map[string]string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,10 +51,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp := engine.CauseMethodNotAllowed.Problem("lessons are read with GET").Response()
 		resp.Header = append(resp.Header, engine.Header{Name: "Allow", Value: "GET, HEAD"})
 		httpapi.Write(w, resp)
-		return
-	}
-	if h.err != nil {
-		httpapi.Write(w, engine.CauseInternal.Problem("the lessons failed to load").Response())
 		return
 	}
 	name, ok := strings.CutPrefix(r.URL.Path, "/api/")

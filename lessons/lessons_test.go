@@ -186,7 +186,11 @@ func TestBadLessonsAreRefused(t *testing.T) {
 // TestHandlerServesTheLessons fetches the index and each lesson over a real
 // socket, and compares them with the files written for the static export.
 func TestHandlerServesTheLessons(t *testing.T) {
-	srv := httptest.NewServer(lessons.Handler())
+	set, err := lessons.Embedded()
+	require.NoError(t, err)
+	h, err := set.Handler()
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	get := func(path string, hdr ...string) *http.Response {
 		req, err := http.NewRequest("GET", srv.URL+path, nil)

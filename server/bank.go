@@ -1,6 +1,7 @@
 // Package server is idemlab's HTTP side: the bank API once per level, the
-// health check and, in time, the playground's static files and the
-// classroom. It wires engine, store and httpapi; it holds no engine logic.
+// health check, the playground's files and lessons, and the live classroom
+// (server/classroom), each mounted by New. It wires engine, store and
+// httpapi; it holds no engine logic.
 package server
 
 import (
@@ -30,8 +31,7 @@ type Config struct {
 	// retention and lease (the lower levels keep their own).
 	Retention, Lease time.Duration
 	// Clock is injected by tests; the wall clock when nil.
-	Clock  engine.Clock
-	Logger *slog.Logger
+	Clock engine.Clock
 }
 
 // Bank is one level of the bank API: its policy, its own database and its

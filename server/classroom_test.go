@@ -58,9 +58,7 @@ func newClassroomEnvOn(t testing.TB, cfg classroom.Config, wrap func(net.Conn) n
 // opts.DB is set) and the browser's cookie jar (a new one when nil).
 func newClassroomEnvWith(t testing.TB, cfg classroom.Config, opts Options, wrap func(net.Conn) net.Conn, jar http.CookieJar) *classroomEnv {
 	t.Helper()
-	prev := classroomConfig
-	classroomConfig = cfg
-	t.Cleanup(func() { classroomConfig = prev })
+	opts.Classroom = cfg
 	banks, err := OpenBanks(Config{DB: opts.DB})
 	require.NoError(t, err)
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

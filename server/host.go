@@ -18,8 +18,6 @@ import (
 // (its own name, made to resolve to this machine).
 var causeHostRefused = engine.Cause{Slug: "host-not-allowed", Title: "This server does not answer to that host name", Status: http.StatusMisdirectedRequest}
 
-func init() { extraCauses = append(extraCauses, causeHostRefused) }
-
 // hostAllowList is the set of Host names the server answers to. Loopback
 // names and addresses are always in it. The zero value allows loopback
 // only. It is read-only once built, so safe for concurrent use.

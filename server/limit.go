@@ -70,10 +70,6 @@ var (
 	causeBudgetSpent     = engine.Cause{Slug: "budget-spent", Title: "This level's size budget is spent", Status: http.StatusInsufficientStorage}
 )
 
-func init() {
-	extraCauses = append(extraCauses, causeBankRateLimited, causeBudgetSpent)
-}
-
 // budgetRetryAfter is what a 507 tells the client: the reaper's next tick
 // may have freed expired keys by then.
 const budgetRetryAfter = 60
@@ -134,7 +130,7 @@ func (g *bankGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if engine.AddsRows(req) {
 		ok, err := g.admit(r.Context(), req)
 		if err != nil {
-			httpapi.Write(w, engine.AsProblem(fmt.Errorf("size budget: %w", err)).Response())
+			httpapi.WriteError(w, r, fmt.Errorf("size budget: %w", err))
 			return
 		}
 		if !ok {

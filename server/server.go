@@ -1,25 +1,30 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 	"time"
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/lessons"
+	"idemlab/server/classroom"
 )
 
-// Server is idemlab's HTTP handler. It is safe for concurrent use.
+// Server is idemlab's HTTP handler: the classroom, the playground and the
+// bank API, mounted in that order by New. It is safe for concurrent use.
 type Server struct {
-	banks []*Bank
-	mux   *http.ServeMux
-	hosts hostAllowList
-	log   *slog.Logger
-	opts  Options
-	// closers run on Close, last mounted first.
-	closers []func()
+	mux       *http.ServeMux
+	hosts     hostAllowList
+	classroom *classroom.Classroom
+	closeOnce sync.Once
+	log       *slog.Logger
 }
 
 // Options configure the parts of the server beyond the bank API.
@@ -49,16 +54,24 @@ type Options struct {
 	// at, when it is not the listening address (a reverse proxy, a DNS
 	// name): the classroom's join link names it, and its host is allowed.
 	PublicURL string
+	// LessonsDir, when set, takes the lessons from this folder (laid out as
+	// lessons/: en/01-naive.md) instead of the embedded copy, for a lesson
+	// author: they are read again on every request, so an edit shows on
+	// reload. Either way every lesson is rendered and checked in New, which
+	// fails on the first that does not parse.
+	LessonsDir string
+	// Classroom is the classroom's configuration beyond the fields above
+	// (queues, deadlines, rates, its clock); zero fields take its defaults.
+	// The fields above and Logger replace its own.
+	Classroom classroom.Config
 }
 
-// extraCauses are problem causes of mounted parts beyond the engine's own,
-// described at /problems/{slug} like the engine's.
-var extraCauses []engine.Cause
-
-// mounts are the parts of the server that register their routes from their
-// own files: the playground, the lessons, the classroom. Each may return a
-// function to run on Close.
-var mounts []func(s *Server) (close func(), err error)
+// causes are the problem causes the server answers with, the engine's and
+// its parts', each described at /problems/{slug}.
+func causes() []engine.Cause {
+	return slices.Concat(engine.Causes, classroom.Causes,
+		[]engine.Cause{causeHostRefused, causeBankRateLimited, causeBudgetSpent})
+}
 
 // New returns a server over already opened banks.
 func New(banks []*Bank, opts Options) (*Server, error) {
@@ -70,17 +83,18 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if u, err := url.Parse(opts.PublicURL); err == nil && u.Hostname() != "" {
 		hosts = append(hosts[:len(hosts):len(hosts)], u.Hostname())
 	}
-	s := &Server{banks: banks, mux: http.NewServeMux(), log: opts.Logger, opts: opts, hosts: newHostAllowList(hosts)}
-	for _, mount := range mounts {
-		closeFn, err := mount(s)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		if closeFn != nil {
-			s.closers = append(s.closers, closeFn)
-		}
+	lessonsAPI, err := loadLessons(opts.LessonsDir)
+	if err != nil {
+		return nil, err
 	}
+	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts), log: opts.Logger}
+	cl, err := classroom.New(classroomConfig(opts))
+	if err != nil {
+		return nil, err
+	}
+	s.classroom = cl
+	cl.Register(s.mux)
+	mountWeb(s.mux, opts.WebDir, lessonsAPI)
 	var guards []*bankGuard
 	for _, b := range banks {
 		prefix := "/bank/" + b.Level
@@ -102,7 +116,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		writeJSON(w, 200, out)
 	})
 	s.mux.HandleFunc("GET /problems/{slug}", func(w http.ResponseWriter, r *http.Request) {
-		for _, c := range append(engine.Causes, extraCauses...) {
+		for _, c := range causes() {
 			if c.Slug == r.PathValue("slug") {
 				writeJSON(w, 200, map[string]any{"type": c.Type(), "title": c.Title, "status": c.Status})
 				return
@@ -113,25 +127,42 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Close stops what the mounted parts started (rooms, storms, hubs).
-func (s *Server) Close() {
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
+// loadLessons renders and checks every lesson, the embedded ones or those
+// in dir, and returns their JSON handler: bad content stops the start.
+// Lessons from dir are loaded again on every request; an edit that breaks
+// one answers 500 and the server's log says why.
+func loadLessons(dir string) (http.Handler, error) {
+	if dir == "" {
+		set, err := lessons.Embedded()
+		if err != nil {
+			return nil, err
+		}
+		return set.Handler()
 	}
-	s.closers = nil
+	load := func() (http.Handler, error) {
+		set, err := lessons.LoadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		return set.Handler()
+	}
+	if _, err := load(); err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, err := load()
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), nil
 }
 
-// Mux is where mounted parts register their routes.
-func (s *Server) Mux() *http.ServeMux { return s.mux }
-
-// Banks returns the bank API's levels.
-func (s *Server) Banks() []*Bank { return s.banks }
-
-// Opts returns the server's options.
-func (s *Server) Opts() Options { return s.opts }
-
-// Log returns the server's logger.
-func (s *Server) Log() *slog.Logger { return s.log }
+// Close stops what the classroom started (rooms, storms, hubs). The banks
+// stay open: their owner closes them.
+// A second call does nothing.
+func (s *Server) Close() { s.closeOnce.Do(s.classroom.Close) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.MarshalIndent(v, "", "  ")
@@ -154,13 +185,64 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseHost(w)
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	_, pattern := s.mux.Handler(r)
+	if pattern == "" {
 		httpapi.Write(w, engine.CauseNotFound.Problem("see /bank for the bank API's levels").Response())
 		return
 	}
-	s.mux.ServeHTTP(w, r) // the mux itself fills in r.PathValue
-
+	ctx, failure := httpapi.TrackFailure(r.Context())
+	rec := &statusRecorder{ResponseWriter: w}
+	s.mux.ServeHTTP(rec, r.WithContext(ctx)) // the mux itself fills in r.PathValue
+	if rec.status >= 500 {
+		s.logFailure(r, pattern, rec.status, failure())
+	}
 }
+
+// logFailure is the one place a server error is logged: one record per
+// answer of 500 or more, with what finds the request again (its method,
+// route, path and idempotency key) and the error behind it. Never the
+// body, the cookies or any other header: they may carry a secret.
+func (s *Server) logFailure(r *http.Request, pattern string, status int, err error) {
+	level := slog.LevelError
+	if status != http.StatusInternalServerError {
+		level = slog.LevelWarn // a busy database, a spent budget: the server works as published
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > engine.MaxKeyLen+2 {
+		key = key[:engine.MaxKeyLen+2]
+	}
+	s.log.LogAttrs(r.Context(), level, "server error",
+		slog.String("method", r.Method), slog.String("route", pattern), slog.String("path", r.URL.Path),
+		slog.String("key", key), slog.Int("status", status), slog.Any("err", err))
+}
+
+// statusRecorder remembers the status a handler answered with. It passes
+// Hijack on, for the classroom's websockets.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // HTTPServer wraps handler with the timeouts that keep slow or half-sent
 // requests from holding connections.

@@ -21,23 +21,19 @@ import (
 	"idemlab/web"
 )
 
-func init() { mounts = append(mounts, mountWeb) }
-
 // mountWeb serves the playground: the page at /, its files beside it, the
 // lessons as JSON under /api/, and the engine's WebAssembly module
-// compressed. With Options.WebDir the files
-// come from that folder on every request, so a page author sees an edit on
-// reload without rebuilding.
-func mountWeb(s *Server) (func(), error) {
-	site := &webSite{fsys: web.FS(s.opts.WebDir), etags: map[string]etagEntry{}}
-	s.mux.Handle("GET /{$}", site)
-	s.mux.Handle("GET /{name}", site)
+// compressed. With a webDir (Options.WebDir) the files come from that
+// folder on every request, so a page author sees an edit on reload without
+// rebuilding. The lessons were rendered and checked at start-up.
+func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
+	site := &webSite{fsys: web.FS(webDir), etags: map[string]etagEntry{}}
+	mux.Handle("GET /{$}", site)
+	mux.Handle("GET /{name}", site)
 	// The lessons arrive as JSON at the same paths the static export
 	// writes, so the page does not care which of the two serves it.
-	lessonsAPI := lessons.Handler()
-	s.mux.Handle("GET /api/lessons.json", lessonsAPI)
-	s.mux.Handle("GET /api/lessons/", lessonsAPI)
-	return nil, nil
+	mux.Handle("GET /api/lessons.json", lessonsAPI)
+	mux.Handle("GET /api/lessons/", lessonsAPI)
 }
 
 // webSite serves the files of web.FS. It is safe for concurrent use.

@@ -87,3 +87,10 @@ func closeStmt(s interface {
 	}
 	return mapErr("snapshot", err)
 }
+
+// Ledger reads the transfers and the balances, for the lab's checker after
+// a replayed day (lab.DayStore).
+func (db *DB) Ledger(ctx context.Context) ([]engine.Transfer, []engine.Account, error) {
+	snap, err := db.Snapshot(ctx)
+	return snap.Transfers, snap.Accounts, err
+}

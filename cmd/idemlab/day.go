@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,10 +19,6 @@ import (
 	"idemlab/lab/grade"
 	"idemlab/store"
 )
-
-func init() {
-	commands["day"] = command{"generate a day of traffic (day generate), or replay one in-process or against an endpoint (day replay)", runDay}
-}
 
 const dayUsage = `Usage:
   idemlab day generate [--seed S] [--customers N] [--intents M] [...] [-o day.jsonl]
@@ -203,9 +197,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *target != "" {
 		p := *prefix
 		if p == "fresh" {
-			var b [3]byte
-			rand.Read(b[:])
-			p = "r" + hex.EncodeToString(b[:]) + "-"
+			p = lab.RandomPrefix("r")
 		}
 		run, err := grade.ReplayDayHTTP(ctx, d.WithPrefix(p), *target, grade.DayOptions{Concurrency: *concurrency, Progress: bar.update})
 		bar.done()
@@ -294,13 +286,7 @@ func replayInProcess(ctx context.Context, d lab.Day, p engine.Policy, path strin
 		return lab.Tally{}, err
 	}
 	defer db.Close()
-	opts := lab.DayEngineOptions()
-	opts.PaymentLatency = latency
-	eng := engine.New(db, p, opts)
-	return lab.ReplayDay(ctx, d, eng, func(ctx context.Context) ([]engine.Transfer, []engine.Account, error) {
-		snap, err := db.Snapshot(ctx)
-		return snap.Transfers, snap.Accounts, err
-	}, progress)
+	return lab.ReplayDay(ctx, d, db, p, lab.ReplayOptions{PaymentLatency: latency, Progress: progress})
 }
 
 // progressBar draws a bar on a terminal, at most ten times a second, and
@@ -313,10 +299,8 @@ type progressBar struct {
 }
 
 func newProgressBar(stdout io.Writer) *progressBar {
-	if f, ok := stdout.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return &progressBar{w: stdout}
-		}
+	if isTerminal(stdout) {
+		return &progressBar{w: stdout}
 	}
 	return &progressBar{}
 }

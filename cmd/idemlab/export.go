@@ -9,10 +9,6 @@ import (
 	"idemlab/server"
 )
 
-func init() {
-	commands["export"] = command{"write the playground as a static site (page, lessons as JSON, engine module) into DIR", export}
-}
-
 func export(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -12,13 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"idemlab/lab"
 	"idemlab/lab/grade"
 )
-
-func init() {
-	commands["grade"] = command{"judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold and every check is ok)", runGrade}
-}
 
 func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
@@ -35,7 +30,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", 10*time.Second, "limit on each request")
-	intents := fs.Int("intents", 120, "intents in the day replayed at the end")
+	intents := fs.Int("intents", grade.DefaultDayIntents, "intents in the day replayed at the end")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -44,9 +39,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errors.New("grade: name one URL")
 	}
-	day := lab.DefaultDayParams()
-	day.Customers, day.Intents = 8, *intents
-	day.TellerRate, day.SequenceKeyRate = 0.03, 0.3
+	day := grade.DayParams(*intents)
 	if err := day.Validate(); err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Command idemlab is the one binary: the playground and bank API server
-// (serve, the default), and in time the lab's day and grade commands and
-// the static export. It wires the packages; it holds no logic of its own.
+// (serve, the default), the lab's day and grade commands and the static
+// export. It wires the packages; it holds no logic of its own.
 package main
 
 import (
@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 	"time"
 
@@ -32,123 +31,206 @@ func main() {
 	}
 }
 
-// command is one subcommand. Each lives in its own file and registers
-// itself in commands from an init function.
+// command is one subcommand; each lives in its own file.
 type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = map[string]command{
-	"serve": {"serve the playground and the bank API at every level (the default)", serve},
+// commands are idemlab's subcommands, in the order --help lists them.
+func commands() []command {
+	return []command{
+		{"serve", "serve the playground, the classroom and the bank API at every level (the default)", serve},
+		{"day", "generate a day of traffic (day generate), or replay one in-process or against an endpoint (day replay)", runDay},
+		{"grade", "judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold and every check is ok)", runGrade},
+		{"export", "write the playground as a static site (page, lessons as JSON, engine module) into DIR", export},
+	}
 }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, "idemlab: a playground for making retried money transfers safe.\n\nUsage: idemlab [command] [flags]\n\nCommands:\n")
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'idemlab COMMAND -h' for a command's flags.\n")
 }
 
+// run picks the command named by args[0] (serve when args start with a
+// flag or are empty) and runs it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			usage(stdout)
+			return nil
+		}
+	}
 	name := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		name, args = args[0], args[1:]
 	}
-	if name == "help" {
-		usage(stdout)
-		return nil
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args, stdout, stderr)
+		}
 	}
-	cmd, ok := commands[name]
-	if !ok {
-		usage(stderr)
-		return fmt.Errorf("unknown command %q", name)
-	}
-	return cmd.run(ctx, args, stdout, stderr)
+	usage(stderr)
+	return fmt.Errorf("unknown command %q", name)
+}
+
+// Main is the serve command: Run opens the banks, builds the server and
+// starts listening; Close shuts it all down, in reverse, waiting for every
+// goroutine it started. It is used by one goroutine.
+type Main struct {
+	// From the flags.
+	addr, dbPath, publicURL, webDir string
+	lessonsDir, classroomDB         string
+	latency, retention, lease       time.Duration
+	token                           string
+	rotate                          bool
+
+	stdout io.Writer
+	log    *slog.Logger
+
+	banks   []*server.Bank
+	handler *server.Server
+	srv     *http.Server
+	// served receives Serve's error once it stops; stopReap ends the
+	// reaper and reaped is closed when it has.
+	served   chan error
+	stopReap context.CancelFunc
+	reaped   chan struct{}
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	m, err := parseServe(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-m.served:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "idemlab: shutting down")
+	return m.Close()
+}
+
+// parseServe reads serve's flags into a Main that has not started.
+func parseServe(args []string, stdout, stderr io.Writer) (*Main, error) {
+	m := &Main{stdout: stdout}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	dbPath := fs.String("db", "./idemlab.db", "SQLite file, each level's file beside it (empty: in memory); or a postgres:// URL, one database that several idemlab servers share, each level in its own schema")
-	classroomDB := fs.String("classroom-db", "", "with a postgres:// --db: the SQLite file this server keeps its classroom in (rooms, the instructor's secret); empty: in memory. The classroom is one process's, never shared")
-	latency := fs.Duration("payment-latency", 0, "simulated payment-network call inside each transfer")
-	retention := fs.Duration("retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
-	lease := fs.Duration("lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
+	fs.StringVar(&m.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&m.dbPath, "db", "./idemlab.db", "SQLite file, each level's file beside it (empty: in memory); or a postgres:// URL, one database that several idemlab servers share, each level in its own schema")
+	fs.StringVar(&m.classroomDB, "classroom-db", "", "with a postgres:// --db: the SQLite file this server keeps its classroom in (rooms, the instructor's secret); empty: in memory. The classroom is one process's, never shared")
+	fs.DurationVar(&m.latency, "payment-latency", 0, "simulated payment-network call inside each transfer")
+	fs.DurationVar(&m.retention, "retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
+	fs.DurationVar(&m.lease, "lease", engine.ScopedLease, "how long an in_progress claim protects its key at the scoped level before a retry may take it over")
 	tokenFile := fs.String("instructor-token-file", "", "read the classroom instructor's secret (at least 16 characters) from this file's first line")
 	tokenFlag := fs.String("instructor-token", "", "the instructor's secret on the command line (deprecated: any user of the machine sees it in ps; use --instructor-token-file or $IDEMLAB_INSTRUCTOR_TOKEN)")
-	rotate := fs.Bool("rotate-instructor-token", false, "make a new classroom secret (the old link and every signed-in browser stop working); without it the secret kept beside --db stays")
-	publicURL := fs.String("public-url", "", "the address phones and other machines reach this server at (a reverse proxy, a DNS name): the classroom's join link names it, and its host is allowed")
-	webDir := fs.String("web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
+	fs.BoolVar(&m.rotate, "rotate-instructor-token", false, "make a new classroom secret (the old link and every signed-in browser stop working); without it the secret kept beside --db stays")
+	fs.StringVar(&m.publicURL, "public-url", "", "the address phones and other machines reach this server at (a reverse proxy, a DNS name): the classroom's join link names it, and its host is allowed")
+	fs.StringVar(&m.webDir, "web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
+	fs.StringVar(&m.lessonsDir, "lessons-dir", "", "serve the lessons from this folder (laid out as lessons/: en/01-naive.md) instead of the embedded copy, read again on every request; a lesson that does not parse stops the start")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	token, err := instructorToken(*tokenFile, *tokenFlag, log)
+	m.log = slog.New(slog.NewTextHandler(stderr, nil))
+	token, err := instructorToken(*tokenFile, *tokenFlag, m.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	banks, err := server.OpenBanks(server.Config{DB: *dbPath, PaymentLatency: *latency, Logger: log, Retention: *retention, Lease: *lease})
-	if err != nil {
-		return err
-	}
-	defer server.CloseBanks(banks)
+	m.token = token
+	return m, nil
+}
 
-	ln, err := net.Listen("tcp", *addr)
+// Run opens the banks, builds the server, starts listening and the key
+// reaper, prints the addresses, and returns; Serve's error arrives on
+// m.served. Call Close afterwards, also when Run fails.
+func (m *Main) Run(ctx context.Context) error {
+	banks, err := server.OpenBanks(server.Config{DB: m.dbPath, PaymentLatency: m.latency, Retention: m.retention, Lease: m.lease})
 	if err != nil {
 		return err
 	}
-	hosts, err := server.AllowedHosts(ln.Addr(), *publicURL)
+	m.banks = banks
+
+	ln, err := net.Listen("tcp", m.addr)
 	if err != nil {
+		return err
+	}
+	hosts, err := server.AllowedHosts(ln.Addr(), m.publicURL)
+	if err != nil {
+		ln.Close()
 		return err
 	}
 	// The classroom keeps its rooms in SQLite files beside --db, or with
 	// PostgreSQL in --classroom-db: it lives in this one process.
-	localDB := *dbPath
+	localDB := m.dbPath
 	if postgres.IsURL(localDB) {
-		localDB = *classroomDB
+		localDB = m.classroomDB
 	}
-	handler, err := server.New(banks, server.Options{Logger: log, InstructorToken: token, RotateToken: *rotate, WebDir: *webDir, DB: localDB,
-		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: *publicURL})
+	handler, err := server.New(banks, server.Options{Logger: m.log, InstructorToken: m.token, RotateToken: m.rotate, WebDir: m.webDir, LessonsDir: m.lessonsDir, DB: localDB,
+		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: m.publicURL})
 	if err != nil {
+		ln.Close()
 		return err
 	}
-	defer handler.Close()
-	srv := server.HTTPServer(*addr, handler)
-	reapCtx, stopReap := context.WithCancel(ctx)
-	defer stopReap()
-	go server.ReapEvery(reapCtx, banks, time.Minute, log)
+	m.handler = handler
+	m.srv = server.HTTPServer(m.addr, handler)
 
-	fmt.Fprintf(stdout, "idemlab is listening on http://%s\n", ln.Addr())
-	fmt.Fprintf(stdout, "  bank API: http://%s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", ln.Addr())
+	reapCtx, stopReap := context.WithCancel(ctx)
+	m.stopReap, m.reaped = stopReap, make(chan struct{})
+	go func() {
+		defer close(m.reaped)
+		server.ReapEvery(reapCtx, banks, time.Minute, m.log)
+	}()
+
+	fmt.Fprintf(m.stdout, "idemlab is listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(m.stdout, "  bank API: http://%s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", ln.Addr())
 	if p := handler.InstructorPath(); p != "" {
-		fmt.Fprintf(stdout, "  classroom, instructor sign-in link (works once; keep it private): http://%s%s\n", ln.Addr(), p)
+		fmt.Fprintf(m.stdout, "  classroom, instructor sign-in link (works once; keep it private): http://%s%s\n", ln.Addr(), p)
 	}
 	if secret := handler.GeneratedInstructorSecret(); secret != "" {
 		// Nobody else knows a generated secret: it is printed once, the
 		// start it was made (later starts keep it, beside --db), for signing
 		// in again (another browser, after signing out).
-		fmt.Fprintf(stdout, "  classroom, instructor secret for the sign-in page: %s\n", secret)
+		fmt.Fprintf(m.stdout, "  classroom, instructor secret for the sign-in page: %s\n", secret)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	fmt.Fprintln(stdout, "idemlab: shutting down")
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.srv.Serve(ln) }()
 	return nil
+}
+
+// Close stops serving (letting requests in flight finish, for up to ten
+// seconds), stops the reaper and waits for it, closes the classroom and
+// the banks. A second call does nothing.
+func (m *Main) Close() error {
+	var err error
+	if m.srv != nil {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if e := m.srv.Shutdown(shutCtx); e != nil && !errors.Is(e, http.ErrServerClosed) {
+			err = e
+		}
+		m.srv = nil
+	}
+	if m.stopReap != nil {
+		m.stopReap()
+		<-m.reaped
+		m.stopReap = nil
+	}
+	if m.handler != nil {
+		m.handler.Close()
+		m.handler = nil
+	}
+	if m.banks != nil {
+		server.CloseBanks(m.banks)
+		m.banks = nil
+	}
+	return err
 }

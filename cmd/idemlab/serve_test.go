@@ -104,3 +104,27 @@ func TestUnknownCommand(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown command "frobnicate"`)
 	assert.Contains(t, errOut.String(), "serve")
 }
+
+func TestHelpListsTheCommands(t *testing.T) {
+	for _, arg := range []string{"--help", "-h", "help"} {
+		t.Run(arg, func(t *testing.T) {
+			var out, errOut strings.Builder
+			require.NoError(t, run(context.Background(), []string{arg}, &out, &errOut))
+			for _, name := range []string{"serve", "day", "grade", "export"} {
+				assert.Contains(t, out.String(), "\n  "+name+" ", "idemlab %s lists %s", arg, name)
+			}
+			assert.NotContains(t, out.String(), "-addr", "the commands, not serve's flags")
+		})
+	}
+}
+
+// serve --lessons-dir refuses to start on a lesson that does not parse.
+func TestServeRefusesABrokenLessonsDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "en"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "en", "01-naive.md"), []byte("# no front matter\n"), 0o644))
+	var out, errOut strings.Builder
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", "", "--lessons-dir", dir}, &out, &errOut)
+	assert.ErrorContains(t, err, "en/01-naive.md")
+	assert.NotContains(t, out.String(), "listening", "nothing was served")
+}

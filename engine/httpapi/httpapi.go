@@ -35,6 +35,7 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := h.Engine.Handle(r.Context(), Request(r, body))
+	NoteFailure(r.Context(), res.Err)
 	if !res.Delivered {
 		panic(http.ErrAbortHandler)
 	}

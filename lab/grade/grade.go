@@ -3,7 +3,6 @@ package grade
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
@@ -214,7 +213,7 @@ func Grade(ctx context.Context, base string, o Options) (Report, error) {
 	if o.Seed == 0 {
 		o.Seed = randomSeed()
 	}
-	g := &grader{c: c, run: runPrefix(), r: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9a7e)),
+	g := &grader{c: c, run: lab.RandomPrefix("g"), r: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9a7e)),
 		rep: &Report{Target: c.Base(), Seed: o.Seed, RetryHorizonSeconds: int64(RetryHorizon / time.Second),
 			Failures: []Failure{}, Notes: []Note{}}}
 	g.rep.Run = strings.TrimSuffix(g.run, "-")
@@ -256,12 +255,6 @@ func randomSeed() int64 {
 		n = 1
 	}
 	return n
-}
-
-func runPrefix() string {
-	var b [3]byte
-	rand.Read(b[:])
-	return "g" + hex.EncodeToString(b[:]) + "-"
 }
 
 func (g *grader) runCheck(ctx context.Context, ch check, retention time.Duration) {
@@ -308,12 +301,24 @@ func (c *CheckResult) settle() {
 	c.OK = c.Verdict == CheckOK
 }
 
+// DefaultDayIntents is the size of the day the grader replays at the end
+// when Options.Day is zero.
+const DefaultDayIntents = 120
+
+// DayParams returns the grader's day of the given number of intents: eight
+// customers, with more tellers' corrections and counter-made keys than the
+// lab's default day, so a small day still holds every kind of trouble.
+func DayParams(intents int) lab.DayParams {
+	p := lab.DefaultDayParams()
+	p.Customers, p.Intents = 8, intents
+	p.TellerRate, p.SequenceKeyRate = 0.03, 0.3
+	return p
+}
+
 func (g *grader) runDay(ctx context.Context, o Options, of int) {
 	p := o.Day
 	if p.Customers == 0 && p.Intents == 0 {
-		p = lab.DefaultDayParams()
-		p.Customers, p.Intents = 8, 120
-		p.TellerRate, p.SequenceKeyRate = 0.03, 0.3
+		p = DayParams(DefaultDayIntents)
 	}
 	p.Seed = o.Seed
 	d := lab.GenerateDay(p).WithPrefix(g.run + "day-")

@@ -43,6 +43,6 @@ func TestDayRequestErrors(t *testing.T) {
 		_, _, err := scenario.ParseDayRequest([]byte(src))
 		assert.Error(t, err, src)
 	}
-	_, err := scenario.RunDay(context.Background(), lab.DayParams{Intents: scenario.MaxDayIntents + 1}, engine.MustPreset(engine.LevelNaive), nil)
+	_, err := scenario.RunDay(context.Background(), lab.DayParams{Intents: lab.MaxTaughtDayIntents + 1}, engine.MustPreset(engine.LevelNaive), nil)
 	assert.Error(t, err)
 }

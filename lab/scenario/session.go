@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"idemlab/engine"
+	"idemlab/lab"
 	"idemlab/store"
 )
 
@@ -465,7 +466,7 @@ func (w *world) startLane(lr *laneRun) {
 		HasCustomer: l.Customer != "", Body: l.Body.Bytes, ContentType: "application/json",
 		Lane: l.ID, Intent: l.IntentID()}
 	if l.Key != "" {
-		lr.req.Key = []string{quoteKey(l.Key)}
+		lr.req.Key = []string{lab.QuoteKey(l.Key)}
 	}
 	w.wg.Add(1)
 	go func() {
@@ -481,11 +482,6 @@ func (w *world) startLane(lr *laneRun) {
 		}()
 		lr.result = w.eng.Handle(w.ctx, lr.req)
 	}()
-}
-
-// quoteKey writes a key as an RFC 8941 sf-string.
-func quoteKey(k string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`
 }
 
 // wait blocks until the lane is parked at its next phase or has finished.

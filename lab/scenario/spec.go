@@ -269,7 +269,7 @@ func (s Spec) Validate() error {
 		return bad("latency_ms and retry_horizon must be between 0 and %s", MaxClockMove)
 	}
 	if s.Day != nil {
-		if err := dayParams(s.Day).Validate(); err != nil {
+		if err := s.Day.WithDefaults().Validate(); err != nil {
 			return bad("day: %v", err)
 		}
 	}

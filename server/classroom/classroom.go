@@ -393,7 +393,7 @@ func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	value, err := c.sessions.start()
 	if err != nil {
-		httpapi.Write(w, engine.AsProblem(fmt.Errorf("start session: %w", err)).Response())
+		httpapi.WriteError(w, r, fmt.Errorf("start session: %w", err))
 		return
 	}
 	http.SetCookie(w, sessionCookie(r, value, c.sessions.ttl))
@@ -534,7 +534,7 @@ func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
 	// with sharp edges, and it still decodes from the back of the room.
 	png, err := qrcode.Encode(c.joinURL(r, room.code), qrcode.Medium, -10)
 	if err != nil {
-		httpapi.Write(w, engine.AsProblem(fmt.Errorf("render qr code: %w", err)).Response())
+		httpapi.WriteError(w, r, fmt.Errorf("render qr code: %w", err))
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")
