@@ -98,12 +98,8 @@ func (db *DB) migrate() error {
 		}
 		return nil
 	}
-	for i := version; i < len(migrations); i++ {
-		sql := "BEGIN IMMEDIATE;\n" + migrations[i] + fmt.Sprintf(";\nPRAGMA user_version = %d;\nCOMMIT;", i+1)
-		if err := db.conn.Exec(sql); err != nil {
-			db.conn.Exec("ROLLBACK")
-			return fmt.Errorf("store: migration %d: %w", i+1, err)
-		}
+	if err := migrateConn(db.conn, migrations); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	return nil
 }

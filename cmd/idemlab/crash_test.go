@@ -48,13 +48,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	const accounts, opening = 6, 10_000_000
 	httpc := &http.Client{Timeout: 5 * time.Second}
-	for i := range accounts {
-		req, _ := http.NewRequest("PUT", fmt.Sprintf("%s/accounts/acct-%d", base.Load(), i), strings.NewReader(fmt.Sprintf(`{"balance":%d}`, opening)))
-		resp, err := httpc.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, 200, resp.StatusCode)
-	}
+	openAccounts(t, httpc, base.Load().(string), accounts, opening)
 
 	type intent struct {
 		customer, key, body string
@@ -173,4 +167,17 @@ func TestCrashRecovery(t *testing.T) {
 		assert.NotZero(t, in.final, "intent %s never got an answer", in.key)
 	}
 	assert.Len(t, snap.Keys, len(intents), "every intent's key is recorded once")
+}
+
+// openAccounts opens accounts acct-0 … acct-(n-1) at a level's URL, each
+// with opening won, as a crash test's clients find them.
+func openAccounts(t *testing.T, httpc *http.Client, level string, n int, opening int64) {
+	t.Helper()
+	for i := range n {
+		req, _ := http.NewRequest("PUT", fmt.Sprintf("%s/accounts/acct-%d", level, i), strings.NewReader(fmt.Sprintf(`{"balance":%d}`, opening)))
+		resp, err := httpc.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+	}
 }

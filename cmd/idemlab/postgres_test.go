@@ -165,13 +165,7 @@ func TestCrashRecoveryAcrossServers(t *testing.T) {
 
 	const accounts, opening = 6, 10_000_000
 	httpc := &http.Client{Timeout: 10 * time.Second}
-	for i := range accounts {
-		req, _ := http.NewRequest("PUT", fmt.Sprintf("%s/accounts/acct-%d", bases[0]+"/bank/scoped", i), strings.NewReader(fmt.Sprintf(`{"balance":%d}`, opening)))
-		resp, err := httpc.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, 200, resp.StatusCode)
-	}
+	openAccounts(t, httpc, bases[0]+"/bank/scoped", accounts, opening)
 
 	type intent struct {
 		customer, key, body string

@@ -36,12 +36,35 @@ type record struct {
 	// screen received it.
 	ReportProjector json.RawMessage `json:"report_projector,omitempty"`
 	ReportPhone     json.RawMessage `json:"report_phone,omitempty"`
+
+	// replayed holds the record as messages, encoded once and shared by
+	// every screen that connects until the record changes: after a Wi-Fi
+	// blip a room's hundred phones reconnect at once, and a storm's record
+	// is tens of thousands of events. Index 0 is the phones', 1 the
+	// projectors'.
+	replayed [2][]*websocket.PreparedMessage
+}
+
+// changed drops the encoded messages: the record has something new.
+func (rec *record) changed() { rec.replayed = [2][]*websocket.PreparedMessage{} }
+
+// setStorm and setReport keep a storm's announcement and a verdict.
+func (rec *record) setStorm(b []byte) {
+	rec.Storm = b
+	rec.changed()
+}
+
+func (rec *record) setReport(projector, phone []byte, final bool) {
+	rec.ReportProjector, rec.ReportPhone = projector, phone
+	rec.Finished = rec.Finished || final
+	rec.changed()
 }
 
 // keep adds a broadcast batch of events to the record of their ledger.
 // Events of an older ledger (a run replaced while its last requests
 // finish) are not part of the picture the record redraws.
 func (rec *record) keep(evs []wireEvent) {
+	rec.changed()
 	for _, e := range evs {
 		if e.Run != rec.Run {
 			continue
@@ -56,9 +79,16 @@ func (rec *record) keep(evs []wireEvent) {
 
 // replay is the record as the messages a newly connected screen reads, in
 // the order the room sent them: the storm, its events in batches, the
-// verdict.
+// verdict. The caller holds the room's bmu.
 func (rec *record) replay(projector bool) []*websocket.PreparedMessage {
-	var out []*websocket.PreparedMessage
+	kind := 0
+	if projector {
+		kind = 1
+	}
+	if rec.replayed[kind] != nil {
+		return rec.replayed[kind]
+	}
+	out := []*websocket.PreparedMessage{}
 	add := func(b []byte) {
 		if len(b) == 0 {
 			return
@@ -78,6 +108,7 @@ func (rec *record) replay(projector bool) []*websocket.PreparedMessage {
 	} else {
 		add(rec.ReportPhone)
 	}
+	rec.replayed[kind] = out
 	return out
 }
 

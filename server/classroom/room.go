@@ -352,10 +352,9 @@ func (r *Room) recordAndBroadcast(runID int, keepAs recordPart, proj, stud any) 
 	if r.rec != nil && r.rec.Run == runID {
 		switch keepAs {
 		case keepStorm:
-			r.rec.Storm = pb
+			r.rec.setStorm(pb)
 		case keepReport, keepFinalReport:
-			r.rec.ReportProjector, r.rec.ReportPhone = pb, sb
-			r.rec.Finished = r.rec.Finished || keepAs == keepFinalReport
+			r.rec.setReport(pb, sb, keepAs == keepFinalReport)
 		}
 		r.saveRecordNow.Store(true)
 	}
