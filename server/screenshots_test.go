@@ -129,12 +129,7 @@ func shootClass(t *testing.T, base, dir, lang string) {
 		names = []string{"민지", "서준", "하은", "도윤", "지아", "시우", "유나", "준호"}
 	}
 	presenter := screenTab(t, laptop)
-	// The tabs share one browser: after the first class it is signed in.
-	run(t, presenter, chromedp.Navigate(base+"/classroom/teach"),
-		waitJS(`!document.getElementById('signin').hidden || !document.getElementById('lobby').hidden`))
-	if eval[bool](t, presenter, `!document.getElementById('signin').hidden`) {
-		run(t, presenter, signInSteps(base))
-	}
+	signedIn(t, presenter, base)
 	run(t, presenter, click("#create"),
 		waitJS(`document.getElementById('conn').dataset.status === 'online' && document.getElementById('code').textContent.length === 6`))
 	code := text(t, presenter, "#code")
@@ -265,8 +260,8 @@ func benchBelowTheFold(t *testing.T, ctx context.Context) bool {
 func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
 	proj := screenTab(t, scr)
 	// The start-up link signs the instructor in; the lobby opens a room.
+	signedIn(t, proj, base)
 	run(t, proj,
-		signInSteps(base),
 		click("#create"),
 		waitJS(`document.getElementById('conn').textContent === 'online'`),
 		waitJS(`document.getElementById('code').textContent.trim().length > 0`),
@@ -421,4 +416,15 @@ func halve(t *testing.T, img []byte) []byte {
 		}
 	}
 	return encodePNG(t, dst)
+}
+
+// signedIn opens the instructor's page signed in: the tabs share one
+// browser, which is signed in after the first picture that needed it.
+func signedIn(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	run(t, ctx, chromedp.Navigate(base+"/classroom/teach"),
+		waitJS(`!document.getElementById('signin').hidden || !document.getElementById('lobby').hidden`))
+	if eval[bool](t, ctx, `!document.getElementById('signin').hidden`) {
+		run(t, ctx, signInSteps(base))
+	}
 }
