@@ -34,9 +34,14 @@ type bridge struct {
 	sessions map[string]*scenario.Session
 	seq      int
 	max      int
+	// days holds the way to stop each day that is replaying, by the run
+	// name the page gave it.
+	days map[string]context.CancelFunc
 }
 
-func newBridge() *bridge { return &bridge{sessions: map[string]*scenario.Session{}, max: MaxSessions} }
+func newBridge() *bridge {
+	return &bridge{sessions: map[string]*scenario.Session{}, max: MaxSessions, days: map[string]context.CancelFunc{}}
+}
 
 // errorJSON is how every failure is answered: {"error":"…"}.
 func errorJSON(err error) string {
@@ -205,9 +210,22 @@ type dayTally struct {
 	Goals []scenario.GoalState `json:"goals"`
 }
 
+// dayStopped is what day answers when the page stopped it: how far it got.
+// A day cut short is not judged: its half-replayed retries would read as
+// lost money.
+type dayStopped struct {
+	Stopped bool `json:"stopped"`
+	Done    int  `json:"done"`
+	Total   int  `json:"total"`
+}
+
+// MaxRunName bounds the run name a page gives a day.
+const MaxRunName = 64
+
 // day replays a generated day. paramsJSON is {"level","policy","day"} (a
 // day scenario's JSON will do), with "lang":"ko" for the picture's words
-// in Korean. progress is called with the attempts done.
+// in Korean and "run": a name under which stopDay can stop it. progress is
+// called with the attempts done.
 func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
 	params, p, err := scenario.ParseDayRequest([]byte(paramsJSON))
 	if err != nil {
@@ -216,15 +234,56 @@ func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
 	var words struct {
 		Lang  string          `json:"lang"`
 		Goals []scenario.Goal `json:"goals"`
+		Run   string          `json:"run"`
 	}
 	_ = json.Unmarshal([]byte(paramsJSON), &words) // ParseDayRequest has read it already
-	t, err := scenario.RunDay(context.Background(), params, p, progress)
+	if len(words.Run) > MaxRunName {
+		return errorJSON(fmt.Errorf("day: a run name has at most %d bytes", MaxRunName))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if words.Run != "" {
+		b.mu.Lock()
+		if _, busy := b.days[words.Run]; busy {
+			b.mu.Unlock()
+			return errorJSON(fmt.Errorf("day: a day named %q is already running", words.Run))
+		}
+		b.days[words.Run] = cancel
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			delete(b.days, words.Run)
+			b.mu.Unlock()
+		}()
+	}
+	var done, total int
+	t, err := scenario.RunDay(ctx, params, p, func(d, n int) {
+		done, total = d, n
+		if progress != nil {
+			progress(d, n)
+		}
+	})
+	if ctx.Err() != nil {
+		return encode(dayStopped{Stopped: true, Done: done, Total: total})
+	}
 	if err != nil {
 		return errorJSON(err)
 	}
 	pic := lab.NewPicture(t.History, t.Report, lab.DayPictureOptions(params))
 	return encode(dayTally{Tally: t, Policy: p, Params: params, Picture: pic, PictureSVG: string(pic.SVG(words.Lang)),
 		Goals: scenario.JudgeDayGoals(words.Goals, t.Report)})
+}
+
+// stopDay stops the day replaying under run, between two groups of
+// retries: {"stopping":true}, or false when no such day runs.
+func (b *bridge) stopDay(run string) string {
+	b.mu.Lock()
+	cancel, ok := b.days[run]
+	b.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return encode(map[string]bool{"stopping": ok})
 }
 
 // closeAll closes every session, when the module shuts down.

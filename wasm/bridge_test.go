@@ -171,6 +171,37 @@ func TestBridgeDayReportsProgress(t *testing.T) {
 	assert.Positive(t, tally.Report.Summary.Duplicates)
 }
 
+// TestBridgeDayStops checks that a day given a run name stops when asked,
+// between two groups of retries, and answers how far it got instead of a
+// verdict on half a day.
+func TestBridgeDayStops(t *testing.T) {
+	b := newBridge()
+	assert.JSONEq(t, `{"stopping":false}`, b.stopDay("d1"), "no day runs yet")
+	var stoppedAt int
+	out := b.day(`{"run":"d1","level":"naive","day":{"seed":3,"customers":6,"intents":400}}`, func(done, total int) {
+		if stoppedAt == 0 {
+			stoppedAt = done
+			assert.JSONEq(t, `{"stopping":true}`, b.stopDay("d1"))
+		}
+	})
+	var got struct {
+		Stopped     bool
+		Done, Total int
+		Report      json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.True(t, got.Stopped, out)
+	assert.Equal(t, stoppedAt, got.Done, "no group runs after the stop")
+	assert.Less(t, got.Done, got.Total)
+	assert.Nil(t, got.Report, "a day cut short is not judged")
+	assert.JSONEq(t, `{"stopping":false}`, b.stopDay("d1"), "the finished day's name is free again")
+
+	// A name in use is refused; a day without a name still runs to the end.
+	b.days["busy"] = func() {}
+	assert.Contains(t, b.day(`{"run":"busy","level":"naive","day":{"seed":3,"customers":6,"intents":20}}`, nil), "already running")
+	assert.Contains(t, b.day(`{"level":"naive","day":{"seed":3,"customers":6,"intents":20}}`, nil), `"report"`)
+}
+
 // TestBridgeDayDrawsThePicture checks that day answers the day's picture,
 // as data that agrees with its tally and as an SVG document in the words
 // asked for.

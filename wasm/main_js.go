@@ -3,7 +3,12 @@ package main
 import (
 	"fmt"
 	"syscall/js"
+	"time"
 )
+
+// yieldEvery is how long a day replays before it lets the worker's event
+// loop run: only then can the page's "stop" message arrive.
+const yieldEvery = 50 * time.Millisecond
 
 // main exports the bridge as globalThis.idemlab, tells the page it is ready
 // and then waits forever: the module lives as long as its Web Worker, and
@@ -48,22 +53,30 @@ func export(b *bridge) []js.Func {
 	def("setPolicy", 2, func(a []string, _ []js.Value) string { return b.setPolicy(a[0], a[1]) })
 	def("close", 1, func(a []string, _ []js.Value) string { return b.close(a[0]) })
 	def("day", 1, func(a []string, raw []js.Value) string {
-		var progress func(done, total int)
+		var cb js.Value
 		if len(raw) > 1 && raw[1].Type() == js.TypeFunction {
-			cb := raw[1]
-			last := -1
-			progress = func(done, total int) {
-				// At most about a hundred calls per day: enough for a bar.
-				if step := total / 100; done == total || step == 0 || done/step != last {
-					if step > 0 {
-						last = done / step
-					}
-					cb.Invoke(done, total)
+			cb = raw[1]
+		}
+		last, yielded := -1, time.Now()
+		progress := func(done, total int) {
+			// At most about a hundred calls per day: enough for a bar.
+			if step := total / 100; cb.Truthy() && (done == total || step == 0 || done/step != last) {
+				if step > 0 {
+					last = done / step
 				}
+				cb.Invoke(done, total)
+			}
+			// The replay never blocks, and Go hands the JavaScript event
+			// loop back only when every goroutine waits: a short sleep now
+			// and then is what lets stopDay in.
+			if time.Since(yielded) >= yieldEvery {
+				time.Sleep(time.Millisecond)
+				yielded = time.Now()
 			}
 		}
 		return b.day(a[0], progress)
 	})
+	def("stopDay", 1, func(a []string, _ []js.Value) string { return b.stopDay(a[0]) })
 	js.Global().Set("idemlab", api)
 	return funcs
 }

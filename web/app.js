@@ -584,20 +584,45 @@ function resetDay() {
   $('day-moment').hidden = true;
 }
 
+let dayRuns = 0;
+
+// sizedDay is the day the size menu asks for: the lesson's own, or the
+// same seed and customers with more payments (a day big enough to watch
+// the bar, and to stop).
+function sizedDay(day) {
+  const n = Number($('day-size').value);
+  return n > 0 ? { day: Object.assign({}, day, { intents: n }) } : {};
+}
+
 function runDay() {
   return serial(async () => {
     const spec = app.spec;
     if (!spec || !spec.day) return;
+    resetDay();
     const bar = $('day-progress');
     bar.hidden = false;
     bar.value = 0;
     $('btn-day').disabled = true;
+    // The engine replays the day in its worker; Stop reaches it by the
+    // run's name, between two groups of retries.
+    const run = 'day-' + ++dayRuns;
+    const stop = $('btn-day-stop');
+    stop.hidden = false;
+    stop.disabled = false;
+    stop.onclick = () => {
+      stop.disabled = true;
+      app.engine.call('stopDay', run).catch(() => {});
+    };
     try {
       const tally = await app.engine.callWithProgress('day', (done, total) => {
         bar.max = total || 1;
         bar.value = done;
         $('day-status').textContent = t('dayRunning', { done, total });
-      }, JSON.stringify(Object.assign({ lang: app.lang }, spec)));
+      }, JSON.stringify(Object.assign({ lang: app.lang, run }, spec, sizedDay(spec.day))));
+      if (tally.stopped) {
+        $('day-status').textContent = t('dayStopped', { done: tally.done, total: tally.total });
+        return;
+      }
       bar.value = bar.max;
       $('day-status').textContent = t('dayDone', { attempts: tally.attempts ?? (tally.report && tally.report.summary.attempts) ?? 0 });
       // The day as a picture; a column opens its attempts in the race view.
@@ -613,6 +638,8 @@ function runDay() {
     } catch (err) {
       $('day-status').textContent = '⚠ ' + t('engineError', { error: err.message });
     } finally {
+      stop.hidden = true;
+      stop.onclick = null;
       $('btn-day').disabled = false;
     }
   });
