@@ -490,14 +490,14 @@ func (a *attempt) compare(old *KeyRecord) Response {
 		}
 	case ReplayRecompute:
 		if old.TransferID != "" {
-			now, err := a.e.store.TransferByID(a.ctx, old.TransferID)
+			ledger, err := a.e.store.TransferByID(a.ctx, old.TransferID)
 			if err == nil {
-				t := now.Transfer
-				t.BalanceAfter = now.Balance
+				t := ledger.Transfer
+				t.BalanceAfter = ledger.Balance
 				t.CreatedAt = a.nowMS()
 				r := RenderTransfer(t)
 				a.result.Replayed = true
-				a.emit(PhaseCompare, now.SQL, OutcomeReplayed, r.Status, "recomputed from the ledger now: today's balance and today's time")
+				a.emit(PhaseCompare, ledger.SQL, OutcomeReplayed, r.Status, "recomputed from the ledger now: today's balance and today's time")
 				return r
 			}
 		}

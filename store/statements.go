@@ -55,9 +55,10 @@ func (s *statements) keys(t engine.KeyTable) *keyStatements {
 	return &s.constrained
 }
 
-// each calls f with every statement and its name.
-func (s *statements) each(f func(name string, st *stmt)) {
-	for _, st := range []struct {
+// each calls f with every statement, its name and its key table's name
+// ("" for the ledger's).
+func (s *statements) each(f func(table, name string, st *stmt)) {
+	for _, st := range [...]struct {
 		name string
 		st   *stmt
 	}{
@@ -66,14 +67,14 @@ func (s *statements) each(f func(name string, st *stmt)) {
 		{"begin", &s.begin}, {"commit", &s.commit}, {"rollback", &s.rollback},
 		{"savepoint", &s.savepoint}, {"release", &s.release}, {"rollbackTo", &s.rollbackTo}, {"usage", &s.usage},
 	} {
-		f(st.name, st.st)
+		f("", st.name, st.st)
 	}
-	s.constrained.each(func(name string, st *stmt) { f(keysTable+"."+name, st) })
-	s.loose.each(func(name string, st *stmt) { f(looseKeysTable+"."+name, st) })
+	s.constrained.each(keysTable, f)
+	s.loose.each(looseKeysTable, f)
 }
 
-func (k *keyStatements) each(f func(name string, st *stmt)) {
-	for _, st := range []struct {
+func (k *keyStatements) each(table string, f func(table, name string, st *stmt)) {
+	for _, st := range [...]struct {
 		name string
 		st   *stmt
 	}{
@@ -82,7 +83,7 @@ func (k *keyStatements) each(f func(name string, st *stmt)) {
 		{"takeOver", &k.takeOver}, {"complete", &k.complete}, {"storeResponse", &k.storeResponse}, {"release", &k.release},
 		{"sweepEnd", &k.sweepEnd}, {"sweep", &k.sweep}, {"sweepRest", &k.sweepRest},
 	} {
-		f(st.name, st.st)
+		f(table, st.name, st.st)
 	}
 }
 
@@ -179,7 +180,7 @@ func (db *DB) exec(st *stmt) error {
 // closeStatements finalizes every prepared statement: SQLite closes no
 // connection that still has one.
 func (db *DB) closeStatements() {
-	db.stmts.each(func(_ string, st *stmt) {
+	db.stmts.each(func(_, _ string, st *stmt) {
 		if st.prepared != nil {
 			st.prepared.Close()
 			st.prepared = nil

@@ -37,7 +37,8 @@ func TestEveryStatementPrepares(t *testing.T) {
 	}
 	count(reflect.TypeFor[statements]())
 	names := map[string]bool{}
-	db.stmts.each(func(name string, st *stmt) {
+	db.stmts.each(func(table, name string, st *stmt) {
+		name = table + "." + name
 		require.False(t, names[name], "%s listed twice", name)
 		names[name] = true
 		require.Nil(t, st.prepared, "%s: nothing is prepared before it is used", name)
@@ -50,7 +51,7 @@ func TestEveryStatementPrepares(t *testing.T) {
 	})
 	require.Len(t, names, fields, "statements.each lists every statement")
 	// A DB prepares its own copy of the statements, never the template.
-	unprepared.each(func(name string, st *stmt) { require.Nil(t, st.prepared, name) })
+	unprepared.each(func(_, name string, st *stmt) { require.Nil(t, st.prepared, name) })
 }
 
 // The sweep walks the key tables by their keys: each window is a range
