@@ -7,11 +7,11 @@ import (
 	"github.com/ncruces/go-sqlite3"
 )
 
-// hold holds the database while f runs one unit of work on it, and is the
-// only way any method of DB reaches the connection. On a file with group
-// commit, f runs inside the group's transaction, and hold returns only once
-// that transaction has committed, with the group's error if it failed
-// (see commitGroup). A cancelled ctx stops it before it waits.
+// hold holds the database while f runs one unit of work on it: every call
+// of the store but Close reaches the connection through it. On a file with
+// group commit, f runs inside the group's transaction, and hold returns
+// only once that transaction has committed, with the group's error if it
+// failed (see commitGroup). A cancelled ctx stops it before it waits.
 func (db *DB) hold(ctx context.Context, f func() error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
