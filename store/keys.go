@@ -128,16 +128,16 @@ func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.Inse
 		case err == nil:
 			res.Inserted = db.conn.Changes() == 1
 			return nil
-		case isConstraint(err):
-			res.ConstraintError = err.Error()
-			look, err := db.prepare(&ks.lookup)
-			if err != nil {
-				return err
-			}
-			res.Existing, err = lookup(look, rec.Scope, rec.Key)
+		case !isConstraint(err):
+			return mapErr(fmt.Sprintf("claim %q", rec.Key), err)
+		}
+		res.ConstraintError = err.Error()
+		look, err := db.prepare(&ks.lookup)
+		if err != nil {
 			return err
 		}
-		return mapErr(fmt.Sprintf("claim %q", rec.Key), err)
+		res.Existing, err = lookup(look, rec.Scope, rec.Key)
+		return err
 	})
 	return res, err
 }
