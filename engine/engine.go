@@ -283,8 +283,8 @@ func (a *attempt) fail(p Phase, sql string, err error) Response {
 	if a.owner != "" && a.e.policy.InProgress == InProgressTwoPhase {
 		// Release the claim so that the client's retry starts afresh instead
 		// of waiting out the lease: nothing was charged.
-		relSQL, _ := a.e.store.ReleaseKey(a.ctx, a.table, a.scope, a.key, a.owner)
-		sql = joinSQL(sql, relSQL)
+		rel, _ := a.e.store.ReleaseKey(a.ctx, a.table, a.scope, a.key, a.owner)
+		sql = joinSQL(sql, rel.SQL)
 	}
 	a.emit(p, sql, OutcomeError, prob.Status, prob.Detail)
 	return prob.Response()
@@ -334,15 +334,15 @@ func (a *attempt) run() Response {
 	if p.InProgress == InProgressExecuteFirst {
 		// The key is written only after the work: look first, then pay.
 		a.step(PhaseClaim, "check")
-		rec, sql, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
+		look, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
 		if err != nil {
-			return a.fail(PhaseClaim, sql, err)
+			return a.fail(PhaseClaim, look.SQL, err)
 		}
-		if rec != nil && !a.expired(rec) {
-			a.emit(PhaseClaim, sql, OutcomeDuplicate, 0, "the key is already recorded")
+		if rec := look.Record; rec != nil && !a.expired(rec) {
+			a.emit(PhaseClaim, look.SQL, OutcomeDuplicate, 0, "the key is already recorded")
 			return a.compare(rec)
 		}
-		a.emit(PhaseClaim, sql, OutcomeOK, 0, "the key is not recorded yet: pay first, record the key after")
+		a.emit(PhaseClaim, look.SQL, OutcomeOK, 0, "the key is not recorded yet: pay first, record the key after")
 		return a.execute()
 	}
 	if resp, done := a.claim(); done {
@@ -388,15 +388,15 @@ func (a *attempt) claim() (resp Response, done bool) {
 	switch p.Claim {
 	case ClaimCheckThenInsert:
 		a.step(PhaseClaim, "check")
-		old, sql, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
+		look, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
 		if err != nil {
-			return a.fail(PhaseClaim, sql, err), true
+			return a.fail(PhaseClaim, look.SQL, err), true
 		}
-		if old != nil && !a.expired(old) {
-			a.emit(PhaseClaim, sql, OutcomeDuplicate, 0, "SELECT found the key")
+		if old := look.Record; old != nil && !a.expired(old) {
+			a.emit(PhaseClaim, look.SQL, OutcomeDuplicate, 0, "SELECT found the key")
 			return a.compare(old), true
 		}
-		a.emit(PhaseClaim, sql, OutcomeOK, 0, "SELECT found no row: the key looks free")
+		a.emit(PhaseClaim, look.SQL, OutcomeOK, 0, "SELECT found no row: the key looks free")
 		a.step(PhaseClaim, "insert")
 		ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
 		if err != nil {
@@ -443,16 +443,17 @@ func (a *attempt) claim() (resp Response, done bool) {
 		takeOver = "the earlier attempt's lease ran out, so its claim is taken over"
 	}
 	if takeOver != "" {
-		ok, sql, err := e.store.TakeOverKey(a.ctx, a.table, rec, a.nowMS())
+		took, err := e.store.TakeOverKey(a.ctx, a.table, rec, a.nowMS())
+		sql := joinSQL(ins.SQL, took.SQL)
 		if err != nil {
-			return a.fail(PhaseClaim, joinSQL(ins.SQL, sql), err), true
+			return a.fail(PhaseClaim, sql, err), true
 		}
-		if ok {
+		if took.Changed {
 			a.owner = rec.Owner
-			a.emit(PhaseClaim, joinSQL(ins.SQL, sql), OutcomeTakenOver, 0, ins.ConstraintError+"; "+takeOver)
+			a.emit(PhaseClaim, sql, OutcomeTakenOver, 0, ins.ConstraintError+"; "+takeOver)
 			return Response{}, false
 		}
-		a.emit(PhaseClaim, joinSQL(ins.SQL, sql), OutcomeConflict, 409, "another retry took the key over first")
+		a.emit(PhaseClaim, sql, OutcomeConflict, 409, "another retry took the key over first")
 		return a.conflict("another attempt took this key over a moment ago"), true
 	}
 	a.emit(PhaseClaim, ins.SQL, OutcomeDuplicate, 0, ins.ConstraintError)
@@ -489,13 +490,14 @@ func (a *attempt) compare(old *KeyRecord) Response {
 		}
 	case ReplayRecompute:
 		if old.TransferID != "" {
-			t, balance, sql, err := a.recompute(old.TransferID)
+			ledger, err := a.e.store.TransferByID(a.ctx, old.TransferID)
 			if err == nil {
-				t.BalanceAfter = balance
+				t := ledger.Transfer
+				t.BalanceAfter = ledger.Balance
 				t.CreatedAt = a.nowMS()
 				r := RenderTransfer(t)
 				a.result.Replayed = true
-				a.emit(PhaseCompare, sql, OutcomeReplayed, r.Status, "recomputed from the ledger now: today's balance and today's time")
+				a.emit(PhaseCompare, ledger.SQL, OutcomeReplayed, r.Status, "recomputed from the ledger now: today's balance and today's time")
 				return r
 			}
 		}
@@ -504,10 +506,6 @@ func (a *attempt) compare(old *KeyRecord) Response {
 	a.result.Replayed = true
 	a.emit(PhaseCompare, "", OutcomeReplayed, 200, "a generic \"already processed\", whatever the request was")
 	return r
-}
-
-func (a *attempt) recompute(id string) (Transfer, int64, string, error) {
-	return a.e.store.TransferByID(a.ctx, id)
 }
 
 func short(fp string) string {
@@ -589,14 +587,14 @@ func (a *attempt) execute() Response {
 		}
 		return resp
 	}
-	ok, sql, err := e.store.StoreResponse(a.ctx, a.table, a.scope, a.key, a.owner, resp, tr.Transfer.ID)
+	stored, err := e.store.StoreResponse(a.ctx, a.table, a.scope, a.key, a.owner, resp, tr.Transfer.ID)
 	switch {
 	case err != nil:
-		a.emit(PhaseStoreResponse, sql, OutcomeError, 0, "the response was not stored: "+err.Error())
-	case !ok:
-		a.emit(PhaseStoreResponse, sql, OutcomeSkipped, 0, "no row of ours to store the response on")
+		a.emit(PhaseStoreResponse, stored.SQL, OutcomeError, 0, "the response was not stored: "+err.Error())
+	case !stored.Changed:
+		a.emit(PhaseStoreResponse, stored.SQL, OutcomeSkipped, 0, "no row of ours to store the response on")
 	default:
-		a.emit(PhaseStoreResponse, sql, OutcomeStored, 0, "response stored on the key")
+		a.emit(PhaseStoreResponse, stored.SQL, OutcomeStored, 0, "response stored on the key")
 	}
 	return resp
 }

@@ -54,6 +54,6 @@ func (e *Engine) Recorded(ctx context.Context, req Request) (bool, error) {
 	if prob != nil {
 		return true, nil
 	}
-	rec, _, err := e.store.LookupKey(ctx, e.keyTable(), e.keyScope(customer), key)
-	return rec != nil, err
+	look, err := e.store.LookupKey(ctx, e.keyTable(), e.keyScope(customer), key)
+	return look.Record != nil, err
 }

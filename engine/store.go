@@ -58,6 +58,32 @@ type KeyRecord struct {
 	TransferID  string    `json:"transfer_id,omitempty"`
 }
 
+// Every Store method that runs SQL a lesson shows returns a result with the
+// statements it ran in SQL (joined with ";\n"), also when it fails.
+
+// LookupResult is what one look-up of a key read.
+type LookupResult struct {
+	// Record is the newest row for the key, or nil when there is none.
+	Record *KeyRecord
+	SQL    string
+}
+
+// WriteResult is what one conditional UPDATE or DELETE of a key did.
+type WriteResult struct {
+	// Changed is true when the statement changed the row: the take-over
+	// won, the response was stored, the claim was released.
+	Changed bool
+	SQL     string
+}
+
+// TransferByIDResult is a transfer read back from the ledger.
+type TransferByIDResult struct {
+	Transfer Transfer
+	// Balance is the payer's balance now.
+	Balance int64
+	SQL     string
+}
+
 // InsertResult is what one claim INSERT did.
 type InsertResult struct {
 	// Inserted is true when the statement wrote the row.
@@ -140,8 +166,8 @@ type TransferResult struct {
 type Store interface {
 	PutAccount(ctx context.Context, id string, balance int64) (Account, error)
 	GetAccount(ctx context.Context, id string) (Account, error)
-	// LookupKey returns the newest row for (scope, key), or nil.
-	LookupKey(ctx context.Context, t KeyTable, scope, key string) (*KeyRecord, string, error)
+	// LookupKey reads the newest row for (scope, key), if any.
+	LookupKey(ctx context.Context, t KeyTable, scope, key string) (LookupResult, error)
 	// InsertKey runs the claim INSERT. With InsertPlain on the constrained
 	// table, a duplicate is reported by SQLite's constraint error and the
 	// blocking row is returned in Existing.
@@ -149,17 +175,16 @@ type Store interface {
 	// TakeOverKey replaces the row for rec's (scope, key) with rec if, at
 	// nowMS, that row has expired or is an in_progress claim whose lease ran
 	// out. It is one conditional UPDATE, so only one attempt can win.
-	TakeOverKey(ctx context.Context, t KeyTable, rec KeyRecord, nowMS int64) (bool, string, error)
+	TakeOverKey(ctx context.Context, t KeyTable, rec KeyRecord, nowMS int64) (WriteResult, error)
 	// Transfer runs the ledger transaction.
 	Transfer(ctx context.Context, a TransferArgs) (TransferResult, error)
 	// StoreResponse saves the response on a key after the fact.
-	StoreResponse(ctx context.Context, t KeyTable, scope, key, owner string, resp Response, transferID string) (bool, string, error)
+	StoreResponse(ctx context.Context, t KeyTable, scope, key, owner string, resp Response, transferID string) (WriteResult, error)
 	// ReleaseKey deletes an in_progress claim held by owner, after an
 	// internal failure, so a retry can start afresh.
-	ReleaseKey(ctx context.Context, t KeyTable, scope, key, owner string) (string, error)
-	// TransferByID returns a transfer and its payer's balance now, with the
-	// SQL it ran.
-	TransferByID(ctx context.Context, id string) (Transfer, int64, string, error)
+	ReleaseKey(ctx context.Context, t KeyTable, scope, key, owner string) (WriteResult, error)
+	// TransferByID reads a transfer and its payer's balance now.
+	TransferByID(ctx context.Context, id string) (TransferByIDResult, error)
 	// Reap is one step of a sweep over the stored keys: it looks at up to
 	// batch keys, after those the last step looked at, deletes the ones
 	// that expired at or before nowMS and says how many it deleted. swept

@@ -1,9 +1,8 @@
 package store
 
 import (
+	"crypto/rand"
 	_ "embed"
-	"fmt"
-	"time"
 
 	"github.com/ncruces/go-sqlite3/vfs/memdb"
 )
@@ -30,7 +29,8 @@ var emptyImage []byte
 
 // OpenMemory opens a fresh, private in-memory database on the memdb VFS.
 func OpenMemory() (*DB, error) {
-	name := fmt.Sprintf("idemlab-%d-%d.db", time.Now().UnixNano(), memSeq.Add(1))
+	// The name is random: memdb's names are the whole process's.
+	name := "idemlab-" + rand.Text() + ".db"
 	// memdb takes the slice as the database's storage, so each database
 	// gets a copy.
 	memdb.Create(name, append([]byte(nil), emptyImage...))

@@ -18,38 +18,39 @@ type Snapshot struct {
 
 // Snapshot reads the whole database. It is meant for lessons, tests and the
 // checker, on small databases.
-func (db *DB) Snapshot(ctx context.Context) (_ Snapshot, err error) {
-	unlock, err := db.lock(ctx)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	defer unlock(&err)
+func (db *DB) Snapshot(ctx context.Context) (Snapshot, error) {
 	var snap Snapshot
+	err := db.hold(ctx, func() error { return db.snapshot(&snap) })
+	return snap, err
+}
+
+// snapshot reads the whole database into snap. Callers hold the database.
+func (db *DB) snapshot(snap *Snapshot) error {
 	s, _, err := db.conn.Prepare("SELECT id, balance FROM accounts ORDER BY id")
 	if err != nil {
-		return snap, mapErr("snapshot accounts", err)
+		return mapErr("snapshot accounts", err)
 	}
 	for s.Step() {
 		snap.Accounts = append(snap.Accounts, engine.Account{ID: s.ColumnText(0), Balance: s.ColumnInt64(1)})
 	}
 	if err := closeStmt(s); err != nil {
-		return snap, err
+		return err
 	}
 	s, _, err = db.conn.Prepare("SELECT id, from_id, to_id, amount, created_at, customer, idem_key FROM transfers ORDER BY id")
 	if err != nil {
-		return snap, mapErr("snapshot transfers", err)
+		return mapErr("snapshot transfers", err)
 	}
 	for s.Step() {
 		snap.Transfers = append(snap.Transfers, engine.Transfer{ID: TransferID(s.ColumnInt64(0)), From: s.ColumnText(1),
 			To: s.ColumnText(2), Amount: s.ColumnInt64(3), CreatedAt: s.ColumnInt64(4), Customer: s.ColumnText(5), Key: s.ColumnText(6)})
 	}
 	if err := closeStmt(s); err != nil {
-		return snap, err
+		return err
 	}
 	for _, t := range []string{keysTable, looseKeysTable} {
 		rows, err := db.keys(t)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		if t == keysTable {
 			snap.Keys = rows
@@ -57,7 +58,7 @@ func (db *DB) Snapshot(ctx context.Context) (_ Snapshot, err error) {
 			snap.LooseKeys = rows
 		}
 	}
-	return snap, nil
+	return nil
 }
 
 func (db *DB) keys(table string) ([]engine.KeyRecord, error) {

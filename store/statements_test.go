@@ -4,8 +4,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
-	"sort"
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
@@ -14,25 +14,44 @@ import (
 
 // Statements are prepared on first use, so a statement that no longer
 // matches the schema would otherwise fail only when its path first runs.
-// This prepares each of them on a fresh database, the way a caller would.
+// This prepares each of them on a fresh database, the way a caller would,
+// and holds statements.each, which Close relies on to finalize them, to
+// every field of the statements.
 func TestEveryStatementPrepares(t *testing.T) {
 	db, err := OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
-	names := make([]string, 0, len(statements))
-	for name := range statements {
-		names = append(names, name)
+	fields := 0
+	var count func(reflect.Type)
+	count = func(typ reflect.Type) {
+		for f := range typ.Fields() {
+			switch f.Type {
+			case reflect.TypeFor[stmt]():
+				fields++
+			case reflect.TypeFor[keyStatements]():
+				count(f.Type)
+			default:
+				t.Fatalf("statements.%s is a %s", f.Name, f.Type)
+			}
+		}
 	}
-	sort.Strings(names)
-	require.Empty(t, db.stmts, "nothing is prepared before it is used")
-	for _, name := range names {
-		s, err := db.stmt(name)
+	count(reflect.TypeFor[statements]())
+	names := map[string]bool{}
+	db.stmts.each(func(table, name string, st *stmt) {
+		name = table + "." + name
+		require.False(t, names[name], "%s listed twice", name)
+		names[name] = true
+		require.Nil(t, st.prepared, "%s: nothing is prepared before it is used", name)
+		require.NotEmpty(t, st.sql, name)
+		s, err := db.prepare(st)
 		require.NoError(t, err, name)
-		again, err := db.stmt(name)
+		again, err := db.prepare(st)
 		require.NoError(t, err, name)
 		require.Same(t, s, again, "%s is prepared once", name)
-	}
-	require.Len(t, db.stmts, len(statements))
+	})
+	require.Len(t, names, fields, "statements.each lists every statement")
+	// A DB prepares its own copy of the statements, never the template.
+	unprepared.each(func(_, name string, st *stmt) { require.Nil(t, st.prepared, name) })
 }
 
 // The sweep walks the key tables by their keys: each window is a range
@@ -42,19 +61,19 @@ func TestSweepSearchesByKey(t *testing.T) {
 	db, err := OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
-	for _, name := range []string{"sweepEnd:", "sweep:", "sweepRest:"} {
-		for _, table := range []string{keysTable, looseKeysTable} {
-			s, _, err := db.conn.Prepare("EXPLAIN QUERY PLAN " + statements[name+table])
+	for _, table := range []*keyStatements{&db.stmts.constrained, &db.stmts.loose} {
+		for _, st := range []stmt{table.sweepEnd, table.sweep, table.sweepRest} {
+			s, _, err := db.conn.Prepare("EXPLAIN QUERY PLAN " + st.sql)
 			require.NoError(t, err)
 			var plan []string
 			for s.Step() {
 				plan = append(plan, s.ColumnText(3))
 			}
 			require.NoError(t, s.Close())
-			t.Logf("%s%s: %v", name, table, plan)
+			t.Logf("%s: %v", st.sql, plan)
 			require.NotEmpty(t, plan)
 			for _, line := range plan {
-				require.NotContains(t, line, "SCAN", "%s%s: %v", name, table, plan)
+				require.NotContains(t, line, "SCAN", "%s: %v", st.sql, plan)
 			}
 		}
 	}

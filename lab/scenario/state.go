@@ -90,20 +90,12 @@ func viewOf(r *engine.Response) *ResponseView {
 	return &ResponseView{Status: r.Status, Header: h, Body: string(r.Body)}
 }
 
-// KeyRow is one row of a key table, with the owner token shown as the lane
-// that wrote it and the stored response as text.
+// KeyRow is one row of a key table as the page draws it: the row, with the
+// owner token shown as the lane that wrote it and the stored response as
+// text (Response hides the record's own).
 type KeyRow struct {
-	Scope       string        `json:"scope"`
-	Key         string        `json:"key"`
-	Customer    string        `json:"customer"`
-	Fingerprint string        `json:"fingerprint"`
-	State       string        `json:"state"`
-	Owner       string        `json:"owner,omitempty"`
-	LeaseUntil  int64         `json:"lease_until"`
-	CreatedAt   int64         `json:"created_at"`
-	ExpiresAt   int64         `json:"expires_at"`
-	Response    *ResponseView `json:"response,omitempty"`
-	TransferID  string        `json:"transfer_id,omitempty"`
+	engine.KeyRecord
+	Response *ResponseView `json:"response,omitempty"`
 }
 
 // GoalState is a goal and whether the session has reached it.
@@ -121,9 +113,9 @@ func (w *world) keyRows(recs []engine.KeyRecord) []KeyRow {
 		} else if owner != "" {
 			owner = "?"
 		}
-		out = append(out, KeyRow{Scope: r.Scope, Key: r.Key, Customer: r.Customer, Fingerprint: r.Fingerprint,
-			State: r.State, Owner: owner, LeaseUntil: r.LeaseUntil, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
-			Response: viewOf(r.Response), TransferID: r.TransferID})
+		row := KeyRow{KeyRecord: r, Response: viewOf(r.Response)}
+		row.Owner, row.KeyRecord.Response = owner, nil
+		out = append(out, row)
 	}
 	return out
 }

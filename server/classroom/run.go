@@ -239,7 +239,9 @@ func (run *run) send(ctx context.Context, w wish, lc *laneCtl) (res engine.Resul
 	}
 }
 
-// keyRow is one key table row as the projector shows it.
+// keyRow is the projector's summary of a key table's row
+// (engine.KeyRecord, built by keyRowOf): the columns a room reads, and the
+// stored response's status instead of the response.
 type keyRow struct {
 	Key      string `json:"key"`
 	Customer string `json:"customer"`
@@ -248,6 +250,14 @@ type keyRow struct {
 	Status   int    `json:"status,omitempty"`
 	Transfer string `json:"transfer_id,omitempty"`
 	Expires  int64  `json:"expires_at,omitempty"`
+}
+
+func keyRowOf(k engine.KeyRecord) keyRow {
+	row := keyRow{Key: k.Key, Customer: k.Customer, Scope: k.Scope, State: k.State, Transfer: k.TransferID, Expires: k.ExpiresAt}
+	if k.Response != nil {
+		row.Status = k.Response.Status
+	}
+	return row
 }
 
 // maxKeyRows bounds the key table sent to screens; the count says the rest.
@@ -371,11 +381,7 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 		if i == maxKeyRows {
 			break
 		}
-		row := keyRow{Key: k.Key, Customer: k.Customer, Scope: k.Scope, State: k.State, Transfer: k.TransferID, Expires: k.ExpiresAt}
-		if k.Response != nil {
-			row.Status = k.Response.Status
-		}
-		msg.Keys = append(msg.Keys, row)
+		msg.Keys = append(msg.Keys, keyRowOf(k))
 	}
 	if msg.Keys == nil {
 		msg.Keys = []keyRow{}

@@ -253,10 +253,10 @@ type querier interface {
 }
 
 // LookupKey returns the newest row for (scope, key), or nil.
-func (db *DB) LookupKey(ctx context.Context, t engine.KeyTable, scope, key string) (*engine.KeyRecord, string, error) {
+func (db *DB) LookupKey(ctx context.Context, t engine.KeyTable, scope, key string) (engine.LookupResult, error) {
 	name := "lookup:" + tableName(t)
 	rec, err := lookup(ctx, db.pool, name, scope, key)
-	return rec, SQL(name), err
+	return engine.LookupResult{Record: rec, SQL: SQL(name)}, err
 }
 
 func lookup(ctx context.Context, q querier, name, scope, key string) (*engine.KeyRecord, error) {
@@ -366,7 +366,7 @@ func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.Inse
 // out, with rec. One conditional UPDATE: a second one waits for the first's
 // row lock, then re-checks its WHERE on the new row and finds the lease
 // renewed, so at most one attempt wins.
-func (db *DB) TakeOverKey(ctx context.Context, t engine.KeyTable, rec engine.KeyRecord, nowMS int64) (bool, string, error) {
+func (db *DB) TakeOverKey(ctx context.Context, t engine.KeyTable, rec engine.KeyRecord, nowMS int64) (engine.WriteResult, error) {
 	name := "takeOver:" + tableName(t)
 	state := rec.State
 	if state == "" {
@@ -375,9 +375,9 @@ func (db *DB) TakeOverKey(ctx context.Context, t engine.KeyTable, rec engine.Key
 	tag, err := db.pool.Exec(ctx, SQL(name), rec.Scope, rec.Key, rec.Customer, rec.Fingerprint, state, rec.Owner,
 		rec.LeaseUntil, rec.CreatedAt, rec.ExpiresAt, nowMS)
 	if err != nil {
-		return false, SQL(name), mapErr(fmt.Sprintf("take over %q", rec.Key), err)
+		return engine.WriteResult{SQL: SQL(name)}, mapErr(fmt.Sprintf("take over %q", rec.Key), err)
 	}
-	return tag.RowsAffected() == 1, SQL(name), nil
+	return engine.WriteResult{Changed: tag.RowsAffected() == 1, SQL: SQL(name)}, nil
 }
 
 // Transfer runs the ledger transaction at READ COMMITTED in two round
@@ -553,45 +553,45 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (res engine.T
 
 // StoreResponse saves a response on a key after the fact (the rungs that
 // record completion separately from the ledger).
-func (db *DB) StoreResponse(ctx context.Context, t engine.KeyTable, scope, key, owner string, resp engine.Response, transferID string) (bool, string, error) {
+func (db *DB) StoreResponse(ctx context.Context, t engine.KeyTable, scope, key, owner string, resp engine.Response, transferID string) (engine.WriteResult, error) {
 	name := "storeResponse:" + tableName(t)
 	args, err := responseArgs(&resp, transferID)
 	if err != nil {
-		return false, SQL(name), fmt.Errorf("postgres: response of %q: %w", key, err)
+		return engine.WriteResult{SQL: SQL(name)}, fmt.Errorf("postgres: response of %q: %w", key, err)
 	}
 	tag, err := db.pool.Exec(ctx, SQL(name), append([]any{scope, key, owner}, args...)...)
 	if err != nil {
-		return false, SQL(name), mapErr(fmt.Sprintf("store response of %q", key), err)
+		return engine.WriteResult{SQL: SQL(name)}, mapErr(fmt.Sprintf("store response of %q", key), err)
 	}
-	return tag.RowsAffected() > 0, SQL(name), nil
+	return engine.WriteResult{Changed: tag.RowsAffected() > 0, SQL: SQL(name)}, nil
 }
 
 // ReleaseKey deletes this owner's in_progress claim. It runs even when the
 // request's context has ended: a claim left behind would answer 409 until
 // its lease ran out.
-func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, owner string) (string, error) {
+func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, owner string) (engine.WriteResult, error) {
 	name := "release:" + tableName(t)
-	_, err := db.pool.Exec(context.WithoutCancel(ctx), SQL(name), scope, key, owner)
-	return SQL(name), mapErr(fmt.Sprintf("release %q", key), err)
+	tag, err := db.pool.Exec(context.WithoutCancel(ctx), SQL(name), scope, key, owner)
+	return engine.WriteResult{Changed: tag.RowsAffected() > 0, SQL: SQL(name)}, mapErr(fmt.Sprintf("release %q", key), err)
 }
 
 // TransferByID returns a transfer and its payer's balance now.
-func (db *DB) TransferByID(ctx context.Context, id string) (engine.Transfer, int64, string, error) {
+func (db *DB) TransferByID(ctx context.Context, id string) (engine.TransferByIDResult, error) {
 	sql := SQL("transferByID")
 	n, err := strconv.ParseInt(strings.TrimPrefix(id, "tr_"), 10, 64)
 	if err != nil || !strings.HasPrefix(id, "tr_") {
-		return engine.Transfer{}, 0, sql, engine.ErrNotFound
+		return engine.TransferByIDResult{SQL: sql}, engine.ErrNotFound
 	}
 	t := engine.Transfer{ID: id}
 	var bal int64
 	err = db.pool.QueryRow(ctx, sql, n).Scan(&t.From, &t.To, &t.Amount, &t.CreatedAt, &t.Customer, &t.Key, &bal)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return engine.Transfer{}, 0, sql, engine.ErrNotFound
+		return engine.TransferByIDResult{SQL: sql}, engine.ErrNotFound
 	}
 	if err != nil {
-		return engine.Transfer{}, 0, sql, mapErr("transfer by id", err)
+		return engine.TransferByIDResult{SQL: sql}, mapErr("transfer by id", err)
 	}
-	return t, bal, sql, nil
+	return engine.TransferByIDResult{Transfer: t, Balance: bal, SQL: sql}, nil
 }
 
 // sweepCursor is where this process's reaper stands: in which table, and

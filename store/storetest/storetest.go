@@ -45,6 +45,7 @@ func Run(t *testing.T, h Harness) {
 		{"ClaimVerdictIsTheUniqueIndex", testClaimVerdict},
 		{"TakeOverOnlyOnce", testTakeOverOnlyOnce},
 		{"CompletionGuardedByOwner", testCompletionGuardedByOwner},
+		{"EveryResultCarriesItsSQL", testResultsCarrySQL},
 		{"ManyWritersOnOneDatabase", testManyWriters},
 		{"ReapSweepDeletesExactlyTheExpiredKeys", testReapSweep},
 		{"ReapRefusesAnEmptyWindow", testReapEmptyWindow},
@@ -105,10 +106,10 @@ func testClaimVerdict(t *testing.T, h Harness) {
 	res, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, noState)
 	require.NoError(t, err)
 	assert.True(t, res.Inserted)
-	rec, _, err := db.LookupKey(ctx, engine.TableConstrained, "s", "no-state")
+	look, err := db.LookupKey(ctx, engine.TableConstrained, "s", "no-state")
 	require.NoError(t, err)
-	require.NotNil(t, rec)
-	assert.Equal(t, engine.StateCompleted, rec.State, "a row written without state is completed by the table's default")
+	require.NotNil(t, look.Record)
+	assert.Equal(t, engine.StateCompleted, look.Record.State, "a row written without state is completed by the table's default")
 
 	snap := snapshot(t, db)
 	assert.Len(t, snap.Keys, 3)
@@ -125,9 +126,9 @@ func testTakeOverOnlyOnce(t *testing.T, h Harness) {
 
 	early := key("s", "k")
 	early.Owner = "early"
-	ok, _, err := db.TakeOverKey(ctx, engine.TableConstrained, early, 99)
+	took, err := db.TakeOverKey(ctx, engine.TableConstrained, early, 99)
 	require.NoError(t, err)
-	assert.False(t, ok, "the lease still holds")
+	assert.False(t, took.Changed, "the lease still holds")
 
 	var wins atomic.Int32
 	var wg sync.WaitGroup
@@ -137,15 +138,66 @@ func testTakeOverOnlyOnce(t *testing.T, h Harness) {
 			defer wg.Done()
 			r := key("s", "k")
 			r.Owner, r.LeaseUntil = fmt.Sprintf("late-%d", i), 1000
-			ok, _, err := db.TakeOverKey(ctx, engine.TableConstrained, r, 100)
+			took, err := db.TakeOverKey(ctx, engine.TableConstrained, r, 100)
 			assert.NoError(t, err)
-			if ok {
+			if took.Changed {
 				wins.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
 	assert.Equal(t, int32(1), wins.Load(), "one conditional UPDATE wins; the rest see the new lease")
+}
+
+// Every call that runs SQL a lesson shows says which in its result, also
+// when it changed nothing or failed, and says whether it changed the row.
+func testResultsCarrySQL(t *testing.T, h Harness) {
+	db := h.Open(t)
+	ctx := context.Background()
+	for _, table := range []engine.KeyTable{engine.TableConstrained, engine.TableLoose} {
+		look, err := db.LookupKey(ctx, table, "s", "k")
+		require.NoError(t, err)
+		assert.Nil(t, look.Record)
+		assert.Contains(t, look.SQL, "SELECT")
+		ins, err := db.InsertKey(ctx, table, engine.InsertPlain, key("s", "k"))
+		require.NoError(t, err)
+		assert.Contains(t, ins.SQL, "INSERT")
+
+		took, err := db.TakeOverKey(ctx, table, key("s", "k"), 1)
+		require.NoError(t, err)
+		assert.False(t, took.Changed, "the claim has no lease to run out")
+		assert.Contains(t, took.SQL, "UPDATE")
+
+		for _, c := range []struct {
+			owner   string
+			changed bool
+		}{{"someone-else", false}, {"o-k", true}} {
+			stored, err := db.StoreResponse(ctx, table, "s", "k", c.owner, render(engine.TransferResult{}), "")
+			require.NoError(t, err)
+			assert.Equal(t, c.changed, stored.Changed, "store the response as %s", c.owner)
+			assert.Contains(t, stored.SQL, "UPDATE")
+			released, err := db.ReleaseKey(ctx, table, "s", "k", c.owner)
+			require.NoError(t, err)
+			assert.Equal(t, c.changed, released.Changed, "release as %s", c.owner)
+			assert.Contains(t, released.SQL, "DELETE")
+		}
+		look, err = db.LookupKey(ctx, table, "s", "k")
+		require.NoError(t, err)
+		assert.Nil(t, look.Record, "the owner released its claim")
+	}
+	got, err := db.TransferByID(ctx, "nonsense")
+	assert.ErrorIs(t, err, engine.ErrNotFound)
+	assert.Contains(t, got.SQL, "SELECT")
+	tr, err := db.Transfer(ctx, engine.TransferArgs{From: "nobody", To: "nobody-either", Amount: 1, At: 1})
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferUnknownAccount, tr.Outcome)
+	assert.NotEmpty(t, tr.SQL)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	look, err := db.LookupKey(cancelled, engine.TableConstrained, "s", "k")
+	assert.Error(t, err)
+	assert.Contains(t, look.SQL, "SELECT", "a failed call names the statement it was to run")
 }
 
 func render(engine.TransferResult) engine.Response {
@@ -176,20 +228,21 @@ func testCompletionGuardedByOwner(t *testing.T, h Harness) {
 	assert.True(t, res.Completed)
 	a, _ = db.GetAccount(ctx, "a")
 	assert.Equal(t, int64(60), a.Balance)
-	rec, _, err := db.LookupKey(ctx, engine.TableConstrained, "s", "k")
+	look, err := db.LookupKey(ctx, engine.TableConstrained, "s", "k")
 	require.NoError(t, err)
+	rec := look.Record
 	require.NotNil(t, rec.Response)
 	assert.Equal(t, engine.StateCompleted, rec.State)
 	assert.Equal(t, res.Transfer.ID, rec.TransferID)
 	assert.Equal(t, render(res), *rec.Response, "the stored response comes back as it was stored")
 
-	got, bal, _, err := db.TransferByID(ctx, res.Transfer.ID)
+	got, err := db.TransferByID(ctx, res.Transfer.ID)
 	require.NoError(t, err)
-	assert.Equal(t, int64(40), got.Amount)
-	assert.Equal(t, int64(60), bal)
-	_, _, _, err = db.TransferByID(ctx, "tr_999999")
+	assert.Equal(t, int64(40), got.Transfer.Amount)
+	assert.Equal(t, int64(60), got.Balance)
+	_, err = db.TransferByID(ctx, "tr_999999")
 	assert.ErrorIs(t, err, engine.ErrNotFound)
-	_, _, _, err = db.TransferByID(ctx, "nonsense")
+	_, err = db.TransferByID(ctx, "nonsense")
 	assert.ErrorIs(t, err, engine.ErrNotFound)
 
 	res, err = db.Transfer(ctx, engine.TransferArgs{From: "a", To: "b", Amount: 1000, At: 6})
