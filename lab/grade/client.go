@@ -430,22 +430,3 @@ func snippet(b []byte) string {
 	}
 	return s
 }
-
-// Curl renders a request as a curl line a student can paste.
-func Curl(base string, r Request) string {
-	var b strings.Builder
-	b.WriteString("curl -sS -i")
-	if r.Method != "GET" {
-		b.WriteString(" -X " + r.Method)
-	}
-	b.WriteString(" " + shellQuote(strings.TrimRight(base, "/")+r.Path))
-	for _, h := range r.Header {
-		b.WriteString(" -H " + shellQuote(h[0]+": "+h[1]))
-	}
-	if r.Body != "" {
-		b.WriteString(" --data-raw " + shellQuote(r.Body))
-	}
-	return b.String()
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
