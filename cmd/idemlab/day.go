@@ -152,7 +152,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	latency := fs.Duration("payment-latency", 0, "in-process: how long each payment-network call takes")
 	target := fs.String("target", "", "replay over HTTP against this base URL instead (any endpoint of the lab contract)")
 	prefix := fs.String("prefix", "fresh", "over HTTP: prefix for every id and key so the day never meets an earlier run ('fresh': a random one, '': none)")
-	concurrency := fs.Int("concurrency", 16, "over HTTP: groups of attempts in flight at once")
+	concurrency := fs.Int("concurrency", grade.DefaultConcurrency, "over HTTP: groups of attempts in flight at once")
 	asJSON := fs.Bool("json", false, "print the tally as JSON")
 	svgPath := fs.String("svg", "", "also draw the day as a picture into this SVG file: attempts over the day's clock by outcome, the money paid twice, the causes of loss")
 	lang := fs.String("lang", "en", "language of the picture's words: en or ko")

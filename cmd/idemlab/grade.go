@@ -29,7 +29,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	timeout := fs.Duration("timeout", 10*time.Second, "limit on each request")
+	timeout := fs.Duration("timeout", grade.DefaultTimeout, "limit on each request")
 	intents := fs.Int("intents", grade.DefaultDayIntents, "intents in the day replayed at the end")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -71,8 +71,12 @@ type Client struct {
 	pool *http.Client
 }
 
+// DefaultTimeout bounds each of the grader's requests when no timeout is
+// given.
+const DefaultTimeout = 10 * time.Second
+
 // NewClient returns a client for the endpoint at base (http or https).
-// timeout bounds each request.
+// timeout bounds each request; DefaultTimeout when zero.
 func NewClient(base string, timeout time.Duration) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil {
@@ -85,7 +89,7 @@ func NewClient(base string, timeout time.Duration) (*Client, error) {
 		return nil, fmt.Errorf("grade: base URL %q must have no query or fragment", base)
 	}
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = DefaultTimeout
 	}
 	c := &Client{base: u, dialer: net.Dialer{Timeout: timeout}, timeout: timeout}
 	if u.Scheme == "https" {

@@ -24,12 +24,12 @@ type Options struct {
 	// customers and keys always carry a fresh run prefix, so the same seed
 	// can grade the same endpoint twice.
 	Seed int64
-	// Timeout bounds each request; 10 s when zero.
+	// Timeout bounds each request; DefaultTimeout when zero.
 	Timeout time.Duration
-	// Day is the day replayed at the end; a small day (120 intents, 8
-	// customers) when zero. Its seed and prefix are set by the grader.
+	// Day is the day replayed at the end; DayParams(DefaultDayIntents)
+	// when zero. Its seed and prefix are set by the grader.
 	Day lab.DayParams
-	// Concurrency of the day's replay; 16 when zero.
+	// Concurrency of the day's replay; DefaultConcurrency when zero.
 	Concurrency int
 	// Progress, when set, is told where the run is: as each check starts,
 	// and as the day's attempts are answered. It is called from many
