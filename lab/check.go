@@ -283,11 +283,9 @@ func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Viol
 	return v
 }
 
-func success(status int) bool { return status >= 200 && status < 300 }
-
 // final reports whether an answer is the request's outcome (as opposed to
 // "not yet" or "try again").
-func final(status int) bool { return success(status) || status == 402 || status == 404 }
+func final(status int) bool { return Success(status) || status == 402 || status == 404 }
 
 func (c *checker) check(rule Rule) []Violation {
 	var vs []Violation
@@ -302,11 +300,11 @@ func (c *checker) check(rule Rule) []Violation {
 		}
 	case RuleNoSilentWrong:
 		for i, a := range c.h.Attempts {
-			if a.Key == "" || !success(a.Status) {
+			if a.Key == "" || !Success(a.Status) {
 				continue
 			}
 			first := c.firstByKey[keyID{a.Customer, a.Key}]
-			if first == i || sameRequest(c.h.Attempts[first].Body, a.Body) {
+			if first == i || SameRequest(c.h.Attempts[first].Body, a.Body) {
 				continue
 			}
 			vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422",
@@ -332,7 +330,7 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			for _, i := range c.attemptsOf(id) {
-				if a := c.h.Attempts[i]; success(a.Status) && c.ownsKey(a) {
+				if a := c.h.Attempts[i]; Success(a.Status) && c.ownsKey(a) {
 					vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s was answered %d %s, but no transfer exists for it",
 						id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
 					break
@@ -341,7 +339,7 @@ func (c *checker) check(rule Rule) []Violation {
 		}
 	case RuleOwnResponses:
 		for i, a := range c.h.Attempts {
-			if !success(a.Status) || a.Key == "" {
+			if !Success(a.Status) || a.Key == "" {
 				continue
 			}
 			if other, j := c.answeredFromOthers(i); other != "" {
@@ -482,7 +480,7 @@ func clip(b []byte) string {
 // was final.
 func (c *checker) firstFinal(k keyID, body []byte) int {
 	for _, i := range c.byKey[k] {
-		if a := c.h.Attempts[i]; final(a.Status) && sameRequest(a.Body, body) {
+		if a := c.h.Attempts[i]; final(a.Status) && SameRequest(a.Body, body) {
 			return i
 		}
 	}
@@ -540,10 +538,10 @@ func (c *checker) firstAttemptOf(customer, key string, fallback int) int {
 	return fallback
 }
 
-// sameRequest compares two transfer bodies as the canonical fingerprint
+// SameRequest compares two transfer bodies as the canonical fingerprint
 // does: reordered fields and whitespace are the same request. Bodies the
 // bank API refuses are the same only byte for byte.
-func sameRequest(a, b []byte) bool {
+func SameRequest(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}

@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"encoding/json"
 	"sort"
 	"time"
 )
@@ -339,7 +338,7 @@ func classify(a Attempt) Outcome {
 	switch {
 	case !a.Delivered || a.Status == 0:
 		return OutcomeLost
-	case a.Replayed || success(a.Status):
+	case a.Replayed || Success(a.Status):
 		return OutcomeReplayed
 	case a.Status == 409:
 		return OutcomeConflict
@@ -411,10 +410,10 @@ func (c *checker) payments() ([]Outcome, []payment) {
 	if h.Ledger != nil {
 		maker := map[string]int{} // transfer id → the attempt that made it
 		for i, a := range h.Attempts {
-			if a.Replayed || !success(a.Status) {
+			if a.Replayed || !Success(a.Status) {
 				continue
 			}
-			id := transferIDOf(a.Response)
+			id := TransferID(a.Response)
 			if _, known := c.byTransferID[id]; !known {
 				continue
 			}
@@ -459,7 +458,7 @@ func (c *checker) payments() ([]Outcome, []payment) {
 		}
 		var payers []int
 		for _, pass := range []func(Attempt) bool{
-			func(a Attempt) bool { return !a.Replayed && success(a.Status) },
+			func(a Attempt) bool { return !a.Replayed && Success(a.Status) },
 			func(a Attempt) bool { return a.Status == 0 },
 		} {
 			for _, i := range c.byIntent[id] {
@@ -478,17 +477,6 @@ func (c *checker) payments() ([]Outcome, []payment) {
 		}
 	}
 	return paid, out
-}
-
-// transferIDOf reads the transfer_id of a transfer's JSON answer.
-func transferIDOf(body []byte) string {
-	var t struct {
-		ID string `json:"transfer_id"`
-	}
-	if json.Unmarshal(body, &t) != nil {
-		return ""
-	}
-	return t.ID
 }
 
 // causes lists the broken rules of rep with every violation counted: the

@@ -131,7 +131,7 @@ func checkReordered(cr *checkRun) error {
 	refused := map[string]int{}
 	for _, style := range styles {
 		i := cr.send(in, keyed(cust, k, lab.RenderBody(style, payer, shop, in.Amount)))
-		if a := cr.attempts[i]; a.Delivered && !success(a.Status) && success(cr.attempts[first].Status) {
+		if a := cr.attempts[i]; a.Delivered && !lab.Success(a.Status) && lab.Success(cr.attempts[first].Status) {
 			refused[style] = i
 		}
 	}
@@ -184,7 +184,7 @@ func checkCorrection(cr *checkRun) error {
 	// amount went out.
 	corrected := in.Amount + 100_030
 	i := cr.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, corrected)))
-	if a := cr.attempts[i]; a.Delivered && a.Status != 422 && !success(a.Status) {
+	if a := cr.attempts[i]; a.Delivered && a.Status != 422 && !lab.Success(a.Status) {
 		cr.note(fmt.Sprintf("a different request under a used key (%s) was answered %d %s; the contract says 422", a.Lane, a.Status, snippet(a.Response)), first, i)
 	}
 	return nil
@@ -280,7 +280,7 @@ func checkMalformedKeys(cr *checkRun) error {
 		i := cr.send(in, post(cust, b.header, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
 		if a := cr.attempts[i]; a.Delivered && a.Status != 400 {
 			moved := ""
-			if success(a.Status) {
+			if lab.Success(a.Status) {
 				moved = ", and money may have moved"
 			}
 			cr.note(fmt.Sprintf("a key that is %s (%s) was answered %d%s; the contract says 400 (RFC 8941 string of 1 to 255 printable ASCII characters)", b.why, a.Lane, a.Status, moved), i)
@@ -304,7 +304,7 @@ func checkLongestKey(cr *checkRun) error {
 	in := cr.intent(cust, payer, shop, cr.amount())
 	r := keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
 	first := cr.send(in, r)
-	if a := cr.attempts[first]; a.Delivered && !success(a.Status) {
+	if a := cr.attempts[first]; a.Delivered && !lab.Success(a.Status) {
 		cr.note(fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d %s; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
 			a.Lane, a.Status, snippet(a.Response)), first)
 		return nil
@@ -353,7 +353,7 @@ func checkOtherCustomer(cr *checkRun) error {
 			i  int
 		}{{inB, b}, {inC, c}} {
 			a := cr.attempts[x.i]
-			if transfers[x.in.ID] > 0 || !a.Delivered || success(a.Status) {
+			if transfers[x.in.ID] > 0 || !a.Delivered || lab.Success(a.Status) {
 				continue // paid; or no answer (noted); or a success the checker judges
 			}
 			cr.fail(lab.RuleOwnResponses, causeGlobalKeys, fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first: another customer's key must never stop a customer's own request",
@@ -405,5 +405,3 @@ func checkTogether(cr *checkRun) error {
 	}
 	return nil
 }
-
-func success(status int) bool { return status >= 200 && status < 300 }

@@ -162,9 +162,9 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 
 // dayRequest is the HTTP request of a day's attempt.
 func dayRequest(a lab.DayAttempt) Request {
-	return Request{Method: "POST", Path: "/transfers", Header: [][2]string{
-		{"Content-Type", "application/json"}, {"X-Customer-ID", a.Customer}, {"Idempotency-Key", lab.QuoteKey(a.Key)}},
-		Body: a.Body, Cut: a.Lost()}
+	r := keyed(a.Customer, a.Key, a.Body)
+	r.Cut = a.Lost()
+	return r
 }
 
 // dispatch runs the day's groups in order, at most n at once, never two

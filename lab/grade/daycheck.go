@@ -5,7 +5,6 @@ package grade
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,7 +92,7 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 			a := h.Attempts[fr.attempt]
 			f := Failure{Check: "day", Rule: lab.RuleOwnResponses.Name, RuleN: lab.RuleOwnResponses.N,
 				Message: fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first (%d of the day's wishes %s stopped this way)",
-					a.Customer, a.Key, a.Status, snippet(a.Response), h.Attempts[fr.other].Customer, len(refused), plural(len(refused), "was", "were")),
+					a.Customer, a.Key, a.Status, snippet(a.Response), h.Attempts[fr.other].Customer, len(refused), lab.Plural(len(refused), "was", "were")),
 				Lanes: lanes([]int{fr.other, fr.attempt}), Curl: dayCurl(g.c.Base(), d, run, []int{fr.other, fr.attempt})}
 			setCause(&f, causeGlobalKeys)
 			g.rep.Failures = append(g.rep.Failures, f)
@@ -130,7 +129,7 @@ type foreignRefusal struct{ attempt, other int }
 func foreignRefusals(h lab.History) []foreignRefusal {
 	told := map[string]bool{} // intents answered with a success at least once
 	for _, a := range h.Attempts {
-		if a.Delivered && success(a.Status) {
+		if a.Delivered && lab.Success(a.Status) {
 			told[a.Intent] = true
 		}
 	}
@@ -153,23 +152,11 @@ func foreignRefusals(h lab.History) []foreignRefusal {
 			continue
 		}
 		if done[a.Intent] || told[a.Intent] || h.TransfersPerIntent[a.Intent] > 0 || h.Attempts[j].Customer == a.Customer ||
-			!a.Delivered || !lab.Refusal(a.Status) || usedOwn && !sameTransfer(body, a.Body) {
+			!a.Delivered || !lab.Refusal(a.Status) || usedOwn && !lab.SameRequest(body, a.Body) {
 			continue
 		}
 		done[a.Intent] = true
 		out = append(out, foreignRefusal{attempt: i, other: j})
 	}
 	return out
-}
-
-// sameTransfer reports whether two transfer bodies ask for the same
-// transfer, however they are written.
-func sameTransfer(a, b []byte) bool {
-	type transfer struct {
-		From   string      `json:"from"`
-		To     string      `json:"to"`
-		Amount json.Number `json:"amount"`
-	}
-	var x, y transfer
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x == y
 }

@@ -199,13 +199,13 @@ func (r Report) WriteText(w io.Writer) error {
 		case len(c.Broken) > 0:
 			fmt.Fprintf(&b, " — breaks %s", strings.Join(c.Broken, ", "))
 		case c.Verdict == CheckWarn:
-			fmt.Fprintf(&b, " — no rule broke, but %d %s below", c.Notes, plural(c.Notes, "departure from the contract is noted", "departures from the contract are noted"))
+			fmt.Fprintf(&b, " — no rule broke, but %d %s below", c.Notes, lab.Plural(c.Notes, "departure from the contract is noted", "departures from the contract are noted"))
 		}
 		b.WriteString("\n")
 	}
 	if d := r.Day; d != nil {
 		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %d duplicates (%s won paid twice), %d %s never paid, %d×409, %d×422, %d replays.\n",
-			d.Intents, d.Attempts, d.Transfers, d.Duplicates, lab.GroupDigits(d.PaidTwice), d.Unpaid, plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
+			d.Intents, d.Attempts, d.Transfers, d.Duplicates, lab.GroupDigits(d.PaidTwice), d.Unpaid, lab.Plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
 		fmt.Fprintf(&b, "  answers by status: %s\n", lab.StatusList(d.Statuses))
 		if d.Unpaid > 0 {
 			fmt.Fprintf(&b, "  never paid: %s", strings.Join(d.UnpaidIntents, ", "))
@@ -271,12 +271,12 @@ func (r Report) WriteText(w io.Writer) error {
 	case len(broken) > 0:
 		fmt.Fprintf(&b, "\nVerdict: %d of %d rules broken: %s.", len(broken), len(r.Rules), strings.Join(broken, ", "))
 		if len(warned) > 0 {
-			fmt.Fprintf(&b, " Besides, %d %s: %s.", len(warned), plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
+			fmt.Fprintf(&b, " Besides, %d %s: %s.", len(warned), lab.Plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
 		}
 		b.WriteString("\n")
 	case len(warned) > 0:
 		fmt.Fprintf(&b, "\nVerdict: no rule is broken, but %d %s (the endpoint departs from the contract): %s.\n",
-			len(warned), plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
+			len(warned), lab.Plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
 	default:
 		b.WriteString("\nVerdict: no rule is broken, but not every rule could be judged or every check finished (see above).\n")
 	}
@@ -332,11 +332,4 @@ func writeCurl(b *strings.Builder, lines []string) {
 	for _, l := range lines {
 		fmt.Fprintf(b, "      %s\n", l)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
