@@ -6,9 +6,9 @@ import (
 	"idemlab/lab"
 )
 
-// Fixes say, per rule, what a student's endpoint must do when the grader
+// ruleFixes say, per rule, what a student's endpoint must do when the grader
 // could not tell the cause from the evidence.
-var Fixes = map[string]string{
+var ruleFixes = map[string]string{
 	lab.RuleOneTransfer.Name:   "claim the key before paying with one INSERT into a table whose primary key is (customer, endpoint, key), let the constraint error be the verdict, and keep an in_progress state so a simultaneous retry gets 409",
 	lab.RuleNoSilentWrong.Name: "store a fingerprint of the request (SHA-256 of the canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
 	lab.RuleByteReplay.Name:    "store the first answer (status, headers, body) with the key and send those bytes again on every retry, with Idempotent-Replayed: true; compare canonical JSON (RFC 8785), not raw bytes, so reordered fields are the same request",
@@ -68,7 +68,7 @@ var (
 // the rule's usual one.
 func setCause(f *Failure, c *cause) {
 	if c == nil {
-		f.Cause, f.Diagnosis, f.Fix = "", "", Fixes[f.Rule]
+		f.Cause, f.Diagnosis, f.Fix = "", "", ruleFixes[f.Rule]
 		return
 	}
 	f.Cause, f.Diagnosis, f.Fix = c.ID, c.Says, c.Fix

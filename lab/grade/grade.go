@@ -166,7 +166,7 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 		v := RuleVerdict{N: r.N, Name: r.Name, Title: r.Title, Verdict: Holds}
 		switch {
 		case broken[r.Name]:
-			v.Verdict, v.Fix = Broken, Fixes[r.Name]
+			v.Verdict, v.Fix = Broken, ruleFixes[r.Name]
 			g.rep.OK = false
 			seen := map[string]bool{}
 			for _, f := range g.rep.Failures {
@@ -180,7 +180,7 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 				v.Causes = append(v.Causes, f.Cause)
 			}
 		case r == lab.RuleRetention && !known:
-			v.Verdict, v.Fix = Unknown, Fixes[r.Name]
+			v.Verdict, v.Fix = Unknown, ruleFixes[r.Name]
 		}
 		g.rep.Rules = append(g.rep.Rules, v)
 	}
