@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"idemlab/engine"
@@ -287,45 +286,4 @@ func replayInProcess(ctx context.Context, d lab.Day, p engine.Policy, path strin
 	}
 	defer db.Close()
 	return lab.ReplayDay(ctx, d, db, p, lab.ReplayOptions{PaymentLatency: latency, Progress: progress})
-}
-
-// progressBar draws a bar on a terminal, at most ten times a second, and
-// nothing anywhere else. It is safe for concurrent use.
-type progressBar struct {
-	mu    sync.Mutex
-	w     io.Writer
-	last  time.Time
-	drawn bool
-}
-
-func newProgressBar(stdout io.Writer) *progressBar {
-	if isTerminal(stdout) {
-		return &progressBar{w: stdout}
-	}
-	return &progressBar{}
-}
-
-func (b *progressBar) update(done, total int) {
-	if b.w == nil || total == 0 {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if done < total && time.Since(b.last) < 100*time.Millisecond {
-		return
-	}
-	b.last = time.Now()
-	const width = 40
-	n := done * width / total
-	fmt.Fprintf(b.w, "\r[%s%s] %3d%% %d/%d attempts", strings.Repeat("#", n), strings.Repeat(".", width-n), done*100/total, done, total)
-	b.drawn = true
-}
-
-func (b *progressBar) done() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.drawn {
-		fmt.Fprint(b.w, "\n")
-		b.drawn = false
-	}
 }
