@@ -133,8 +133,15 @@ func post(customer string, keyHeader []string, body string) Request {
 	return r
 }
 
+// keyed describes a transfer request under one well-formed key.
 func keyed(customer, key, body string) Request {
 	return post(customer, []string{lab.QuoteKey(key)}, body)
+}
+
+// intentRequest is the intent's transfer request under key, its body
+// written compact.
+func intentRequest(in lab.Intent, key string) Request {
+	return keyed(in.Customer, key, lab.RenderBody(lab.StyleCompact, in.From, in.To, in.Amount))
 }
 
 // send sends one attempt of an intent and records it.

@@ -86,7 +86,7 @@ func checkRetry(cr *checkRun) error {
 	// Another transfer from the same payer in between, so that a replay
 	// rebuilt from today's ledger shows today's balance.
 	other := cr.intent(cust, payer, cafe, cr.amount())
-	cr.send(other, keyed(cust, cr.key(), lab.RenderBody(lab.StyleCompact, payer, cafe, other.Amount)))
+	cr.send(other, intentRequest(other, cr.key()))
 	time.Sleep(5 * time.Millisecond) // and a later time
 	retry := cr.send(in, keyed(cust, k, body))
 	cr.expectReplayHeader(first, retry)
@@ -101,7 +101,7 @@ func checkCut(cr *checkRun) error {
 	cust := cr.customer("shop-1")
 	in := cr.intent(cust, payer, shop, cr.amount())
 	k := cr.key()
-	r := keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
+	r := intentRequest(in, k)
 	cut := r
 	cut.Cut = true
 	cr.send(in, cut)
@@ -125,7 +125,7 @@ func checkReordered(cr *checkRun) error {
 	cust := cr.customer("shop-1")
 	in := cr.intent(cust, payer, shop, cr.amount())
 	k := cr.key()
-	first := cr.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
+	first := cr.send(in, intentRequest(in, k))
 	cr.expect(first, "a new transfer", 201)
 	styles := []string{lab.StyleSpaced, lab.StyleReordered, lab.StylePretty}
 	refused := map[string]int{}
@@ -177,7 +177,7 @@ func checkCorrection(cr *checkRun) error {
 	cust := cr.customer("teller-1")
 	in := cr.intent(cust, payer, shop, cr.amount())
 	k := cr.key()
-	first := cr.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
+	first := cr.send(in, intentRequest(in, k))
 	cr.expect(first, "a new transfer", 201)
 	// The teller corrects the amount on the same screen, which keeps the
 	// key. The correction ends in tens of won, so the balances tell which
@@ -208,7 +208,7 @@ func checkRefusals(cr *checkRun) error {
 	}
 	cust := cr.customer("shop-1")
 	in := cr.intent(cust, payer, shop, cr.amount())
-	r := keyed(cust, cr.key(), lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
+	r := intentRequest(in, cr.key())
 	first := cr.send(in, r)
 	cr.expect(first, "a transfer larger than the payer's balance", 402)
 	if err := cr.setBalance(payer, 5_000_000, "the payer's account is topped up: the retry must still get the stored 402"); err != nil {
@@ -219,7 +219,7 @@ func checkRefusals(cr *checkRun) error {
 
 	missing := cr.id("nobody")
 	in2 := cr.intent(cust, payer, missing, cr.amount())
-	r2 := keyed(cust, cr.key(), lab.RenderBody(lab.StyleCompact, payer, missing, in2.Amount))
+	r2 := intentRequest(in2, cr.key())
 	first2 := cr.send(in2, r2)
 	cr.expect(first2, "a transfer to an account that does not exist", 404)
 	if err := cr.setBalance(missing, 0, "the payee's account is opened: the retry must still get the stored 404"); err != nil {
@@ -302,7 +302,7 @@ func checkLongestKey(cr *checkRun) error {
 		k += string("0123456789abcdefghijklmnopqrstuvwxyz"[i%36])
 	}
 	in := cr.intent(cust, payer, shop, cr.amount())
-	r := keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
+	r := intentRequest(in, k)
 	first := cr.send(in, r)
 	if a := cr.attempts[first]; a.Delivered && !lab.Success(a.Status) {
 		cr.note(fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d %s; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
@@ -339,14 +339,14 @@ func checkOtherCustomer(cr *checkRun) error {
 	ca, cb, cc := cr.customer("shop-a"), cr.customer("shop-b"), cr.customer("shop-c")
 	k := cr.g.run + "order-1"
 	inA := cr.intent(ca, payerA, shopA, cr.amount())
-	first := cr.send(inA, keyed(ca, k, lab.RenderBody(lab.StyleCompact, payerA, shopA, inA.Amount)))
+	first := cr.send(inA, intentRequest(inA, k))
 	cr.expect(first, "a new transfer", 201)
 	inB := cr.intent(cb, payerB, shopB, cr.amount())
-	b := cr.send(inB, keyed(cb, k, lab.RenderBody(lab.StyleCompact, payerB, shopB, inB.Amount)))
+	b := cr.send(inB, intentRequest(inB, k))
 	// A third customer sends exactly the first customer's body under the
 	// same key: its own new transfer, never the first customer's answer.
 	inC := cr.intent(cc, payerA, shopA, inA.Amount)
-	c := cr.send(inC, keyed(cc, k, lab.RenderBody(lab.StyleCompact, payerA, shopA, inA.Amount)))
+	c := cr.send(inC, intentRequest(inC, k))
 	cr.afterJudge = append(cr.afterJudge, func(transfers map[string]int) {
 		for _, x := range []struct {
 			in lab.Intent
@@ -380,7 +380,7 @@ func checkTogether(cr *checkRun) error {
 			return err
 		}
 		in := cr.intent(cust, payer, shop, cr.amount())
-		r := keyed(cust, cr.key(), lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
+		r := intentRequest(in, cr.key())
 		var ins []lab.Intent
 		var rs []Request
 		for range width {
@@ -396,7 +396,7 @@ func checkTogether(cr *checkRun) error {
 		for range crowd {
 			o := cr.intent(cust, payer, other, amount)
 			ins = append(ins, o)
-			rs = append(rs, keyed(cust, cr.key(), lab.RenderBody(lab.StyleCompact, payer, other, o.Amount)))
+			rs = append(rs, intentRequest(o, cr.key()))
 		}
 		cr.sendTogether(ins, rs)
 		// One more, after they all finished: it must get the first answer.
