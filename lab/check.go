@@ -1,8 +1,11 @@
 // Package lab drives the engine from outside and judges it: histories of
-// client attempts, the invariant checker, and (in files of their own) the
-// day-of-traffic generator, scenarios and the grader. It imports no
-// net/http (the grader's HTTP client lives in a subpackage), so the
-// browser's WebAssembly module can carry it.
+// client attempts (history.go), the invariant checker and its seven rules
+// (check.go), the day of traffic (day.go: its params and limits; daygen.go
+// generates it, dayfile.go reads and writes its file), its replay through
+// the engine (replay.go), tally (tally.go) and picture (picture*.go). The
+// lessons' benches are in lab/scenario and the black-box HTTP grader in
+// lab/grade. The package imports no net/http, so the browser's
+// WebAssembly module can carry it.
 package lab
 
 import (
