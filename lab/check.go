@@ -1,8 +1,11 @@
 // Package lab drives the engine from outside and judges it: histories of
-// client attempts, the invariant checker, and (in files of their own) the
-// day-of-traffic generator, scenarios and the grader. It imports no
-// net/http (the grader's HTTP client lives in a subpackage), so the
-// browser's WebAssembly module can carry it.
+// client attempts (history.go), the invariant checker and its seven rules
+// (check.go), the day of traffic (day.go: its params and limits; daygen.go
+// generates it, dayfile.go reads and writes its file), its replay through
+// the engine (replay.go), tally (tally.go) and picture (picture*.go). The
+// lessons' benches are in lab/scenario and the black-box HTTP grader in
+// lab/grade. The package imports no net/http, so the browser's
+// WebAssembly module can carry it.
 package lab
 
 import (
@@ -10,68 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
-
-	"idemlab/engine"
 )
-
-// Intent is one wish of a user ("send bob 200,000 won"), which one or more
-// attempts serve.
-type Intent struct {
-	ID       string `json:"id"`
-	Customer string `json:"customer"`
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Amount   int64  `json:"amount"`
-}
-
-// Attempt is one request a client sent and what came back.
-type Attempt struct {
-	Lane     string `json:"lane"`
-	Intent   string `json:"intent"`
-	Customer string `json:"customer"`
-	Key      string `json:"key,omitempty"`
-	// Body is the request body as sent.
-	Body []byte `json:"body"`
-	// Status and Response are what the server answered; Status is 0 when the
-	// attempt got no answer at all (a crash, a cut connection).
-	Status   int    `json:"status"`
-	Response []byte `json:"response,omitempty"`
-	Replayed bool   `json:"replayed,omitempty"`
-	// Delivered is false when the client never read the answer, even if the
-	// server produced one.
-	Delivered bool      `json:"delivered"`
-	SentAt    time.Time `json:"sent_at"`
-}
-
-// LedgerTransfer is a transfer the server recorded, when the checker can see
-// the ledger (in-process runs). Customer and Key tie it to an intent.
-type LedgerTransfer struct {
-	ID       string `json:"transfer_id"`
-	Customer string `json:"customer"`
-	Key      string `json:"key"`
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Amount   int64  `json:"amount"`
-}
-
-// History is everything the checker judges.
-type History struct {
-	Intents  []Intent  `json:"intents"`
-	Attempts []Attempt `json:"attempts"`
-	// Ledger is the server's transfers when known. When it is nil (a
-	// black-box endpoint), TransfersPerIntent must say how many transfers
-	// each intent caused, as the grader infers from balances.
-	Ledger             []LedgerTransfer `json:"ledger,omitempty"`
-	TransfersPerIntent map[string]int   `json:"transfers_per_intent,omitempty"`
-	StartBalances      map[string]int64 `json:"start_balances"`
-	EndBalances        map[string]int64 `json:"end_balances"`
-	// Retention is the server's published key retention (0: forever) and
-	// RetryHorizon how long the clients keep retrying.
-	Retention    time.Duration `json:"retention"`
-	RetryHorizon time.Duration `json:"retry_horizon"`
-}
 
 // Rule is one invariant.
 type Rule struct {
@@ -283,11 +226,9 @@ func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Viol
 	return v
 }
 
-func success(status int) bool { return status >= 200 && status < 300 }
-
 // final reports whether an answer is the request's outcome (as opposed to
 // "not yet" or "try again").
-func final(status int) bool { return success(status) || status == 402 || status == 404 }
+func final(status int) bool { return Success(status) || status == 402 || status == 404 }
 
 func (c *checker) check(rule Rule) []Violation {
 	var vs []Violation
@@ -302,11 +243,11 @@ func (c *checker) check(rule Rule) []Violation {
 		}
 	case RuleNoSilentWrong:
 		for i, a := range c.h.Attempts {
-			if a.Key == "" || !success(a.Status) {
+			if a.Key == "" || !Success(a.Status) {
 				continue
 			}
 			first := c.firstByKey[keyID{a.Customer, a.Key}]
-			if first == i || sameRequest(c.h.Attempts[first].Body, a.Body) {
+			if first == i || SameRequest(c.h.Attempts[first].Body, a.Body) {
 				continue
 			}
 			vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422",
@@ -332,7 +273,7 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			for _, i := range c.attemptsOf(id) {
-				if a := c.h.Attempts[i]; success(a.Status) && c.ownsKey(a) {
+				if a := c.h.Attempts[i]; Success(a.Status) && c.ownsKey(a) {
 					vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s was answered %d %s, but no transfer exists for it",
 						id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
 					break
@@ -341,7 +282,7 @@ func (c *checker) check(rule Rule) []Violation {
 		}
 	case RuleOwnResponses:
 		for i, a := range c.h.Attempts {
-			if !success(a.Status) || a.Key == "" {
+			if !Success(a.Status) || a.Key == "" {
 				continue
 			}
 			if other, j := c.answeredFromOthers(i); other != "" {
@@ -393,96 +334,11 @@ func RetentionTooShort(retention, horizon time.Duration) bool {
 	return retention > 0 && retention <= horizon
 }
 
-// AnswerDifference says outright how a retry's answer differs from the
-// first one: the status first ("status 200, first answer 201"), then the
-// members of a JSON body whose values differ, or the first byte at which
-// two bodies part.
-func AnswerDifference(firstStatus int, first []byte, status int, body []byte) string {
-	var parts []string
-	if status != firstStatus {
-		parts = append(parts, fmt.Sprintf("status %d, first answer %d", status, firstStatus))
-	}
-	if !bytes.Equal(first, body) {
-		parts = append(parts, bodyDifference(first, body))
-	}
-	if len(parts) == 0 {
-		return "no difference"
-	}
-	return strings.Join(parts, "; ")
-}
-
-func bodyDifference(first, body []byte) string {
-	var a, b map[string]json.RawMessage
-	if json.Unmarshal(first, &a) == nil && json.Unmarshal(body, &b) == nil {
-		var names []string
-		for k := range a {
-			names = append(names, k)
-		}
-		for k := range b {
-			if _, ok := a[k]; !ok {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		var diffs []string
-		for _, k := range names {
-			va, ina := a[k]
-			vb, inb := b[k]
-			switch {
-			case !ina:
-				diffs = append(diffs, fmt.Sprintf("%q is %s, absent from the first answer", k, clip(vb)))
-			case !inb:
-				diffs = append(diffs, fmt.Sprintf("%q is missing, the first answer had %s", k, clip(va)))
-			case !bytes.Equal(compactBytes(va), compactBytes(vb)):
-				diffs = append(diffs, fmt.Sprintf("%q is %s, first answer %s", k, clip(vb), clip(va)))
-			}
-		}
-		if len(diffs) > 0 {
-			return strings.Join(diffs, ", ")
-		}
-		return "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes"
-	}
-	if len(body) == 0 {
-		return "an empty body, first answer " + compact(first)
-	}
-	n := 0
-	for n < len(first) && n < len(body) && first[n] == body[n] {
-		n++
-	}
-	return fmt.Sprintf("the bodies part at byte %d: %s here, %s in the first answer", n, clip(tail(body, n)), clip(tail(first, n)))
-}
-
-func compactBytes(b []byte) []byte {
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
-		return b
-	}
-	return out.Bytes()
-}
-
-func tail(b []byte, n int) []byte {
-	if n >= len(b) {
-		return nil
-	}
-	return b[n:]
-}
-
-func clip(b []byte) string {
-	s := string(compactBytes(b))
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	if s == "" {
-		return "(nothing)"
-	}
-	return s
-}
-
 // firstFinal is the first attempt under k with the same request whose answer
 // was final.
 func (c *checker) firstFinal(k keyID, body []byte) int {
 	for _, i := range c.byKey[k] {
-		if a := c.h.Attempts[i]; final(a.Status) && sameRequest(a.Body, body) {
+		if a := c.h.Attempts[i]; final(a.Status) && SameRequest(a.Body, body) {
 			return i
 		}
 	}
@@ -538,34 +394,6 @@ func (c *checker) firstAttemptOf(customer, key string, fallback int) int {
 		return j
 	}
 	return fallback
-}
-
-// sameRequest compares two transfer bodies as the canonical fingerprint
-// does: reordered fields and whitespace are the same request. Bodies the
-// bank API refuses are the same only byte for byte.
-func sameRequest(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	ta, pa := engine.ParseTransfer(a)
-	tb, pb := engine.ParseTransfer(b)
-	return pa == nil && pb == nil && ta == tb // equal transfers, equal canonical forms
-}
-
-func compact(b []byte) string {
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
-		out.Reset()
-		out.Write(b)
-	}
-	s := out.String()
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
-	if s == "" {
-		return "(no body)"
-	}
-	return strings.TrimSpace(s)
 }
 
 // total is the won held in all the accounts of balances.

@@ -6,6 +6,63 @@ import (
 	"idemlab/engine"
 )
 
+// Intent is one wish of a user ("send bob 200,000 won"), which one or more
+// attempts serve.
+type Intent struct {
+	ID       string `json:"id"`
+	Customer string `json:"customer"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Amount   int64  `json:"amount"`
+}
+
+// Attempt is one request a client sent and what came back.
+type Attempt struct {
+	Lane     string `json:"lane"`
+	Intent   string `json:"intent"`
+	Customer string `json:"customer"`
+	Key      string `json:"key,omitempty"`
+	// Body is the request body as sent.
+	Body []byte `json:"body"`
+	// Status and Response are what the server answered; Status is 0 when the
+	// attempt got no answer at all (a crash, a cut connection).
+	Status   int    `json:"status"`
+	Response []byte `json:"response,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
+	// Delivered is false when the client never read the answer, even if the
+	// server produced one.
+	Delivered bool      `json:"delivered"`
+	SentAt    time.Time `json:"sent_at"`
+}
+
+// LedgerTransfer is a transfer the server recorded, when the checker can see
+// the ledger (in-process runs). Customer and Key tie it to an intent.
+type LedgerTransfer struct {
+	ID       string `json:"transfer_id"`
+	Customer string `json:"customer"`
+	Key      string `json:"key"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Amount   int64  `json:"amount"`
+}
+
+// History is everything the checker judges.
+type History struct {
+	Intents  []Intent  `json:"intents"`
+	Attempts []Attempt `json:"attempts"`
+	// Ledger is the server's transfers when known. When it is nil (a
+	// black-box endpoint), TransfersPerIntent must say how many transfers
+	// each intent caused, as the grader infers from balances.
+	Ledger             []LedgerTransfer `json:"ledger,omitempty"`
+	TransfersPerIntent map[string]int   `json:"transfers_per_intent,omitempty"`
+	StartBalances      map[string]int64 `json:"start_balances"`
+	EndBalances        map[string]int64 `json:"end_balances"`
+	// Retention is the server's published key retention (0: forever) and
+	// RetryHorizon how long the clients keep retrying.
+	Retention    time.Duration `json:"retention"`
+	RetryHorizon time.Duration `json:"retry_horizon"`
+}
+
 // AttemptOf records what an in-process attempt sent and got. The response
 // is recorded even when the client never read it (Delivered false): the
 // checker judges what the server did as well as what the client saw.

@@ -129,9 +129,26 @@ func amountOf(body []byte, fallback int64) int64 {
 // success, or its answer was never read.
 func mayHaveRun(as []Attempt) bool {
 	for _, a := range as {
-		if !a.Delivered || a.Status == 0 || success(a.Status) {
+		if !a.Delivered || a.Status == 0 || Success(a.Status) {
 			return true
 		}
 	}
 	return false
+}
+
+// TransferID reads the transfer_id of a transfer's JSON answer, "" when it
+// has none. An id that is not a string (a student's endpoint may number its
+// transfers) is given as its JSON text.
+func TransferID(body []byte) string {
+	var t struct {
+		TransferID any `json:"transfer_id"`
+	}
+	if json.Unmarshal(body, &t) != nil || t.TransferID == nil {
+		return ""
+	}
+	if s, ok := t.TransferID.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(t.TransferID)
+	return string(b)
 }

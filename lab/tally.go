@@ -125,7 +125,7 @@ func (t Tally) WriteText(w io.Writer) error {
 	row("intents never paid", s.Unpaid)
 	if t.ForeignKeyRefusals > 0 {
 		row("refused: another customer's key", fmt.Sprintf("%d first %s refused because another customer had used the key (keys are global)",
-			t.ForeignKeyRefusals, plural(t.ForeignKeyRefusals, "request was", "requests were")))
+			t.ForeignKeyRefusals, Plural(t.ForeignKeyRefusals, "request was", "requests were")))
 	}
 	if t.ClientDuplicates > 0 {
 		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, GroupDigits(t.ClientPaidTwice)))
@@ -158,12 +158,17 @@ func (t Tally) WriteText(w io.Writer) error {
 	return err
 }
 
+// Success reports whether a status is a success (2xx).
+func Success(status int) bool { return status >= 200 && status < 300 }
+
 // Refusal reports whether a status refuses a request without deciding
 // it: neither a success nor a business answer (402, 404), and not "no
 // answer" (0). A 409, a 422, a 417 or a 500 all leave the wish unpaid.
 func Refusal(status int) bool { return status != 0 && !final(status) }
 
-func plural(n int, one, many string) string {
+// Plural returns one when n is 1, else many: "1 request was", "2 requests
+// were".
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}

@@ -1,9 +1,9 @@
 // Package lessons holds the playground's lessons: markdown files with front
 // matter and runnable ```scenario blocks, one folder per language
-// (en/01-naive.md, later ko/01-naive.md). It renders them once with
-// goldmark, letting no raw HTML through, checks every scenario block with
-// the lab's scenario parser, and serves them as JSON to the page or writes
-// them to a folder for the static export.
+// (en/01-naive.md, ko/01-naive.md). Loading them (Embedded, LoadDir)
+// renders them with goldmark, letting no raw HTML through, and checks every
+// scenario block with the lab's scenario parser; the loaded Set serves them
+// as JSON to the page or writes them to a folder for the static export.
 //
 // The browser's WebAssembly module never imports this package: lessons
 // reach it as JSON.
@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"idemlab/lab"
 	"idemlab/lab/scenario"
@@ -84,33 +83,12 @@ type Set struct {
 	index []Entry
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *Set
-	loadErr  error
-)
-
-// Embedded parses and renders the embedded lessons once. It fails on any
-// lesson that does not parse, whose scenario blocks do not parse, or whose
-// goals are inconsistent: a broken lesson stops the tests, never a student.
-func Embedded() (*Set, error) {
-	loadOnce.Do(func() { loaded, loadErr = LoadFS(embedded) })
-	return loaded, loadErr
-}
-
-// Load returns every embedded lesson in every language, in lesson order;
-// see Embedded.
-func Load() ([]Lesson, error) {
-	s, err := Embedded()
-	if err != nil {
-		return nil, err
-	}
-	var out []Lesson
-	for _, l := range s.All() {
-		out = append(out, *l)
-	}
-	return out, nil
-}
+// Embedded parses, renders and checks the embedded lessons. It fails on
+// any lesson that does not parse, whose scenario blocks do not parse, or
+// whose goals are inconsistent: a broken lesson stops the tests and the
+// server's start, never a student. Each call does the work again: load the
+// Set once where the program starts and pass it to what serves it.
+func Embedded() (*Set, error) { return LoadFS(embedded) }
 
 // LoadDir loads the lessons from a folder on disk (a developer editing the
 // text), laid out as the embedded ones: DIR/en/01-naive.md.
@@ -195,28 +173,6 @@ func (s *Set) All() []*Lesson {
 	return out
 }
 
-// Index lists the embedded lessons in order.
-func Index() ([]Entry, error) {
-	s, err := Embedded()
-	if err != nil {
-		return nil, err
-	}
-	return s.Index(), nil
-}
-
-// JSON returns the embedded lesson id in lang as the page reads it.
-func JSON(id, lang string) ([]byte, error) {
-	s, err := Embedded()
-	if err != nil {
-		return nil, err
-	}
-	l, ok := s.Lesson(id, lang)
-	if !ok {
-		return nil, fmt.Errorf("lessons: no lesson %q in %q", id, lang)
-	}
-	return json.Marshal(l)
-}
-
 // WriteFiles writes the index and every lesson as the static files the page
 // fetches: DIR/lessons.json and DIR/lessons/ID.LANG.json (DIR is the
 // export's api folder).
@@ -242,15 +198,6 @@ func (s *Set) WriteFiles(dir string) error {
 		}
 	}
 	return nil
-}
-
-// WriteFiles writes the embedded lessons into dir; see Set.WriteFiles.
-func WriteFiles(dir string) error {
-	s, err := Embedded()
-	if err != nil {
-		return err
-	}
-	return s.WriteFiles(dir)
 }
 
 // parseLesson reads a lesson file: front matter between "---" lines

@@ -209,7 +209,7 @@ func TestHandlerServesTheLessons(t *testing.T) {
 		return b
 	}
 	dir := t.TempDir()
-	require.NoError(t, lessons.WriteFiles(dir))
+	require.NoError(t, set.WriteFiles(dir))
 
 	resp := get("/api/lessons.json")
 	require.Equal(t, 200, resp.StatusCode)
@@ -264,22 +264,19 @@ func TestHandlerServesTheLessons(t *testing.T) {
 	body(resp)
 }
 
-func TestLoadListsEveryLesson(t *testing.T) {
-	all, err := lessons.Load()
-	require.NoError(t, err)
-	idx, err := lessons.Index()
-	require.NoError(t, err)
+// TestAllListsEveryLessonInIndexOrder: All gives every lesson in every
+// language, in the index's order; Lesson finds one, and no other.
+func TestAllListsEveryLessonInIndexOrder(t *testing.T) {
+	set := load(t)
+	all, idx := set.All(), set.Index()
 	require.GreaterOrEqual(t, len(all), len(idx))
 	assert.Equal(t, idx[0].ID, all[0].ID)
 	assert.Equal(t, idx[len(idx)-1].ID, all[len(all)-1].ID)
-}
-
-func TestJSONOfOneLesson(t *testing.T) {
-	b, err := lessons.JSON("01-naive", "en")
-	require.NoError(t, err)
-	assert.Contains(t, string(b), `"lang":"en"`)
-	_, err = lessons.JSON("01-naive", "xx")
-	assert.Error(t, err)
+	l, ok := set.Lesson("01-naive", "en")
+	require.True(t, ok)
+	assert.Equal(t, "en", l.Lang)
+	_, ok = set.Lesson("01-naive", "xx")
+	assert.False(t, ok)
 }
 
 // TestTranslationsPlayTheSameScenarios keeps a translation in step with its

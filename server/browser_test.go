@@ -204,12 +204,41 @@ func buildPlayground() (string, error) {
 // students get.
 const moduleGCFlags = "-gcflags=github.com/ncruces/go-sqlite3-wasm/v6=-B"
 
-func TestModuleBuiltAsMakeBuildsIt(t *testing.T) {
-	mk, err := os.ReadFile("../Makefile")
+// TestModuleBuiltAsTheTestsBuildIt reads the build settings that Go records
+// in every binary from the module students get (the embedded one, which
+// make wasm builds): it was compiled with the flags the tests build their
+// own module with when none is embedded, so both play the same engine.
+func TestModuleBuiltAsTheTestsBuildIt(t *testing.T) {
+	zipped, err := fs.ReadFile(web.Files, web.ModuleGzip)
+	if err != nil {
+		t.Skipf("no embedded module to read (%v): make wasm builds it", err)
+	}
+	zr, err := gzip.NewReader(strings.NewReader(string(zipped)))
 	require.NoError(t, err)
-	require.Contains(t, string(mk), "WASM_GCFLAGS := "+moduleGCFlags+"\n")
-	require.Contains(t, string(mk), "$(GO) build $(WASM_GCFLAGS) ", "make wasm builds with WASM_GCFLAGS")
-	require.Contains(t, string(mk), "$(GO) test $(WASM_GCFLAGS) ", "make test-js tests what make wasm builds")
+	module, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	settings := buildSettings(module)
+	require.NotEmpty(t, settings, "the module carries Go's build settings")
+	assert.Equal(t, strings.TrimPrefix(moduleGCFlags, "-gcflags="), settings["-gcflags"])
+	assert.Equal(t, "true", settings["-trimpath"])
+	assert.Equal(t, "wasm", settings["GOARCH"])
+}
+
+// buildSettings finds the "build\tKEY=VALUE" lines of the build information
+// Go writes into a binary (runtime/debug.BuildInfo's text form), as text:
+// debug/buildinfo does not open WebAssembly modules.
+func buildSettings(module []byte) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(string(module), "\n") {
+		kv, ok := strings.CutPrefix(line, "build\t")
+		if !ok {
+			continue
+		}
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func copyFile(src, dst string) error {

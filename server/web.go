@@ -273,7 +273,11 @@ func ExportSite(dir, webDir string, force bool) error {
 			return err
 		}
 	}
-	if err := lessons.WriteFiles(filepath.Join(dir, "api")); err != nil {
+	set, err := lessons.Embedded()
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := set.WriteFiles(filepath.Join(dir, "api")); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return placeSite(dir, final)

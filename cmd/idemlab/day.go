@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"idemlab/engine"
@@ -152,7 +151,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	latency := fs.Duration("payment-latency", 0, "in-process: how long each payment-network call takes")
 	target := fs.String("target", "", "replay over HTTP against this base URL instead (any endpoint of the lab contract)")
 	prefix := fs.String("prefix", "fresh", "over HTTP: prefix for every id and key so the day never meets an earlier run ('fresh': a random one, '': none)")
-	concurrency := fs.Int("concurrency", 16, "over HTTP: groups of attempts in flight at once")
+	concurrency := fs.Int("concurrency", grade.DefaultConcurrency, "over HTTP: groups of attempts in flight at once")
 	asJSON := fs.Bool("json", false, "print the tally as JSON")
 	svgPath := fs.String("svg", "", "also draw the day as a picture into this SVG file: attempts over the day's clock by outcome, the money paid twice, the causes of loss")
 	lang := fs.String("lang", "en", "language of the picture's words: en or ko")
@@ -287,45 +286,4 @@ func replayInProcess(ctx context.Context, d lab.Day, p engine.Policy, path strin
 	}
 	defer db.Close()
 	return lab.ReplayDay(ctx, d, db, p, lab.ReplayOptions{PaymentLatency: latency, Progress: progress})
-}
-
-// progressBar draws a bar on a terminal, at most ten times a second, and
-// nothing anywhere else. It is safe for concurrent use.
-type progressBar struct {
-	mu    sync.Mutex
-	w     io.Writer
-	last  time.Time
-	drawn bool
-}
-
-func newProgressBar(stdout io.Writer) *progressBar {
-	if isTerminal(stdout) {
-		return &progressBar{w: stdout}
-	}
-	return &progressBar{}
-}
-
-func (b *progressBar) update(done, total int) {
-	if b.w == nil || total == 0 {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if done < total && time.Since(b.last) < 100*time.Millisecond {
-		return
-	}
-	b.last = time.Now()
-	const width = 40
-	n := done * width / total
-	fmt.Fprintf(b.w, "\r[%s%s] %3d%% %d/%d attempts", strings.Repeat("#", n), strings.Repeat(".", width-n), done*100/total, done, total)
-	b.drawn = true
-}
-
-func (b *progressBar) done() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.drawn {
-		fmt.Fprint(b.w, "\n")
-		b.drawn = false
-	}
 }

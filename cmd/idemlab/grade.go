@@ -7,10 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"idemlab/lab/grade"
 )
@@ -29,7 +26,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	timeout := fs.Duration("timeout", 10*time.Second, "limit on each request")
+	timeout := fs.Duration("timeout", grade.DefaultTimeout, "limit on each request")
 	intents := fs.Int("intents", grade.DefaultDayIntents, "intents in the day replayed at the end")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -72,54 +69,4 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("grade: not every rule could be judged")
 	}
 	return nil
-}
-
-// isTerminal reports whether w is a terminal (a character device), where a
-// progress line helps; piped or redirected, the grader stays quiet.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progressLine rewrites one line on a terminal with where the grader is.
-// show is called from many goroutines during the day; it is safe for
-// concurrent use, and writes at most ten times a second during the day.
-type progressLine struct {
-	mu    sync.Mutex
-	w     io.Writer
-	width int
-	last  time.Time
-}
-
-func newProgressLine(w io.Writer) *progressLine { return &progressLine{w: w} }
-
-func (p *progressLine) show(g grade.Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	line := fmt.Sprintf("grading: check %d of %d, %s", g.N, g.Of, g.Check)
-	if g.Total > 0 {
-		if g.Done < g.Total && time.Since(p.last) < 100*time.Millisecond {
-			return
-		}
-		line += fmt.Sprintf(": %d of %d requests answered", g.Done, g.Total)
-	}
-	p.last = time.Now()
-	pad := ""
-	if n := p.width - len(line); n > 0 {
-		pad = strings.Repeat(" ", n)
-	}
-	p.width = len(line)
-	fmt.Fprint(p.w, "\r"+line+pad)
-}
-
-func (p *progressLine) clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.width > 0 {
-		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
-	}
 }

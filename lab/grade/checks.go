@@ -13,10 +13,38 @@ import (
 // that break no rule but not what the contract says are notes, and make the
 // check warn.
 
+// check is one of the grader's named stories against fresh accounts.
+type check struct {
+	name, title string
+	run         func(cr *checkRun) error
+}
+
+var checks = []check{
+	{"retry", "a retry after the answer arrived gets that answer again, byte for byte", checkRetry},
+	{"cut", "a retry after a cut connection gets the answer the client never read, and no second transfer", checkCut},
+	{"reordered", "the same request re-spaced, reordered, or both is a retry, not a new request", checkReordered},
+	{"correction", "a corrected amount under a used key gets 422 and moves nothing", checkCorrection},
+	{"refusals", "a 402 or 404 is stored under its key: after a top-up, or once the account exists, the retry still gets it byte for byte", checkRefusals},
+	{"missing-key", "a transfer without Idempotency-Key gets 400, without X-Customer-ID 401, and nothing moves", checkMissingKey},
+	{"malformed-keys", "keys that are not an RFC 8941 string of 1 to 255 printable characters get 400 and move nothing", checkMalformedKeys},
+	{"longest-key", "a valid key of exactly 255 characters is accepted, pays once and is replayed", checkLongestKey},
+	{"other-customer", "another customer's key is that customer's alone: each customer's own request under it gets its own transfer", checkOtherCustomer},
+	{"together", "identical retries that arrive at the same moment make one transfer, a 409 says Retry-After, then a retry gets the first answer", checkTogether},
+}
+
+// Checks lists the names of the grader's checks, the day's replay last.
+func Checks() []string {
+	out := make([]string, 0, len(checks)+1)
+	for _, c := range checks {
+		out = append(out, c.name)
+	}
+	return append(out, "day")
+}
+
 // expect notes an answer whose status is not one the contract gives here.
 // An attempt that got no answer is already noted.
-func (s *scenario) expect(i int, what string, want ...int) {
-	a := s.attempts[i]
+func (cr *checkRun) expect(i int, what string, want ...int) {
+	a := cr.attempts[i]
 	if !a.Delivered {
 		return
 	}
@@ -29,58 +57,58 @@ func (s *scenario) expect(i int, what string, want ...int) {
 	for k, w := range want {
 		ws[k] = fmt.Sprint(w)
 	}
-	s.note(fmt.Sprintf("%s (%s) was answered %d %s; the contract says %s", what, a.Lane, a.Status, snippet(a.Response), strings.Join(ws, " or ")), i)
+	cr.note(fmt.Sprintf("%s (%s) was answered %d %s; the contract says %s", what, a.Lane, a.Status, snippet(a.Response), strings.Join(ws, " or ")), i)
 }
 
 // expectReplayHeader notes a replay that is right but does not say so.
-func (s *scenario) expectReplayHeader(first, retry int) {
-	a, b := s.attempts[first], s.attempts[retry]
-	if a.Delivered && b.Delivered && a.Status == b.Status && string(a.Response) == string(b.Response) && !s.replies[retry].Replayed() {
-		s.note(fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", b.Lane), first, retry)
+func (cr *checkRun) expectReplayHeader(first, retry int) {
+	a, b := cr.attempts[first], cr.attempts[retry]
+	if a.Delivered && b.Delivered && a.Status == b.Status && string(a.Response) == string(b.Response) && !cr.replies[retry].Replayed() {
+		cr.note(fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", b.Lane), first, retry)
 	}
 }
 
-func checkRetry(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
+func checkRetry(cr *checkRun) error {
+	payer, shop, err := cr.payerAndShop()
 	if err != nil {
 		return err
 	}
-	cafe, err := s.account("cafe", 0)
+	cafe, err := cr.account("cafe", 0)
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
+	cust := cr.customer("shop-1")
+	in := cr.intent(cust, payer, shop, cr.amount())
+	k := cr.key()
 	body := lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)
-	first := s.send(in, keyed(cust, k, body))
-	s.expect(first, "a new transfer", 201)
+	first := cr.send(in, keyed(cust, k, body))
+	cr.expect(first, "a new transfer", 201)
 	// Another transfer from the same payer in between, so that a replay
 	// rebuilt from today's ledger shows today's balance.
-	other := s.intent(cust, payer, cafe, s.amount())
-	s.send(other, keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, cafe, other.Amount)))
+	other := cr.intent(cust, payer, cafe, cr.amount())
+	cr.send(other, intentRequest(other, cr.key()))
 	time.Sleep(5 * time.Millisecond) // and a later time
-	retry := s.send(in, keyed(cust, k, body))
-	s.expectReplayHeader(first, retry)
+	retry := cr.send(in, keyed(cust, k, body))
+	cr.expectReplayHeader(first, retry)
 	return nil
 }
 
-func checkCut(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
+func checkCut(cr *checkRun) error {
+	payer, shop, err := cr.payerAndShop()
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	r := keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
+	cust := cr.customer("shop-1")
+	in := cr.intent(cust, payer, shop, cr.amount())
+	k := cr.key()
+	r := intentRequest(in, k)
 	cut := r
 	cut.Cut = true
-	s.send(in, cut)
-	a := s.send(in, r)
-	s.expect(a, "the retry of a transfer whose answer was cut", 201)
-	b := s.send(in, r)
-	s.expectReplayHeader(a, b)
+	cr.send(in, cut)
+	a := cr.send(in, r)
+	cr.expect(a, "the retry of a transfer whose answer was cut", 201)
+	b := cr.send(in, r)
+	cr.expectReplayHeader(a, b)
 	return nil
 }
 
@@ -89,21 +117,21 @@ func checkCut(s *scenario) error {
 // refused tells a fingerprint of raw bytes (the re-spaced one is refused)
 // from one that ignores whitespace but not the order of the members (only
 // the reordered ones are).
-func checkReordered(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
+func checkReordered(cr *checkRun) error {
+	payer, shop, err := cr.payerAndShop()
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	first := s.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
-	s.expect(first, "a new transfer", 201)
+	cust := cr.customer("shop-1")
+	in := cr.intent(cust, payer, shop, cr.amount())
+	k := cr.key()
+	first := cr.send(in, intentRequest(in, k))
+	cr.expect(first, "a new transfer", 201)
 	styles := []string{lab.StyleSpaced, lab.StyleReordered, lab.StylePretty}
 	refused := map[string]int{}
 	for _, style := range styles {
-		i := s.send(in, keyed(cust, k, lab.RenderBody(style, payer, shop, in.Amount)))
-		if a := s.attempts[i]; a.Delivered && !success(a.Status) && success(s.attempts[first].Status) {
+		i := cr.send(in, keyed(cust, k, lab.RenderBody(style, payer, shop, in.Amount)))
+		if a := cr.attempts[i]; a.Delivered && !lab.Success(a.Status) && lab.Success(cr.attempts[first].Status) {
 			refused[style] = i
 		}
 	}
@@ -118,13 +146,13 @@ func checkReordered(s *scenario) error {
 	var lanes []int
 	for _, style := range styles {
 		if i, ok := refused[style]; ok {
-			said = append(said, fmt.Sprintf("%s (%s) got %d", describeStyle(style), s.attempts[i].Lane, s.attempts[i].Status))
+			said = append(said, fmt.Sprintf("%s (%s) got %d", describeStyle(style), cr.attempts[i].Lane, cr.attempts[i].Status))
 			lanes = append(lanes, i)
 		} else {
 			said = append(said, describeStyle(style)+" got the first answer")
 		}
 	}
-	s.fail(lab.RuleByteReplay, c, fmt.Sprintf("retries of the same request, written other ways, were refused instead of getting the first answer: %s",
+	cr.fail(lab.RuleByteReplay, c, fmt.Sprintf("retries of the same request, written other ways, were refused instead of getting the first answer: %s",
 		strings.Join(said, "; ")), append([]int{first}, lanes...)...)
 	return nil
 }
@@ -141,23 +169,23 @@ func describeStyle(style string) string {
 	return style
 }
 
-func checkCorrection(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
+func checkCorrection(cr *checkRun) error {
+	payer, shop, err := cr.payerAndShop()
 	if err != nil {
 		return err
 	}
-	cust := s.customer("teller-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	k := s.key()
-	first := s.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
-	s.expect(first, "a new transfer", 201)
+	cust := cr.customer("teller-1")
+	in := cr.intent(cust, payer, shop, cr.amount())
+	k := cr.key()
+	first := cr.send(in, intentRequest(in, k))
+	cr.expect(first, "a new transfer", 201)
 	// The teller corrects the amount on the same screen, which keeps the
 	// key. The correction ends in tens of won, so the balances tell which
 	// amount went out.
 	corrected := in.Amount + 100_030
-	i := s.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, corrected)))
-	if a := s.attempts[i]; a.Delivered && a.Status != 422 && !success(a.Status) {
-		s.note(fmt.Sprintf("a different request under a used key (%s) was answered %d %s; the contract says 422", a.Lane, a.Status, snippet(a.Response)), first, i)
+	i := cr.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, corrected)))
+	if a := cr.attempts[i]; a.Delivered && a.Status != 422 && !lab.Success(a.Status) {
+		cr.note(fmt.Sprintf("a different request under a used key (%s) was answered %d %s; the contract says 422", a.Lane, a.Status, snippet(a.Response)), first, i)
 	}
 	return nil
 }
@@ -169,93 +197,93 @@ func checkCorrection(s *scenario) error {
 // refusal again, byte for byte, and move nothing. An endpoint that stores
 // only successes pays on the retry; one that renders the stored error again
 // answers other bytes.
-func checkRefusals(s *scenario) error {
-	payer, err := s.account("payer", 1_000) // less than any amount the grader sends
+func checkRefusals(cr *checkRun) error {
+	payer, err := cr.account("payer", 1_000) // less than any amount the grader sends
 	if err != nil {
 		return err
 	}
-	shop, err := s.account("shop", 0)
+	shop, err := cr.account("shop", 0)
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
-	r := keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
-	first := s.send(in, r)
-	s.expect(first, "a transfer larger than the payer's balance", 402)
-	if err := s.setBalance(payer, 5_000_000, "the payer's account is topped up: the retry must still get the stored 402"); err != nil {
+	cust := cr.customer("shop-1")
+	in := cr.intent(cust, payer, shop, cr.amount())
+	r := intentRequest(in, cr.key())
+	first := cr.send(in, r)
+	cr.expect(first, "a transfer larger than the payer's balance", 402)
+	if err := cr.setBalance(payer, 5_000_000, "the payer's account is topped up: the retry must still get the stored 402"); err != nil {
 		return err
 	}
-	retry := s.send(in, r)
-	s.expectReplayHeader(first, retry)
+	retry := cr.send(in, r)
+	cr.expectReplayHeader(first, retry)
 
-	missing := s.id("nobody")
-	in2 := s.intent(cust, payer, missing, s.amount())
-	r2 := keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, missing, in2.Amount))
-	first2 := s.send(in2, r2)
-	s.expect(first2, "a transfer to an account that does not exist", 404)
-	if err := s.setBalance(missing, 0, "the payee's account is opened: the retry must still get the stored 404"); err != nil {
+	missing := cr.id("nobody")
+	in2 := cr.intent(cust, payer, missing, cr.amount())
+	r2 := intentRequest(in2, cr.key())
+	first2 := cr.send(in2, r2)
+	cr.expect(first2, "a transfer to an account that does not exist", 404)
+	if err := cr.setBalance(missing, 0, "the payee's account is opened: the retry must still get the stored 404"); err != nil {
 		return err
 	}
-	retry2 := s.send(in2, r2)
-	s.expectReplayHeader(first2, retry2)
+	retry2 := cr.send(in2, r2)
+	cr.expectReplayHeader(first2, retry2)
 	return nil
 }
 
-func checkMissingKey(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
+func checkMissingKey(cr *checkRun) error {
+	payer, shop, err := cr.payerAndShop()
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
-	in := s.intent(cust, payer, shop, s.amount())
+	cust := cr.customer("shop-1")
+	in := cr.intent(cust, payer, shop, cr.amount())
 	body := lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)
-	a1 := s.send(in, post(cust, nil, body))
-	a2 := s.send(in, post(cust, nil, body)) // the client retries, still without a key
+	a1 := cr.send(in, post(cust, nil, body))
+	a2 := cr.send(in, post(cust, nil, body)) // the client retries, still without a key
 	for _, i := range []int{a1, a2} {
-		if a := s.attempts[i]; a.Delivered && a.Status != 400 {
-			s.note(fmt.Sprintf("a transfer without Idempotency-Key (%s) was answered %d %s; the contract says 400, because without a key no retry can be safe", a.Lane, a.Status, snippet(a.Response)), i)
+		if a := cr.attempts[i]; a.Delivered && a.Status != 400 {
+			cr.note(fmt.Sprintf("a transfer without Idempotency-Key (%s) was answered %d %s; the contract says 400, because without a key no retry can be safe", a.Lane, a.Status, snippet(a.Response)), i)
 			break
 		}
 	}
-	noCustomer := s.intent("", payer, shop, s.amount())
-	i := s.send(noCustomer, post("", []string{lab.QuoteKey(s.key())}, lab.RenderBody(lab.StyleCompact, payer, shop, noCustomer.Amount)))
-	s.expect(i, "a transfer without X-Customer-ID", 401)
+	noCustomer := cr.intent("", payer, shop, cr.amount())
+	i := cr.send(noCustomer, post("", []string{lab.QuoteKey(cr.key())}, lab.RenderBody(lab.StyleCompact, payer, shop, noCustomer.Amount)))
+	cr.expect(i, "a transfer without X-Customer-ID", 401)
 	return nil
 }
 
-func checkMalformedKeys(s *scenario) error {
-	payer, err := s.account("payer", 5_000_000)
+func checkMalformedKeys(cr *checkRun) error {
+	payer, err := cr.account("payer", 5_000_000)
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
+	cust := cr.customer("shop-1")
 	bad := []struct {
 		name, why string
 		header    []string
 	}{
-		{"token", "a bare token, not in double quotes", []string{s.key()}},
+		{"token", "a bare token, not in double quotes", []string{cr.key()}},
 		{"empty", "an empty string", []string{`""`}},
 		{"long", "256 characters, over the limit of 255", []string{`"` + strings.Repeat("k", 256) + `"`}},
-		{"non-ascii", "characters outside printable ASCII", []string{"\"cl\u00e9-" + s.key() + "\""}},
-		{"list", "two keys on one line", []string{lab.QuoteKey(s.key()) + ", " + lab.QuoteKey(s.key())}},
-		{"two-lines", "two Idempotency-Key header lines", []string{lab.QuoteKey(s.key()), lab.QuoteKey(s.key())}},
+		{"non-ascii", "characters outside printable ASCII", []string{"\"cl\u00e9-" + cr.key() + "\""}},
+		{"list", "two keys on one line", []string{lab.QuoteKey(cr.key()) + ", " + lab.QuoteKey(cr.key())}},
+		{"two-lines", "two Idempotency-Key header lines", []string{lab.QuoteKey(cr.key()), lab.QuoteKey(cr.key())}},
 		{"integer", "a number, not a string", []string{"42"}},
-		{"parameter", "a string with a parameter", []string{lab.QuoteKey(s.key()) + ";v=1"}},
+		{"parameter", "a string with a parameter", []string{lab.QuoteKey(cr.key()) + ";v=1"}},
 	}
 	for _, b := range bad {
-		shop, err := s.account("shop-"+b.name, 0)
+		shop, err := cr.account("shop-"+b.name, 0)
 		if err != nil {
 			return err
 		}
-		in := s.intent(cust, payer, shop, s.amount())
-		i := s.send(in, post(cust, b.header, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
-		if a := s.attempts[i]; a.Delivered && a.Status != 400 {
+		in := cr.intent(cust, payer, shop, cr.amount())
+		i := cr.send(in, post(cust, b.header, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount)))
+		if a := cr.attempts[i]; a.Delivered && a.Status != 400 {
 			moved := ""
-			if success(a.Status) {
+			if lab.Success(a.Status) {
 				moved = ", and money may have moved"
 			}
-			s.note(fmt.Sprintf("a key that is %s (%s) was answered %d%s; the contract says 400 (RFC 8941 string of 1 to 255 printable ASCII characters)", b.why, a.Lane, a.Status, moved), i)
+			cr.note(fmt.Sprintf("a key that is %s (%s) was answered %d%s; the contract says 400 (RFC 8941 string of 1 to 255 printable ASCII characters)", b.why, a.Lane, a.Status, moved), i)
 		}
 	}
 	return nil
@@ -263,26 +291,26 @@ func checkMalformedKeys(s *scenario) error {
 
 // checkLongestKey sends a valid key of exactly 255 characters between the
 // quotes (257 on the wire): a limit that counts the quotes refuses it.
-func checkLongestKey(s *scenario) error {
-	payer, shop, err := s.payerAndShop()
+func checkLongestKey(cr *checkRun) error {
+	payer, shop, err := cr.payerAndShop()
 	if err != nil {
 		return err
 	}
-	cust := s.customer("shop-1")
-	k := s.key() + "-"
+	cust := cr.customer("shop-1")
+	k := cr.key() + "-"
 	for i := 0; len(k) < 255; i++ {
 		k += string("0123456789abcdefghijklmnopqrstuvwxyz"[i%36])
 	}
-	in := s.intent(cust, payer, shop, s.amount())
-	r := keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
-	first := s.send(in, r)
-	if a := s.attempts[first]; a.Delivered && !success(a.Status) {
-		s.note(fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d %s; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
+	in := cr.intent(cust, payer, shop, cr.amount())
+	r := intentRequest(in, k)
+	first := cr.send(in, r)
+	if a := cr.attempts[first]; a.Delivered && !lab.Success(a.Status) {
+		cr.note(fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d %s; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
 			a.Lane, a.Status, snippet(a.Response)), first)
 		return nil
 	}
-	retry := s.send(in, r)
-	s.expectReplayHeader(first, retry)
+	retry := cr.send(in, r)
+	cr.expectReplayHeader(first, retry)
 	return nil
 }
 
@@ -291,68 +319,68 @@ func checkLongestKey(s *scenario) error {
 // exactly the first one's body under it. Each is a new request of its own
 // customer and must be executed, whatever an endpoint with global keys
 // answers instead (422, 409, 417, a replay of someone else's answer).
-func checkOtherCustomer(s *scenario) error {
-	payerA, err := s.account("payer-a", 5_000_000)
+func checkOtherCustomer(cr *checkRun) error {
+	payerA, err := cr.account("payer-a", 5_000_000)
 	if err != nil {
 		return err
 	}
-	shopA, err := s.account("shop-a", 0)
+	shopA, err := cr.account("shop-a", 0)
 	if err != nil {
 		return err
 	}
-	payerB, err := s.account("payer-b", 5_000_000)
+	payerB, err := cr.account("payer-b", 5_000_000)
 	if err != nil {
 		return err
 	}
-	shopB, err := s.account("shop-b", 0)
+	shopB, err := cr.account("shop-b", 0)
 	if err != nil {
 		return err
 	}
-	ca, cb, cc := s.customer("shop-a"), s.customer("shop-b"), s.customer("shop-c")
-	k := s.g.run + "order-1"
-	inA := s.intent(ca, payerA, shopA, s.amount())
-	first := s.send(inA, keyed(ca, k, lab.RenderBody(lab.StyleCompact, payerA, shopA, inA.Amount)))
-	s.expect(first, "a new transfer", 201)
-	inB := s.intent(cb, payerB, shopB, s.amount())
-	b := s.send(inB, keyed(cb, k, lab.RenderBody(lab.StyleCompact, payerB, shopB, inB.Amount)))
+	ca, cb, cc := cr.customer("shop-a"), cr.customer("shop-b"), cr.customer("shop-c")
+	k := cr.g.run + "order-1"
+	inA := cr.intent(ca, payerA, shopA, cr.amount())
+	first := cr.send(inA, intentRequest(inA, k))
+	cr.expect(first, "a new transfer", 201)
+	inB := cr.intent(cb, payerB, shopB, cr.amount())
+	b := cr.send(inB, intentRequest(inB, k))
 	// A third customer sends exactly the first customer's body under the
 	// same key: its own new transfer, never the first customer's answer.
-	inC := s.intent(cc, payerA, shopA, inA.Amount)
-	c := s.send(inC, keyed(cc, k, lab.RenderBody(lab.StyleCompact, payerA, shopA, inA.Amount)))
-	s.afterJudge = append(s.afterJudge, func(transfers map[string]int) {
+	inC := cr.intent(cc, payerA, shopA, inA.Amount)
+	c := cr.send(inC, intentRequest(inC, k))
+	cr.afterJudge = append(cr.afterJudge, func(transfers map[string]int) {
 		for _, x := range []struct {
 			in lab.Intent
 			i  int
 		}{{inB, b}, {inC, c}} {
-			a := s.attempts[x.i]
-			if transfers[x.in.ID] > 0 || !a.Delivered || success(a.Status) {
+			a := cr.attempts[x.i]
+			if transfers[x.in.ID] > 0 || !a.Delivered || lab.Success(a.Status) {
 				continue // paid; or no answer (noted); or a success the checker judges
 			}
-			s.fail(lab.RuleOwnResponses, causeGlobalKeys, fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first: another customer's key must never stop a customer's own request",
+			cr.fail(lab.RuleOwnResponses, causeGlobalKeys, fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first: another customer's key must never stop a customer's own request",
 				a.Customer, k, a.Status, snippet(a.Response), ca), first, x.i)
 		}
 	})
 	return nil
 }
 
-func checkTogether(s *scenario) error {
-	payer, err := s.account("payer", 50_000_000)
+func checkTogether(cr *checkRun) error {
+	payer, err := cr.account("payer", 50_000_000)
 	if err != nil {
 		return err
 	}
-	cust := s.customer("app-1")
+	cust := cr.customer("app-1")
 	// Each round sends the same request eight times and, in the same
 	// instant, a crowd of other transfers from the same app: a busy moment,
 	// in which the first of the eight takes longest to finish, so that the
 	// others arrive while it is still in progress.
 	const rounds, width, crowd = 4, 8, 8
 	for round := range rounds {
-		shop, err := s.account(fmt.Sprintf("shop-%d", round+1), 0)
+		shop, err := cr.account(fmt.Sprintf("shop-%d", round+1), 0)
 		if err != nil {
 			return err
 		}
-		in := s.intent(cust, payer, shop, s.amount())
-		r := keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, shop, in.Amount))
+		in := cr.intent(cust, payer, shop, cr.amount())
+		r := intentRequest(in, cr.key())
 		var ins []lab.Intent
 		var rs []Request
 		for range width {
@@ -360,22 +388,20 @@ func checkTogether(s *scenario) error {
 		}
 		// The crowd pays one account the same amount, each under its own
 		// key: its balance still counts the crowd's transfers.
-		other, err := s.account(fmt.Sprintf("crowd-%d", round+1), 0)
+		other, err := cr.account(fmt.Sprintf("crowd-%d", round+1), 0)
 		if err != nil {
 			return err
 		}
-		amount := s.amount()
+		amount := cr.amount()
 		for range crowd {
-			o := s.intent(cust, payer, other, amount)
+			o := cr.intent(cust, payer, other, amount)
 			ins = append(ins, o)
-			rs = append(rs, keyed(cust, s.key(), lab.RenderBody(lab.StyleCompact, payer, other, o.Amount)))
+			rs = append(rs, intentRequest(o, cr.key()))
 		}
-		s.sendTogether(ins, rs)
+		cr.sendTogether(ins, rs)
 		// One more, after they all finished: it must get the first answer.
-		last := s.send(in, r)
-		s.expect(last, "a retry after the simultaneous ones finished", 201)
+		last := cr.send(in, r)
+		cr.expect(last, "a retry after the simultaneous ones finished", 201)
 	}
 	return nil
 }
-
-func success(status int) bool { return status >= 200 && status < 300 }

@@ -71,8 +71,12 @@ type Client struct {
 	pool *http.Client
 }
 
+// DefaultTimeout bounds each of the grader's requests when no timeout is
+// given.
+const DefaultTimeout = 10 * time.Second
+
 // NewClient returns a client for the endpoint at base (http or https).
-// timeout bounds each request.
+// timeout bounds each request; DefaultTimeout when zero.
 func NewClient(base string, timeout time.Duration) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil {
@@ -85,7 +89,7 @@ func NewClient(base string, timeout time.Duration) (*Client, error) {
 		return nil, fmt.Errorf("grade: base URL %q must have no query or fragment", base)
 	}
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = DefaultTimeout
 	}
 	c := &Client{base: u, dialer: net.Dialer{Timeout: timeout}, timeout: timeout}
 	if u.Scheme == "https" {
@@ -430,22 +434,3 @@ func snippet(b []byte) string {
 	}
 	return s
 }
-
-// Curl renders a request as a curl line a student can paste.
-func Curl(base string, r Request) string {
-	var b strings.Builder
-	b.WriteString("curl -sS -i")
-	if r.Method != "GET" {
-		b.WriteString(" -X " + r.Method)
-	}
-	b.WriteString(" " + shellQuote(strings.TrimRight(base, "/")+r.Path))
-	for _, h := range r.Header {
-		b.WriteString(" -H " + shellQuote(h[0]+": "+h[1]))
-	}
-	if r.Body != "" {
-		b.WriteString(" --data-raw " + shellQuote(r.Body))
-	}
-	return b.String()
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -15,14 +15,18 @@ import (
 type DayOptions struct {
 	// Concurrency is how many groups of attempts are in flight at once;
 	// attempts that share a key are never in flight together unless the
-	// day says they overlap. 16 when zero.
+	// day says they overlap. DefaultConcurrency when zero.
 	Concurrency int
-	// Timeout bounds each request; 10 s when zero.
+	// Timeout bounds each request; DefaultTimeout when zero.
 	Timeout time.Duration
 	// Progress, when set, is called as attempts finish, from many
 	// goroutines at once; it must be safe for concurrent use.
 	Progress func(done, total int)
 }
+
+// DefaultConcurrency is how many groups of a day's attempts are in flight
+// at once when no concurrency is given.
+const DefaultConcurrency = 16
 
 // DayRun is a day replayed over HTTP: the tally and the requests sent, in
 // the day's order, for a report that prints them.
@@ -56,7 +60,7 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	}
 	defer c.Close()
 	if o.Concurrency <= 0 {
-		o.Concurrency = 16
+		o.Concurrency = DefaultConcurrency
 	}
 	retention, known := c.Retention(ctx)
 	if err := forEach(ctx, o.Concurrency, len(d.Accounts), func(i int) error {
@@ -158,9 +162,9 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 
 // dayRequest is the HTTP request of a day's attempt.
 func dayRequest(a lab.DayAttempt) Request {
-	return Request{Method: "POST", Path: "/transfers", Header: [][2]string{
-		{"Content-Type", "application/json"}, {"X-Customer-ID", a.Customer}, {"Idempotency-Key", lab.QuoteKey(a.Key)}},
-		Body: a.Body, Cut: a.Lost()}
+	r := keyed(a.Customer, a.Key, a.Body)
+	r.Cut = a.Lost()
+	return r
 }
 
 // dispatch runs the day's groups in order, at most n at once, never two

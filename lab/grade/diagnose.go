@@ -1,15 +1,14 @@
 package grade
 
 import (
-	"encoding/json"
 	"time"
 
 	"idemlab/lab"
 )
 
-// Fixes say, per rule, what a student's endpoint must do when the grader
+// ruleFixes say, per rule, what a student's endpoint must do when the grader
 // could not tell the cause from the evidence.
-var Fixes = map[string]string{
+var ruleFixes = map[string]string{
 	lab.RuleOneTransfer.Name:   "claim the key before paying with one INSERT into a table whose primary key is (customer, endpoint, key), let the constraint error be the verdict, and keep an in_progress state so a simultaneous retry gets 409",
 	lab.RuleNoSilentWrong.Name: "store a fingerprint of the request (SHA-256 of the canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
 	lab.RuleByteReplay.Name:    "store the first answer (status, headers, body) with the key and send those bytes again on every retry, with Idempotent-Replayed: true; compare canonical JSON (RFC 8785), not raw bytes, so reordered fields are the same request",
@@ -69,7 +68,7 @@ var (
 // the rule's usual one.
 func setCause(f *Failure, c *cause) {
 	if c == nil {
-		f.Cause, f.Diagnosis, f.Fix = "", "", Fixes[f.Rule]
+		f.Cause, f.Diagnosis, f.Fix = "", "", ruleFixes[f.Rule]
 		return
 	}
 	f.Cause, f.Diagnosis, f.Fix = c.ID, c.Says, c.Fix
@@ -86,7 +85,7 @@ type timing struct{ sent, answered []time.Time }
 func (tm timing) midTransfer(attempts []lab.Attempt, g int) bool {
 	a := attempts[g]
 	for x, b := range attempts {
-		if x == g || b.Key != a.Key || b.Customer != a.Customer || b.Delivered && transferID(b.Response) == "" {
+		if x == g || b.Key != a.Key || b.Customer != a.Customer || b.Delivered && lab.TransferID(b.Response) == "" {
 			continue
 		}
 		if tm.sent[x].Before(tm.answered[g]) && tm.answered[g].Before(tm.answered[x]) {
@@ -116,7 +115,7 @@ func diagnose(f *Failure, check string, attempts []lab.Attempt, idx []int, tm ti
 	case f.RuleN == lab.RuleNothingLost.N && check == "refusals" && len(idx) >= 2:
 		// A refusal's retry was told success: which success says why.
 		for _, i := range idx[1:] {
-			if success(attempts[i].Status) {
+			if lab.Success(attempts[i].Status) {
 				c = replayCause(attempts[idx[0]], attempts[i], busy(idx[0]), busy(i))
 				break
 			}
@@ -140,7 +139,7 @@ func usedByOthers(attempts []lab.Attempt, idx []int) bool {
 
 func anyKeyless(attempts []lab.Attempt, idx []int) bool {
 	for _, i := range idx {
-		if attempts[i].Key == "" && success(attempts[i].Status) {
+		if attempts[i].Key == "" && lab.Success(attempts[i].Status) {
 			return true
 		}
 	}
@@ -151,7 +150,7 @@ func anyKeyless(attempts []lab.Attempt, idx []int) bool {
 // firstBusy and retryBusy say whether each was answered while an attempt
 // under the key that carried the transfer was still in flight.
 func replayCause(first, retry lab.Attempt, firstBusy, retryBusy bool) *cause {
-	firstID, retryID := transferID(first.Response), transferID(retry.Response)
+	firstID, retryID := lab.TransferID(first.Response), lab.TransferID(retry.Response)
 	switch {
 	case retry.Status != first.Status && string(retry.Response) == string(first.Response):
 		return causeReplayStatus
@@ -159,12 +158,12 @@ func replayCause(first, retry lab.Attempt, firstBusy, retryBusy bool) *cause {
 		if retry.Status == first.Status {
 			return causeRefusalRerendered
 		}
-		if success(retry.Status) && retryID != "" {
+		if lab.Success(retry.Status) && retryID != "" {
 			return causeRefusalNotStored
 		}
 		return causeGenericReplay
-	case success(retry.Status) && retryID == "" && firstID != "" ||
-		success(first.Status) && firstID == "" && retryID != "":
+	case lab.Success(retry.Status) && retryID == "" && firstID != "" ||
+		lab.Success(first.Status) && firstID == "" && retryID != "":
 		// A success that names no transfer: a generic "already processed".
 		// Given while another attempt under the key was running, it says
 		// the key was marked done before the work; given later, that
@@ -177,20 +176,4 @@ func replayCause(first, retry lab.Attempt, firstBusy, retryBusy bool) *cause {
 		return causeRecomputed
 	}
 	return nil
-}
-
-func transferID(body []byte) string {
-	var t struct {
-		TransferID any `json:"transfer_id"`
-	}
-	if json.Unmarshal(body, &t) != nil || t.TransferID == nil {
-		return ""
-	}
-	switch v := t.TransferID.(type) {
-	case string:
-		return v
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
 }

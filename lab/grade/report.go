@@ -8,6 +8,132 @@ import (
 	"idemlab/lab"
 )
 
+// Verdicts of a rule.
+const (
+	Holds   = "holds"
+	Broken  = "broken"
+	Unknown = "unknown"
+)
+
+// Verdicts of a check. A check is ok only when its promise holds: no rule
+// broke and the endpoint answered as the contract says. It warns when no
+// rule broke but the endpoint departed from the contract (a note says how),
+// and fails when it broke a rule or could not finish.
+const (
+	CheckOK   = "ok"
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
+// Report is a grading run's verdict, for people (WriteText) and machines
+// (JSON).
+type Report struct {
+	Target string `json:"target"`
+	Seed   int64  `json:"seed"`
+	Run    string `json:"run"`
+	// RetentionSeconds is what the endpoint publishes, nil when nothing.
+	RetentionSeconds    *int64 `json:"retention_seconds"`
+	RetryHorizonSeconds int64  `json:"retry_horizon_seconds"`
+	// OK is true only when every rule holds (rule 7 judged) and every
+	// check is ok: the endpoint keeps every promise the grader checks.
+	OK       bool          `json:"ok"`
+	Rules    []RuleVerdict `json:"rules"`
+	Checks   []CheckResult `json:"checks"`
+	Failures []Failure     `json:"failures"`
+	Notes    []Note        `json:"notes"`
+	Day      *DaySummary   `json:"day,omitempty"`
+	// ElapsedMS is how long the run took.
+	ElapsedMS int64 `json:"elapsed_ms"`
+}
+
+// DaySummary is the day's tally as the report shows it: the checker's
+// counts, the answers by status and the wishes never paid.
+type DaySummary struct {
+	lab.Summary
+	// Statuses counts the answers by HTTP status ("0": the grader cut the
+	// connection, or no answer came).
+	Statuses map[int]int `json:"statuses"`
+	// ForeignKeyRefusals counts the intents never paid because their
+	// requests were refused after another customer had used the same key
+	// string (rule 5).
+	ForeignKeyRefusals int `json:"foreign_key_refusals"`
+	// UnpaidIntents names the first intents never paid (at most ten);
+	// Summary.Unpaid counts them all.
+	UnpaidIntents []string `json:"unpaid_intent_ids,omitempty"`
+	// Conflicts409WithoutRetryAfter counts 409s sent without a valid
+	// Retry-After header.
+	Conflicts409WithoutRetryAfter int `json:"conflicts_409_without_retry_after"`
+}
+
+// RuleVerdict is one rule's verdict over the whole run.
+type RuleVerdict struct {
+	N       int    `json:"n"`
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	Verdict string `json:"verdict"`
+	// Fix says what to change when the rule is broken or unknown: the fix
+	// for the cause the grader diagnosed first, or the rule's usual fix.
+	Fix string `json:"fix,omitempty"`
+	// Causes lists the causes diagnosed, in the order found; each failure
+	// carries its own, with its fix.
+	Causes []string `json:"causes,omitempty"`
+}
+
+// CheckResult is one check's outcome.
+type CheckResult struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Verdict is CheckOK, CheckWarn or CheckFail; OK is Verdict == CheckOK.
+	Verdict string   `json:"verdict"`
+	OK      bool     `json:"ok"`
+	Broken  []string `json:"broken,omitempty"`
+	// Notes counts the check's notes: its departures from the contract.
+	Notes int `json:"notes,omitempty"`
+	// Error is set when the check could not run (the endpoint refused to
+	// open an account, or could not be reached).
+	Error     string `json:"error,omitempty"`
+	ElapsedMS int64  `json:"elapsed_ms"`
+}
+
+// Failure is one broken rule, shown by the shortest request sequence the
+// grader found.
+type Failure struct {
+	Check   string `json:"check"`
+	Rule    string `json:"rule"`
+	RuleN   int    `json:"rule_n"`
+	Message string `json:"message"`
+	// Cause names what the evidence says went wrong (see Causes), when the
+	// grader could tell; Diagnosis says it in words and Fix what to change.
+	// Without a cause, Fix is the rule's usual fix.
+	Cause     string   `json:"cause,omitempty"`
+	Diagnosis string   `json:"diagnosis,omitempty"`
+	Fix       string   `json:"fix"`
+	Lanes     []string `json:"lanes,omitempty"`
+	// Curl is the sequence as shell lines a student can paste; lines that
+	// start with '#' say what the grader did that curl alone does not.
+	Curl []string `json:"curl,omitempty"`
+}
+
+// Note is a departure from the contract that breaks no rule by itself.
+type Note struct {
+	Check   string   `json:"check"`
+	Message string   `json:"message"`
+	Curl    []string `json:"curl,omitempty"`
+}
+
+// settle sets the check's verdict from what it found.
+func (c *CheckResult) settle() {
+	switch {
+	case len(c.Broken) > 0 || c.Error != "":
+		c.Verdict = CheckFail
+	case c.Notes > 0:
+		c.Verdict = CheckWarn
+	default:
+		c.Verdict = CheckOK
+	}
+	c.OK = c.Verdict == CheckOK
+}
+
 // Broken lists the names of the broken rules.
 func (r Report) Broken() []string {
 	var out []string
@@ -73,13 +199,13 @@ func (r Report) WriteText(w io.Writer) error {
 		case len(c.Broken) > 0:
 			fmt.Fprintf(&b, " — breaks %s", strings.Join(c.Broken, ", "))
 		case c.Verdict == CheckWarn:
-			fmt.Fprintf(&b, " — no rule broke, but %d %s below", c.Notes, plural(c.Notes, "departure from the contract is noted", "departures from the contract are noted"))
+			fmt.Fprintf(&b, " — no rule broke, but %d %s below", c.Notes, lab.Plural(c.Notes, "departure from the contract is noted", "departures from the contract are noted"))
 		}
 		b.WriteString("\n")
 	}
 	if d := r.Day; d != nil {
 		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %d duplicates (%s won paid twice), %d %s never paid, %d×409, %d×422, %d replays.\n",
-			d.Intents, d.Attempts, d.Transfers, d.Duplicates, lab.GroupDigits(d.PaidTwice), d.Unpaid, plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
+			d.Intents, d.Attempts, d.Transfers, d.Duplicates, lab.GroupDigits(d.PaidTwice), d.Unpaid, lab.Plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
 		fmt.Fprintf(&b, "  answers by status: %s\n", lab.StatusList(d.Statuses))
 		if d.Unpaid > 0 {
 			fmt.Fprintf(&b, "  never paid: %s", strings.Join(d.UnpaidIntents, ", "))
@@ -145,12 +271,12 @@ func (r Report) WriteText(w io.Writer) error {
 	case len(broken) > 0:
 		fmt.Fprintf(&b, "\nVerdict: %d of %d rules broken: %s.", len(broken), len(r.Rules), strings.Join(broken, ", "))
 		if len(warned) > 0 {
-			fmt.Fprintf(&b, " Besides, %d %s: %s.", len(warned), plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
+			fmt.Fprintf(&b, " Besides, %d %s: %s.", len(warned), lab.Plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
 		}
 		b.WriteString("\n")
 	case len(warned) > 0:
 		fmt.Fprintf(&b, "\nVerdict: no rule is broken, but %d %s (the endpoint departs from the contract): %s.\n",
-			len(warned), plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
+			len(warned), lab.Plural(len(warned), "check warns", "checks warn"), strings.Join(warned, ", "))
 	default:
 		b.WriteString("\nVerdict: no rule is broken, but not every rule could be judged or every check finished (see above).\n")
 	}
@@ -206,11 +332,4 @@ func writeCurl(b *strings.Builder, lines []string) {
 	for _, l := range lines {
 		fmt.Fprintf(b, "      %s\n", l)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

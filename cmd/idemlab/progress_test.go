@@ -25,3 +25,25 @@ func TestProgressLine(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out, "\r"), "the line is wiped: %q", out)
 	assert.False(t, isTerminal(&b))
 }
+
+// TestProgressBar: the day's bar is drawn in place, its last state always,
+// and stays on its own line when the replay ends; off a terminal nothing is
+// drawn.
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	bar := &progressBar{statusLine{w: &b}}
+	bar.update(0, 0)
+	bar.update(2, 4)
+	bar.update(4, 4)
+	bar.done()
+	bar.done()
+	out := b.String()
+	assert.Contains(t, out, "\r[####################....................]  50% 2/4 attempts")
+	assert.True(t, strings.HasSuffix(out, "\r[########################################] 100% 4/4 attempts\n"), "%q", out)
+
+	b.Reset()
+	quiet := newProgressBar(&b)
+	quiet.update(4, 4)
+	quiet.done()
+	assert.Empty(t, b.String())
+}

@@ -12,25 +12,25 @@ import (
 	"idemlab/lab"
 )
 
-// testScenario is a scenario whose attempts are written by hand, with no
+// testCheckRun is a check's run whose attempts are written by hand, with no
 // endpoint behind it: enough to render its curl lines.
-func testScenario(t *testing.T) *scenario {
+func testCheckRun(t *testing.T) *checkRun {
 	t.Helper()
 	c, err := NewClient("http://127.0.0.1:9", time.Second)
 	require.NoError(t, err)
-	s := newScenario(&grader{c: c, run: "g1-"}, context.Background(), "together")
+	cr := newCheckRun(&grader{c: c, run: "g1-"}, context.Background(), "together")
 	for _, id := range []string{"g1-payer", "g1-shop"} {
-		s.start[id], s.opening[id] = 1000, 1000
-		s.accounts = append(s.accounts, id)
+		cr.start[id], cr.opening[id] = 1000, 1000
+		cr.accounts = append(cr.accounts, id)
 	}
-	return s
+	return cr
 }
 
-func (s *scenario) fake(key string, group int) int {
+func (cr *checkRun) fake(key string, group int) int {
 	r := keyed("g1-app", key, lab.RenderBody(lab.StyleCompact, "g1-payer", "g1-shop", 100))
-	i := s.record(lab.Intent{ID: "i1"}, r, Reply{Status: 201}, time.Now())
+	i := cr.record(lab.Intent{ID: "i1"}, r, Reply{Status: 201}, time.Now())
 	if group != 0 {
-		s.together[i] = group
+		cr.together[i] = group
 	}
 	return i
 }
@@ -39,13 +39,13 @@ func (s *scenario) fake(key string, group int) int {
 // number of its lines that follow, ended with wait before the next request;
 // one request shown from a group is said to be one of many, without &.
 func TestCurlLinesSayWhatArrivedTogether(t *testing.T) {
-	s := testScenario(t)
-	a := s.fake("k", 1)
-	b := s.fake("k", 1)
-	s.fake("k", 1)
-	after := s.fake("k", 0)
+	cr := testCheckRun(t)
+	a := cr.fake("k", 1)
+	b := cr.fake("k", 1)
+	cr.fake("k", 1)
+	after := cr.fake("k", 0)
 
-	lines := s.curl([]int{a, b, after})
+	lines := cr.curl([]int{a, b, after})
 	text := strings.Join(lines, "\n")
 	assert.Contains(t, text, "# the next 2 requests arrived at the same moment")
 	assert.Equal(t, 2, strings.Count(text, " &\n"))
@@ -62,11 +62,11 @@ func TestCurlLinesSayWhatArrivedTogether(t *testing.T) {
 	assert.Less(t, waitAt, lastPost, "the request after the group waits for it")
 
 	// A crowd of other keys at the same moment: one of it is shown.
-	s.fake("x", 2)
-	y := s.fake("y", 2)
-	s.fake("z", 2)
-	retry := s.fake("y", 0)
-	lines = s.curl([]int{y, retry})
+	cr.fake("x", 2)
+	y := cr.fake("y", 2)
+	cr.fake("z", 2)
+	retry := cr.fake("y", 0)
+	lines = cr.curl([]int{y, retry})
 	text = strings.Join(lines, "\n")
 	assert.NotContains(t, text, "the next 1 requests")
 	assert.Contains(t, text, "# the next request was one of 3 sent at the same moment")
@@ -78,13 +78,13 @@ func TestCurlLinesSayWhatArrivedTogether(t *testing.T) {
 // between two attempts opens with its first balance, and the top-up comes
 // between the two requests, as it happened.
 func TestCurlLinesShowTheGradersOwnRequestsInPlace(t *testing.T) {
-	s := testScenario(t)
-	first := s.fake("k", 0)
-	s.interludes = append(s.interludes, interlude{before: len(s.attempts), account: "g1-payer", comment: "the payer's account is topped up",
+	cr := testCheckRun(t)
+	first := cr.fake("k", 0)
+	cr.interludes = append(cr.interludes, interlude{before: len(cr.attempts), account: "g1-payer", comment: "the payer's account is topped up",
 		req: putRequest("g1-payer", 5000)})
-	s.start["g1-payer"] = 5000
-	retry := s.fake("k", 0)
-	lines := s.curl([]int{first, retry})
+	cr.start["g1-payer"] = 5000
+	retry := cr.fake("k", 0)
+	lines := cr.curl([]int{first, retry})
 	require.GreaterOrEqual(t, len(lines), 7)
 	assert.Contains(t, lines[0], `{"balance":1000}`, "the account opens as it first was")
 	var order []string

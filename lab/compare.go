@@ -1,0 +1,127 @@
+// How two requests and two answers are compared, and how a body is shown
+// in a violation's message.
+
+package lab
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"idemlab/engine"
+)
+
+// AnswerDifference says outright how a retry's answer differs from the
+// first one: the status first ("status 200, first answer 201"), then the
+// members of a JSON body whose values differ, or the first byte at which
+// two bodies part.
+func AnswerDifference(firstStatus int, first []byte, status int, body []byte) string {
+	var parts []string
+	if status != firstStatus {
+		parts = append(parts, fmt.Sprintf("status %d, first answer %d", status, firstStatus))
+	}
+	if !bytes.Equal(first, body) {
+		parts = append(parts, bodyDifference(first, body))
+	}
+	if len(parts) == 0 {
+		return "no difference"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func bodyDifference(first, body []byte) string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(first, &a) == nil && json.Unmarshal(body, &b) == nil {
+		var names []string
+		for k := range a {
+			names = append(names, k)
+		}
+		for k := range b {
+			if _, ok := a[k]; !ok {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		var diffs []string
+		for _, k := range names {
+			va, ina := a[k]
+			vb, inb := b[k]
+			switch {
+			case !ina:
+				diffs = append(diffs, fmt.Sprintf("%q is %s, absent from the first answer", k, clip(vb)))
+			case !inb:
+				diffs = append(diffs, fmt.Sprintf("%q is missing, the first answer had %s", k, clip(va)))
+			case !bytes.Equal(compactBytes(va), compactBytes(vb)):
+				diffs = append(diffs, fmt.Sprintf("%q is %s, first answer %s", k, clip(vb), clip(va)))
+			}
+		}
+		if len(diffs) > 0 {
+			return strings.Join(diffs, ", ")
+		}
+		return "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes"
+	}
+	if len(body) == 0 {
+		return "an empty body, first answer " + compact(first)
+	}
+	n := 0
+	for n < len(first) && n < len(body) && first[n] == body[n] {
+		n++
+	}
+	return fmt.Sprintf("the bodies part at byte %d: %s here, %s in the first answer", n, clip(tail(body, n)), clip(tail(first, n)))
+}
+
+func compactBytes(b []byte) []byte {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+func tail(b []byte, n int) []byte {
+	if n >= len(b) {
+		return nil
+	}
+	return b[n:]
+}
+
+func clip(b []byte) string {
+	s := string(compactBytes(b))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}
+
+// SameRequest compares two transfer bodies as the canonical fingerprint
+// does: reordered fields and whitespace are the same request. Bodies the
+// bank API refuses are the same only byte for byte.
+func SameRequest(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	ta, pa := engine.ParseTransfer(a)
+	tb, pb := engine.ParseTransfer(b)
+	return pa == nil && pb == nil && ta == tb // equal transfers, equal canonical forms
+}
+
+func compact(b []byte) string {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		out.Reset()
+		out.Write(b)
+	}
+	s := out.String()
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	if s == "" {
+		return "(no body)"
+	}
+	return strings.TrimSpace(s)
+}
