@@ -43,6 +43,9 @@ type Attempt struct {
 	// server produced one.
 	Delivered bool      `json:"delivered"`
 	SentAt    time.Time `json:"sent_at"`
+	// Server is the app server the attempt reached when several share one
+	// database (from 1); zero when unknown or only one.
+	Server int `json:"server,omitempty"`
 }
 
 // LedgerTransfer is a transfer the server recorded, when the checker can see
@@ -71,6 +74,29 @@ type History struct {
 	// RetryHorizon how long the clients keep retrying.
 	Retention    time.Duration `json:"retention"`
 	RetryHorizon time.Duration `json:"retry_horizon"`
+	// MemoryGuard names what each server keeps in its own memory to guard
+	// its keys (MemoryGuardLock, MemoryGuardCache), when known; a double
+	// payment whose attempts reached different servers is laid at its door.
+	MemoryGuard string `json:"memory_guard,omitempty"`
+}
+
+// What a server may keep in its own memory to guard keys: the mistakes a
+// team makes when it scales out to several servers.
+const (
+	MemoryGuardLock  = "memory-lock"  // a per-key mutex in the server's memory
+	MemoryGuardCache = "server-cache" // a key cache in the server's memory
+)
+
+// MemoryGuardOf says what a policy keeps in each server's memory to guard
+// its keys: the cache when its claim lives there, else the lock, else "".
+func MemoryGuardOf(p engine.Policy) string {
+	switch {
+	case p.Claim == engine.ClaimServerCache:
+		return MemoryGuardCache
+	case p.Lock == engine.LockMemory:
+		return MemoryGuardLock
+	}
+	return ""
 }
 
 // Rule is one invariant.
@@ -103,6 +129,10 @@ type Violation struct {
 	Attempts []int    `json:"attempts,omitempty"`
 	Lanes    []string `json:"lanes,omitempty"`
 	Intent   string   `json:"intent,omitempty"`
+	// Cause names the mistake behind the failure when the checker can tell
+	// (MemoryGuardLock or MemoryGuardCache: the attempts reached different
+	// servers, each guarded only by its own memory).
+	Cause string `json:"cause,omitempty"`
 }
 
 // RuleResult is one rule's verdict.
@@ -283,6 +313,36 @@ func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Viol
 	return v
 }
 
+// memoryGuardWhy says why a memory guard let a double payment through.
+func memoryGuardWhy(guard string) string {
+	if guard == MemoryGuardCache {
+		return "a key cache in one server's memory is empty on another: the retry was a cache miss there"
+	}
+	return "a lock held in one server's memory does not stop another server: each took its own"
+}
+
+// serversOf lists, in order, the servers an intent's attempts reached.
+func (c *checker) serversOf(intent string) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, i := range c.byIntent[intent] {
+		if s := c.h.Attempts[i].Server; s > 0 && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, " and ")
+}
+
 func success(status int) bool { return status >= 200 && status < 300 }
 
 // final reports whether an answer is the request's outcome (as opposed to
@@ -296,8 +356,13 @@ func (c *checker) check(rule Rule) []Violation {
 		for _, id := range c.order {
 			if n := c.transfers[id]; n > 1 {
 				in := c.intents[id]
-				vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
-					id, n, in.Amount, n, in.From, in.To), c.attemptsOf(id)...))
+				v := c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
+					id, n, in.Amount, n, in.From, in.To), c.attemptsOf(id)...)
+				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
+					v.Cause = c.h.MemoryGuard
+					v.Message += "; its attempts reached servers " + joinInts(servers) + ", and " + memoryGuardWhy(c.h.MemoryGuard)
+				}
+				vs = append(vs, v)
 			}
 		}
 	case RuleNoSilentWrong:
