@@ -88,12 +88,15 @@ const (
 )
 
 // MemoryGuardOf says what a policy keeps in each server's memory to guard
-// its keys: the cache when its claim lives there, else the lock, else "".
+// its keys: the cache when its claim lives there; the lock when it is what
+// keeps the claim safe on one server (check-then-insert, or a lookup before
+// the work), since under a claim that pays twice on one server anyway
+// (none, INSERT OR IGNORE) the lock is not the cause; else "".
 func MemoryGuardOf(p engine.Policy) string {
 	switch {
 	case p.Claim == engine.ClaimServerCache:
 		return MemoryGuardCache
-	case p.Lock == engine.LockMemory:
+	case p.Lock == engine.LockMemory && p.Claim != engine.ClaimNone && p.Claim != engine.ClaimInsertOrIgnore:
 		return MemoryGuardLock
 	}
 	return ""

@@ -784,7 +784,10 @@ function drawLedger(parent, r, model, c) {
 function drawDB(parent, r, model, c) {
   const { X, t } = c;
   const gr = r.group;
-  const name = gr.key ? t('raceKeyRow', { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
+  // Under the server-cache claim the key lives in the servers' memories,
+  // each its own: the row says so rather than call it a database row.
+  const keyWord = model.policy.claim === 'server-cache' ? 'raceCacheRow' : 'raceKeyRow';
+  const name = gr.key ? t(keyWord, { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
   const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
     svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, c.compact ? 11 : 17) }, svg('title', { text: name })));
