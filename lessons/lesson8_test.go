@@ -91,6 +91,9 @@ func TestTwoServersTeachesTheVerdictInTheDatabase(t *testing.T) {
 				require.Len(t, v, 1)
 				assert.Equal(t, lab.MemoryGuardCache, v[0].Cause)
 				assert.Empty(t, st.Keys)
+				assert.True(t, hasOutcome(outcomes(st, "A3"), engine.OutcomeDuplicate), "A3 is a cache hit on server 1")
+				assert.True(t, hasOutcome(outcomes(st, "A3"), engine.OutcomeReplayed), "and gets the stored answer")
+				assert.False(t, hasOutcome(outcomes(st, "A2"), engine.OutcomeDuplicate), "A2 is a cache miss on server 2")
 			})
 			t.Run("two servers: the constraint holds", func(t *testing.T) {
 				st := play(t, "s4", nil)
@@ -99,6 +102,14 @@ func TestTwoServersTeachesTheVerdictInTheDatabase(t *testing.T) {
 				a2 := outcomes(st, "A2")
 				assert.True(t, hasOutcome(a2, engine.OutcomeDuplicate), "%v", a2)
 				assert.Contains(t, strings.Join(a2, "\n"), "UNIQUE constraint failed")
+				status := map[string]int{}
+				for _, ls := range st.Lanes {
+					if ls.Response != nil {
+						status[ls.ID] = ls.Response.Status
+					}
+				}
+				assert.Equal(t, 409, status["A2"], "A2 hears that the first attempt is still running")
+				assert.True(t, hasOutcome(outcomes(st, "A3"), engine.OutcomeReplayed), "A3 gets A1's stored answer")
 			})
 			t.Run("sandbox: flipping the claim to the constraint holds", func(t *testing.T) {
 				spec := specs["s5"]
