@@ -24,13 +24,21 @@ type Options struct {
 	// execution takes. Zero on the bank API, so benchmarks measure the
 	// engine; lessons and storms set it to make races visible.
 	PaymentLatency time.Duration
+	// Server names the app server this engine plays when several share one
+	// database ("1", "2"); trace events and notes carry it. An Engine's
+	// memory (LockMemory's mutexes, ClaimServerCache's keys) is its own, as
+	// a server process's is.
+	Server string
 }
 
 // Engine runs the bank API under one Policy against one Store. It is safe
 // for concurrent use: every request runs in its caller's goroutine.
 type Engine struct {
 	policy  Policy
-	store   Store
+	store   Store // base, or the server's own key cache under ClaimServerCache
+	base    Store
+	server  string
+	locks   keyLocks
 	clock   Clock
 	hook    Hook
 	trace   Tracer
@@ -48,15 +56,20 @@ func New(s Store, p Policy, o Options) *Engine {
 	}
 	var id [6]byte
 	_, _ = rand.Read(id[:]) // never fails (crypto/rand documents this)
-	return &Engine{policy: p, store: s, clock: o.Clock, hook: o.Hook, trace: o.Trace,
+	e := &Engine{policy: p, store: s, base: s, server: o.Server, clock: o.Clock, hook: o.Hook, trace: o.Trace,
 		latency: o.PaymentLatency, start: o.Clock.Now(), ownerID: hex.EncodeToString(id[:])}
+	if p.Claim == ClaimServerCache {
+		e.store = newServerCache(s)
+	}
+	return e
 }
 
 // Policy returns the engine's policy.
 func (e *Engine) Policy() Policy { return e.policy }
 
-// Store returns the engine's store.
-func (e *Engine) Store() Store { return e.store }
+// Store returns the engine's store (the database, not the in-memory key
+// cache of ClaimServerCache).
+func (e *Engine) Store() Store { return e.base }
 
 // Clock returns the engine's clock.
 func (e *Engine) Clock() Clock { return e.clock }
@@ -210,6 +223,7 @@ type attempt struct {
 	owner    string
 	table    KeyTable
 	result   Result
+	unlock   func() // lets go of the in-memory lock (LockMemory); nil when none is held
 }
 
 // crashed is returned by step when the hook crashed the attempt.
@@ -218,6 +232,11 @@ type crashed struct{}
 func (e *Engine) transfer(ctx context.Context, req Request) (res Result) {
 	a := &attempt{e: e, ctx: ctx, req: req, table: e.keyTable()}
 	a.result.Delivered = true
+	defer func() {
+		if a.unlock != nil {
+			a.unlock() // a crash loses the process's memory, its locks with it
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(crashed); !ok {
@@ -266,7 +285,7 @@ func (a *attempt) emit(p Phase, sql, outcome string, status int, note string) {
 	a.e.trace(Event{
 		Seq: a.e.seq.Add(1), AtMS: a.e.clock.Now().Sub(a.e.start).Milliseconds(),
 		Lane: a.req.Lane, Intent: a.req.Intent, Customer: a.customer, Key: a.key,
-		Phase: p, SQL: sql, Outcome: outcome, Status: status, Note: note,
+		Phase: p, SQL: sql, Outcome: outcome, Status: status, Note: note, Server: a.e.server,
 	})
 }
 
@@ -333,7 +352,9 @@ func (a *attempt) run() Response {
 
 	if p.InProgress == InProgressExecuteFirst {
 		// The key is written only after the work: look first, then pay.
-		a.step(PhaseClaim, "check")
+		if resp, done := a.claimStep("check"); done {
+			return resp
+		}
 		look, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
 		if err != nil {
 			return a.fail(PhaseClaim, look.SQL, err)
@@ -373,6 +394,20 @@ func (a *attempt) newRecord(state string) KeyRecord {
 	return rec
 }
 
+// claimStep runs the hook before the claim (or its first part) and, under
+// LockMemory, takes this engine's lock on the key. done is true when the
+// attempt has its answer already (its context ended while it waited).
+func (a *attempt) claimStep(part string) (resp Response, done bool) {
+	a.step(PhaseClaim, part)
+	if a.e.policy.Lock != LockMemory {
+		return Response{}, false
+	}
+	if err := a.lockKey(); err != nil {
+		return a.fail(PhaseClaim, "", err), true
+	}
+	return Response{}, false
+}
+
 // claim takes the key according to the claim strategy. done is true when
 // the attempt has its answer already (a duplicate or an error).
 func (a *attempt) claim() (resp Response, done bool) {
@@ -387,7 +422,9 @@ func (a *attempt) claim() (resp Response, done bool) {
 	}
 	switch p.Claim {
 	case ClaimCheckThenInsert:
-		a.step(PhaseClaim, "check")
+		if resp, done := a.claimStep("check"); done {
+			return resp, true
+		}
 		look, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
 		if err != nil {
 			return a.fail(PhaseClaim, look.SQL, err), true
@@ -406,7 +443,9 @@ func (a *attempt) claim() (resp Response, done bool) {
 		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, "INSERT wrote a row; nothing stops a second one with the same key")
 		return Response{}, false
 	case ClaimInsertOrIgnore:
-		a.step(PhaseClaim, "")
+		if resp, done := a.claimStep(""); done {
+			return resp, true
+		}
 		ins, err := e.store.InsertKey(a.ctx, a.table, InsertOrIgnore, rec)
 		if err != nil {
 			return a.fail(PhaseClaim, ins.SQL, err), true
@@ -419,15 +458,25 @@ func (a *attempt) claim() (resp Response, done bool) {
 		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, note)
 		return Response{}, false
 	}
-	a.step(PhaseClaim, "")
+	if resp, done := a.claimStep(""); done {
+		return resp, true
+	}
 	ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
 	if err != nil {
 		return a.fail(PhaseClaim, ins.SQL, err), true
 	}
+	cached := p.Claim == ClaimServerCache
 	if ins.Inserted {
 		a.owner = rec.Owner
-		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, "INSERT succeeded: this attempt owns the key")
+		note := "INSERT succeeded: this attempt owns the key"
+		if cached {
+			note = "cache miss on " + e.serverName() + ": the key is remembered in its memory now, and in no other server's"
+		}
+		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, note)
 		return Response{}, false
+	}
+	if cached {
+		ins.ConstraintError = "cache hit on " + e.serverName() + ": this server has seen the key"
 	}
 	old := ins.Existing
 	takeOver := ""

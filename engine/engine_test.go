@@ -302,7 +302,7 @@ func TestPublication(t *testing.T) {
 		require.Equal(t, 200, r.Response.Status)
 		assert.JSONEq(t, `{"level":"scoped","scope":"(customer, endpoint, key)","retention_seconds":86400,"lease_seconds":30,
 			"policy":{"level":"scoped","claim":"constraint","fingerprint":"canonical","in_progress":"two-phase","replay":"stored",
-			"scope":"customer-endpoint","retention":"24h0m0s","lease":"30s"}}`, string(r.Response.Body))
+			"scope":"customer-endpoint","lock":"none","retention":"24h0m0s","lease":"30s"}}`, string(r.Response.Body))
 	}
 	assert.Equal(t, 405, b.do(t, engine.Request{Method: "POST", Path: "/"}).Response.Status)
 }
@@ -319,11 +319,13 @@ func TestEveryKnobCombination(t *testing.T) {
 			for ip := range len(knobs["in_progress"]) {
 				for rp := range len(knobs["replay"]) {
 					for sc := range len(knobs["scope"]) {
-						p := engine.MustPreset(engine.LevelScoped)
-						p.Level = ""
-						p.Claim, p.Fingerprint, p.InProgress = engine.ClaimStrategy(claim), engine.FingerprintMode(fp), engine.InProgressMode(ip)
-						p.Replay, p.Scope = engine.ReplayMode(rp), engine.ScopeMode(sc)
-						policies = append(policies, p)
+						for lk := range len(knobs["lock"]) {
+							p := engine.MustPreset(engine.LevelScoped)
+							p.Level = ""
+							p.Claim, p.Fingerprint, p.InProgress = engine.ClaimStrategy(claim), engine.FingerprintMode(fp), engine.InProgressMode(ip)
+							p.Replay, p.Scope, p.Lock = engine.ReplayMode(rp), engine.ScopeMode(sc), engine.LockMode(lk)
+							policies = append(policies, p)
+						}
 					}
 				}
 			}
@@ -337,7 +339,7 @@ func TestEveryKnobCombination(t *testing.T) {
 	}
 	allowed := map[int]bool{200: true, 201: true, 409: true, 422: true}
 	for _, p := range policies {
-		name := fmt.Sprintf("%s/%s/%s/%s/%s", p.Claim, p.Fingerprint, p.InProgress, p.Replay, p.Scope)
+		name := fmt.Sprintf("%s/%s/%s/%s/%s/%s", p.Claim, p.Fingerprint, p.InProgress, p.Replay, p.Scope, p.Lock)
 		t.Run(name, func(t *testing.T) {
 			b := newBank(t, p, engine.Options{PaymentLatency: time.Millisecond})
 			for _, body := range []string{body200k, body200k, `{"from":"alice","to":"bob","amount":300000}`} {

@@ -33,6 +33,27 @@ const (
 	// ClaimConstraint runs one plain INSERT against the table whose primary
 	// key is (scope, key); SQLite's constraint error is the verdict.
 	ClaimConstraint
+	// ClaimServerCache keeps the keys in the engine's own memory instead of
+	// a table: a map from (scope, key) to the record, checked and set under
+	// one mutex. On one server that is as safe as the constraint; but every
+	// Engine is one server with its own cache, so a retry that the load
+	// balancer sends to another server is a cache miss there and pays again.
+	ClaimServerCache
+)
+
+// LockMode says whether the engine serialises the attempts of one key in
+// its own memory before it claims the key.
+type LockMode int
+
+const (
+	// LockNone takes no lock of its own: the claim strategy alone decides.
+	LockNone LockMode = iota
+	// LockMemory takes a per-key mutex held in the Engine's memory from the
+	// claim until the answer is sent. The attempts of one key on one engine
+	// run one after the other, which makes even check-then-insert safe on
+	// one server; a second Engine (a second server behind the same load
+	// balancer) has mutexes of its own, and nothing stops its attempt.
+	LockMemory
 )
 
 // FingerprintMode says what the engine remembers of the request beside its key.
@@ -102,6 +123,9 @@ type Policy struct {
 	InProgress  InProgressMode  `json:"in_progress"`
 	Replay      ReplayMode      `json:"replay"`
 	Scope       ScopeMode       `json:"scope"`
+	// Lock is the scale-out mistake of guarding the claim with a mutex in
+	// the server's memory; LockNone in every preset.
+	Lock LockMode `json:"lock"`
 	// Retention is how long a key is remembered after its claim. Zero keeps
 	// keys forever.
 	Retention Duration `json:"retention"`
@@ -204,11 +228,12 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // The knob names as they appear in JSON, URLs and the sandbox.
 var (
-	claimNames       = []string{"none", "check-then-insert", "insert-or-ignore", "constraint"}
+	claimNames       = []string{"none", "check-then-insert", "insert-or-ignore", "constraint", "server-cache"}
 	fingerprintNames = []string{"none", "raw", "canonical"}
 	inProgressNames  = []string{"none", "completed-first", "execute-first", "two-phase"}
 	replayNames      = []string{"generic", "recompute", "stored"}
 	scopeNames       = []string{"global", "customer-endpoint"}
+	lockNames        = []string{"none", "memory"}
 )
 
 // KnobValues returns, by each knob's JSON name, the values it can take, in
@@ -221,6 +246,7 @@ func KnobValues() map[string][]string {
 		"in_progress": slices.Clone(inProgressNames),
 		"replay":      slices.Clone(replayNames),
 		"scope":       slices.Clone(scopeNames),
+		"lock":        slices.Clone(lockNames),
 	}
 }
 
@@ -249,12 +275,14 @@ func (v FingerprintMode) String() string { return nameOf(fingerprintNames, int(v
 func (v InProgressMode) String() string  { return nameOf(inProgressNames, int(v)) }
 func (v ReplayMode) String() string      { return nameOf(replayNames, int(v)) }
 func (v ScopeMode) String() string       { return nameOf(scopeNames, int(v)) }
+func (v LockMode) String() string        { return nameOf(lockNames, int(v)) }
 
 func (v ClaimStrategy) MarshalText() ([]byte, error)   { return []byte(v.String()), nil }
 func (v FingerprintMode) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 func (v InProgressMode) MarshalText() ([]byte, error)  { return []byte(v.String()), nil }
 func (v ReplayMode) MarshalText() ([]byte, error)      { return []byte(v.String()), nil }
 func (v ScopeMode) MarshalText() ([]byte, error)       { return []byte(v.String()), nil }
+func (v LockMode) MarshalText() ([]byte, error)        { return []byte(v.String()), nil }
 
 func (v *ClaimStrategy) UnmarshalJSON(b []byte) error {
 	n, err := parseName("claim strategy", claimNames, b)
@@ -279,6 +307,12 @@ func (v *ReplayMode) UnmarshalJSON(b []byte) error {
 func (v *ScopeMode) UnmarshalJSON(b []byte) error {
 	n, err := parseName("scope mode", scopeNames, b)
 	*v = ScopeMode(n)
+	return err
+}
+
+func (v *LockMode) UnmarshalJSON(b []byte) error {
+	n, err := parseName("lock mode", lockNames, b)
+	*v = LockMode(n)
 	return err
 }
 

@@ -90,6 +90,9 @@ type Event struct {
 	Outcome  string `json:"outcome"`
 	Status   int    `json:"status,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// Server names the app server that ran the phase, when several engines
+	// share one database (Options.Server).
+	Server string `json:"server,omitempty"`
 }
 
 // Outcomes a trace event can report.
@@ -112,6 +115,8 @@ const (
 	OutcomeTimedOut  = "timed-out" // the client stopped waiting; the server went on
 	OutcomeDelivered = "delivered"
 	OutcomeError     = "error"
+	OutcomeLocked    = "locked"  // took the engine's in-memory lock on the key
+	OutcomeWaiting   = "waiting" // another attempt on this engine holds that lock
 )
 
 // Tracer receives trace events. It is called synchronously from the

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,10 @@ type Violation struct {
 	Attempts []int    `json:"attempts,omitempty"`
 	Lanes    []string `json:"lanes,omitempty"`
 	Intent   string   `json:"intent,omitempty"`
+	// Cause names the mistake behind the failure when the checker can tell
+	// (MemoryGuardLock or MemoryGuardCache: the attempts reached different
+	// servers, each guarded only by its own memory).
+	Cause string `json:"cause,omitempty"`
 }
 
 // RuleResult is one rule's verdict.
@@ -226,6 +231,36 @@ func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Viol
 	return v
 }
 
+// memoryGuardWhy says why a memory guard let a double payment through.
+func memoryGuardWhy(guard string) string {
+	if guard == MemoryGuardCache {
+		return "a key cache in one server's memory is empty on another: the retry was a cache miss there"
+	}
+	return "a lock held in one server's memory does not stop another server: each took its own"
+}
+
+// serversOf lists, in order, the servers an intent's attempts reached.
+func (c *checker) serversOf(intent string) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, i := range c.byIntent[intent] {
+		if s := c.h.Attempts[i].Server; s > 0 && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, " and ")
+}
+
 // final reports whether an answer is the request's outcome (as opposed to
 // "not yet" or "try again").
 func final(status int) bool { return Success(status) || status == 402 || status == 404 }
@@ -237,8 +272,13 @@ func (c *checker) check(rule Rule) []Violation {
 		for _, id := range c.order {
 			if n := c.transfers[id]; n > 1 {
 				in := c.intents[id]
-				vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
-					id, n, in.Amount, n, in.From, in.To), c.attemptsOf(id)...))
+				v := c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
+					id, n, in.Amount, n, in.From, in.To), c.attemptsOf(id)...)
+				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
+					v.Cause = c.h.MemoryGuard
+					v.Message += "; its attempts reached servers " + joinInts(servers) + ", and " + memoryGuardWhy(c.h.MemoryGuard)
+				}
+				vs = append(vs, v)
 			}
 		}
 	case RuleNoSilentWrong:

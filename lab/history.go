@@ -33,6 +33,9 @@ type Attempt struct {
 	// server produced one.
 	Delivered bool      `json:"delivered"`
 	SentAt    time.Time `json:"sent_at"`
+	// Server is the app server the attempt reached when several share one
+	// database (from 1); zero when unknown or only one.
+	Server int `json:"server,omitempty"`
 }
 
 // LedgerTransfer is a transfer the server recorded, when the checker can see
@@ -61,6 +64,32 @@ type History struct {
 	// RetryHorizon how long the clients keep retrying.
 	Retention    time.Duration `json:"retention"`
 	RetryHorizon time.Duration `json:"retry_horizon"`
+	// MemoryGuard names what each server keeps in its own memory to guard
+	// its keys (MemoryGuardLock, MemoryGuardCache), when known; a double
+	// payment whose attempts reached different servers is laid at its door.
+	MemoryGuard string `json:"memory_guard,omitempty"`
+}
+
+// What a server may keep in its own memory to guard keys: the mistakes a
+// team makes when it scales out to several servers.
+const (
+	MemoryGuardLock  = "memory-lock"  // a per-key mutex in the server's memory
+	MemoryGuardCache = "server-cache" // a key cache in the server's memory
+)
+
+// MemoryGuardOf says what a policy keeps in each server's memory to guard
+// its keys: the cache when its claim lives there; the lock when it is what
+// keeps the claim safe on one server (check-then-insert, or a lookup before
+// the work), since under a claim that pays twice on one server anyway
+// (none, INSERT OR IGNORE) the lock is not the cause; else "".
+func MemoryGuardOf(p engine.Policy) string {
+	switch {
+	case p.Claim == engine.ClaimServerCache:
+		return MemoryGuardCache
+	case p.Lock == engine.LockMemory && p.Claim != engine.ClaimNone && p.Claim != engine.ClaimInsertOrIgnore:
+		return MemoryGuardLock
+	}
+	return ""
 }
 
 // AttemptOf records what an in-process attempt sent and got. The response

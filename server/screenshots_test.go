@@ -105,6 +105,11 @@ func TestScreenshots(t *testing.T) {
 			})
 		}
 	}
+	for _, lang := range []string{"", "ko"} {
+		t.Run("lesson8-"+lang, func(t *testing.T) {
+			shootTwoServers(t, ts.URL, dir, laptop, lang)
+		})
+	}
 	for _, scr := range []screen{laptop, projector, phone} {
 		t.Run("storm-"+scr.String(), func(t *testing.T) {
 			shootStorm(t, ts.URL, dir, scr, scr == projector)
@@ -232,6 +237,23 @@ func shootBenches(t *testing.T, base, dir string, scr screen, lang string) {
 		name += "-" + lang
 	}
 	shoot(t, ctx, dir, name, scr, "#day-picture-panel")
+}
+
+// shootTwoServers shoots lesson 8's two-server bench run to its end: each
+// attempt's row labelled with its server, the second payment and the
+// rule check that says why.
+func shootTwoServers(t *testing.T, base, dir string, scr screen, lang string) {
+	ctx := screenTab(t, scr)
+	query, name := "", "lesson8-two-servers-"+scr.String()
+	if lang != "" {
+		query, name = "?lang="+lang, name+"-"+lang
+	}
+	run(t, ctx, chromedp.Navigate(base+"/"+query+"#lesson=08-two-servers&s=s2"),
+		waitJS(`document.body.dataset.engine === 'ready' && document.body.dataset.interactive === 'true'`),
+		waitJS(`document.body.dataset.lesson === '08-two-servers' && location.hash.includes('s=s2')`),
+		waitJS(`document.querySelector('#step-count')?.dataset.step === '0'`))
+	runToEnd(t, ctx)
+	shoot(t, ctx, dir, name+"-bench", scr, "#bench")
 }
 
 // openLessonIn is openLesson at an address with a query (?lang=ko): the

@@ -64,13 +64,7 @@ func (b *bridge) version() string {
 	for _, l := range engine.Levels {
 		presets[l] = engine.MustPreset(l)
 	}
-	knobs := map[string][]string{
-		"claim":       names(func(i int) string { return engine.ClaimStrategy(i).String() }),
-		"fingerprint": names(func(i int) string { return engine.FingerprintMode(i).String() }),
-		"in_progress": names(func(i int) string { return engine.InProgressMode(i).String() }),
-		"replay":      names(func(i int) string { return engine.ReplayMode(i).String() }),
-		"scope":       names(func(i int) string { return engine.ScopeMode(i).String() }),
-	}
+	knobs := engine.KnobValues()
 	faults := names(func(i int) string { return engine.Fault(i).String() })[1:] // not "none"
 	return encode(map[string]any{"version": version, "levels": engine.Levels, "presets": presets,
 		"knobs": knobs, "faults": faults, "rules": lab.Rules})

@@ -141,7 +141,8 @@ func TestBridgeVersionListsKnobs(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(newBridge().version()), &v))
 	assert.Equal(t, []string{"naive", "unique", "fingerprint", "in-progress", "replay", "scoped"}, v.Levels)
-	assert.Equal(t, []string{"none", "check-then-insert", "insert-or-ignore", "constraint"}, v.Knobs["claim"])
+	assert.Equal(t, []string{"none", "check-then-insert", "insert-or-ignore", "constraint", "server-cache"}, v.Knobs["claim"])
+	assert.Equal(t, []string{"none", "memory"}, v.Knobs["lock"])
 	assert.Equal(t, []string{"global", "customer-endpoint"}, v.Knobs["scope"])
 	assert.Equal(t, []string{"crash", "lose-response", "client-timeout"}, v.Faults)
 	assert.Len(t, v.Presets, 6)
@@ -288,4 +289,61 @@ func TestBridgeLimitsOpenSessions(t *testing.T) {
 	assert.Contains(t, b.open(doubleTap, ""), "too many open sessions (3)")
 	b.closeAll()
 	assert.NotContains(t, b.open(doubleTap, ""), "error", fmt.Sprint("closing frees room"))
+}
+
+// twoServers is a retry that the load balancer sends to the other server,
+// both guarded by a lock in each server's memory.
+const twoServers = `{
+  "id": "s2", "level": "scoped", "policy": {"claim": "check-then-insert", "lock": "memory"}, "servers": 2,
+  "accounts": {"minji": 500000, "tickets": 0},
+  "lanes": [
+    {"id": "A1", "intent": "t", "customer": "minji", "key": "tkt-1", "server": 1, "body": {"from": "minji", "to": "tickets", "amount": 150000}},
+    {"id": "A2", "intent": "t", "customer": "minji", "key": "tkt-1", "server": 2, "body": {"from": "minji", "to": "tickets", "amount": 150000}}
+  ],
+  "schedule": ["A1@claim", "A2@claim", "A1", "A2", "A1@end", "A2@end"]
+}`
+
+// The bridge carries the servers through: each lane says which it reached,
+// the policy's lock round-trips by name, and flipping the claim to the
+// constraint (as the sandbox does, with a whole policy) pays once.
+func TestBridgePlaysTwoServers(t *testing.T) {
+	b := newBridge()
+	id, st := openSession(t, b, twoServers, "")
+	var raw struct {
+		Servers int `json:"servers"`
+		Policy  struct {
+			Lock string `json:"lock"`
+		} `json:"policy"`
+		Lanes []struct {
+			ID     string `json:"id"`
+			Server int    `json:"server"`
+		} `json:"lanes"`
+		Report struct {
+			Rules []struct {
+				OK         bool `json:"ok"`
+				Violations []struct {
+					Cause string `json:"cause"`
+				} `json:"violations"`
+			} `json:"rules"`
+		} `json:"report"`
+	}
+	out := b.run(id)
+	require.NoError(t, json.Unmarshal([]byte(out), &raw), out)
+	assert.Equal(t, 2, raw.Servers)
+	assert.Equal(t, "memory", raw.Policy.Lock)
+	require.Len(t, raw.Lanes, 2)
+	assert.Equal(t, 1, raw.Lanes[0].Server)
+	assert.Equal(t, 2, raw.Lanes[1].Server)
+	assert.Len(t, decode(t, out).Transfers, 2)
+	require.False(t, raw.Report.Rules[0].OK)
+	assert.Equal(t, "memory-lock", raw.Report.Rules[0].Violations[0].Cause)
+	assert.Equal(t, "check-then-insert", st.Policy.Claim)
+
+	fixed := decode(t, b.setPolicy(id, `{"level":"scoped","claim":"constraint","fingerprint":"canonical","in_progress":"two-phase","replay":"stored","scope":"customer-endpoint","lock":"memory","retention":"24h","lease":"30s"}`))
+	require.Empty(t, fixed.Error)
+	after := decode(t, b.run(id))
+	assert.Len(t, after.Transfers, 1)
+	assert.Equal(t, "constraint", after.Policy.Claim)
+	assert.Contains(t, b.setPolicy(id, `{"lock":"mutex"}`), `unknown lock mode`)
+	b.close(id)
 }

@@ -128,6 +128,11 @@ export function render() {
   const loose = st.loose_keys || [];
   $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
   $('loose-keys-table').replaceChildren(keyTable(loose, 'loose-keys'));
+  // Under the server-cache claim, each server's own memory is its key table.
+  const caches = st.caches || [];
+  $('caches-wrap').hidden = !caches.length;
+  $('caches-table').replaceChildren(...caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
+    el('h4', { text: t('laneServer', { n: c.server }) }), keyTable(c.keys || [], 'cache-' + c.server))));
   $('accounts-table').replaceChildren(accountsTable(st.accounts || []));
   $('transfers-table').replaceChildren(transfersTable(st.transfers || []));
   renderReport(st.report, $('summary'), $('rules'));
@@ -207,7 +212,7 @@ export function drawBenchRace() {
   // and the view only lights up that step.
   if (app.raceOf !== st) {
     app.race = buildRace({
-      events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step',
+      events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step', servers: st.servers,
     });
     app.raceOf = st;
   }
@@ -258,7 +263,10 @@ export function renderReport(report, summaryBox, list) {
   el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
   el('span', { text: r.rule.n + '. ' + r.rule.title }),
   (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
-    v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : ''))) : null)));
+    v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : '',
+    // The checker names the scale-out mistake behind a double payment
+    // across servers; the page says why in the learner's language.
+    v.cause ? el('p', { class: 'cause', 'data-cause': v.cause, text: t('cause_' + v.cause.replace('-', '_')) }) : null))) : null)));
 }
 
 

@@ -111,6 +111,10 @@ const M_CRASHED = Object.freeze({ kind: 'crashed', icon: '✸' });
 const M_REJECTED = Object.freeze({ kind: 'rejected', icon: '⊘' });
 const M_ERROR = Object.freeze({ kind: 'error', icon: '⚠' });
 const M_CLAIM_IGNORED = Object.freeze({ kind: 'claim-ignored', icon: '◇' });
+// A server's own in-memory lock on the key (the scale-out lesson): taken,
+// or waited for while another attempt on the same server holds it.
+const M_LOCK = Object.freeze({ kind: 'lock', icon: '▣' });
+const M_LOCK_WAIT = Object.freeze({ kind: 'lock-wait', icon: '⋯' });
 const M_SKIPPED = Object.freeze({ kind: 'step', icon: '·' });
 const M_STEP = Object.freeze({ kind: 'step', icon: '•' });
 const STEP_MARKS = Object.fromEntries(Object.entries(PHASE_ICON).map(([p, icon]) => [p, Object.freeze({ kind: 'step', icon })]));
@@ -127,6 +131,8 @@ function markOf(e) {
       if (o === 'duplicate') return M_DUPLICATE;
       if (o === 'conflict') return M_CONFLICT;
       if (o === 'ok') return M_LOOKUP;
+      if (o === 'locked') return M_LOCK;
+      if (o === 'waiting') return M_LOCK_WAIT;
       break;
     case 'compare':
       if (o === 'mismatch') return M_MISMATCH;
@@ -206,6 +212,7 @@ export function buildRace(input) {
     if (!a) {
       a = { id, label: labelOf(id), intent: from.intent || '', customer: from.customer || '', key: from.key || '', body: from.body || '',
         state: from.state || '', next_phase: from.next_phase || '', next_part: from.next_part || '', fault: from.fault || null,
+        server: Number(from.server) || 0,
         verdict: from.verdict || '', verdict_text: from.verdict_text || '', marks: [], order: attempts.size };
       attempts.set(id, a);
     }
@@ -277,6 +284,7 @@ export function buildRace(input) {
     if (!a.key && e.key) a.key = e.key;
     if (!a.intent && e.intent) a.intent = e.intent;
     if (!a.customer && e.customer) a.customer = e.customer;
+    if (!a.server && e.server) a.server = Number(e.server) || 0;
     const mk = markOf(e);
     const m = { i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i], ev: e, lane: a.id, kind: mk.kind, icon: mk.icon, px: 0, dbSegment: null };
     if (m.kind === 'paid') {
@@ -381,7 +389,10 @@ export function buildRace(input) {
     a.answer = answerOf(a);
     a.paidAgain = a.marks.some((m) => m.kind === 'paid-again');
   }
-  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, opening: [...opening.entries()], violations, policy };
+  // Several app servers: each attempt's row says which one it reached.
+  let servers = Number(input.servers) || 0;
+  for (const a of attempts.values()) servers = Math.max(servers, a.server);
+  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, opening: [...opening.entries()], violations, policy, servers };
 }
 
 // answerOf is what the client heard, as a mark kind and words.
@@ -773,7 +784,10 @@ function drawLedger(parent, r, model, c) {
 function drawDB(parent, r, model, c) {
   const { X, t } = c;
   const gr = r.group;
-  const name = gr.key ? t('raceKeyRow', { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
+  // Under the server-cache claim the key lives in the servers' memories,
+  // each its own: the row says so rather than call it a database row.
+  const keyWord = model.policy.claim === 'server-cache' ? 'raceCacheRow' : 'raceKeyRow';
+  const name = gr.key ? t(keyWord, { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
   const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
     svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
     svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, c.compact ? 11 : 17) }, svg('title', { text: name })));
@@ -819,6 +833,7 @@ function drawAttempt(parent, r, model, c) {
     'data-row': collapsed ? 'collapsed' : 'attempt', 'data-lane': a.id, 'data-verdict': verdict, 'data-state': a.state || null,
     'data-winner': r.winner ? 'true' : null, 'data-count': collapsed ? r.members.length : null,
     'data-lanes': collapsed ? r.members.map((m) => m.id).join(',') : null,
+    'data-server': model.servers > 1 && a.server ? a.server : null,
   };
   if (selectable) {
     Object.assign(attrs, { role: 'radio', 'aria-checked': selected ? 'true' : 'false', 'aria-disabled': movable ? null : 'true', tabindex: movable ? 0 : -1,
@@ -831,8 +846,13 @@ function drawAttempt(parent, r, model, c) {
   // The label: who, and how it ended (icon and word, never colour alone).
   const vIcon = { ok: '✔', info: 'ℹ', fail: '✘', pending: '…' }[verdict] || '…';
   const head = collapsed ? '× ' + r.members.length : (r.winner ? '★ ' : '') + (selected ? '▶ ' : '') + clip(a.label, compact ? 8 : 14);
+  // Which app server the attempt reached, in words and a stripe of its own
+  // colour (never the colour alone).
+  const server = model.servers > 1 && a.server && !collapsed ? t('laneServer', { n: a.server }) : '';
+  if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
   g.append(svg('text', { x: 8, y: midY + 5, class: 'row-label' }, svg('tspan', { class: 'v-icon', text: vIcon + ' ' }), head,
-    svg('title', { text: a.label + (a.verdict_text ? ' — ' + a.verdict_text : '') })));
+    server ? svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: ' · ' + server }) : null,
+    svg('title', { text: a.label + (server ? ' · ' + server : '') + (a.verdict_text ? ' — ' + a.verdict_text : '') })));
   if (r.winner) {
     g.append(compact
       ? svg('text', { x: 8, y: r.y + r.h - 4, class: 'winner-tag small', text: t('raceWinner') })
@@ -889,7 +909,7 @@ function drawAttempt(parent, r, model, c) {
     const gx = X(c.cols - 1);
     g.append(svg('g', { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
       svg('rect', { x: gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
-      svg('text', { x: gx + 14, y: midY + 4, class: 'ghost-text', text: t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') }) +
+      svg('text', { x: gx + 14, y: midY + 4, class: 'ghost-text', text: (a.next_part === 'lock' ? '⋯ ' + t('raceWaitsLock') : t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') })) +
         // The fault the scenario scripted for this lane, as the cards said it.
         (a.fault && a.fault.kind ? ' · ⚡ ' + t('laneScriptedFault', { kind: a.fault.kind, phase: a.fault.phase }) : '') })));
   }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -296,8 +297,9 @@ func (s *Session) usable() error {
 	return nil
 }
 
-// world is one live playing of a scenario: the database, the clock, the
-// engine and one goroutine per lane that has started.
+// world is one live playing of a scenario: the database, the clock, one
+// engine per app server (all on that database and clock, each with its own
+// memory) and one goroutine per lane that has started.
 type world struct {
 	spec     Spec
 	policy   engine.Policy
@@ -305,7 +307,7 @@ type world struct {
 	cancel   context.CancelFunc
 	db       *store.DB
 	clock    *engine.ManualClock
-	eng      *engine.Engine
+	engs     []*engine.Engine // by server, from server 1
 	lanes    map[string]*laneRun
 	order    []*laneRun
 	wg       sync.WaitGroup
@@ -366,7 +368,13 @@ func newWorld(spec Spec, policy engine.Policy) (*world, error) {
 	}
 	// The payment latency is played on the manual clock, not slept: the
 	// learner is the one who decides when the network answers.
-	w.eng = engine.New(db, policy, engine.Options{Clock: w.clock, Hook: w.hook, Trace: w.trace})
+	for i := range spec.ServerCount() {
+		o := engine.Options{Clock: w.clock, Hook: w.hook, Trace: w.trace}
+		if spec.ServerCount() > 1 {
+			o.Server = strconv.Itoa(i + 1)
+		}
+		w.engs = append(w.engs, engine.New(db, policy, o))
+	}
 	for _, l := range spec.Lanes {
 		lr := &laneRun{spec: l, arrived: make(chan engine.Step), release: make(chan engine.Fault),
 			done: make(chan struct{}), next: engine.Step{Lane: l.ID, Phase: engine.PhaseReceive}}
@@ -480,7 +488,7 @@ func (w *world) startLane(lr *laneRun) {
 					Response: engine.CauseInternal.Problemf("the engine failed: %v", r).Response()}
 			}
 		}()
-		lr.result = w.eng.Handle(w.ctx, lr.req)
+		lr.result = w.engs[l.ServerNo()-1].Handle(w.ctx, lr.req)
 	}()
 }
 
@@ -509,7 +517,11 @@ func (w *world) noteOwners(lane string) {
 	if err != nil {
 		return
 	}
-	for _, rows := range [][]engine.KeyRecord{snap.Keys, snap.LooseKeys} {
+	all := [][]engine.KeyRecord{snap.Keys, snap.LooseKeys}
+	for _, e := range w.engs {
+		all = append(all, e.CachedKeys())
+	}
+	for _, rows := range all {
 		for _, r := range rows {
 			if _, ok := w.owners[r.Owner]; !ok && r.Owner != "" {
 				w.owners[r.Owner] = lane
@@ -549,17 +561,32 @@ func (w *world) advanceSchedule(lane string, onSchedule bool) {
 }
 
 // next is the lane Run moves next: the schedule's, then the first
-// unfinished lane in order; "" when every lane has finished.
+// unfinished lane in order; "" when every lane has finished. A lane
+// waiting for a server's in-memory lock is passed over while another lane
+// can move, since moving it only looks at the lock again.
 func (w *world) next() string {
-	if l := w.scheduled(); l != "" {
+	if l := w.scheduled(); l != "" && !w.lanes[l].lockWaiting() {
 		return l
 	}
+	first := ""
 	for _, lr := range w.order {
-		if !lr.finished {
+		if lr.finished {
+			continue
+		}
+		if !lr.lockWaiting() {
 			return lr.spec.ID
 		}
+		if first == "" {
+			first = lr.spec.ID
+		}
 	}
-	return ""
+	return first
+}
+
+// lockWaiting reports whether the lane is parked waiting for a server's
+// in-memory lock.
+func (lr *laneRun) lockWaiting() bool {
+	return lr.started && !lr.finished && lr.next.Phase == engine.PhaseClaim && lr.next.Part == engine.PartLockWait
 }
 
 func (w *world) done() bool {

@@ -39,9 +39,13 @@ type Spec struct {
 	Sandbox bool `json:"sandbox,omitempty"`
 	// LatencyMS is how long the payment network takes, in manual-clock
 	// milliseconds: the clock moves by it whenever a lane executes.
-	LatencyMS int64            `json:"latency_ms,omitempty"`
-	Accounts  map[string]int64 `json:"accounts"`
-	Lanes     []Lane           `json:"lanes,omitempty"`
+	LatencyMS int64 `json:"latency_ms,omitempty"`
+	// Servers is how many app servers (engines) stand behind the load
+	// balancer, all on the one database and clock; zero means one. Each
+	// server's memory is its own, which is what the scale-out lesson shows.
+	Servers  int              `json:"servers,omitempty"`
+	Accounts map[string]int64 `json:"accounts"`
+	Lanes    []Lane           `json:"lanes,omitempty"`
 	// Schedule is the default order of moves, used by Run and shown as the
 	// suggested next lane. An entry is a lane id (one phase of that lane) or
 	// "lane@phase" / "lane@phase:part" (move that lane until it is about to
@@ -70,10 +74,19 @@ type Lane struct {
 	Body Body   `json:"body"`
 	// Fault strikes this lane when it reaches the named phase.
 	Fault *LaneFault `json:"fault,omitempty"`
+	// Server is the app server (1 to Spec.Servers) the load balancer sends
+	// this attempt to; zero means server 1.
+	Server int `json:"server,omitempty"`
 	// AfterMS is when the lane is sent, in milliseconds after the start:
 	// the clock moves forward to it (never back) when the lane first moves.
 	AfterMS int64 `json:"after_ms,omitempty"`
 }
+
+// ServerNo returns the server the lane reaches, counting from 1.
+func (l Lane) ServerNo() int { return max(l.Server, 1) }
+
+// ServerCount returns how many app servers the scenario has, at least one.
+func (s Spec) ServerCount() int { return max(s.Servers, 1) }
 
 // IntentID returns the lane's intent, or its id when it names none.
 func (l Lane) IntentID() string {
@@ -123,6 +136,7 @@ const (
 	MaxAccounts  = 64
 	MaxSchedule  = 1024
 	MaxGoals     = 32
+	MaxServers   = 4
 	MaxIDLen     = 32
 	MaxClockMove = 400 * 24 * time.Hour
 )
@@ -276,6 +290,9 @@ func (s Spec) Validate() error {
 	if s.LatencyMS < 0 {
 		return bad("latency_ms must not be negative")
 	}
+	if s.Servers < 0 || s.Servers > MaxServers {
+		return bad("servers must be between 1 and %d", MaxServers)
+	}
 	for id, bal := range s.Accounts {
 		if !engine.ValidAccountID(id) || bal < 0 {
 			return bad("account %q: an id of letters, digits, '-', '_', '.' and a balance of 0 or more", id)
@@ -294,6 +311,8 @@ func (s Spec) Validate() error {
 			return bad("lane %q: after_ms must be between 0 and %d", l.ID, MaxClockMove.Milliseconds())
 		case len(l.Body.Bytes) > engine.MaxBodyBytes:
 			return bad("lane %q: the body is over %d bytes", l.ID, engine.MaxBodyBytes)
+		case l.Server < 0 || l.Server > s.ServerCount():
+			return bad("lane %q: server %d: the scenario has servers 1 to %d (set \"servers\" for more)", l.ID, l.Server, s.ServerCount())
 		}
 		lanes[l.ID] = true
 		if l.Fault != nil {

@@ -26,11 +26,16 @@ type State struct {
 	ClockMS int64 `json:"clock_ms"`
 	// StartMS is the scenario's start (Start) in Unix milliseconds, so a
 	// view can show a key's expiry relative to it.
-	StartMS   int64             `json:"start_ms"`
-	Lanes     []LaneState       `json:"lanes"`
-	Last      *engine.Event     `json:"last,omitempty"`
-	Keys      []KeyRow          `json:"keys"`
-	LooseKeys []KeyRow          `json:"loose_keys"`
+	StartMS int64 `json:"start_ms"`
+	// Servers is how many app servers the lanes reach (at least one).
+	Servers   int           `json:"servers"`
+	Lanes     []LaneState   `json:"lanes"`
+	Last      *engine.Event `json:"last,omitempty"`
+	Keys      []KeyRow      `json:"keys"`
+	LooseKeys []KeyRow      `json:"loose_keys"`
+	// Caches are the keys each server holds in its own memory, under the
+	// server-cache claim; empty under every other.
+	Caches    []ServerKeys      `json:"caches,omitempty"`
 	Accounts  []engine.Account  `json:"accounts"`
 	Transfers []engine.Transfer `json:"transfers"`
 	Report    lab.Report        `json:"report"`
@@ -55,11 +60,13 @@ const (
 
 // LaneState is one lane as the page draws it.
 type LaneState struct {
-	ID        string       `json:"id"`
-	Intent    string       `json:"intent"`
-	Customer  string       `json:"customer"`
-	Key       string       `json:"key"`
-	Body      string       `json:"body"`
+	ID       string `json:"id"`
+	Intent   string `json:"intent"`
+	Customer string `json:"customer"`
+	Key      string `json:"key"`
+	Body     string `json:"body"`
+	// Server is the app server the attempt reaches, from 1.
+	Server    int          `json:"server"`
 	State     string       `json:"state"`
 	NextPhase engine.Phase `json:"next_phase,omitempty"`
 	NextPart  string       `json:"next_part,omitempty"`
@@ -98,6 +105,12 @@ type KeyRow struct {
 	Response *ResponseView `json:"response,omitempty"`
 }
 
+// ServerKeys is what one server remembers in its own memory.
+type ServerKeys struct {
+	Server int      `json:"server"`
+	Keys   []KeyRow `json:"keys"`
+}
+
 // GoalState is a goal and whether the session has reached it.
 type GoalState struct {
 	Goal
@@ -126,7 +139,8 @@ func (w *world) keyRows(recs []engine.KeyRecord) []KeyRow {
 // is tied to its intent at once.
 func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) (lab.History, int) {
 	h := lab.History{Ledger: lab.LedgerOf(transfers), StartBalances: map[string]int64{},
-		EndBalances: lab.BalancesOf(accounts), Retention: w.policy.Retention.D(), RetryHorizon: w.spec.RetryHorizon.D()}
+		EndBalances: lab.BalancesOf(accounts), Retention: w.policy.Retention.D(), RetryHorizon: w.spec.RetryHorizon.D(),
+		MemoryGuard: lab.MemoryGuardOf(w.policy)}
 	for id, b := range w.spec.Accounts {
 		h.StartBalances[id] = b
 	}
@@ -154,11 +168,14 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 	pending := 0
 	for _, lr := range started {
 		if lr.finished {
-			h.Attempts = append(h.Attempts, lab.AttemptOf(lr.req, lr.result, lr.sentAt))
+			a := lab.AttemptOf(lr.req, lr.result, lr.sentAt)
+			a.Server = lr.spec.ServerNo()
+			h.Attempts = append(h.Attempts, a)
 			continue
 		}
 		pending++
 		a := lab.AttemptOf(lr.req, engine.Result{}, lr.sentAt)
+		a.Server = lr.spec.ServerNo()
 		h.Attempts = append(h.Attempts, a)
 	}
 	return h, pending
@@ -167,7 +184,7 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 // state builds the State after step moves.
 func (w *world) state(step int) State {
 	st := State{Scenario: w.spec.ID, Step: step, Done: w.done(), Policy: w.policy, Next: w.next(),
-		ClockMS: w.clock.Now().Sub(Start).Milliseconds(), StartMS: Start.UnixMilli()}
+		ClockMS: w.clock.Now().Sub(Start).Milliseconds(), StartMS: Start.UnixMilli(), Servers: len(w.engs)}
 	snap, err := w.db.Snapshot(w.ctx)
 	if err != nil {
 		// The store is in memory and private to this world: a failure here
@@ -176,6 +193,11 @@ func (w *world) state(step int) State {
 	}
 	st.Accounts, st.Transfers = nonNil(snap.Accounts), nonNil(snap.Transfers)
 	st.Keys, st.LooseKeys = w.keyRows(snap.Keys), w.keyRows(snap.LooseKeys)
+	if w.policy.Claim == engine.ClaimServerCache {
+		for i, e := range w.engs {
+			st.Caches = append(st.Caches, ServerKeys{Server: i + 1, Keys: w.keyRows(e.CachedKeys())})
+		}
+	}
 
 	h, pending := w.history(snap.Accounts, snap.Transfers)
 	st.Report = lab.Check(h)
@@ -231,7 +253,7 @@ func appendOnce(list []string, s string) []string {
 func (w *world) laneState(lr *laneRun, events []engine.Event, broken []string) LaneState {
 	l := lr.spec
 	ls := LaneState{ID: l.ID, Intent: l.IntentID(), Customer: l.Customer, Key: l.Key, Body: string(l.Body.Bytes),
-		Fault: l.Fault, Events: nonNil(events)}
+		Server: l.ServerNo(), Fault: l.Fault, Events: nonNil(events)}
 	switch {
 	case !lr.started:
 		ls.State, ls.NextPhase = LaneWaiting, engine.PhaseReceive
