@@ -615,9 +615,8 @@ func (c *Classroom) createRoom() (*Room, error) {
 		if _, taken := c.rooms[code]; taken {
 			continue
 		}
-		room := newRoom(c, code, nil)
+		room := newRoom(c, code, func(r *Room) { r.saveDoc = true })
 		c.rooms[code] = room
-		room.saveDoc.Store(true)
 		return room, nil
 	}
 }
@@ -643,11 +642,15 @@ func (c *Classroom) evictIdleLocked(now time.Time) {
 	for code, r := range c.rooms {
 		if r.idleSince(now) >= c.cfg.IdleRoom {
 			delete(c.rooms, code)
-			if c.db != nil {
-				c.db.DeleteRoom(code)
-			}
 			c.wg.Add(1)
-			go func() { defer c.wg.Done(); r.close() }()
+			go func() {
+				defer c.wg.Done()
+				r.close()
+				// Once the room has stopped, no tick writes it back.
+				if c.db != nil {
+					c.db.DeleteRoom(code)
+				}
+			}()
 		}
 	}
 }
@@ -669,7 +672,7 @@ func (c *Classroom) Close() {
 	}
 	c.mu.Unlock()
 	for _, r := range rooms {
-		r.save(true) // the last word of every room, before its ledger closes
+		r.do(func() { r.save(true) }) // the last word of every room, before its ledger closes
 	}
 	c.cancel()
 	for _, r := range rooms {

@@ -111,13 +111,17 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	room, err := cl.createRoom()
 	require.NoError(t, err)
-	first, err := room.newRun("scoped", nil)
+	newRun := func(level string) (nr *run, err error) {
+		room.do(func() { nr, err = room.newRun(level, nil) })
+		return nr, err
+	}
+	first, err := newRun("scoped")
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, "idemlab-classroom-"+room.code+"-1.db"))
 	res, _ := first.send(room.ctx, wish{lane: "s1.1", intent: "w1", customer: "c1", key: "k1", amount: amount}, nil)
 	assert.Equal(t, 201, res.Response.Status)
 
-	second, err := room.newRun("naive", nil)
+	second, err := newRun("naive")
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, "idemlab-classroom-"+room.code+"-2.db"))
 	require.Eventually(t, func() bool {
