@@ -286,7 +286,7 @@ func (c *Classroom) Register(mux *http.ServeMux) {
 	mux.Handle("GET /classroom/static/", http.StripPrefix("/classroom/static", noDirs(files)))
 	mux.HandleFunc("POST /classroom/api/session", c.handleLogin)
 	mux.HandleFunc("GET /classroom/api/session", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]bool{"instructor": c.isInstructor(r)})
+		httpapi.WriteJSON(w, r, 200, map[string]bool{"instructor": c.isInstructor(r)})
 	})
 	mux.HandleFunc("DELETE /classroom/api/session", c.handleLogout)
 	mux.HandleFunc("POST /classroom/api/rooms", c.handleCreateRoom)
@@ -397,7 +397,7 @@ func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, sessionCookie(r, value, c.sessions.ttl))
-	writeJSON(w, 200, map[string]bool{"instructor": true})
+	httpapi.WriteJSON(w, r, 200, map[string]bool{"instructor": true})
 }
 
 // handleLogout ends the browser's session.
@@ -410,7 +410,7 @@ func (c *Classroom) handleLogout(w http.ResponseWriter, r *http.Request) {
 		c.sessions.end(ck.Value)
 	}
 	http.SetCookie(w, sessionCookie(r, "", 0))
-	writeJSON(w, 200, map[string]bool{"instructor": false})
+	httpapi.WriteJSON(w, r, 200, map[string]bool{"instructor": false})
 }
 
 func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
@@ -427,7 +427,7 @@ func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, causeRoomsFull.Problem(err.Error()).Response())
 		return
 	}
-	writeJSON(w, 201, map[string]string{"code": room.code, "join_url": c.joinURL(r, room.code)})
+	httpapi.WriteJSON(w, r, 201, map[string]string{"code": room.code, "join_url": c.joinURL(r, room.code)})
 }
 
 // joinURL is the address phones open to join room code.
@@ -516,7 +516,7 @@ func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, 200, map[string]string{"code": room.code})
+	httpapi.WriteJSON(w, r, 200, map[string]string{"code": room.code})
 }
 
 func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
@@ -682,15 +682,4 @@ func (c *Classroom) Close() {
 	if c.db != nil {
 		c.db.Close()
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		httpapi.Write(w, engine.AsProblem(err).Response())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
 }
