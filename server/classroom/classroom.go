@@ -3,6 +3,11 @@
 // storms of simultaneous retries against a fresh ledger, and every trace
 // event of every request sent over websockets to every screen in the room.
 //
+// Each room's state is owned by one goroutine, which runs the commands
+// its connections, storms and transfers hand it one at a time and is the
+// only one that broadcasts (room.go); the room's messages reach every
+// screen in one order.
+//
 // Each connection has one reader and one writer goroutine, write deadlines,
 // pings and a read limit; messages to a connection go through a bounded
 // queue, and a client whose queue is full is dropped, never waited for.
