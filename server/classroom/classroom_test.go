@@ -137,3 +137,23 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, "idemlab-classroom-*"))
 	assert.Empty(t, left, "closing the classroom removes its ledgers")
 }
+
+// TestRoomRefusesCommandsOnceClosed: a closed room's goroutine has
+// returned, and a command handed to it (a reader leaving, a storm ending,
+// a socket attaching) is refused at once: it neither runs nor waits.
+func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
+	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	defer cl.Close()
+	room, err := cl.createRoom()
+	require.NoError(t, err)
+	ran := false
+	require.True(t, room.do(func() { ran = true }))
+	assert.True(t, ran, "an open room runs its commands")
+
+	room.close()
+	assert.False(t, room.do(func() { t.Error("a command ran after the room closed") }))
+	assert.False(t, room.reserve(), "a closed room takes no connection")
+	room.leave(&conn{}) // returns at once
+	room.close()        // twice is once
+}

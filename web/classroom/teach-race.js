@@ -32,9 +32,8 @@ const VIEW_SCALE = SCREEN ? 1.9 : 1.46;
 
 let code = "";
 let roster = new Map(); // student id → nickname
-// run and level are the ledger shown; other modules read them.
-export let run = 0;
-export let level = "";
+export let run = 0; // the ledger shown (the other modules read it)
+let level = "";
 let live = null;
 let stormed = false; // a storm has been shown: the join card is a strip
 
