@@ -123,7 +123,7 @@ func (g *bankGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.Method == http.MethodGet && (r.URL.Path == "" || r.URL.Path == "/") {
-		writeJSON(w, 200, g.publication(r.Context()))
+		httpapi.WriteJSON(w, r, 200, g.publication(r.Context()))
 		return
 	}
 	req := httpapi.Request(r, nil)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -113,12 +112,12 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		for _, g := range guards {
 			out = append(out, g.publication(r.Context()))
 		}
-		writeJSON(w, 200, out)
+		httpapi.WriteJSON(w, r, 200, out)
 	})
 	s.mux.HandleFunc("GET /problems/{slug}", func(w http.ResponseWriter, r *http.Request) {
 		for _, c := range causes() {
 			if c.Slug == r.PathValue("slug") {
-				writeJSON(w, 200, map[string]any{"type": c.Type(), "title": c.Title, "status": c.Status})
+				httpapi.WriteJSON(w, r, 200, map[string]any{"type": c.Type(), "title": c.Title, "status": c.Status})
 				return
 			}
 		}
@@ -163,17 +162,6 @@ func loadLessons(dir string) (http.Handler, error) {
 // stay open: their owner closes them.
 // A second call does nothing.
 func (s *Server) Close() { s.closeOnce.Do(s.classroom.Close) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		httpapi.Write(w, engine.AsProblem(err).Response())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
-}
 
 // ServeHTTP routes a request; anything outside the known routes is a 404
 // problem.

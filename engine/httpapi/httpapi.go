@@ -4,7 +4,9 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -75,4 +77,18 @@ func Write(w http.ResponseWriter, resp engine.Response) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body)
+}
+
+// WriteJSON answers r with v as indented JSON (read with curl as often as
+// by a page) and status. A value that does not encode is an internal
+// error, answered and noted as WriteError does.
+func WriteJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		WriteError(w, r, fmt.Errorf("encode answer: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
 }

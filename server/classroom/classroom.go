@@ -3,6 +3,11 @@
 // storms of simultaneous retries against a fresh ledger, and every trace
 // event of every request sent over websockets to every screen in the room.
 //
+// Each room's state is owned by one goroutine, which runs the commands
+// its connections, storms and transfers hand it one at a time and is the
+// only one that broadcasts (room.go); the room's messages reach every
+// screen in one order.
+//
 // Each connection has one reader and one writer goroutine, write deadlines,
 // pings and a read limit; messages to a connection go through a bounded
 // queue, and a client whose queue is full is dropped, never waited for.
@@ -14,14 +19,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,13 +30,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	qrcode "github.com/skip2/go-qrcode"
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/server/limit"
 	"idemlab/store"
-	classroomweb "idemlab/web/classroom"
 )
 
 // Config configures a Classroom. Zero fields take the defaults in
@@ -275,320 +273,6 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// Register adds the classroom's routes to mux.
-func (c *Classroom) Register(mux *http.ServeMux) {
-	files := http.FileServerFS(classroomweb.Files)
-	mux.HandleFunc("GET /classroom", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/classroom/", http.StatusMovedPermanently)
-	})
-	mux.HandleFunc("GET /classroom/{$}", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, "join.html") })
-	mux.HandleFunc("GET /classroom/teach", func(w http.ResponseWriter, r *http.Request) { servePage(w, r, "teach.html") })
-	mux.Handle("GET /classroom/static/", http.StripPrefix("/classroom/static", noDirs(files)))
-	mux.HandleFunc("POST /classroom/api/session", c.handleLogin)
-	mux.HandleFunc("GET /classroom/api/session", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]bool{"instructor": c.isInstructor(r)})
-	})
-	mux.HandleFunc("DELETE /classroom/api/session", c.handleLogout)
-	mux.HandleFunc("POST /classroom/api/rooms", c.handleCreateRoom)
-	mux.HandleFunc("GET /classroom/api/rooms/{code}/qr.png", c.handleQR)
-	mux.HandleFunc("GET /classroom/api/rooms/{code}", c.handleRoom)
-	mux.HandleFunc("GET /classroom/ws/{code}", c.handleWS)
-}
-
-// securityHeaders keep the pages from being framed or running anything but
-// their own scripts.
-func securityHeaders(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-}
-
-func servePage(w http.ResponseWriter, r *http.Request, name string) {
-	securityHeaders(w)
-	w.Header().Set("Cache-Control", "no-cache")
-	http.ServeFileFS(w, r, classroomweb.Files, name)
-}
-
-func noDirs(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
-			httpapi.Write(w, engine.CauseNotFound.Problem("no such file").Response())
-			return
-		}
-		securityHeaders(w)
-		h.ServeHTTP(w, r)
-	})
-}
-
-// sameOrigin accepts a request whose Origin names the host it was sent to.
-// Browsers always send Origin on websocket handshakes and cross-site POSTs,
-// so a page on another site can neither open a room's socket with the
-// instructor's cookie nor create rooms in their name.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return false
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host)
-}
-
-// isInstructor reports whether r carries a live session cookie of the
-// instructor's.
-func (c *Classroom) isInstructor(r *http.Request) bool {
-	ck, err := r.Cookie(instructorCookie)
-	if err != nil {
-		return false
-	}
-	return c.sessions.valid(ck.Value)
-}
-
-// checkToken compares a presented token with the instructor's in constant
-// time; hashing both first makes the comparison independent of length too.
-func (c *Classroom) checkToken(tok string) bool {
-	sum := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(sum[:], c.tokenSum[:]) == 1
-}
-
-func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("sign in from the classroom page itself").Response())
-		return
-	}
-	// Failed sign-ins are counted per address: a machine that keeps
-	// guessing is held off, and the instructor, from any other address,
-	// is not.
-	client := limit.Client(r)
-	if !limit.Exempt(client) {
-		if ok, wait := c.limits.failedSign.Ready(client); !ok {
-			refuse(w, "too many wrong sign-ins from your address; wait a moment", wait)
-			return
-		}
-	}
-	var body struct {
-		Token  string `json:"token"`
-		SignIn string `json:"signin"`
-	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1024))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || (body.Token == "") == (body.SignIn == "") {
-		httpapi.Write(w, engine.CauseBodyInvalid.Problem(`send {"token": "<instructor secret>"} or {"signin": "<code of the start-up link>"}`).Response())
-		return
-	}
-	ok := body.Token != "" && c.checkToken(body.Token) || body.SignIn != "" && c.sessions.useSignInCode(body.SignIn)
-	if !ok {
-		if !limit.Exempt(client) {
-			c.limits.failedSign.Spend(client)
-		}
-		detail := "that is not this server's instructor secret"
-		if body.SignIn != "" {
-			detail = "that sign-in link was used already or never existed; type the instructor secret instead"
-		}
-		httpapi.Write(w, causeBadToken.Problem(detail).Response())
-		return
-	}
-	value, err := c.sessions.start()
-	if err != nil {
-		httpapi.WriteError(w, r, fmt.Errorf("start session: %w", err))
-		return
-	}
-	http.SetCookie(w, sessionCookie(r, value, c.sessions.ttl))
-	writeJSON(w, 200, map[string]bool{"instructor": true})
-}
-
-// handleLogout ends the browser's session.
-func (c *Classroom) handleLogout(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("sign out from the classroom page itself").Response())
-		return
-	}
-	if ck, err := r.Cookie(instructorCookie); err == nil {
-		c.sessions.end(ck.Value)
-	}
-	http.SetCookie(w, sessionCookie(r, "", 0))
-	writeJSON(w, 200, map[string]bool{"instructor": false})
-}
-
-func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("create rooms from the classroom page").Response())
-		return
-	}
-	if !c.isInstructor(r) {
-		httpapi.Write(w, causeForbidden.Problem("open the instructor link printed when the server started").Response())
-		return
-	}
-	room, err := c.createRoom()
-	if err != nil {
-		httpapi.Write(w, causeRoomsFull.Problem(err.Error()).Response())
-		return
-	}
-	writeJSON(w, 201, map[string]string{"code": room.code, "join_url": c.joinURL(r, room.code)})
-}
-
-// joinURL is the address phones open to join room code.
-func (c *Classroom) joinURL(r *http.Request, code string) string {
-	return c.joinBase(r) + "/classroom/?room=" + code
-}
-
-// joinBase is where phones reach this server: --public-url when given;
-// else the host the instructor's browser reached, unless that is this
-// machine's own name (localhost, 127.0.0.1) while the server listens on
-// every interface: a phone cannot open "localhost", so the join link
-// names the machine's address on the LAN instead.
-func (c *Classroom) joinBase(r *http.Request) string {
-	if c.cfg.PublicURL != "" {
-		return strings.TrimSuffix(c.cfg.PublicURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	host := r.Host
-	if name, port, err := net.SplitHostPort(host); err == nil && isLoopbackName(name) && listensOnAll(c.cfg.ListenAddr) {
-		if ip := lanAddress(); ip != nil {
-			host = net.JoinHostPort(ip.String(), port)
-		}
-	}
-	return scheme + "://" + host
-}
-
-func isLoopbackName(name string) bool {
-	if strings.EqualFold(name, "localhost") || strings.HasSuffix(strings.ToLower(name), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
-}
-
-// listensOnAll reports whether addr is a wildcard address (0.0.0.0, ::, or
-// a port alone).
-func listensOnAll(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return host == "" || (ip != nil && ip.IsUnspecified())
-}
-
-// lanAddress is this machine's first private IPv4 address on an interface
-// that is up (a phone on the same Wi-Fi can reach it), else its first
-// global one; nil when it has none.
-func lanAddress() net.IP {
-	ifaces, err := net.Interfaces()
-	if err != nil {
-		return nil
-	}
-	var global net.IP
-	for _, ifc := range ifaces {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, _ := ifc.Addrs()
-		for _, a := range addrs {
-			n, ok := a.(*net.IPNet)
-			if !ok || n.IP.To4() == nil || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() {
-				continue
-			}
-			if n.IP.IsPrivate() {
-				return n.IP.To4()
-			}
-			if global == nil {
-				global = n.IP.To4()
-			}
-		}
-	}
-	return global
-}
-
-// handleRoom answers whether a room exists: a page whose socket keeps
-// failing asks it, and says "no room" only when this answers 404 (a
-// network that fails answers nothing, and the page keeps reconnecting).
-func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
-	room := c.room(roomCode(r, "/classroom/api/rooms/", ""))
-	if room == nil {
-		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, 200, map[string]string{"code": room.code})
-}
-
-func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
-	client := limit.Client(r)
-	if !c.codeAllowed(w, client) {
-		return
-	}
-	room := c.room(roomCode(r, "/classroom/api/rooms/", "/qr.png"))
-	if room == nil {
-		c.codeMissed(client)
-		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
-		return
-	}
-	// Ten pixels a module (a negative size): the projector enlarges it
-	// with sharp edges, and it still decodes from the back of the room.
-	png, err := qrcode.Encode(c.joinURL(r, room.code), qrcode.Medium, -10)
-	if err != nil {
-		httpapi.WriteError(w, r, fmt.Errorf("render qr code: %w", err))
-		return
-	}
-	w.Header().Set("Content-Type", "image/png")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(png)
-}
-
-func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages").Response())
-		return
-	}
-	client := limit.Client(r)
-	if !c.codeAllowed(w, client) {
-		return
-	}
-	room := c.room(roomCode(r, "/classroom/ws/", ""))
-	if room == nil {
-		c.codeMissed(client)
-		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
-		return
-	}
-	role := RoleStudent
-	if r.URL.Query().Get("role") == RoleProjector {
-		if !c.isInstructor(r) {
-			httpapi.Write(w, causeForbidden.Problem("only the instructor's browser can project a room").Response())
-			return
-		}
-		role = RoleProjector
-	}
-	release := c.admitSocket(w, client)
-	if release == nil {
-		return
-	}
-	if !room.reserve() {
-		release()
-		httpapi.Write(w, causeRoomsFull.Problem("this room is full").Response())
-		return
-	}
-	ws, err := c.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		release()
-		room.unreserve()
-		return // the upgrader has answered
-	}
-	cn := newConn(ws, room, role)
-	cn.client, cn.release = client, release
-	if role == RoleProjector {
-		cn.joinURL = c.joinURL(r, room.code)
-	}
-	room.attach(cn)
-}
-
 const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789" // no 0/O, 1/I/L: read off a projector
 
 func (c *Classroom) createRoom() (*Room, error) {
@@ -615,26 +299,10 @@ func (c *Classroom) createRoom() (*Room, error) {
 		if _, taken := c.rooms[code]; taken {
 			continue
 		}
-		room := newRoom(c, code, nil)
+		room := newRoom(c, code, func(r *Room) { r.saveDoc = true })
 		c.rooms[code] = room
-		room.saveDoc.Store(true)
 		return room, nil
 	}
-}
-
-// roomCode reads the room code out of the path. It does not use
-// r.PathValue: the server routes through ServeMux.Handler, which matches
-// patterns without recording their wildcards.
-func roomCode(r *http.Request, prefix, suffix string) string {
-	code, ok := strings.CutPrefix(r.URL.Path, prefix)
-	if !ok {
-		return ""
-	}
-	code, ok = strings.CutSuffix(code, suffix)
-	if !ok || len(code) != 6 {
-		return ""
-	}
-	return code
 }
 
 // evictIdleLocked closes the rooms nobody has been connected to for
@@ -643,11 +311,15 @@ func (c *Classroom) evictIdleLocked(now time.Time) {
 	for code, r := range c.rooms {
 		if r.idleSince(now) >= c.cfg.IdleRoom {
 			delete(c.rooms, code)
-			if c.db != nil {
-				c.db.DeleteRoom(code)
-			}
 			c.wg.Add(1)
-			go func() { defer c.wg.Done(); r.close() }()
+			go func() {
+				defer c.wg.Done()
+				r.close()
+				// Once the room has stopped, no tick writes it back.
+				if c.db != nil {
+					c.db.DeleteRoom(code)
+				}
+			}()
 		}
 	}
 }
@@ -669,7 +341,7 @@ func (c *Classroom) Close() {
 	}
 	c.mu.Unlock()
 	for _, r := range rooms {
-		r.save(true) // the last word of every room, before its ledger closes
+		r.do(func() { r.save(true) }) // the last word of every room, before its ledger closes
 	}
 	c.cancel()
 	for _, r := range rooms {
@@ -679,15 +351,4 @@ func (c *Classroom) Close() {
 	if c.db != nil {
 		c.db.Close()
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		httpapi.Write(w, engine.AsProblem(err).Response())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
 }

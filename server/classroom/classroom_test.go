@@ -111,13 +111,17 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	room, err := cl.createRoom()
 	require.NoError(t, err)
-	first, err := room.newRun("scoped", nil)
+	newRun := func(level string) (nr *run, err error) {
+		room.do(func() { nr, err = room.newRun(level, nil) })
+		return nr, err
+	}
+	first, err := newRun("scoped")
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, "idemlab-classroom-"+room.code+"-1.db"))
 	res, _ := first.send(room.ctx, wish{lane: "s1.1", intent: "w1", customer: "c1", key: "k1", amount: amount}, nil)
 	assert.Equal(t, 201, res.Response.Status)
 
-	second, err := room.newRun("naive", nil)
+	second, err := newRun("naive")
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, "idemlab-classroom-"+room.code+"-2.db"))
 	require.Eventually(t, func() bool {
@@ -132,4 +136,24 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 	cl.Close()
 	left, _ := filepath.Glob(filepath.Join(dir, "idemlab-classroom-*"))
 	assert.Empty(t, left, "closing the classroom removes its ledgers")
+}
+
+// TestRoomRefusesCommandsOnceClosed: a closed room's goroutine has
+// returned, and a command handed to it (a reader leaving, a storm ending,
+// a socket attaching) is refused at once: it neither runs nor waits.
+func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
+	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	defer cl.Close()
+	room, err := cl.createRoom()
+	require.NoError(t, err)
+	ran := false
+	require.True(t, room.do(func() { ran = true }))
+	assert.True(t, ran, "an open room runs its commands")
+
+	room.close()
+	assert.False(t, room.do(func() { t.Error("a command ran after the room closed") }))
+	assert.False(t, room.reserve(), "a closed room takes no connection")
+	room.leave(&conn{}) // returns at once
+	room.close()        // twice is once
 }

@@ -32,7 +32,7 @@ type conn struct {
 	// limit bounds every message this connection sends, whoever it is.
 	limit *bucket
 
-	// student is set once a phone has joined; guarded by room.mu.
+	// student is set once a phone has joined; owned by the room's goroutine.
 	student *student
 	// joinURL is the address phones open, for a projector's join screen.
 	joinURL string

@@ -18,8 +18,8 @@ const maxRecorded = 60000
 // from nothing: its storm's announcement, every trace event it recorded and
 // its last verdict. A screen that reconnects (a Wi-Fi blip, a reload, a
 // restarted server) is sent the record after its welcome and redraws the
-// same picture, phases and verdict included. It is guarded by the room's
-// bmu, which also orders the broadcasts it mirrors.
+// same picture, phases and verdict included. It is owned by the room's
+// goroutine, which also makes the broadcasts it mirrors.
 type record struct {
 	Run int `json:"run"`
 	// Storm is the storm message as it was sent; nil for a ledger that
@@ -79,7 +79,7 @@ func (rec *record) keep(evs []wireEvent) {
 
 // replay is the record as the messages a newly connected screen reads, in
 // the order the room sent them: the storm, its events in batches, the
-// verdict. The caller holds the room's bmu.
+// verdict. It runs on the room's goroutine.
 func (rec *record) replay(projector bool) []*websocket.PreparedMessage {
 	kind := 0
 	if projector {

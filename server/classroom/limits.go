@@ -150,11 +150,11 @@ func (c *Classroom) newStudentAllowed(a netip.Addr) bool {
 	return ok
 }
 
-// newStudentRefusedLocked says why c may not add a new student to the
-// room, or nil: the room is locked, the instructor kicked a student from
-// c's address, or the address has added its share of students lately. The
-// caller holds r.mu.
-func (r *Room) newStudentRefusedLocked(c *conn) *errMsg {
+// newStudentRefused says why c may not add a new student to the room, or
+// nil: the room is locked, the instructor kicked a student from c's
+// address, or the address has added its share of students lately. It runs
+// on the room's goroutine.
+func (r *Room) newStudentRefused(c *conn) *errMsg {
 	switch {
 	case r.locked:
 		m := errorMsg("locked", "the instructor has locked this room; students already in it can still come back")
@@ -171,12 +171,11 @@ func (r *Room) newStudentRefusedLocked(c *conn) *errMsg {
 
 // kick removes a student: its connections are closed, its secret joins no
 // more, and its address adds no new student to this room (127.0.0.1, the
-// server's own machine, excepted). The roster no longer lists it.
+// server's own machine, excepted). The roster no longer lists it. It runs
+// on the room's goroutine.
 func (r *Room) kick(by *conn, id string) {
-	r.mu.Lock()
 	st := r.byID[id]
 	if st == nil || st.kicked {
-		r.mu.Unlock()
 		r.tell(by, errorMsg("bad-message", "no such student in this room"))
 		return
 	}
@@ -188,15 +187,11 @@ func (r *Room) kick(by *conn, id string) {
 	if !limit.Exempt(st.addr) {
 		r.banned[st.addr] = true
 	}
-	var gone []*conn
-	for c := range r.conns {
-		if c.student == st {
-			gone = append(gone, c)
-		}
-	}
 	r.dirtyView = true
-	r.mu.Unlock()
-	for _, c := range gone {
+	for c := range r.conns {
+		if c.student != st {
+			continue
+		}
 		r.tell(c, errorMsg("kicked", "the instructor removed you from this room"))
 		// The writer sends what is queued before the socket closes.
 		r.spawn(func() {

@@ -119,8 +119,8 @@ type studentDoc struct {
 	Kicked   bool   `json:"kicked,omitempty"`
 }
 
-// docLocked is the room as a document. The caller holds mu.
-func (r *Room) docLocked() roomDoc {
+// doc is the room as a document.
+func (r *Room) doc() roomDoc {
 	d := roomDoc{Level: r.level, RunSeq: r.runSeq, Votes: map[string]string{}, Vote: r.vote, Locked: r.locked}
 	for h, st := range r.students {
 		d.Students = append(d.Students, studentDoc{Hash: h, ID: st.id, Nickname: st.nickname, Vote: st.vote, Kicked: st.kicked})
@@ -131,34 +131,21 @@ func (r *Room) docLocked() roomDoc {
 	return d
 }
 
-// markSaved asks the room's ticker to write its record at the next tick.
-func (r *Room) markSaved() { r.saveRecord.Store(true) }
-
 // save writes the room to the rooms file: its document always, its record
-// when it changed. It runs on the room's ticker, never on a request's path.
+// when it changed. It runs on the room's goroutine (at a tick, or when the
+// classroom closes), never on a request's path.
 func (r *Room) save(withRecord bool) {
 	db := r.cl.db
-	if db == nil {
+	if db == nil || r.closed {
 		return
 	}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
-	}
-	doc, err := json.Marshal(r.docLocked())
-	r.mu.Unlock()
+	doc, err := json.Marshal(r.doc())
 	if err != nil {
 		return
 	}
 	var rec []byte
-	if withRecord {
-		r.bmu.Lock()
-		if r.rec != nil {
-			rec, err = json.Marshal(r.rec)
-		}
-		r.bmu.Unlock()
-		if err != nil {
+	if withRecord && r.rec != nil {
+		if rec, err = json.Marshal(r.rec); err != nil {
 			rec = nil
 		}
 	}

@@ -82,12 +82,11 @@ func ledgerPath(db, code string, id int) string {
 }
 
 // newRun opens a fresh ledger at level and makes it the room's current
-// run. The previous run is closed once its last request has finished.
+// run. The previous run is closed once its last request has finished. It
+// runs on the room's goroutine.
 func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
-	r.mu.Lock()
 	r.runSeq++
 	id := r.runSeq
-	r.mu.Unlock()
 
 	p := engine.MustPreset(level)
 	nr := &run{id: id, level: level, policy: p, clock: &offsetClock{}, horizon: r.cl.cfg.LateRetryAfter,
@@ -120,21 +119,16 @@ func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
 	}
 	nr.eng = engine.New(nr.db, p, engine.Options{Clock: nr.clock, Hook: nr.hook, Trace: r.tracer(id, nr.clock), PaymentLatency: latency})
 
-	r.bmu.Lock()
-	r.flushLocked() // the old ledger's events go out before the new record starts
+	r.flush() // the old ledger's events go out before the new record starts
 	r.rec = &record{Run: id}
-	r.bmu.Unlock()
-	r.mu.Lock()
 	old := r.run
 	r.run, r.level, r.dirtyView = nr, level, true
 	r.restoredRun, r.interrupted = 0, false
 	for _, st := range r.byID {
 		st.open = false // a fresh ledger: the next press is a new wish
 	}
-	closed := r.closed
-	r.mu.Unlock()
 	if old != nil {
-		if closed || !r.spawn(func() { old.inflight.Wait(); old.close() }) {
+		if !r.spawn(func() { old.inflight.Wait(); old.close() }) {
 			old.inflight.Wait()
 			old.close()
 		}
@@ -365,8 +359,10 @@ func secondRetry(h lab.History, rep lab.Report) *actual {
 	return nil
 }
 
-// sendReport judges a run and broadcasts the verdict. After a storm it
-// also reveals the vote.
+// sendReport judges a run and broadcasts the verdict. Without a storm it
+// runs on the room's goroutine. After a storm it runs on the storm's: the
+// verdict and its picture are drawn there, and the room's goroutine
+// reveals the vote with it and broadcasts it.
 func (r *Room) sendReport(run *run, storm *stormInfo) {
 	h, snap, err := run.history(context.WithoutCancel(r.ctx))
 	if err != nil {
@@ -390,15 +386,6 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 		r.recordAndBroadcast(run.id, keepReport, msg, msg)
 		return
 	}
-	r.mu.Lock()
-	if r.vote.Run == run.id {
-		r.revealLocked(secondRetry(h, rep))
-	}
-	v := r.vote
-	r.mu.Unlock()
-	if v.Question != "" && v.Run == run.id {
-		msg.Vote = &v
-	}
 	// The projector gets the picture with each moment's attempts, so that
 	// a column opens them in the race view; the phones get it without
 	// those lists: a storm of 5,000 requests lists thousands of attempts,
@@ -418,5 +405,14 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	phones.Picture = &bare
 	phones.PictureSVG = ""
 	phones.PictureSVGKo = ""
-	r.recordAndBroadcast(run.id, keepFinalReport, msg, phones)
+	second := secondRetry(h, rep)
+	r.do(func() {
+		if r.vote.Run == run.id {
+			r.reveal(second)
+		}
+		if v := r.vote; v.Question != "" && v.Run == run.id {
+			msg.Vote, phones.Vote = &v, &v
+		}
+		r.recordAndBroadcast(run.id, keepFinalReport, msg, phones)
+	})
 }

@@ -2,11 +2,18 @@ package classroom
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"idemlab/engine"
+	"idemlab/engine/httpapi"
+	"idemlab/server/limit"
 )
 
 // MinTokenLength is the shortest instructor secret the classroom accepts:
@@ -163,4 +170,80 @@ func sessionCookie(r *http.Request, value string, ttl time.Duration) *http.Cooki
 		ck.MaxAge = -1
 	}
 	return ck
+}
+
+// isInstructor reports whether r carries a live session cookie of the
+// instructor's.
+func (c *Classroom) isInstructor(r *http.Request) bool {
+	ck, err := r.Cookie(instructorCookie)
+	if err != nil {
+		return false
+	}
+	return c.sessions.valid(ck.Value)
+}
+
+// checkToken compares a presented token with the instructor's in constant
+// time; hashing both first makes the comparison independent of length too.
+func (c *Classroom) checkToken(tok string) bool {
+	sum := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(sum[:], c.tokenSum[:]) == 1
+}
+
+func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("sign in from the classroom page itself").Response())
+		return
+	}
+	// Failed sign-ins are counted per address: a machine that keeps
+	// guessing is held off, and the instructor, from any other address,
+	// is not.
+	client := limit.Client(r)
+	if !limit.Exempt(client) {
+		if ok, wait := c.limits.failedSign.Ready(client); !ok {
+			refuse(w, "too many wrong sign-ins from your address; wait a moment", wait)
+			return
+		}
+	}
+	var body struct {
+		Token  string `json:"token"`
+		SignIn string `json:"signin"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1024))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || (body.Token == "") == (body.SignIn == "") {
+		httpapi.Write(w, engine.CauseBodyInvalid.Problem(`send {"token": "<instructor secret>"} or {"signin": "<code of the start-up link>"}`).Response())
+		return
+	}
+	ok := body.Token != "" && c.checkToken(body.Token) || body.SignIn != "" && c.sessions.useSignInCode(body.SignIn)
+	if !ok {
+		if !limit.Exempt(client) {
+			c.limits.failedSign.Spend(client)
+		}
+		detail := "that is not this server's instructor secret"
+		if body.SignIn != "" {
+			detail = "that sign-in link was used already or never existed; type the instructor secret instead"
+		}
+		httpapi.Write(w, causeBadToken.Problem(detail).Response())
+		return
+	}
+	value, err := c.sessions.start()
+	if err != nil {
+		httpapi.WriteError(w, r, fmt.Errorf("start session: %w", err))
+		return
+	}
+	http.SetCookie(w, sessionCookie(r, value, c.sessions.ttl))
+	httpapi.WriteJSON(w, r, 200, map[string]bool{"instructor": true})
+}
+
+// handleLogout ends the browser's session.
+func (c *Classroom) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Write(w, causeBadOrigin.Problem("sign out from the classroom page itself").Response())
+		return
+	}
+	if ck, err := r.Cookie(instructorCookie); err == nil {
+		c.sessions.end(ck.Value)
+	}
+	http.SetCookie(w, sessionCookie(r, "", 0))
+	httpapi.WriteJSON(w, r, 200, map[string]bool{"instructor": false})
 }

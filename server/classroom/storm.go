@@ -40,46 +40,34 @@ type resultMsg struct {
 
 // startStorm opens a fresh ledger at the storm's level and fires it in a
 // goroutine of the room. One storm runs at a time per room; the vote, if
-// one is open, is locked as the storm begins.
+// one is open, is locked as the storm begins. It runs on the room's
+// goroutine.
 func (r *Room) startStorm(c *conn, spec StormSpec) {
-	r.mu.Lock()
 	if r.storming {
-		r.mu.Unlock()
 		r.tell(c, errorMsg("busy", "a storm is already running"))
 		return
 	}
-	r.storming = true
 	// A vote asked since the last storm is about this one: it is locked
 	// now and judged by this storm's verdict. One that an earlier storm
 	// judged is cleared: its results are not this storm's.
 	forThis := r.vote.Question != "" && r.vote.Run == 0
 	if !forThis {
-		r.clearVoteLocked()
+		r.clearVote()
 	}
 	r.vote.Open = false
 	r.dirtyView = true
-	r.mu.Unlock()
 	nr, err := r.newRun(spec.Level, &spec)
-	if err == nil && forThis {
-		r.mu.Lock()
-		r.vote.Run = nr.id
-		r.mu.Unlock()
-	}
 	if err != nil {
-		r.mu.Lock()
-		r.storming = false
-		r.mu.Unlock()
 		r.cl.cfg.Logger.Warn("classroom storm", "room", r.code, "err", err)
 		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
 		return
 	}
+	if forThis {
+		r.vote.Run = nr.id
+	}
 	sm := stormMsg{Type: "storm", Run: nr.id, Spec: spec, Requests: spec.Clients * spec.Attempts, Policy: nr.policy}
 	r.recordAndBroadcast(nr.id, keepStorm, sm, sm)
-	if !r.spawn(func() { r.runStorm(nr, spec) }) {
-		r.mu.Lock()
-		r.storming = false
-		r.mu.Unlock()
-	}
+	r.storming = r.spawn(func() { r.runStorm(nr, spec) })
 }
 
 // runStorm fires the storm: every client waits at one gate, then they all
@@ -145,11 +133,11 @@ func (r *Room) runStorm(run *run, spec StormSpec) {
 	// The report goes out before the state that says the storm is over, so
 	// that screens see the verdict first and the controls come back after.
 	r.sendReport(run, info)
-	r.mu.Lock()
-	r.storming = false
-	r.dirtyView = true
-	r.dirtyRun = false
-	r.mu.Unlock()
+	r.do(func() {
+		r.storming = false
+		r.dirtyView = true
+		r.dirtyRun = false
+	})
 }
 
 // studentSend is a press of a phone's "Send transfer" button. After an
@@ -157,38 +145,31 @@ func (r *Room) runStorm(run *run, spec StormSpec) {
 // lost answer (the basement) or a 409, it is a retry with the same key, as
 // a careful client would send it. The naive level ignores the key, so
 // there the retry is simply a new request.
+//
+// It runs on the room's goroutine; the transfer runs in a goroutine of the
+// room, which hands its outcome back as a command. Phones that press
+// together before any ledger exists all send to the one the first press
+// opened.
 func (r *Room) studentSend(c *conn, basement bool) {
-	now := time.Now()
-	r.mu.Lock()
 	st := c.student
 	switch {
 	case st == nil:
-		r.mu.Unlock()
 		r.tell(c, errorMsg("not-joined", "join the room first"))
 		return
 	case st.inFlight:
-		r.mu.Unlock()
 		r.tell(c, errorMsg("wait", "your last transfer is still on its way"))
 		return
-	case !st.sends.allow(now):
-		r.mu.Unlock()
+	case !st.sends.allow(time.Now()):
 		r.tell(c, errorMsg("rate-limited", "one transfer a second, please"))
 		return
 	}
 	run := r.run
-	r.mu.Unlock()
 	if run == nil {
 		var err error
-		if run, err = r.firstRun(); err != nil {
+		if run, err = r.newRun(r.level, nil); err != nil {
 			r.tell(c, errorMsg("internal", "could not open a ledger"))
 			return
 		}
-	}
-	r.mu.Lock()
-	if st.inFlight {
-		r.mu.Unlock()
-		r.tell(c, errorMsg("wait", "your last transfer is still on its way"))
-		return
 	}
 	if !st.open {
 		var b [8]byte
@@ -199,24 +180,23 @@ func (r *Room) studentSend(c *conn, basement bool) {
 	}
 	st.attempts++
 	st.lanes++
-	st.inFlight = true
 	w := wish{lane: st.id + "." + strconv.Itoa(st.lanes), intent: st.intent, customer: "phone-" + st.id, key: st.key, amount: amount}
 	attempt := st.attempts
-	r.mu.Unlock()
 
 	var lc *laneCtl
 	if basement {
 		lc = &laneCtl{fault: engine.FaultLoseResponse}
 	}
-	ok := r.spawn(func() {
+	// The transfer's own command, which clears inFlight, runs after this one.
+	st.inFlight = r.spawn(func() {
 		res, _ := run.send(r.ctx, w, lc)
 		status := res.Response.Status
 		settled := res.Delivered && status != 409 && status != 0
-		r.mu.Lock()
-		st.inFlight = false
-		st.open = !settled
-		r.dirtyRun = true
-		r.mu.Unlock()
+		r.do(func() {
+			st.inFlight = false
+			st.open = !settled
+			r.dirtyRun = true
+		})
 		out := resultMsg{Type: "result", Lane: w.lane, Intent: w.intent, Key: w.key, Attempt: attempt, Retry: attempt > 1,
 			Delivered: res.Delivered, Replayed: res.Replayed, Retrying: !settled, Level: run.level}
 		if res.Delivered {
@@ -225,25 +205,4 @@ func (r *Room) studentSend(c *conn, basement bool) {
 		}
 		r.tell(c, out)
 	})
-	if !ok {
-		r.mu.Lock()
-		st.inFlight = false
-		r.mu.Unlock()
-	}
-}
-
-// firstRun opens the room's ledger for the students' first presses, once:
-// phones that press together before any ledger exists all send to the one
-// opened, instead of each opening its own and closing the others' under
-// their running transfers.
-func (r *Room) firstRun() (*run, error) {
-	r.firstMu.Lock()
-	defer r.firstMu.Unlock()
-	r.mu.Lock()
-	run, level := r.run, r.level
-	r.mu.Unlock()
-	if run != nil {
-		return run, nil
-	}
-	return r.newRun(level, nil)
 }

@@ -1,0 +1,223 @@
+package classroom
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The room's commands about its people: a phone joining, its vote, the
+// instructor's question, reveal and level. Each runs on the room's
+// goroutine (Room.handle), so it reads and changes the room's state
+// without a lock.
+
+// student is one phone's identity in a room. Its secret lives in the
+// phone's localStorage, so a reload is the same student; the room keeps
+// only the secret's hash. It is owned by the room's goroutine.
+type student struct {
+	id       string
+	nickname string
+	sends    *bucket
+	vote     string
+
+	// The student's current wish and its key. open is true while the last
+	// attempt got no final answer, so pressing again retries it.
+	intent   string
+	key      string
+	attempts int
+	open     bool
+	inFlight bool
+	lanes    int
+	// kicked is set when the instructor removed the student: its secret
+	// joins no more.
+	kicked bool
+	// addr is the address the student last joined from.
+	addr netip.Addr
+}
+
+// vote is the room's prediction: what will the second retry of the next
+// storm get? It belongs to one storm: asked before it, locked when it
+// starts (Run is then that storm's ledger), judged by its verdict alone and
+// cleared by the storm after it.
+type vote struct {
+	Open     bool   `json:"open"`
+	Revealed bool   `json:"revealed"`
+	Question string `json:"question,omitempty"`
+	Level    string `json:"level,omitempty"`
+	// Choices are the answers offered, fitted to the level (ChoicesFor).
+	Choices []string `json:"choices,omitempty"`
+	Run     int      `json:"run,omitempty"`
+	// Votes is the number cast; Counts is shown only once revealed.
+	Votes  int            `json:"votes"`
+	Counts map[string]int `json:"counts,omitempty"`
+	Actual *actual        `json:"actual,omitempty"`
+}
+
+// actual is what the second retry really got.
+type actual struct {
+	Choice string `json:"choice,omitempty"`
+	Status int    `json:"status"`
+	Lane   string `json:"lane"`
+}
+
+const question = "The first attempt's answer is lost and the client sends it again. What will the second retry get?"
+
+// joinedMsg tells a phone who it is in the room.
+type joinedMsg struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Nickname string `json:"nickname"`
+	Vote     string `json:"vote"`
+	Retrying bool   `json:"retrying"`
+	Level    string `json:"level"`
+}
+
+// votedMsg confirms a phone's vote.
+type votedMsg struct {
+	Type   string `json:"type"`
+	Choice string `json:"choice"`
+}
+
+// join makes c a student of the room: the one its secret names, or a new
+// one if the room and the address allow it.
+func (r *Room) join(c *conn, m ClientMessage) {
+	if c.role != RoleStudent {
+		r.tell(c, errorMsg("bad-message", "the projector does not join"))
+		return
+	}
+	if c.student != nil {
+		r.tell(c, errorMsg("bad-message", "already joined"))
+		return
+	}
+	sum := sha256.Sum256([]byte(m.Secret))
+	h := hex.EncodeToString(sum[:])
+	st := r.students[h]
+	if st != nil && st.kicked {
+		r.tell(c, errorMsg("kicked", "the instructor removed you from this room"))
+		return
+	}
+	if st == nil {
+		if refusal := r.newStudentRefused(c); refusal != nil {
+			r.tell(c, *refusal)
+			return
+		}
+		if len(r.byID) >= r.cl.cfg.MaxConns {
+			r.tell(c, errorMsg("full", "this room is full"))
+			return
+		}
+		st = &student{id: "s" + strconv.Itoa(len(r.byID)+1), sends: newBucket(r.cl.cfg.SendsPerSecond, r.cl.cfg.SendBurst)}
+		r.students[h] = st
+		r.byID[st.id] = st
+	}
+	st.nickname = r.uniqueNickname(st, m.Nickname)
+	st.addr = c.client
+	c.student = st
+	r.dirtyView = true
+	r.tell(c, joinedMsg{Type: "joined", ID: st.id, Nickname: st.nickname, Vote: st.vote, Retrying: st.open, Level: r.level})
+}
+
+func (r *Room) castVote(c *conn, choice string) {
+	st := c.student
+	switch {
+	case st == nil:
+		r.tell(c, errorMsg("not-joined", "join the room first"))
+		return
+	case !r.vote.Open:
+		r.tell(c, errorMsg("vote-closed", "no vote is open"))
+		return
+	case !slices.Contains(r.vote.Choices, choice):
+		r.tell(c, errorMsg("bad-message", "that answer is not one of this vote's"))
+		return
+	}
+	st.vote = choice
+	r.votes[st.id] = choice
+	r.vote.Votes = len(r.votes)
+	r.dirtyView = true
+	r.tell(c, votedMsg{Type: "voted", Choice: choice})
+}
+
+// ask opens a fresh vote about the next storm, at level (the room's when
+// empty).
+func (r *Room) ask(level string) {
+	if level == "" {
+		level = r.level
+	}
+	r.clearVote()
+	r.vote = vote{Open: true, Question: question, Level: level, Choices: ChoicesFor(level)}
+	r.dirtyView = true
+}
+
+// clearVote forgets the vote and every student's choice.
+func (r *Room) clearVote() {
+	r.vote = vote{}
+	r.votes = map[string]string{}
+	for _, st := range r.byID {
+		st.vote = ""
+	}
+}
+
+// reveal closes the vote and shows its histogram, with what the second
+// retry really got when a run is known.
+func (r *Room) reveal(a *actual) {
+	if !r.vote.Open && !r.vote.Revealed && r.vote.Question == "" {
+		return
+	}
+	counts := map[string]int{}
+	for _, ch := range r.vote.Choices {
+		counts[ch] = 0
+	}
+	for _, ch := range r.votes {
+		counts[ch]++
+	}
+	r.vote.Open, r.vote.Revealed, r.vote.Counts, r.vote.Votes = false, true, counts, len(r.votes)
+	if a != nil {
+		r.vote.Actual = a
+	}
+	r.dirtyView = true
+}
+
+// setLevel switches the room to a level on a fresh ledger.
+func (r *Room) setLevel(c *conn, level string) {
+	if r.storming {
+		r.tell(c, errorMsg("busy", "wait for the storm to end"))
+		return
+	}
+	nr, err := r.newRun(level, nil)
+	if err != nil {
+		r.tell(c, errorMsg("internal", "could not open a fresh ledger"))
+		return
+	}
+	r.sendState()
+	r.sendReport(nr, nil)
+}
+
+// uniqueNickname is nick, or nick with the first free number after it
+// ("ana 2") when another student of the room already has it (compared
+// without case): the projector's names and a lane's label must each point
+// at one phone.
+func (r *Room) uniqueNickname(st *student, nick string) string {
+	taken := func(n string) bool {
+		for _, o := range r.byID {
+			if o != st && strings.EqualFold(o.nickname, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(nick) {
+		return nick
+	}
+	for i := 2; ; i++ {
+		suffix := " " + strconv.Itoa(i)
+		base := []rune(nick)
+		if len(base)+len([]rune(suffix)) > MaxNicknameRunes {
+			base = base[:MaxNicknameRunes-len([]rune(suffix))]
+		}
+		if n := string(base) + suffix; !taken(n) {
+			return n
+		}
+	}
+}

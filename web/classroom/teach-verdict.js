@@ -1,0 +1,125 @@
+// teach-verdict.js: the projector's verdict on a ledger (the checker's
+// rules, tallies, balances and key table, the storm's picture) and the
+// room's vote with its histogram. All user text is set as text, never as
+// markup.
+import { el, won } from "/dom.js";
+import { timeOf as timeMS } from "/race.js";
+import { showPicture } from "/day.js";
+import { t, choiceWord, lang } from "./words.js";
+import { $, SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from "./teach-race.js";
+
+export function renderVote(v) {
+  $("vote-question").textContent = v.question ? t("question") : t("noQuestion");
+  // The room's screen shows a vote only when there is one.
+  $("vote-question").closest("section").hidden = SCREEN && !v.question;
+  $("vote-status").textContent = v.open ? t("votingSoFar", { n: v.votes }) : v.revealed ? t("votesCast", { n: v.votes }) : v.question ? t("votesLocked", { n: v.votes }) : "";
+  const h = $("histogram");
+  if (!v.revealed || !v.counts) {
+    h.replaceChildren();
+    return;
+  }
+  const max = Math.max(1, ...Object.values(v.counts));
+  h.replaceChildren(...(v.choices || Object.keys(v.counts)).map((c) => {
+    const n = v.counts[c] || 0;
+    const right = v.actual && v.actual.choice === c;
+    const bar = el("div", { class: "hbar" + (right ? " right" : "") });
+    bar.style.width = (100 * n) / max + "%";
+    return el("div", { class: "hrow", "data-choice": c }, el("span", { class: "hlabel", text: choiceWord(c) }), bar,
+      el("span", { class: "hcount", text: String(n) + (right ? " ← " + t("whatHappened") : "") }));
+  }));
+  // One sentence, from the one judgement the server made: the answer
+  // named is the choice, so it cannot contradict the histogram.
+  h.append(el("p", { class: "actual", text: v.actual && v.actual.choice ? t("actualWas", { lane: laneLabel(v.actual.lane), answer: choiceWord(v.actual.choice) }) : t("actualUnknown") }));
+}
+
+// shortJSON replaces each JSON object in a checker's sentence by what
+// tells it apart (its transfer, else its first member): a room reads
+// "got 201 {tr_000006}, … got {tr_000005}", not two lines of raw JSON.
+function shortJSON(message) {
+  return message.replace(/\{"[^{}]*\}/g, (j) => {
+    try {
+      const o = JSON.parse(j);
+      if (o.transfer_id) return "{" + o.transfer_id + "}";
+      const [k, v] = Object.entries(o)[0] || [];
+      return k ? `{${k}: ${typeof v === "object" ? "…" : v}, …}` : "{}";
+    } catch {
+      return "{…}";
+    }
+  });
+}
+
+// ruleTitle is a checker rule's title in the page's language.
+function ruleTitle(rule) {
+  const w = t("rule_" + rule.name);
+  return w === "rule_" + rule.name ? rule.title : w;
+}
+
+// violationText shows a broken rule's sentence, its JSON cut short; the
+// full text is one click away.
+function violationText(message) {
+  const short = shortJSON(message);
+  if (short === message) return el("div", { class: "violation", text: message });
+  return el("details", { class: "violation" }, el("summary", { text: short }), el("code", { text: message }));
+}
+
+// drawPicture shows the storm as a picture; a column moves the race to
+// that moment.
+function drawPicture(msg) {
+  $("picture-box").hidden = false;
+  showPicture($("picture"), msg.picture, (lang === "ko" && msg.picture_svg_ko) || msg.picture_svg, (bucket) => {
+    const m = currentModel();
+    if (!m.events.length) return;
+    const first = timeMS(m.events[0]);
+    let c = 0;
+    while (c < m.events.length && timeMS(m.events[c]) - first < bucket.to_ms) c++;
+    seek(c);
+    $("race").scrollIntoView({ block: "nearest" });
+  });
+}
+
+export function renderReport(msg) {
+  if (msg.run !== run) newRun(msg.run, msg.level, "level " + msg.level);
+  const s = msg.report.summary;
+  const label = msg.storm ? t("stormDone", { requests: msg.storm.requests, level: msg.level, ms: msg.storm.duration_ms }) : t("levelLabel", { level: msg.level });
+  $("run-label").textContent = `(${t("ledgerN", { n: msg.run })}, ${label})`;
+  $("tally").replaceChildren(
+    tile(t("tile_duplicates"), s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
+    tile(t("tile_paidTwice"), won(s.paid_twice) + " won", s.paid_twice > 0 ? "fail" : "ok"),
+    tile(t("tile_409"), s.conflicts_409), tile(t("tile_422"), s.mismatches_422), tile(t("tile_replays"), s.replays),
+    tile(t("tile_lost"), s.lost_responses), tile(t("tile_transfers"), s.transfers), tile(t("tile_moved"), won(s.money_moved) + " won"),
+  );
+  $("tally").dataset.duplicates = String(s.duplicates);
+  $("rules").replaceChildren(...msg.report.rules.map((r) =>
+    el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + ruleTitle(r.rule),
+      r.ok ? null : violationText(r.violations[0].message))));
+  $("balances").replaceChildren(el("tr", {}, el("th", { text: "account" }), el("th", { text: "balance" })),
+    ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) + " won" }))));
+  $("keys-total").textContent = msg.keys_total > msg.keys.length ? `(${msg.keys.length} of ${msg.keys_total})` : `(${msg.keys_total})`;
+  $("keytable").replaceChildren(
+    el("tr", {}, ...["key", "customer", "state", "status", "transfer"].map((h) => el("th", { text: h }))),
+    ...msg.keys.map((k) => el("tr", {}, ...[k.key, k.customer, k.state || "(no state)", k.status || "", k.transfer_id || ""].map((v) => el("td", { text: String(v) })))));
+  if (msg.keys_total === 0) $("keytable").append(el("tr", {}, el("td", { colspan: "5", text: msg.level === "naive" ? t("naiveNoKeys") : t("noKeysYet") })));
+  // A crash that left keys in_progress breaks no rule (nothing was paid
+  // twice) but nothing was paid either: that is the lesson, said in words.
+  const stuck = msg.keys.filter((k) => k.state === "in_progress").length;
+  $("stuck").hidden = !(msg.storm && stuck > 0);
+  $("stuck").textContent = t("stuckInProgress", { n: stuck });
+  if (msg.vote) renderVote(msg.vote);
+  // The checker's broken rules join the attempts they name in the view.
+  // One line per broken rule: a naive storm breaks the same rule dozens of
+  // times, and the room reads the rule, not the list.
+  const violations = [];
+  for (const r of msg.report.rules || []) {
+    const vs = r.violations || [];
+    if (!vs.length) continue;
+    const more = vs.length > 1 ? ` (and ${vs.length - 1} more like it)` : "";
+    violations.push(Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule) }), message: shortJSON(vs[0].message) + more }));
+  }
+  setVerdict(violations, msg.policy);
+  // The storm as a picture (drawn by the server, the same drawing as
+  // `idemlab day replay --svg`): a column moves the race to its moment.
+  // It is drawn in the frame after the race, which the room reads first.
+  if (msg.picture && msg.picture_svg) setTimeout(() => msg.run === run && drawPicture(msg), 0);
+  if (view.mode === "live") drawNow();
+  else renderPlayer();
+}
