@@ -1,5 +1,8 @@
 package server_test
 
+// (Over 500 lines on purpose: the one Chromium every browser test in the
+// package shares, and the helpers they all use, live here.)
+
 // Browser tests: a real Chromium loads the playground from a real server,
 // waits for the engine (Go and SQLite in WebAssembly, in a Web Worker),
 // clicks what a student clicks and reads what a student reads. One

@@ -6,6 +6,10 @@
 // knobs), day.js (a day of traffic as a picture). Where the learner is
 // lives in the URL and their progress in localStorage (place.js). The
 // engine judges the goals; the page shows them.
+//
+// (Over 500 lines on purpose: one controller owns the page's state and the
+// one queue its engine calls go through; every view it drives is its own
+// module.)
 
 import { t, setLang } from './strings.js';
 import { el } from './dom.js';

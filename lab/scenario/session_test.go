@@ -1,5 +1,8 @@
 package scenario_test
 
+// (Over 500 lines on purpose: one table per lesson rung, each played with
+// the same step helpers.)
+
 import (
 	"encoding/json"
 	"math/rand/v2"

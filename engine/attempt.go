@@ -1,0 +1,450 @@
+package engine
+
+// attempt.go is one transfer request on its way through the phases: the
+// claim each ClaimStrategy makes, the comparison with a used key, the
+// ledger transaction and the stored answer.
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// attempt is one transfer request on its way through the phases.
+type attempt struct {
+	e        *Engine
+	ctx      context.Context
+	req      Request
+	customer string
+	key      string
+	scope    string
+	fp       string
+	body     TransferBody
+	owner    string
+	table    KeyTable
+	result   Result
+	unlock   func() // lets go of the in-memory lock (LockMemory); nil when none is held
+}
+
+// crashed is returned by step when the hook crashed the attempt.
+type crashed struct{}
+
+func (e *Engine) transfer(ctx context.Context, req Request) (res Result) {
+	a := &attempt{e: e, ctx: ctx, req: req, table: e.keyTable()}
+	a.result.Delivered = true
+	defer func() {
+		if a.unlock != nil {
+			a.unlock() // a crash loses the process's memory, its locks with it
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(crashed); !ok {
+				panic(r)
+			}
+			res = a.result
+		}
+	}()
+	resp := a.run()
+	a.step(PhaseRespond, "")
+	a.result.Response = resp
+	switch {
+	case a.result.Fault == FaultLoseResponse:
+		a.emit(PhaseRespond, "", OutcomeLost, resp.Status, "the response was lost on the way: the client does not know what happened")
+	case a.result.Fault == FaultClientTimeout:
+		a.emit(PhaseRespond, "", OutcomeTimedOut, resp.Status, "the client had already given up at "+string(a.result.Phase)+"; this answer goes nowhere")
+	default:
+		a.emit(PhaseRespond, "", OutcomeDelivered, resp.Status, "")
+	}
+	return a.result
+}
+
+// step runs the hook before a phase. A crash unwinds the attempt at once.
+func (a *attempt) step(p Phase, part string) {
+	if a.e.hook == nil {
+		return
+	}
+	f := a.e.hook(a.ctx, Step{Lane: a.req.Lane, Intent: a.req.Intent, Customer: a.customer, Key: a.key, Phase: p, Part: part})
+	switch f {
+	case FaultNone:
+	case FaultCrash:
+		a.result = Result{Delivered: false, Fault: FaultCrash, Phase: p}
+		a.emit(p, "", OutcomeCrashed, 0, "the server died before "+string(p)+"; what it had committed stays")
+		panic(crashed{})
+	default:
+		if a.result.Fault == FaultNone {
+			a.result.Fault, a.result.Phase, a.result.Delivered = f, p, false
+		}
+	}
+}
+
+func (a *attempt) emit(p Phase, sql, outcome string, status int, note string) {
+	if a.e.trace == nil {
+		return
+	}
+	a.e.trace(Event{
+		Seq: a.e.seq.Add(1), AtMS: a.e.clock.Now().Sub(a.e.start).Milliseconds(),
+		Lane: a.req.Lane, Intent: a.req.Intent, Customer: a.customer, Key: a.key,
+		Phase: p, SQL: sql, Outcome: outcome, Status: status, Note: note, Server: a.e.server,
+	})
+}
+
+func (a *attempt) reject(p Phase, prob *Problem) Response {
+	a.emit(p, "", OutcomeRejected, prob.Status, prob.Detail)
+	return prob.Response()
+}
+
+// fail answers with err as a problem and keeps err in the result for the
+// server's log; the trace and the client see only the problem's detail.
+func (a *attempt) fail(p Phase, sql string, err error) Response {
+	prob := AsProblem(err)
+	a.result.Err = err
+	if a.owner != "" && a.e.policy.InProgress == InProgressTwoPhase {
+		// Release the claim so that the client's retry starts afresh instead
+		// of waiting out the lease: nothing was charged.
+		rel, _ := a.e.store.ReleaseKey(a.ctx, a.table, a.scope, a.key, a.owner)
+		sql = joinSQL(sql, rel.SQL)
+	}
+	a.emit(p, sql, OutcomeError, prob.Status, prob.Detail)
+	return prob.Response()
+}
+
+func (a *attempt) nowMS() int64 { return a.e.clock.Now().UnixMilli() }
+
+func (a *attempt) run() Response {
+	e, p := a.e, a.e.policy
+	a.customer = a.req.Customer
+	a.step(PhaseReceive, "")
+	a.emit(PhaseReceive, "", OutcomeOK, 0, a.req.Method+" "+a.req.Path)
+
+	a.step(PhaseValidate, "")
+	customer, prob := ParseCustomer(a.req.Customer, a.req.HasCustomer)
+	if prob != nil {
+		return a.reject(PhaseValidate, prob)
+	}
+	a.customer = customer
+	if p.Keyed() {
+		if a.key, prob = ParseKey(a.req.Key); prob != nil {
+			return a.reject(PhaseValidate, prob)
+		}
+	} else {
+		// The naive level ignores the key, but the ledger still notes it, so
+		// the checker can tell which wish each duplicate served.
+		a.key, _ = ParseKey(a.req.Key)
+	}
+	if prob = checkContentType(a.req.ContentType); prob != nil {
+		return a.reject(PhaseValidate, prob)
+	}
+	if a.body, prob = ParseTransfer(a.req.Body); prob != nil {
+		return a.reject(PhaseValidate, prob)
+	}
+	a.emit(PhaseValidate, "", OutcomeOK, 0, "transfer "+strconv.FormatInt(a.body.Amount, 10)+" won from "+a.body.From+" to "+a.body.To)
+
+	if !p.Keyed() {
+		return a.execute()
+	}
+	if p.Fingerprint != FingerprintNone {
+		a.step(PhaseFingerprint, "")
+		a.fp = Fingerprint(p.Fingerprint, "POST", TransfersRoute, a.req.Body, a.body)
+		a.emit(PhaseFingerprint, "", OutcomeOK, 0, p.Fingerprint.String()+" sha256 "+a.fp[:16]+"…")
+	}
+	a.scope = e.keyScope(a.customer)
+
+	if p.InProgress == InProgressExecuteFirst {
+		// The key is written only after the work: look first, then pay.
+		if resp, done := a.claimStep("check"); done {
+			return resp
+		}
+		look, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
+		if err != nil {
+			return a.fail(PhaseClaim, look.SQL, err)
+		}
+		if rec := look.Record; rec != nil && !a.expired(rec) {
+			a.emit(PhaseClaim, look.SQL, OutcomeDuplicate, 0, "the key is already recorded")
+			return a.compare(rec)
+		}
+		a.emit(PhaseClaim, look.SQL, OutcomeOK, 0, "the key is not recorded yet: pay first, record the key after")
+		return a.execute()
+	}
+	if resp, done := a.claim(); done {
+		return resp
+	}
+	return a.execute()
+}
+
+func (a *attempt) expired(rec *KeyRecord) bool {
+	return rec.ExpiresAt > 0 && rec.ExpiresAt <= a.nowMS()
+}
+
+func (a *attempt) leaseRanOut(rec *KeyRecord) bool {
+	return rec.State == StateInProgress && rec.LeaseUntil > 0 && rec.LeaseUntil <= a.nowMS()
+}
+
+// newRecord is the row this attempt writes for its key.
+func (a *attempt) newRecord(state string) KeyRecord {
+	p, now := a.e.policy, a.nowMS()
+	rec := KeyRecord{Scope: a.scope, Key: a.key, Customer: a.customer, Fingerprint: a.fp, State: state,
+		Owner: a.e.ownerID + "-" + strconv.FormatInt(a.e.owners.Add(1), 10), CreatedAt: now}
+	if p.Retention > 0 {
+		rec.ExpiresAt = now + p.Retention.D().Milliseconds()
+	}
+	if state == StateInProgress && p.Lease > 0 {
+		rec.LeaseUntil = now + p.Lease.D().Milliseconds()
+	}
+	return rec
+}
+
+// claimStep runs the hook before the claim (or its first part) and, under
+// LockMemory, takes this engine's lock on the key. done is true when the
+// attempt has its answer already (its context ended while it waited).
+func (a *attempt) claimStep(part string) (resp Response, done bool) {
+	a.step(PhaseClaim, part)
+	if a.e.policy.Lock != LockMemory {
+		return Response{}, false
+	}
+	if err := a.lockKey(); err != nil {
+		return a.fail(PhaseClaim, "", err), true
+	}
+	return Response{}, false
+}
+
+// claim takes the key according to the claim strategy. done is true when
+// the attempt has its answer already (a duplicate or an error).
+func (a *attempt) claim() (resp Response, done bool) {
+	e, p := a.e, a.e.policy
+	state := StateCompleted
+	if p.InProgress == InProgressTwoPhase {
+		state = StateInProgress
+	}
+	rec := a.newRecord(state)
+	if p.InProgress == InProgressNone {
+		rec.State = "" // no state column is written; the table's default says completed
+	}
+	switch p.Claim {
+	case ClaimCheckThenInsert:
+		if resp, done := a.claimStep("check"); done {
+			return resp, true
+		}
+		look, err := e.store.LookupKey(a.ctx, a.table, a.scope, a.key)
+		if err != nil {
+			return a.fail(PhaseClaim, look.SQL, err), true
+		}
+		if old := look.Record; old != nil && !a.expired(old) {
+			a.emit(PhaseClaim, look.SQL, OutcomeDuplicate, 0, "SELECT found the key")
+			return a.compare(old), true
+		}
+		a.emit(PhaseClaim, look.SQL, OutcomeOK, 0, "SELECT found no row: the key looks free")
+		a.step(PhaseClaim, "insert")
+		ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
+		if err != nil {
+			return a.fail(PhaseClaim, ins.SQL, err), true
+		}
+		a.owner = rec.Owner
+		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, "INSERT wrote a row; nothing stops a second one with the same key")
+		return Response{}, false
+	case ClaimInsertOrIgnore:
+		if resp, done := a.claimStep(""); done {
+			return resp, true
+		}
+		ins, err := e.store.InsertKey(a.ctx, a.table, InsertOrIgnore, rec)
+		if err != nil {
+			return a.fail(PhaseClaim, ins.SQL, err), true
+		}
+		a.owner = rec.Owner
+		note := "1 row inserted"
+		if !ins.Inserted {
+			note = "0 rows inserted, no error: the code cannot tell a retry from a new request and carries on"
+		}
+		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, note)
+		return Response{}, false
+	}
+	if resp, done := a.claimStep(""); done {
+		return resp, true
+	}
+	ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
+	if err != nil {
+		return a.fail(PhaseClaim, ins.SQL, err), true
+	}
+	cached := p.Claim == ClaimServerCache
+	if ins.Inserted {
+		a.owner = rec.Owner
+		note := "INSERT succeeded: this attempt owns the key"
+		if cached {
+			note = "cache miss on " + e.serverName() + ": the key is remembered in its memory now, and in no other server's"
+		}
+		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, note)
+		return Response{}, false
+	}
+	if cached {
+		ins.ConstraintError = "cache hit on " + e.serverName() + ": this server has seen the key"
+	}
+	old := ins.Existing
+	takeOver := ""
+	switch {
+	case old == nil:
+		// The row vanished between the failed INSERT and the read (reaped);
+		// answer 409 so the client retries into a clean claim.
+		a.emit(PhaseClaim, ins.SQL, OutcomeConflict, 409, ins.ConstraintError)
+		return a.conflict("the key changed hands; retry in a moment"), true
+	case a.expired(old):
+		takeOver = "the old key expired (retention), so it counts as absent"
+	case a.leaseRanOut(old) && (p.Fingerprint == FingerprintNone || old.Fingerprint == a.fp):
+		takeOver = "the earlier attempt's lease ran out, so its claim is taken over"
+	}
+	if takeOver != "" {
+		took, err := e.store.TakeOverKey(a.ctx, a.table, rec, a.nowMS())
+		sql := joinSQL(ins.SQL, took.SQL)
+		if err != nil {
+			return a.fail(PhaseClaim, sql, err), true
+		}
+		if took.Changed {
+			a.owner = rec.Owner
+			a.emit(PhaseClaim, sql, OutcomeTakenOver, 0, ins.ConstraintError+"; "+takeOver)
+			return Response{}, false
+		}
+		a.emit(PhaseClaim, sql, OutcomeConflict, 409, "another retry took the key over first")
+		return a.conflict("another attempt took this key over a moment ago"), true
+	}
+	a.emit(PhaseClaim, ins.SQL, OutcomeDuplicate, 0, ins.ConstraintError)
+	return a.compare(old), true
+}
+
+func (a *attempt) conflict(detail string) Response {
+	prob := CauseKeyInProgress.Problem(detail)
+	prob.RetryAfter = 1
+	return prob.Response()
+}
+
+// compare answers a request whose key is already recorded.
+func (a *attempt) compare(old *KeyRecord) Response {
+	p := a.e.policy
+	a.step(PhaseCompare, "")
+	if p.Fingerprint != FingerprintNone && old.Fingerprint != a.fp {
+		prob := CauseKeyReused.Problem("this key was first used with a different request; use a new key for a new request")
+		a.emit(PhaseCompare, "", OutcomeMismatch, prob.Status, "fingerprints differ: "+short(old.Fingerprint)+" ≠ "+short(a.fp))
+		return prob.Response()
+	}
+	if old.State == StateInProgress {
+		a.emit(PhaseCompare, "", OutcomeConflict, 409, "the first attempt is still in progress")
+		return a.conflict("the first request with this key is still being processed; retry after the Retry-After seconds")
+	}
+	switch p.Replay {
+	case ReplayStored:
+		if old.Response != nil {
+			r := *old.Response
+			r.Header = append(append([]Header(nil), r.Header...), Header{"Idempotent-Replayed", "true"})
+			a.result.Replayed = true
+			a.emit(PhaseCompare, "", OutcomeReplayed, r.Status, "the stored response, byte for byte")
+			return r
+		}
+	case ReplayRecompute:
+		if old.TransferID != "" {
+			ledger, err := a.e.store.TransferByID(a.ctx, old.TransferID)
+			if err == nil {
+				t := ledger.Transfer
+				t.BalanceAfter = ledger.Balance
+				t.CreatedAt = a.nowMS()
+				r := RenderTransfer(t)
+				a.result.Replayed = true
+				a.emit(PhaseCompare, ledger.SQL, OutcomeReplayed, r.Status, "recomputed from the ledger now: today's balance and today's time")
+				return r
+			}
+		}
+	}
+	r := jsonResponse(200, map[string]string{"status": "already_processed", "detail": "a request with this key was already processed"})
+	a.result.Replayed = true
+	a.emit(PhaseCompare, "", OutcomeReplayed, 200, "a generic \"already processed\", whatever the request was")
+	return r
+}
+
+func short(fp string) string {
+	if len(fp) > 12 {
+		return fp[:12] + "…"
+	}
+	if fp == "" {
+		return "(none)"
+	}
+	return fp
+}
+
+func joinSQL(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ";\n" + b
+}
+
+// execute calls the payment network, commits the ledger and records the
+// key according to the in-progress mode.
+func (a *attempt) execute() Response {
+	e, p := a.e, a.e.policy
+	a.step(PhaseExecute, "")
+	if e.latency > 0 {
+		t := time.NewTimer(e.latency)
+		select {
+		case <-t.C:
+		case <-a.ctx.Done():
+			t.Stop()
+		}
+	}
+	a.emit(PhaseExecute, "", OutcomeExecuted, 0, "payment network called")
+
+	a.step(PhaseCommit, "")
+	args := TransferArgs{From: a.body.From, To: a.body.To, Amount: a.body.Amount, At: a.nowMS(),
+		Customer: a.customer, Key: a.key}
+	twoPhase := p.Keyed() && p.InProgress == InProgressTwoPhase && a.owner != ""
+	if twoPhase {
+		args.Complete = &Completion{Table: a.table, Scope: a.scope, Key: a.key, Owner: a.owner, Render: renderOutcome}
+	}
+	tr, err := e.store.Transfer(a.ctx, args)
+	if err != nil {
+		return a.fail(PhaseCommit, tr.SQL, err)
+	}
+	if twoPhase && !tr.Completed {
+		a.emit(PhaseCommit, tr.SQL, OutcomeConflict, 409, "this attempt lost its claim to a retry; its transaction rolled back, nothing moved")
+		return a.conflict("another attempt took this key over; retry to get its answer")
+	}
+	resp := renderOutcome(tr)
+	if tr.Outcome == TransferDone {
+		a.emit(PhaseCommit, tr.SQL, OutcomeCommitted, resp.Status, "moved "+strconv.FormatInt(tr.Transfer.Amount, 10)+" won as "+tr.Transfer.ID)
+	} else {
+		a.emit(PhaseCommit, tr.SQL, OutcomeDeclined, resp.Status, "declined; the answer is recorded like a success")
+	}
+	if !p.Keyed() || twoPhase {
+		return resp
+	}
+
+	a.step(PhaseStoreResponse, "")
+	if p.InProgress == InProgressExecuteFirst {
+		rec := a.newRecord(StateCompleted)
+		rec.Response, rec.TransferID = &resp, tr.Transfer.ID
+		mode := InsertPlain
+		if p.Claim == ClaimInsertOrIgnore {
+			mode = InsertOrIgnore
+		}
+		ins, err := e.store.InsertKey(a.ctx, a.table, mode, rec)
+		switch {
+		case err != nil:
+			a.emit(PhaseStoreResponse, ins.SQL, OutcomeError, 0, "the key was not recorded: "+err.Error())
+		case !ins.Inserted:
+			a.emit(PhaseStoreResponse, ins.SQL, OutcomeDuplicate, 0, strings.TrimSpace(ins.ConstraintError+" — too late: the money already moved"))
+		default:
+			a.emit(PhaseStoreResponse, ins.SQL, OutcomeStored, 0, "key recorded after the work")
+		}
+		return resp
+	}
+	stored, err := e.store.StoreResponse(a.ctx, a.table, a.scope, a.key, a.owner, resp, tr.Transfer.ID)
+	switch {
+	case err != nil:
+		a.emit(PhaseStoreResponse, stored.SQL, OutcomeError, 0, "the response was not stored: "+err.Error())
+	case !stored.Changed:
+		a.emit(PhaseStoreResponse, stored.SQL, OutcomeSkipped, 0, "no row of ours to store the response on")
+	default:
+		a.emit(PhaseStoreResponse, stored.SQL, OutcomeStored, 0, "response stored on the key")
+	}
+	return resp
+}

@@ -1,0 +1,354 @@
+// race-model.js turns engine trace events into the race view's model:
+// attempts as rows grouped by key, each event a mark, the relations the
+// trace implies (a duplicate's claim and the claim it hit, a 409 and the
+// in_progress row, a replay and its stored answer) and the money each
+// commit moved. race.js lays the model out and draws it; the model is
+// plain data, so every screen can build it the same way.
+
+import { won } from './dom.js';
+
+// --- the model ---------------------------------------------------------------
+
+export const KEY_PHASES = new Set(['claim', 'compare', 'commit', 'store-response']);
+
+// GAP_MS is the longest quiet moment drawn to scale on the trace's clock.
+const GAP_MS = 2;
+
+// timeOf is an event's moment in milliseconds on the trace's clock.
+// A classroom event's skew_us is how far its ledger's clock was moved on
+// (a late retry comes "an hour later"): the hour is on the axis.
+export function timeOf(e) {
+  if (e.t_us !== undefined) return (e.t_us + (e.skew_us || 0)) / 1000;
+  return e.at_ms || 0;
+}
+
+function amountOf(attempt, ev) {
+  const m = ev && /moved (\d+) won/.exec(ev.note || '');
+  if (m) return Number(m[1]);
+  try {
+    return JSON.parse(attempt.body || '{}').amount || 0;
+  } catch {
+    return 0;
+  }
+}
+
+// PHASE_ICON marks the phases that decide nothing by themselves.
+const PHASE_ICON = { receive: '⇢', validate: '✓', fingerprint: '#', compare: '=', 'store-response': '▤', respond: '✉' };
+
+// markOf says what one trace event is, as a mark on its attempt's row:
+// its kind (data-mark), its icon and its word key in strings.js.
+// Marks are shared, never changed: one object per kind.
+const M_CLAIM = Object.freeze({ kind: 'claim', icon: '◆' });
+const M_TAKEOVER = Object.freeze({ kind: 'takeover', icon: '↻' });
+const M_DUPLICATE = Object.freeze({ kind: 'duplicate', icon: '≡' });
+const M_CONFLICT = Object.freeze({ kind: 'conflict', icon: '‖' });
+const M_LOOKUP = Object.freeze({ kind: 'lookup', icon: '?' });
+const M_MISMATCH = Object.freeze({ kind: 'mismatch', icon: '≠' });
+const M_REPLAY = Object.freeze({ kind: 'replay', icon: '↺' });
+const M_PAY_CALL = Object.freeze({ kind: 'pay-call', icon: '→' });
+const M_PAID = Object.freeze({ kind: 'paid', icon: '■' });
+const M_DECLINED = Object.freeze({ kind: 'declined', icon: '⊘' });
+const M_STORED = Object.freeze({ kind: 'stored', icon: '▤' });
+const M_LATE_KEY = Object.freeze({ kind: 'late-key', icon: '≡' });
+const M_ANSWER = Object.freeze({ kind: 'answer', icon: '✉' });
+const M_LOST = Object.freeze({ kind: 'lost', icon: '✂' });
+const M_TIMED_OUT = Object.freeze({ kind: 'timed-out', icon: '✗' });
+const M_CRASHED = Object.freeze({ kind: 'crashed', icon: '✸' });
+const M_REJECTED = Object.freeze({ kind: 'rejected', icon: '⊘' });
+const M_ERROR = Object.freeze({ kind: 'error', icon: '⚠' });
+const M_CLAIM_IGNORED = Object.freeze({ kind: 'claim-ignored', icon: '◇' });
+// A server's own in-memory lock on the key (the scale-out lesson): taken,
+// or waited for while another attempt on the same server holds it.
+const M_LOCK = Object.freeze({ kind: 'lock', icon: '▣' });
+const M_LOCK_WAIT = Object.freeze({ kind: 'lock-wait', icon: '⋯' });
+const M_SKIPPED = Object.freeze({ kind: 'step', icon: '·' });
+const M_STEP = Object.freeze({ kind: 'step', icon: '•' });
+const STEP_MARKS = Object.fromEntries(Object.entries(PHASE_ICON).map(([p, icon]) => [p, Object.freeze({ kind: 'step', icon })]));
+
+function markOf(e) {
+  const o = e.outcome;
+  switch (e.phase) {
+    case 'claim':
+      // INSERT OR IGNORE "claims" even when it wrote nothing: the code
+      // cannot tell, the picture can.
+      if (o === 'claimed' && /^0 rows inserted/.test(e.note || '')) return M_CLAIM_IGNORED;
+      if (o === 'claimed') return M_CLAIM;
+      if (o === 'taken-over') return M_TAKEOVER;
+      if (o === 'duplicate') return M_DUPLICATE;
+      if (o === 'conflict') return M_CONFLICT;
+      if (o === 'ok') return M_LOOKUP;
+      if (o === 'locked') return M_LOCK;
+      if (o === 'waiting') return M_LOCK_WAIT;
+      break;
+    case 'compare':
+      if (o === 'mismatch') return M_MISMATCH;
+      if (o === 'conflict') return M_CONFLICT;
+      if (o === 'replayed') return M_REPLAY;
+      break;
+    case 'execute':
+      if (o === 'executed') return M_PAY_CALL;
+      break;
+    case 'commit':
+      if (o === 'committed') return M_PAID;
+      if (o === 'declined') return M_DECLINED;
+      if (o === 'conflict') return M_CONFLICT;
+      break;
+    case 'store-response':
+      if (o === 'stored') return M_STORED;
+      if (o === 'duplicate') return M_LATE_KEY;
+      break;
+    case 'respond':
+      if (o === 'delivered') return M_ANSWER;
+      if (o === 'lost') return M_LOST;
+      if (o === 'timed-out') return M_TIMED_OUT;
+      break;
+  }
+  if (o === 'crashed') return M_CRASHED;
+  if (o === 'rejected') return M_REJECTED;
+  if (o === 'error') return M_ERROR;
+  return o === 'skipped' ? M_SKIPPED : STEP_MARKS[e.phase] || M_STEP;
+}
+
+// sortEvents orders events by key, then seq, and returns them with their
+// keys. Events mostly arrive in order (a storm's in each batch as the
+// server emitted them), so an insertion sort moves few of them, none when
+// they are in order already; if it has to move many, a full sort takes over.
+function sortEvents(list, key) {
+  const n = list.length;
+  const at = new Float64Array(n);
+  const ev = list.slice();
+  for (let i = 0; i < n; i++) at[i] = key(ev[i]);
+  let moves = 0;
+  for (let i = 1; i < n && moves <= 16 * n; i++) {
+    const t = at[i];
+    const e = ev[i];
+    let j = i - 1;
+    while (j >= 0 && (at[j] > t || (at[j] === t && ev[j].seq > e.seq))) {
+      at[j + 1] = at[j];
+      ev[j + 1] = ev[j];
+      j--;
+      moves++;
+    }
+    at[j + 1] = t;
+    ev[j + 1] = e;
+  }
+  if (moves <= 16 * n) return { events: ev, keys: at };
+  const order = list.map((_, i) => i);
+  const k = list.map(key);
+  order.sort((p, q) => k[p] - k[q] || list[p].seq - list[q].seq);
+  return { events: order.map((i) => list[i]), keys: Float64Array.from(order, (i) => k[i]) };
+}
+
+// buildRace turns traces into rows, marks, key-row segments and arrows
+// placed on one time axis (see the top of this file). It is pure: the same
+// input gives the same model.
+export function buildRace(input) {
+  const clock = input.clock || 'step';
+  const policy = input.policy || {};
+  const labelOf = input.labelOf || ((id) => id);
+  // Events in order: of time on the trace's clock, else of the step.
+  const ordered = sortEvents(input.events || [], clock === 'time' ? timeOf : (e) => e.seq);
+  const events = ordered.events;
+
+  // Attempts: the bench's lanes first (a waiting lane has no events yet),
+  // then any lane the events name.
+  const attempts = new Map();
+  const attempt = (id, from) => {
+    let a = attempts.get(id);
+    if (!a) {
+      a = { id, label: labelOf(id), intent: from.intent || '', customer: from.customer || '', key: from.key || '', body: from.body || '',
+        state: from.state || '', next_phase: from.next_phase || '', next_part: from.next_part || '', fault: from.fault || null,
+        server: Number(from.server) || 0,
+        verdict: from.verdict || '', verdict_text: from.verdict_text || '', marks: [], order: attempts.size };
+      attempts.set(id, a);
+    }
+    return a;
+  };
+  for (const l of input.lanes || []) attempt(l.id, l);
+
+  // The time axis: one column per event on the bench. On the trace's
+  // clock, time is linear while things happen close together and each idle
+  // gap beyond GAP_MS is compressed (logarithmically), so that a 50 ms
+  // payment call and a 1 ms claim are both legible, and a storm of 12,000
+  // events spans its own duration, not its number of events. Compressed
+  // gaps are kept as breaks, which the axis marks with their real length.
+  const times = clock === 'time' ? ordered.keys : null;
+  const xs = new Array(events.length);
+  const breaks = [];
+  let x = 0;
+  for (let i = 0; i < events.length; i++) {
+    if (i > 0) {
+      if (clock === 'time') {
+        const gap = Math.max(0, times[i] - times[i - 1]);
+        if (gap > GAP_MS) {
+          const w = GAP_MS + 3 * Math.log2(gap / GAP_MS);
+          breaks.push({ x0: x, x1: x + w, ms: gap });
+          x += w;
+        } else {
+          x += gap;
+        }
+      } else {
+        x += 1;
+      }
+    }
+    xs[i] = x;
+  }
+  const span = events.length ? x + (clock === 'time' ? Math.max(GAP_MS, x * 0.02) : 1) : 1;
+
+  // Intents paid so far, and the ledger's running balances.
+  const paidBy = new Map(); // intent → first paying lane
+  const ledger = [];
+  const balances = new Map();
+  const transfers = new Map((input.transfers || []).map((tr) => [tr.transfer_id, tr]));
+  if (input.accounts) {
+    for (const a of input.accounts) balances.set(a.id, a.balance);
+    // Work back from the balances now to the balances before the first commit.
+    for (const tr of transfers.values()) {
+      if (balances.has(tr.from)) balances.set(tr.from, balances.get(tr.from) + tr.amount);
+      if (balances.has(tr.to)) balances.set(tr.to, balances.get(tr.to) - tr.amount);
+    }
+  }
+  const opening = new Map(balances);
+
+  // Groups: by key (within the customer when keys are scoped), else by wish.
+  const groups = new Map();
+  const groupOf = (a) => {
+    const scoped = policy.scope === 'customer-endpoint';
+    const id = a.key ? 'k:' + (scoped ? a.customer + '\u0000' : '') + a.key : 'i:' + a.intent;
+    let g = groups.get(id);
+    if (!g) {
+      g = { id, key: a.key, intent: a.intent, attempts: [], db: [], winner: null, claimMark: null, storedMark: null };
+      groups.set(id, g);
+    }
+    return g;
+  };
+
+  const marks = [];
+  const arrows = [];
+  events.forEach((e, i) => {
+    const a = attempt(e.lane, e);
+    if (!a.key && e.key) a.key = e.key;
+    if (!a.intent && e.intent) a.intent = e.intent;
+    if (!a.customer && e.customer) a.customer = e.customer;
+    if (!a.server && e.server) a.server = Number(e.server) || 0;
+    const mk = markOf(e);
+    const m = { i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i], ev: e, lane: a.id, kind: mk.kind, icon: mk.icon, px: 0, dbSegment: null };
+    if (m.kind === 'paid') {
+      const amount = amountOf(a, e);
+      m.amount = amount;
+      const tr = (/ as (\S+)$/.exec(e.note || '') || [])[1];
+      const entry = { i, x: xs[i], lane: a.id, intent: a.intent, amount, transfer: tr, again: paidBy.has(a.intent) || !!e.paid_again };
+      if (entry.again) {
+        m.kind = 'paid-again';
+      } else {
+        paidBy.set(a.intent, a.id);
+      }
+      const t = transfers.get(tr);
+      if (t && balances.size) {
+        if (balances.has(t.from)) balances.set(t.from, balances.get(t.from) - t.amount);
+        if (balances.has(t.to)) balances.set(t.to, balances.get(t.to) + t.amount);
+        entry.balances = [...balances.entries()];
+      }
+      ledger.push(entry);
+    }
+    a.marks.push(m);
+    marks.push(m);
+  });
+
+  // Per group: who won, and what the key's row in the database went
+  // through. The winner is the attempt that moved the money first, else
+  // the one that claimed the key first.
+  // Each group's marks in the order they happened: one pass over them all.
+  const groupMarks = new Map();
+  for (const a of attempts.values()) {
+    const g = groupOf(a);
+    g.attempts.push(a);
+    a.group = g;
+    if (!groupMarks.has(g)) groupMarks.set(g, []);
+  }
+  for (const m of marks) groupMarks.get(attempts.get(m.lane).group).push(m);
+  for (const g of groups.values()) {
+    const ms = groupMarks.get(g);
+    const firstPay = ms.find((m) => m.kind === 'paid');
+    const firstClaim = ms.find((m) => m.kind === 'claim' || m.kind === 'takeover');
+    g.winner = (firstPay || firstClaim || {}).lane || null;
+    // The key row: absent until a claim (or, when the key is written only
+    // after the work, until the response is stored).
+    const held = policy.in_progress === 'two-phase' ? 'in_progress' : policy.in_progress === 'completed-first' ? 'completed' : 'recorded';
+    let cur = null;
+    const open = (m, state, owner, status) => {
+      cur = { x0: m.x, state, owner, status, i: m.i };
+      g.db.push(cur);
+    };
+    let lastClaim = null;
+    for (const m of ms) {
+      if (m.kind === 'claim' || m.kind === 'takeover') {
+        // check-then-insert writes a second row for the same key: each
+        // claim is its own row in a table without a constraint.
+        open(m, held, m.lane);
+        lastClaim = m;
+        if (!g.claimMark) g.claimMark = m;
+      } else if (m.kind === 'stored' || m.kind === 'late-key') {
+        const owner = m.lane;
+        const status = (g.attempts.find((a) => a.id === owner)?.marks.find((x) => x.ev.phase === 'commit') || {}).ev?.status;
+        if (m.kind === 'stored') {
+          open(m, 'completed', owner, status);
+          if (!g.storedMark) g.storedMark = m;
+        }
+      } else if ((m.kind === 'paid' || m.kind === 'declined') && policy.in_progress === 'two-phase' && cur && cur.owner === m.lane) {
+        // The transfer and the completed key commit together.
+        open(m, 'completed', m.lane, m.ev.status);
+      }
+      m.dbSegment = cur; // the row as this event saw it
+    }
+    if (!g.claimMark && lastClaim) g.claimMark = lastClaim;
+    // Relations.
+    for (const m of ms) {
+      const seg = m.dbSegment;
+      if (m.kind === 'duplicate' || m.kind === 'mismatch') {
+        const to = g.claimMark && g.claimMark.lane !== m.lane ? g.claimMark : null;
+        if (to) arrows.push({ kind: m.kind, from: m, to, toLane: to.lane, i: m.i });
+      } else if (m.kind === 'conflict') {
+        // A 409 at compare was decided on the row the lane's claim read,
+        // which may have changed since.
+        let read = seg;
+        if (m.ev.phase === 'compare') {
+          const a = attempts.get(m.lane);
+          const claim = a.marks.slice(0, a.marks.indexOf(m)).reverse().find((x) => x.ev.phase === 'claim');
+          if (claim) read = claim.dbSegment;
+        }
+        arrows.push({ kind: 'conflict', from: m, toDb: g.id, toLane: read ? read.owner : g.winner, i: m.i });
+      } else if (m.kind === 'replay') {
+        const to = g.storedMark || (seg && seg.state === 'completed' ? { x: seg.x0, lane: seg.owner, db: true } : null);
+        if (to) arrows.push({ kind: 'replay', from: m, to, toLane: to.lane, toDb: to.db ? g.id : null, i: m.i });
+      }
+    }
+  }
+
+  // Violations: the lanes each names.
+  const violations = (input.violations || []).map((v, n) => ({
+    n: n + 1, rule: v.rule || {}, message: v.message || '', lanes: (v.lanes || []).filter((l) => attempts.has(l)),
+  }));
+
+  for (const a of attempts.values()) {
+    a.signature = a.marks.map((m) => m.kind + (m.ev.status || '')).join(' ') + '|' + (a.state || '') + '|' + (a.verdict || '');
+    a.answer = answerOf(a);
+    a.paidAgain = a.marks.some((m) => m.kind === 'paid-again');
+  }
+  // Several app servers: each attempt's row says which one it reached.
+  let servers = Number(input.servers) || 0;
+  for (const a of attempts.values()) servers = Math.max(servers, a.server);
+  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, opening: [...opening.entries()], violations, policy, servers };
+}
+
+// answerOf is what the client heard, as a mark kind and words.
+function answerOf(a) {
+  const last = a.marks[a.marks.length - 1];
+  if (!last) return null;
+  const ev = last.ev;
+  if (last.kind === 'crashed') return { kind: 'crashed', icon: '✸', status: 0 };
+  if (last.kind === 'lost' || last.kind === 'timed-out') return { kind: last.kind, icon: last.icon, status: ev.status || 0 };
+  if (ev.phase !== 'respond' && last.kind !== 'rejected') return null;
+  const replayed = a.marks.some((m) => m.kind === 'replay');
+  return { kind: replayed ? 'replayed' : 'answer', icon: replayed ? '↺' : '✉', status: ev.status || 0 };
+}
