@@ -29,6 +29,8 @@ var migrations = []string{
 	` + keyTableDDL(keysTable, "", "PRIMARY KEY (scope, idem_key)") + `;
 	` + keyTableDDL(looseKeysTable, "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "") + `;
 	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`,
+	// 2: the ledger transaction as one statement (ledger.go).
+	ledgerTransferDDL,
 }
 
 // SchemaVersion is the number of migrations this build knows.
