@@ -179,7 +179,7 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (engine.Trans
 // where those two go, for ledger_transfer to fill in.
 type responseTemplate struct {
 	status  int32
-	headers string   // the header list, as JSON (responseArgs)
+	headers string // the header list, as JSON (responseArgs)
 	header  []engine.Header
 	parts   []string // the body around the holes: one more than holes
 	holes   []int32  // what goes in each hole: holeID or holeBalance
