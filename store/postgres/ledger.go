@@ -24,6 +24,11 @@ import (
 // (responseTemplate): the body is c_parts[1], then for each hole its value
 // and the next part. The id is written as store.TransferID writes it.
 //
+// Its tables are found on the caller's search_path, which each pooled
+// connection sets to the level's schema (Open), as for every other
+// statement; a SET search_path clause on the function would cost a
+// change of setting each way on every call.
+//
 // outcome: 0 the money moved (and the key, if any, is completed); 1 the key
 // is not this owner's in_progress claim, nothing moved; 2 the payer does
 // not exist, 3 its balance (payer_balance) is too low, 4 the payee does
@@ -34,7 +39,6 @@ const ledgerTransferDDL = `CREATE FUNCTION ledger_transfer(
 		c_status INTEGER, c_headers TEXT, c_parts TEXT[], c_holes INTEGER[],
 		OUT outcome INTEGER, OUT payer_balance BIGINT, OUT new_id BIGINT)
 	LANGUAGE plpgsql
-	SET search_path FROM CURRENT
 	AS $$
 	DECLARE
 		acct RECORD;
@@ -73,7 +77,7 @@ const ledgerTransferDDL = `CREATE FUNCTION ledger_transfer(
 			outcome := 4;
 			RETURN;
 		END IF;
-		new_id := nextval(pg_get_serial_sequence('transfers', 'id'));
+		new_id := nextval('transfers_id_seq');
 		UPDATE accounts a SET balance = a.balance - p_amount WHERE a.id = p_from;
 		UPDATE accounts a SET balance = a.balance + p_amount WHERE a.id = p_to;
 		INSERT INTO transfers (id, from_id, to_id, amount, created_at, customer, idem_key)
