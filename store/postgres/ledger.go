@@ -77,11 +77,15 @@ const ledgerTransferDDL = `CREATE FUNCTION ledger_transfer(
 			outcome := 4;
 			RETURN;
 		END IF;
-		new_id := nextval('transfers_id_seq');
-		UPDATE accounts a SET balance = a.balance - p_amount WHERE a.id = p_from;
-		UPDATE accounts a SET balance = a.balance + p_amount WHERE a.id = p_to;
-		INSERT INTO transfers (id, from_id, to_id, amount, created_at, customer, idem_key)
-			VALUES (new_id, p_from, p_to, p_amount, p_at, p_customer, p_key);
+		-- Both rows are locked already: one UPDATE debits and credits
+		-- (a transfer to oneself moves nothing).
+		IF p_from <> p_to THEN
+			UPDATE accounts a SET balance = a.balance + CASE WHEN a.id = p_from THEN -p_amount ELSE p_amount END
+				WHERE a.id IN (p_from, p_to);
+		END IF;
+		INSERT INTO transfers (from_id, to_id, amount, created_at, customer, idem_key)
+			VALUES (p_from, p_to, p_amount, p_at, p_customer, p_key)
+			RETURNING id INTO new_id;
 		payer_balance := payer_balance - p_amount;
 		outcome := 0;
 		IF c_owner IS NULL THEN
