@@ -33,8 +33,8 @@ import (
 // PostgreSQL, and three servers (each its own engine, connection pool and
 // HTTP listener, in this process) sharing one PostgreSQL schema, the
 // clients going round-robin over them. Rounds alternate between the three
-// (3,000 transfers each, four rounds each) so that the shared machine's
-// changes of speed fall on all of them. It reports each one's transfers
+// (1,000 transfers each, twelve rounds each: short rounds, so that the
+// shared machine's changes of speed fall on all of them alike). It reports each one's transfers
 // per second, PostgreSQL on one server ÷ SQLite, and where PostgreSQL's
 // time goes: round trips per transfer (counted by the pools' tracer),
 // commits per transfer (transaction ids drawn; every write transaction
@@ -120,7 +120,7 @@ func BenchmarkScopedLoopback(b *testing.B) {
 	postmaster := parentOf(backend)
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	const rounds, perRound = 4, 3000
+	const rounds, perRound = 12, 1000
 	type tally struct {
 		took               time.Duration
 		appCPU, clusterCPU time.Duration
