@@ -33,17 +33,17 @@ import (
 // PostgreSQL, and three servers (each its own engine, connection pool and
 // HTTP listener, in this process) sharing one PostgreSQL schema, the
 // clients going round-robin over them. Rounds alternate between the three
-// (1,000 transfers each, twelve rounds each: short rounds, so that the
-// shared machine's changes of speed fall on all of them alike). It reports each one's transfers
-// per second, PostgreSQL on one server ÷ SQLite, and where PostgreSQL's
-// time goes: round trips per transfer (counted by the pools' tracer),
-// commits per transfer (transaction ids drawn; every write transaction
-// here commits), and CPU time per transfer in this process (HTTP, engine,
-// driver, clients) and in the cluster's processes. The CPU times hold
-// still when the shared machine is busy; the rates do not.
+// (twelve rounds of 1,000 transfers each: short rounds, so that the shared
+// machine's swings fall on all three alike). It reports each one's
+// transfers per second, PostgreSQL on one server ÷ SQLite, and where
+// PostgreSQL's time goes: round trips per transfer (counted by the pools'
+// tracer), commits per transfer (transaction ids drawn; every write
+// transaction here commits), and CPU time per transfer in this process
+// (HTTP, engine, driver, clients) and in the cluster's processes. The CPU
+// times hold still when the shared machine is busy; the rates do not.
 //
 // $IDEMLAB_BENCH_POOL, when set, is the pools' size (pool_max_conns);
-// pgxpool's default is 4 or the number of cores, whichever is more.
+// otherwise each pool has the store's default size.
 func BenchmarkScopedLoopback(b *testing.B) {
 	url := pgtest.URL(b)
 	ctx := context.Background()
