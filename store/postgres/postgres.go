@@ -119,7 +119,7 @@ func open(ctx context.Context, url, schema string, configure func(*pgxpool.Confi
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	err = migrate(ctx, conn, schema)
+	err = migrate(ctx, conn, schema, migrations)
 	utf8 := conn.PgConn().ParameterStatus("server_encoding") == "UTF8"
 	conn.Close(ctx)
 	if err != nil {

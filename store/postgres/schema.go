@@ -72,9 +72,9 @@ func keyTableDDL(name, first, constraint string) string {
 // one database would otherwise race to CREATE the same tables.
 const migrateLock = 0x1de41ab
 
-// migrate creates the schema if needed and applies the migrations it has
-// not run, all in one transaction under migrateLock.
-func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
+// migrate creates the schema if needed and applies those of migrations it
+// has not run, all in one transaction under migrateLock.
+func migrate(ctx context.Context, conn *pgx.Conn, schema string, migrations []string) error {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return fmt.Errorf("postgres: begin migration: %w", err)

@@ -51,8 +51,6 @@ const keyColumnsNoState = "scope, idem_key, customer, fingerprint, owner, lease_
 
 // keyStmts are the statements on one key table.
 type keyStmts struct {
-	table string
-
 	lookup              stmt
 	insert              stmt
 	insertIgnore        stmt
@@ -103,7 +101,6 @@ func newKeyStmts(t string) keyStmts {
 	insert := "INSERT INTO " + t + " (" + keyColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 	insertNoState := "INSERT INTO " + t + " (" + keyColumnsNoState + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 	return keyStmts{
-		table:               t,
 		lookup:              stmt("SELECT " + keyColumns + " FROM " + t + " WHERE scope = $1 AND idem_key = $2 ORDER BY created_at DESC LIMIT 1"),
 		insert:              stmt(insert),
 		insertIgnore:        stmt(insert + " ON CONFLICT DO NOTHING"),
