@@ -15,9 +15,9 @@ import (
 // ledgerTransferDDL is migration 2: the ledger transaction as a function,
 // so that it runs as one statement, in one round trip and one commit, and
 // holds the accounts' row locks only while PostgreSQL executes it, never
-// across a round trip to the app server. Its steps and locks are those of
-// transferInSteps, in the same order (the key, then both accounts in id
-// order; see the package comment).
+// across a round trip to the app server. It takes the locks that
+// transferInSteps takes, in the same order (the key, then both accounts in
+// id order; see the package comment), and checks the same things.
 //
 // The completion writes the response the engine rendered before the call,
 // with holes where the transfer's id and the payer's balance go
@@ -134,7 +134,10 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (engine.Trans
 	var tmpl *responseTemplate
 	args := []any{a.From, a.To, a.Amount, a.At, a.Customer, a.Key, nil, nil, nil, nil, nil, nil, nil, nil}
 	if c != nil {
-		if tmpl = newResponseTemplate(a); tmpl == nil || !db.utf8 {
+		if !db.utf8 {
+			return db.transferInSteps(ctx, a)
+		}
+		if tmpl = newResponseTemplate(a); tmpl == nil {
 			return db.transferInSteps(ctx, a)
 		}
 		args[6], args[7], args[8], args[9] = c.Table == engine.TableLoose, c.Scope, c.Key, c.Owner
