@@ -129,6 +129,17 @@ func open(ctx context.Context, url, schema string, configure func(*pgxpool.Confi
 	if u, err := neturl.Parse(url); err == nil && !u.Query().Has("pool_max_conns") {
 		cfg.MaxConns = defaultPoolSize()
 	}
+	db := &DB{schema: schema, stmts: newStmts(), utf8: utf8}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		for _, s := range db.stmts.every() {
+			// Named by its own text: Exec, Query and batches given the
+			// text find the prepared statement (see stmt).
+			if _, err := conn.Prepare(ctx, string(s), string(s)); err != nil {
+				return fmt.Errorf("postgres: prepare %q: %w", s, err)
+			}
+		}
+		return nil
+	}
 	if configure != nil {
 		configure(cfg)
 	}
@@ -136,7 +147,8 @@ func open(ctx context.Context, url, schema string, configure func(*pgxpool.Confi
 	if err != nil {
 		return nil, fmt.Errorf("postgres: pool: %w", err)
 	}
-	return &DB{pool: pool, schema: schema, stmts: newStmts(), utf8: utf8}, nil
+	db.pool = pool
+	return db, nil
 }
 
 // defaultPoolSize is the pool's size when the URL does not set one

@@ -2,9 +2,13 @@ package postgres
 
 import "idemlab/engine"
 
-// A stmt is the text of one statement the store runs. pgx prepares each
-// once per connection, on first use, and keeps it in the connection's
-// statement cache: after that a statement costs one round trip.
+// A stmt is the text of one statement the store runs. Every one is
+// prepared on each new connection (Open), by its text, so that running it
+// costs one round trip from the first use on. Prepared by hand rather than
+// left to pgx's statement cache: the cache forgets a statement whenever a
+// run of it fails, and the claim's INSERT fails by design on every
+// duplicate (23505), after which the next claim on that connection would
+// pay two more round trips, to deallocate and to prepare it again.
 type stmt string
 
 // Statements on the ledger and the schema as a whole.
@@ -95,6 +99,17 @@ func newStmts() stmts {
 		gone AS (DELETE FROM ` + looseKeysTable + ` k USING win w WHERE k.id = w.id` + expired + ` RETURNING 1)
 		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM win), coalesce((SELECT max(id) FROM win), 0)::text, $2::text`
 	return s
+}
+
+// every is every statement the store runs, for Open to prepare.
+func (s *stmts) every() []stmt {
+	list := []stmt{putAccount, getAccount, transferByID, ledger, begin, commit, rollback, lockAccounts, nextID,
+		debit, credit, addTransfer, usage, snapshotAccounts, snapshotTransfers}
+	for _, k := range []*keyStmts{&s.keys, &s.looseKeys} {
+		list = append(list, k.lookup, k.insert, k.insertIgnore, k.insertNoState, k.insertIgnoreNoState, k.takeOver,
+			k.lockKey, k.complete, k.storeResponse, k.release, k.all, k.sweep)
+	}
+	return list
 }
 
 func newKeyStmts(t string) keyStmts {
