@@ -27,3 +27,14 @@ func MigrateTo(ctx context.Context, url, schema string, n int) error {
 	defer conn.Close(ctx)
 	return migrate(ctx, conn, schema, migrations[:n])
 }
+
+// Gathered is how many ledger calls wait, grouped, behind the one that
+// holds the pair of accounts from and to.
+func (db *DB) Gathered(from, to string) int {
+	db.groups.mu.Lock()
+	defer db.groups.mu.Unlock()
+	if g := db.groups.pairs[pairOf(from, to)]; g != nil {
+		return len(g.calls)
+	}
+	return 0
+}

@@ -145,13 +145,18 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (engine.Trans
 	}
 	res := engine.TransferResult{SQL: string(ledger)}
 	var (
-		outcome int32
-		balance *int64
-		id      *int64
+		r   ledgerReply
+		err error
 	)
-	if err := db.pool.QueryRow(ctx, string(ledger), args...).Scan(&outcome, &balance, &id); err != nil {
-		return res, mapErr("transfer", err)
+	if c != nil {
+		r, err = db.callLedger(ctx, pairOf(a.From, a.To), args)
+	} else {
+		r, err = db.ledgerOnce(ctx, args)
 	}
+	if err != nil {
+		return res, err
+	}
+	outcome, balance, id := r.outcome, r.balance, r.id
 	switch outcome {
 	case ledgerKeyLost:
 		// Another attempt took the claim over: this one must not pay.
@@ -182,6 +187,15 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (engine.Trans
 		return res, nil
 	}
 	return res, fmt.Errorf("postgres: transfer: ledger_transfer answered outcome %d", outcome)
+}
+
+// ledgerOnce runs one call of ledger_transfer on its own.
+func (db *DB) ledgerOnce(ctx context.Context, args []any) (ledgerReply, error) {
+	var r ledgerReply
+	if err := db.pool.QueryRow(ctx, string(ledger), args...).Scan(&r.outcome, &r.balance, &r.id); err != nil {
+		return r, mapErr("transfer", err)
+	}
+	return r, nil
 }
 
 // A responseTemplate is the response that completes a key when its

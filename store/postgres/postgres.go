@@ -43,15 +43,19 @@
 //
 // # Round trips
 //
-// A transfer with a fresh key costs two round trips and two commits: the
+// A transfer with a fresh key costs at most two round trips and two
+// commits: the
 // claim, an INSERT committed on its own (a retry on any server must see
 // the in_progress row), and the ledger transaction, one call of the
 // function ledger_transfer (ledger.go), which takes the locks above,
 // moves the money and completes the key in one statement. The accounts'
 // locks are held only while PostgreSQL executes it, never across a round
-// trip to the app server. A declined transfer, or a response that cannot
-// be rendered ahead, takes the ledger transaction in two pipelined
-// batches instead (transferInSteps).
+// trip to the app server. Calls for transfers between the same two
+// accounts that arrive while one is at PostgreSQL wait for it and then go
+// together, one round trip and one commit for all of them
+// (ledgerGroups). A declined transfer, or a response that cannot be
+// rendered ahead, takes the ledger transaction in two pipelined batches
+// instead (transferInSteps).
 //
 // DB is safe for concurrent use by multiple goroutines: it holds a pool of
 // connections.
@@ -86,6 +90,8 @@ type DB struct {
 	// utf8 is true when the database stores text as UTF-8, so that a
 	// response's body can travel to ledger_transfer as text.
 	utf8 bool
+
+	groups ledgerGroups // transfers between the same accounts, sharing commits
 
 	mu    sync.Mutex
 	sweep sweepCursor // this process's place in the reaper's sweep
