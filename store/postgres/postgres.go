@@ -44,11 +44,10 @@
 // # Round trips
 //
 // A transfer with a fresh key costs at most two round trips and two
-// commits: the
-// claim, an INSERT committed on its own (a retry on any server must see
-// the in_progress row), and the ledger transaction, one call of the
-// function ledger_transfer (ledger.go), which takes the locks above,
-// moves the money and completes the key in one statement. The accounts'
+// commits: the claim, an INSERT committed on its own (a retry on any
+// server must see the in_progress row), and the ledger transaction, one
+// call of the function ledger_transfer (ledger.go), which takes the locks
+// above, moves the money and completes the key in one statement. The accounts'
 // locks are held only while PostgreSQL executes it, never across a round
 // trip to the app server. Calls for transfers between the same two
 // accounts that arrive while one is at PostgreSQL wait for it and then go
