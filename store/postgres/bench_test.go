@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -14,11 +15,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/internal/pgtest"
 	"idemlab/store"
+	"idemlab/store/postgres"
 )
 
 // BenchmarkScopedLoopback is /bank/scoped over loopback HTTP, 16 clients
@@ -27,10 +30,18 @@ import (
 // PostgreSQL, and three servers (each its own engine, connection pool and
 // HTTP listener, in this process) sharing one PostgreSQL schema, the
 // clients going round-robin over them. Rounds alternate between the three
-// (3,000 transfers each, four rounds each) so that the shared machine's
-// changes of speed fall on all of them. It reports each one's transfers
-// per second, PostgreSQL on one server ÷ SQLite, and PostgreSQL's commits
-// per transfer (from pg_stat_database).
+// (twelve rounds of 1,000 transfers each: short rounds, so that the shared
+// machine's swings fall on all three alike). It reports each one's
+// transfers per second, PostgreSQL on one server ÷ SQLite, and where
+// PostgreSQL's time goes: round trips per transfer (counted by the pools'
+// tracer), commits per transfer (PostgreSQL: transaction ids drawn, as
+// every write transaction here commits; SQLite: its group commits), and
+// CPU time per transfer in this process (HTTP, engine, driver, clients)
+// and in the cluster's processes. The CPU times hold still when the
+// shared machine is busy; the rates do not.
+//
+// $IDEMLAB_BENCH_POOL, when set, is the pools' size (pool_max_conns);
+// otherwise each pool has the store's default size.
 func BenchmarkScopedLoopback(b *testing.B) {
 	url := pgtest.URL(b)
 	ctx := context.Background()
@@ -53,70 +64,108 @@ func BenchmarkScopedLoopback(b *testing.B) {
 	}
 	b.Cleanup(func() { lite.Close() })
 	account(lite)
-	setups := []struct {
+	type setup struct {
 		name string
 		urls []string
-	}{{"sqlite-1-server", []string{serve(lite)}}}
+		pg   bool
+	}
+	setups := []setup{{"sqlite-1-server", []string{serve(lite)}, false}}
 
-	one := openSchema(b, url, "bench_one")
+	poolURL := url
+	if n := os.Getenv("IDEMLAB_BENCH_POOL"); n != "" {
+		poolURL += "&pool_max_conns=" + n
+	}
+	trips := &roundTrips{}
+	openPG := func(schema string) *postgres.DB {
+		db, err := postgres.OpenConfigured(ctx, poolURL, schema, func(c *pgxpool.Config) { c.ConnConfig.Tracer = trips })
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	}
+	one := openPG("bench_one")
 	account(one)
-	setups = append(setups, struct {
-		name string
-		urls []string
-	}{"postgres-1-server", []string{serve(one)}})
+	setups = append(setups, setup{"postgres-1-server", []string{serve(one)}, true})
 	var three []string
 	for i := range 3 {
-		db := openSchema(b, url, "bench_three")
+		db := openPG("bench_three")
 		if i == 0 {
 			account(db)
 		}
 		three = append(three, serve(db))
 	}
-	setups = append(setups, struct {
-		name string
-		urls []string
-	}{"postgres-3-servers", three})
+	setups = append(setups, setup{"postgres-3-servers", three, true})
 
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	commits := func() int64 {
+	// The next transaction id, read without drawing one: the difference is
+	// how many write transactions ran meanwhile.
+	nextXact := func() int64 {
 		var n int64
-		conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()")
-		if err := conn.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").Scan(&n); err != nil {
 			b.Fatal(err)
 		}
 		return n
 	}
+	var backend int
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	postmaster := parentOf(backend)
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	const rounds, perRound = 4, 3000
-	took := map[string]time.Duration{}
-	var pgCommits, pgTransfers int64
+	const rounds, perRound = 12, 1000
+	type tally struct {
+		took               time.Duration
+		appCPU, clusterCPU time.Duration
+		transfers          int64
+		xacts, trips       int64
+	}
+	tallies := map[string]*tally{}
+	for _, s := range setups {
+		tallies[s.name] = &tally{}
+	}
 	b.ResetTimer()
 	for range b.N {
 		for range rounds {
 			for _, s := range setups {
-				before := commits()
+				t := tallies[s.name]
+				x0, r0, app0, pg0 := nextXact(), trips.n.Load(), processCPU(), clusterCPU(postmaster)
+				g0, _ := lite.GroupCommits()
 				start := time.Now()
 				send(b, client, s.urls, perRound)
-				took[s.name] += time.Since(start)
-				if s.name != "sqlite-1-server" {
-					pgCommits += commits() - before
-					pgTransfers += perRound
+				t.took += time.Since(start)
+				t.appCPU += processCPU() - app0
+				t.clusterCPU += clusterCPU(postmaster) - pg0
+				t.trips += trips.n.Load() - r0
+				if s.pg {
+					t.xacts += nextXact() - x0
+				} else {
+					g, _ := lite.GroupCommits()
+					t.xacts += g - g0
 				}
+				t.transfers += perRound
 			}
 		}
 	}
 	b.StopTimer()
-	rate := func(name string) float64 { return float64(b.N*rounds*perRound) / took[name].Seconds() }
+	rate := func(name string) float64 { return float64(tallies[name].transfers) / tallies[name].took.Seconds() }
+	perTransfer := func(t *tally, d time.Duration) float64 { return float64(d.Microseconds()) / float64(t.transfers) }
 	for _, s := range setups {
+		t := tallies[s.name]
 		b.ReportMetric(rate(s.name), s.name+"-req/s")
+		b.ReportMetric(perTransfer(t, t.appCPU), s.name+"-app-cpu-µs/transfer")
+		b.ReportMetric(float64(t.xacts)/float64(t.transfers), s.name+"-commits/transfer")
+		if s.pg {
+			b.ReportMetric(perTransfer(t, t.clusterCPU), s.name+"-pg-cpu-µs/transfer")
+			b.ReportMetric(float64(t.trips)/float64(t.transfers), s.name+"-round-trips/transfer")
+		}
 	}
 	b.ReportMetric(rate("postgres-1-server")/rate("sqlite-1-server"), "pg1/sqlite")
-	b.ReportMetric(float64(pgCommits)/float64(pgTransfers), "pg-commits/transfer")
 }
 
 var benchKeys atomic.Int64

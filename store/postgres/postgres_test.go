@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -116,4 +118,38 @@ func TestWasmModuleHasNoPostgres(t *testing.T) {
 	require.Contains(t, string(out), "idemlab/store\n", "the list is the module's dependencies")
 	assert.NotContains(t, string(out), "jackc/pgx")
 	assert.NotContains(t, string(out), "idemlab/store/postgres")
+}
+
+// A schema that an older build made (version 1, before ledger_transfer)
+// is brought up to date by the next Open, its money kept, and transfers
+// then run through the function.
+func TestOpenMigratesAnOlderSchema(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	require.NoError(t, postgres.MigrateTo(ctx, url, "older_level", 1))
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "INSERT INTO older_level.accounts (id, balance) VALUES ('a', 10), ('b', 0)")
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "SELECT 'older_level.ledger_transfer'::regproc")
+	require.Error(t, err, "version 1 has no ledger_transfer")
+
+	db := openSchema(t, url, "older_level")
+	res, err := db.Transfer(ctx, engine.TransferArgs{From: "a", To: "b", Amount: 3, At: 1})
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferDone, res.Outcome)
+	assert.Contains(t, res.SQL, "ledger_transfer")
+	a, err := db.GetAccount(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), a.Balance)
+	var version int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT max(version) FROM older_level.schema_version").Scan(&version))
+	assert.Equal(t, postgres.SchemaVersion, version)
+}
+
+func TestPoolSize(t *testing.T) {
+	url := pgtest.URL(t)
+	assert.Equal(t, int32(max(8, 2*runtime.GOMAXPROCS(0))), openSchema(t, url, "pool_default").PoolSize())
+	assert.Equal(t, int32(3), openSchema(t, url+"&pool_max_conns=3", "pool_set").PoolSize(), "the URL's pool_max_conns wins")
 }

@@ -29,6 +29,8 @@ var migrations = []string{
 	` + keyTableDDL(keysTable, "", "PRIMARY KEY (scope, idem_key)") + `;
 	` + keyTableDDL(looseKeysTable, "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "") + `;
 	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`,
+	// 2: the ledger transaction as one statement (ledger.go).
+	ledgerTransferDDL,
 }
 
 // SchemaVersion is the number of migrations this build knows.
@@ -70,9 +72,9 @@ func keyTableDDL(name, first, constraint string) string {
 // one database would otherwise race to CREATE the same tables.
 const migrateLock = 0x1de41ab
 
-// migrate creates the schema if needed and applies the migrations it has
-// not run, all in one transaction under migrateLock.
-func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
+// migrate creates the schema if needed and applies those of migrations it
+// has not run, all in one transaction under migrateLock.
+func migrate(ctx context.Context, conn *pgx.Conn, schema string, migrations []string) error {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return fmt.Errorf("postgres: begin migration: %w", err)
