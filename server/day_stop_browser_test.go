@@ -3,6 +3,7 @@ package server_test
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -34,10 +35,11 @@ func TestStudentStopsABigDay(t *testing.T) {
 	assert.False(t, eval[bool](t, ctx, `document.querySelector('#btn-day-stop').hidden`), "Stop shows while the day runs")
 	run(t, ctx, click(`#btn-day-stop`),
 		waitJS(`document.querySelector('#day-status').textContent.startsWith('Stopped after')`))
-	m := regexp.MustCompile(`Stopped after (\d+) of (\d+) requests`).FindStringSubmatch(status())
+	m := regexp.MustCompile(`Stopped after ([\d,]+) of ([\d,]+) requests`).FindStringSubmatch(status())
 	require.Len(t, m, 3, status())
-	done, _ := strconv.Atoi(m[1])
-	total, _ := strconv.Atoi(m[2])
+	done, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+	total, _ := strconv.Atoi(strings.ReplaceAll(m[2], ",", ""))
+	assert.Contains(t, m[2], ",", "a big number is written with its thousands separated")
 	assert.Positive(t, done)
 	assert.Less(t, done, total, "stopped before the end")
 	assert.Greater(t, total, 20000, "the big day ran: 20,000 payments and their retries")

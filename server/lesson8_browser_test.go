@@ -46,6 +46,12 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	assert.Contains(t, svgText(`#race [data-row="attempt"][data-lane="A2"] [data-server-tag]`), "server 2")
 	assert.Equal(t, 1, count(`#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again"]`))
 	assertRuleShown(t, ctx, "#rules", "#summary", "break", "one-transfer-per-intent")
+	// Both rows of the unconstrained table end completed, the second by the
+	// second payment: the key row does not stay in_progress.
+	states := eval[[]string](t, ctx, `[...document.querySelectorAll('#race [data-db-state]')].map((s) => s.dataset.dbState + ':' + s.dataset.owner)`)
+	require.NotEmpty(t, states)
+	assert.Equal(t, "completed:A2", states[len(states)-1], "the key row after A2's second payment: %v", states)
+	assert.Contains(t, states, "completed:A1", "A1's row completed too: %v", states)
 	why := text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"] .cause[data-cause="memory-lock"]`)
 	assert.Contains(t, why, "different servers")
 

@@ -106,9 +106,16 @@ func TestScreenshots(t *testing.T) {
 		}
 	}
 	for _, lang := range []string{"", "ko"} {
-		t.Run("lesson8-"+lang, func(t *testing.T) {
-			shootTwoServers(t, ts.URL, dir, laptop, lang)
-		})
+		for _, scr := range []screen{laptop, projector, phone} {
+			t.Run("lesson8-"+scr.String()+"-"+lang, func(t *testing.T) {
+				shootTwoServers(t, ts.URL, dir, scr, lang)
+			})
+		}
+		for _, scr := range []screen{laptop, phone} {
+			t.Run("daystop-"+scr.String()+"-"+lang, func(t *testing.T) {
+				shootDayStopped(t, ts.URL, dir, scr, lang)
+			})
+		}
 	}
 	for _, scr := range []screen{laptop, projector, phone} {
 		t.Run("storm-"+scr.String(), func(t *testing.T) {
@@ -254,6 +261,26 @@ func shootTwoServers(t *testing.T, base, dir string, scr screen, lang string) {
 		waitJS(`document.querySelector('#step-count')?.dataset.step === '0'`))
 	runToEnd(t, ctx)
 	shoot(t, ctx, dir, name+"-bench", scr, "#bench")
+}
+
+// shootDayStopped runs lesson 7's day at its biggest size and stops it:
+// the size menu, the Stop button gone again and the sentence saying how
+// far the day got.
+func shootDayStopped(t *testing.T, base, dir string, scr screen, lang string) {
+	ctx := screenTab(t, scr)
+	query, name := "", "day-stopped-"+scr.String()
+	if lang != "" {
+		query, name = "?lang="+lang, name+"-"+lang
+	}
+	run(t, ctx, chromedp.Navigate(base+"/"+query+"#lesson=07-full-day&s=s2"),
+		waitJS(`document.body.dataset.engine === 'ready' && document.body.dataset.interactive === 'true'`),
+		waitJS(`document.body.dataset.lesson === '07-full-day' && !document.querySelector('#day-body').hidden`))
+	require.True(t, eval[bool](t, ctx, `(document.querySelector('#day-size').value = '20000') === '20000'`))
+	run(t, ctx, click(`#btn-day`),
+		waitJS(`!document.querySelector('#btn-day-stop').hidden && document.querySelector('#day-progress').value > 0`),
+		click(`#btn-day-stop`),
+		waitJS(`document.querySelector('#btn-day-stop').hidden && !document.querySelector('#btn-day').disabled`))
+	shoot(t, ctx, dir, name, scr, "#day-body")
 }
 
 // openLessonIn is openLesson at an address with a query (?lang=ko): the

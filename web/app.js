@@ -12,7 +12,7 @@
 // module.)
 
 import { t, setLang } from './strings.js';
-import { el } from './dom.js';
+import { el, won } from './dom.js';
 import { exportRace } from './race.js';
 import { startEngine } from './engine.js';
 import * as bench from './bench.js';
@@ -621,14 +621,14 @@ function runDay() {
       const tally = await app.engine.callWithProgress('day', (done, total) => {
         bar.max = total || 1;
         bar.value = done;
-        $('day-status').textContent = t('dayRunning', { done, total });
+        $('day-status').textContent = t('dayRunning', { done: won(done), total: won(total) });
       }, JSON.stringify(Object.assign({ lang: app.lang, run }, spec, sizedDay(spec.day))));
       if (tally.stopped) {
-        $('day-status').textContent = t('dayStopped', { done: tally.done, total: tally.total });
+        $('day-status').textContent = t('dayStopped', { done: won(tally.done), total: won(tally.total) });
         return;
       }
       bar.value = bar.max;
-      $('day-status').textContent = t('dayDone', { attempts: tally.attempts ?? (tally.report && tally.report.summary.attempts) ?? 0 });
+      $('day-status').textContent = t('dayDone', { attempts: won(tally.attempts ?? (tally.report && tally.report.summary.attempts) ?? 0) });
       // The day as a picture; a column opens its attempts in the race view.
       $('day-picture-panel').hidden = false;
       $('day-moment').hidden = true;

@@ -281,8 +281,10 @@ export function buildRace(input) {
       g.db.push(cur);
     };
     let lastClaim = null;
+    const claimers = new Set();
     for (const m of ms) {
       if (m.kind === 'claim' || m.kind === 'takeover') {
+        claimers.add(m.lane);
         // check-then-insert writes a second row for the same key: each
         // claim is its own row in a table without a constraint.
         open(m, held, m.lane);
@@ -295,8 +297,10 @@ export function buildRace(input) {
           open(m, 'completed', owner, status);
           if (!g.storedMark) g.storedMark = m;
         }
-      } else if ((m.kind === 'paid' || m.kind === 'declined') && policy.in_progress === 'two-phase' && cur && cur.owner === m.lane) {
-        // The transfer and the completed key commit together.
+      } else if ((m.kind === 'paid' || m.kind === 'paid-again' || m.kind === 'declined') && policy.in_progress === 'two-phase' && claimers.has(m.lane)) {
+        // The transfer and the completed key commit together: the row this
+        // lane claimed (check-then-insert may have written one per lane,
+        // and a second payment completes its own).
         open(m, 'completed', m.lane, m.ev.status);
       }
       m.dbSegment = cur; // the row as this event saw it
