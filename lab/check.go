@@ -22,17 +22,27 @@ type Rule struct {
 	N     int    `json:"n"`
 	Name  string `json:"name"`
 	Title string `json:"title"`
+	// TitleKo is the title in Korean, for the Korean pages and pictures.
+	TitleKo string `json:"title_ko"`
+}
+
+// TitleIn is the rule's title in lang ("ko"), else in English.
+func (r Rule) TitleIn(lang string) string {
+	if lang == "ko" && r.TitleKo != "" {
+		return r.TitleKo
+	}
+	return r.Title
 }
 
 // The seven rules of the invariant checker.
 var (
-	RuleOneTransfer   = Rule{1, "one-transfer-per-intent", "at most one transfer per intent"}
-	RuleNoSilentWrong = Rule{2, "different-request-never-succeeds", "a request that differs from the keyed one is never answered with success"}
-	RuleByteReplay    = Rule{3, "replay-is-byte-identical", "a replay is byte-identical to the first response"}
-	RuleNothingLost   = Rule{4, "completion-has-its-transfer", "a key that reports completion has its transfer"}
-	RuleOwnResponses  = Rule{5, "customers-see-own-responses", "no customer ever receives another customer's response"}
-	RuleConservation  = Rule{6, "money-conserved", "money is conserved"}
-	RuleRetention     = Rule{7, "retention-outlasts-retries", "the retention outlasts the clients' retry horizon"}
+	RuleOneTransfer   = Rule{1, "one-transfer-per-intent", "at most one transfer per intent", "의도 하나에 송금은 최대 한 번"}
+	RuleNoSilentWrong = Rule{2, "different-request-never-succeeds", "a request that differs from the keyed one is never answered with success", "키를 처음 쓴 요청과 다른 요청에는 절대 성공으로 답하지 않는다"}
+	RuleByteReplay    = Rule{3, "replay-is-byte-identical", "a replay is byte-identical to the first response", "재생은 첫 응답과 바이트 하나까지 같다"}
+	RuleNothingLost   = Rule{4, "completion-has-its-transfer", "a key that reports completion has its transfer", "완료를 알린 키에는 그 송금이 있다"}
+	RuleOwnResponses  = Rule{5, "customers-see-own-responses", "no customer ever receives another customer's response", "어떤 고객도 다른 고객의 응답을 받지 않는다"}
+	RuleConservation  = Rule{6, "money-conserved", "money is conserved", "돈은 보존된다"}
+	RuleRetention     = Rule{7, "retention-outlasts-retries", "the retention outlasts the clients' retry horizon", "보존 기간이 클라이언트의 재시도 기간보다 길다"}
 )
 
 // Rules lists the rules in order.

@@ -63,18 +63,6 @@ var pictureWords = map[string]map[string]string{
 	},
 }
 
-// ruleTitlesKo are the rules' titles in Korean; the first is the lessons'
-// own phrase.
-var ruleTitlesKo = map[int]string{
-	1: "의도 하나에 송금은 최대 한 번",
-	2: "키를 처음 쓴 요청과 다른 요청에는 절대 성공으로 답하지 않는다",
-	3: "재생은 첫 응답과 바이트 하나까지 같다",
-	4: "완료를 알린 키에는 그 송금이 있다",
-	5: "어떤 고객도 다른 고객의 응답을 받지 않는다",
-	6: "돈은 보존된다",
-	7: "보존 기간이 클라이언트의 재시도 기간보다 길다",
-}
-
 // outcomeStyle is how an outcome is drawn: a colour and, on it, a pattern
 // of its own, so that colour is never the only signal.
 type outcomeStyle struct {
@@ -254,10 +242,7 @@ func (p Picture) SVG(lang string) []byte {
 			w(`<text x="24" y="%g">%s</text>`, y, esc(say("more", len(p.Causes)-i)))
 			break
 		}
-		title := c.Rule.Title
-		if t, ok := ruleTitlesKo[c.Rule.N]; ok && lang == "ko" {
-			title = t
-		}
+		title := c.Rule.TitleIn(lang)
 		times := say("times", GroupDigits(int64(c.Violations)))
 		if c.Violations == 1 {
 			times = say("once")

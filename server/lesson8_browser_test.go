@@ -91,4 +91,8 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	assert.Contains(t, svgText(`#race [data-row="attempt"][data-lane="A2"] [data-server-tag]`), "서버 2")
 	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid-again"]`))
 	assert.Contains(t, text(t, ctx, `#rules .cause[data-cause="memory-lock"]`), "서로 다른 서버")
+	// The checker's rules are named in Korean on the list and in the race.
+	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"]`), "의도 하나에 송금은 최대 한 번")
+	assert.Contains(t, svgText(`#race .violation-text[data-violation="one-transfer-per-intent"]`), "의도 하나에 송금은 최대 한 번")
+	assert.Contains(t, text(t, ctx, `.last-verdict`), "깨뜨린 규칙: 의도 하나에 송금은 최대 한 번")
 }

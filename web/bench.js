@@ -4,7 +4,7 @@
 // reads the player's state (app.js) and draws it; what the learner does is
 // app.js's (the actions given to initBench).
 
-import { t } from './strings.js';
+import { t, ruleTitle } from './strings.js';
 import { el, won } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
@@ -33,6 +33,13 @@ export function verdictBadge(verdict, text) {
     el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }), ' ',
     el('strong', { class: 'verdict-word', text: t(name) }),
     el('span', { class: 'verdict-text', text: ' — ' + (text || t(name + 'Text')) }));
+}
+
+// laneVerdictText is the engine's words for how a lane ended, except that
+// the rules it broke are named in the page's language.
+function laneVerdictText(lane) {
+  if (lane.broken && lane.broken.length) return t('verdictBreaks') + ': ' + lane.broken.map((r) => ruleTitle(r)).join('; ');
+  return lane.verdict_text;
 }
 
 function table(columns, rows, attrs) {
@@ -92,7 +99,7 @@ export function drawBenchWaiting(spec) {
   $('rules').replaceChildren(...(app.lesson.rules || []).map((r) => el('li', { class: 'rule pending', 'data-rule': r.name },
     el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: '…' }), ' ',
     el('strong', { text: t('ruleNotChecked') }), ' ',
-    el('span', { text: r.n + '. ' + r.title }))));
+    el('span', { text: r.n + '. ' + ruleTitle(r) }))));
   renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })));
 }
 
@@ -232,7 +239,7 @@ export function renderLast() {
   }
   const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
   box.replaceChildren(...[
-    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, lane.verdict_text)) : null,
+    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, laneVerdictText(lane))) : null,
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
       el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
@@ -261,7 +268,7 @@ export function renderReport(report, summaryBox, list) {
   },
   el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
   el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
-  el('span', { text: r.rule.n + '. ' + r.rule.title }),
+  el('span', { text: r.rule.n + '. ' + ruleTitle(r.rule) }),
   (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
     v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : '',
     // The checker names the scale-out mistake behind a double payment

@@ -78,6 +78,7 @@ const en = {
   verdictInfoText: 'client timed out but the server committed',
   verdictOkText: 'the client got its answer',
   verdictFailText: 'part of a broken rule',
+  verdictBreaks: 'breaks',
   verdictPendingText: 'still on its way',
   showResponse: 'Response',
   noEvents: 'No phase has run yet.',
@@ -314,6 +315,7 @@ const ko = {
   verdictInfoText: '클라이언트는 기다리다 포기했지만 서버는 커밋했습니다',
   verdictOkText: '클라이언트가 응답을 받았습니다',
   verdictFailText: '깨진 규칙에 관련된 레인',
+  verdictBreaks: '깨뜨린 규칙',
   verdictPendingText: '아직 진행 중',
   showResponse: '응답',
   noEvents: '아직 실행된 단계가 없습니다.',
@@ -484,6 +486,12 @@ export function setLang(l) {
 
 export function currentLang() {
   return lang;
+}
+
+// ruleTitle is a checker rule's title in lang (the page's, unless given):
+// the checker sends each rule with its title in English and in Korean.
+export function ruleTitle(rule, l = lang) {
+  return (l === 'ko' && rule.title_ko) || rule.title || rule.name || '';
 }
 
 // t returns the string for key in the current language with {name}

@@ -77,6 +77,9 @@ type LaneState struct {
 	Delivered   bool           `json:"delivered"`
 	Verdict     string         `json:"verdict"`
 	VerdictText string         `json:"verdict_text"`
+	// Broken are the rules this lane's attempt is part of breaking, so a
+	// page can name them in its own language.
+	Broken []lab.Rule `json:"broken,omitempty"`
 }
 
 // ResponseView is a response with its body as text.
@@ -202,11 +205,13 @@ func (w *world) state(step int) State {
 	h, pending := w.history(snap.Accounts, snap.Transfers)
 	st.Report = lab.Check(h)
 	st.Report.Summary.Lost -= pending // a lane still on its way has not lost anything yet
-	failing := map[string][]string{}
+	failing := map[string][]lab.Rule{}
 	for _, rr := range st.Report.Rules {
 		for _, v := range rr.Violations {
 			for _, l := range v.Lanes {
-				failing[l] = appendOnce(failing[l], rr.Rule.Title)
+				if n := len(failing[l]); n == 0 || failing[l][n-1] != rr.Rule {
+					failing[l] = append(failing[l], rr.Rule)
+				}
 			}
 		}
 	}
@@ -241,16 +246,7 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-func appendOnce(list []string, s string) []string {
-	for _, v := range list {
-		if v == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
-
-func (w *world) laneState(lr *laneRun, events []engine.Event, broken []string) LaneState {
+func (w *world) laneState(lr *laneRun, events []engine.Event, broken []lab.Rule) LaneState {
 	l := lr.spec
 	ls := LaneState{ID: l.ID, Intent: l.IntentID(), Customer: l.Customer, Key: l.Key, Body: string(l.Body.Bytes),
 		Server: l.ServerNo(), Fault: l.Fault, Events: nonNil(events)}
@@ -273,13 +269,18 @@ func (w *world) laneState(lr *laneRun, events []engine.Event, broken []string) L
 		}
 	}
 	ls.Verdict, ls.VerdictText = verdict(lr, committed, broken)
+	ls.Broken = broken
 	return ls
 }
 
 // verdict says, in words, how this attempt ended.
-func verdict(lr *laneRun, committed bool, broken []string) (string, string) {
+func verdict(lr *laneRun, committed bool, broken []lab.Rule) (string, string) {
 	if len(broken) > 0 {
-		return VerdictFail, "breaks: " + strings.Join(broken, "; ")
+		titles := make([]string, len(broken))
+		for i, r := range broken {
+			titles[i] = r.Title
+		}
+		return VerdictFail, "breaks: " + strings.Join(titles, "; ")
 	}
 	if !lr.finished {
 		return VerdictPending, "on its way"

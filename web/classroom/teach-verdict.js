@@ -5,6 +5,7 @@
 import { el, won } from "/dom.js";
 import { timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
+import { ruleTitle } from "/strings.js";
 import { t, choiceWord, lang } from "./words.js";
 import { $, SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from "./teach-race.js";
 
@@ -48,12 +49,6 @@ function shortJSON(message) {
   });
 }
 
-// ruleTitle is a checker rule's title in the page's language.
-function ruleTitle(rule) {
-  const w = t("rule_" + rule.name);
-  return w === "rule_" + rule.name ? rule.title : w;
-}
-
 // violationText shows a broken rule's sentence, its JSON cut short; the
 // full text is one click away.
 function violationText(message) {
@@ -90,7 +85,7 @@ export function renderReport(msg) {
   );
   $("tally").dataset.duplicates = String(s.duplicates);
   $("rules").replaceChildren(...msg.report.rules.map((r) =>
-    el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + ruleTitle(r.rule),
+    el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + ruleTitle(r.rule, lang),
       r.ok ? null : violationText(r.violations[0].message))));
   $("balances").replaceChildren(el("tr", {}, el("th", { text: "account" }), el("th", { text: "balance" })),
     ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) + " won" }))));
@@ -113,7 +108,7 @@ export function renderReport(msg) {
     const vs = r.violations || [];
     if (!vs.length) continue;
     const more = vs.length > 1 ? ` (and ${vs.length - 1} more like it)` : "";
-    violations.push(Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule) }), message: shortJSON(vs[0].message) + more }));
+    violations.push(Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule, lang) }), message: shortJSON(vs[0].message) + more }));
   }
   setVerdict(violations, msg.policy);
   // The storm as a picture (drawn by the server, the same drawing as
