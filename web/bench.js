@@ -4,7 +4,7 @@
 // reads the player's state (app.js) and draws it; what the learner does is
 // app.js's (the actions given to initBench).
 
-import { t, ruleTitle } from './strings.js';
+import { t, ruleTitle, inLang } from './strings.js';
 import { el, won } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
@@ -33,13 +33,6 @@ export function verdictBadge(verdict, text) {
     el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }), ' ',
     el('strong', { class: 'verdict-word', text: t(name) }),
     el('span', { class: 'verdict-text', text: ' — ' + (text || t(name + 'Text')) }));
-}
-
-// laneVerdictText is the engine's words for how a lane ended, except that
-// the rules it broke are named in the page's language.
-function laneVerdictText(lane) {
-  if (lane.broken && lane.broken.length) return t('verdictBreaks') + ': ' + lane.broken.map((r) => ruleTitle(r)).join('; ');
-  return lane.verdict_text;
 }
 
 function table(columns, rows, attrs) {
@@ -239,7 +232,7 @@ export function renderLast() {
   }
   const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
   box.replaceChildren(...[
-    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, laneVerdictText(lane))) : null,
+    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, inLang(lane.verdict_text, lane.verdict_text_ko))) : null,
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
       el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),

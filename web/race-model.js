@@ -159,7 +159,7 @@ export function buildRace(input) {
       a = { id, label: labelOf(id), intent: from.intent || '', customer: from.customer || '', key: from.key || '', body: from.body || '',
         state: from.state || '', next_phase: from.next_phase || '', next_part: from.next_part || '', fault: from.fault || null,
         server: Number(from.server) || 0,
-        verdict: from.verdict || '', verdict_text: from.verdict_text || '', marks: [], order: attempts.size };
+        verdict: from.verdict || '', verdict_text: from.verdict_text || '', verdict_text_ko: from.verdict_text_ko || '', marks: [], order: attempts.size };
       attempts.set(id, a);
     }
     return a;

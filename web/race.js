@@ -62,7 +62,7 @@
 
 
 import { svg, won } from './dom.js';
-import { t as defaultT, ruleTitle } from './strings.js';
+import { t as defaultT, ruleTitle, inLang } from './strings.js';
 import { KEY_PHASES } from './race-model.js';
 
 export { buildRace, timeOf } from './race-model.js';
@@ -512,7 +512,7 @@ function drawAttempt(parent, r, model, c) {
   if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
   g.append(svg('text', { x: 8, y: midY + 5, class: 'row-label' }, svg('tspan', { class: 'v-icon', text: vIcon + ' ' }), head,
     server ? svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: ' · ' + server }) : null,
-    svg('title', { text: a.label + (server ? ' · ' + server : '') + (a.verdict_text ? ' — ' + a.verdict_text : '') })));
+    svg('title', { text: a.label + (server ? ' · ' + server : '') + (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : '') })));
   if (r.winner) {
     g.append(compact
       ? svg('text', { x: 8, y: r.y + r.h - 4, class: 'winner-tag small', text: t('raceWinner') })

@@ -126,6 +126,7 @@ func TestCheckThenInsertRacePaysTwice(t *testing.T) {
 	for _, l := range st.Lanes {
 		assert.Equal(t, scenario.VerdictFail, l.Verdict, l.ID)
 		assert.Contains(t, l.VerdictText, "at most one transfer per intent")
+		assert.Contains(t, l.VerdictTextKo, "깨뜨린 규칙: 의도 하나에 송금은 최대 한 번")
 	}
 	assert.True(t, goal(st, "g1").Met)
 	assert.False(t, goal(st, "g2").Met)
@@ -312,6 +313,7 @@ func TestInjectLosesTheResponseButTheServerCommits(t *testing.T) {
 	a1 := laneOf(t, st, "A1")
 	assert.Equal(t, scenario.VerdictInfo, a1.Verdict)
 	assert.Equal(t, "the client timed out, but the server committed the transfer", a1.VerdictText)
+	assert.Equal(t, "클라이언트가 기다리다 포기했습니다. 그런데 서버는 송금을 커밋했습니다", a1.VerdictTextKo)
 	assert.False(t, a1.Delivered)
 	_, err = s.Inject("A2", engine.FaultNone)
 	assert.Error(t, err)

@@ -77,9 +77,8 @@ type LaneState struct {
 	Delivered   bool           `json:"delivered"`
 	Verdict     string         `json:"verdict"`
 	VerdictText string         `json:"verdict_text"`
-	// Broken are the rules this lane's attempt is part of breaking, so a
-	// page can name them in its own language.
-	Broken []lab.Rule `json:"broken,omitempty"`
+	// VerdictTextKo is VerdictText in Korean.
+	VerdictTextKo string `json:"verdict_text_ko"`
 }
 
 // ResponseView is a response with its body as text.
@@ -268,50 +267,55 @@ func (w *world) laneState(lr *laneRun, events []engine.Event, broken []lab.Rule)
 			committed = true
 		}
 	}
-	ls.Verdict, ls.VerdictText = verdict(lr, committed, broken)
-	ls.Broken = broken
+	ls.Verdict, ls.VerdictText, ls.VerdictTextKo = verdict(lr, committed, broken)
 	return ls
 }
 
-// verdict says, in words, how this attempt ended.
-func verdict(lr *laneRun, committed bool, broken []lab.Rule) (string, string) {
+// verdict says, in words, how this attempt ended: its code, and the words
+// in English and in Korean.
+func verdict(lr *laneRun, committed bool, broken []lab.Rule) (code, en, ko string) {
 	if len(broken) > 0 {
-		titles := make([]string, len(broken))
+		titles, titlesKo := make([]string, len(broken)), make([]string, len(broken))
 		for i, r := range broken {
-			titles[i] = r.Title
+			titles[i], titlesKo[i] = r.Title, r.TitleIn("ko")
 		}
-		return VerdictFail, "breaks: " + strings.Join(titles, "; ")
+		return VerdictFail, "breaks: " + strings.Join(titles, "; "), "깨뜨린 규칙: " + strings.Join(titlesKo, "; ")
 	}
 	if !lr.finished {
-		return VerdictPending, "on its way"
+		return VerdictPending, "on its way", "처리 중"
 	}
 	r := lr.result
 	if !r.Delivered {
-		what := "the client got no answer"
+		what, whatKo := "the client got no answer", "클라이언트가 응답을 받지 못했습니다"
 		switch r.Fault {
 		case engine.FaultCrash:
 			what = "the server crashed before " + string(r.Phase) + "; the client got no answer"
+			whatKo = "서버가 " + string(r.Phase) + " 전에 멈췄고, 클라이언트는 응답을 받지 못했습니다"
 		case engine.FaultClientTimeout:
-			what = "the client timed out"
+			what, whatKo = "the client timed out", "클라이언트가 기다리다 포기했습니다"
 		case engine.FaultLoseResponse:
-			what = "the response was lost on the way"
+			what, whatKo = "the response was lost on the way", "응답이 오는 길에 사라졌습니다"
 		}
 		if committed {
-			return VerdictInfo, what + ", but the server committed the transfer"
+			return VerdictInfo, what + ", but the server committed the transfer", whatKo + ". 그런데 서버는 송금을 커밋했습니다"
 		}
-		return VerdictInfo, what + "; nothing moved"
+		return VerdictInfo, what + "; nothing moved", whatKo + ". 돈은 움직이지 않았습니다"
 	}
 	st := r.Response.Status
-	text := fmt.Sprintf("answered %d %s", st, statusText(st))
+	en = fmt.Sprintf("answered %d %s", st, statusText(st))
+	ko = strings.TrimSpace(fmt.Sprintf("%d %s", st, statusText(st))) + " 응답"
 	switch {
 	case r.Replayed:
-		text += ", from what the key table remembered"
+		en += ", from what the key table remembered"
+		ko += ": 키 테이블이 기억해 둔 응답입니다"
 	case st == 409:
-		text += ": the first attempt is still running, try again later"
+		en += ": the first attempt is still running, try again later"
+		ko += ": 첫 시도가 아직 진행 중이니 나중에 다시 보내세요"
 	case st == 422:
-		text += ": this key was used for a different request"
+		en += ": this key was used for a different request"
+		ko += ": 이 키는 다른 요청에 쓰였습니다"
 	}
-	return VerdictOK, text
+	return VerdictOK, en, ko
 }
 
 func statusText(code int) string {
