@@ -5,6 +5,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"idemlab/engine"
 )
 
 // OpenConfigured is Open with a last word on the pool's configuration.
@@ -34,6 +36,17 @@ func (db *DB) Gathered(from, to string) int {
 	db.groups.mu.Lock()
 	defer db.groups.mu.Unlock()
 	if g := db.groups.pairs[pairOf(from, to)]; g != nil {
+		return len(g.calls)
+	}
+	return 0
+}
+
+// GatheredClaims is how many claims wait, grouped, behind the one at
+// PostgreSQL on table t.
+func (db *DB) GatheredClaims(t engine.KeyTable) int {
+	db.claims.mu.Lock()
+	defer db.claims.mu.Unlock()
+	if g := db.claims.tables[t]; g != nil {
 		return len(g.calls)
 	}
 	return 0

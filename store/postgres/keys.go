@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"idemlab/engine"
 )
@@ -117,10 +118,17 @@ func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.Inse
 	}
 	args = append(args, rec.Owner, rec.LeaseUntil, rec.CreatedAt, rec.ExpiresAt)
 	args = append(args, resp...)
-	tag, err := db.pool.Exec(ctx, res.SQL, args...)
+	var err2 error
+	if mode == engine.InsertPlain {
+		res.Inserted, err2 = db.claim(ctx, t, s, args, rec.Scope+"\x00"+rec.Key)
+	} else {
+		var tag pgconn.CommandTag
+		tag, err2 = db.pool.Exec(ctx, res.SQL, args...)
+		res.Inserted = err2 == nil && tag.RowsAffected() == 1
+	}
+	err = err2
 	switch {
 	case err == nil:
-		res.Inserted = tag.RowsAffected() == 1
 		return res, nil
 	case isUniqueViolation(err):
 		res.ConstraintError = err.Error()

@@ -44,15 +44,19 @@
 // # Round trips
 //
 // A transfer with a fresh key costs at most two round trips and two
-// commits: the claim, an INSERT committed on its own (a retry on any
-// server must see the in_progress row), and the ledger transaction, one
+// commits: the claim, an INSERT committed before the money moves (a retry
+// on any server must see the in_progress row), and the ledger transaction, one
 // call of the function ledger_transfer (ledger.go), which takes the locks
 // above, moves the money and completes the key in one statement. The accounts'
 // locks are held only while PostgreSQL executes it, never across a round
 // trip to the app server. Calls for transfers between the same two
 // accounts that arrive while one is at PostgreSQL wait for it and then go
 // together, one round trip and one commit for all of them
-// (ledgerGroups). A declined transfer, or a response that cannot be
+// (ledgerGroups). Claims on one key table that arrive while one is at
+// PostgreSQL go together too, as a batch of the same plain INSERTs in one
+// transaction (claimGroups); when any of them fails, a duplicate's 23505
+// included, the transaction rolls back and each claim runs again alone, so
+// that every verdict is still its own INSERT's. A declined transfer, or a response that cannot be
 // rendered ahead, takes the ledger transaction in two pipelined batches
 // instead (transferInSteps).
 //
@@ -91,6 +95,7 @@ type DB struct {
 	utf8 bool
 
 	groups ledgerGroups // transfers between the same accounts, sharing commits
+	claims claimGroups  // claims on one key table, sharing commits
 
 	mu    sync.Mutex
 	sweep sweepCursor // this process's place in the reaper's sweep
