@@ -1,6 +1,7 @@
 package classroom
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,7 +144,8 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 // returned, and a command handed to it (a reader leaving, a storm ending,
 // a socket attaching) is refused at once: it neither runs nor waits.
 func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
-	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var logs lockedBuffer
+	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -151,9 +154,35 @@ func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
 	require.True(t, room.do(func() { ran = true }))
 	assert.True(t, ran, "an open room runs its commands")
 
+	// A command that panics is logged; the room, and the server, go on.
+	require.True(t, room.do(func() { panic("a bad message") }))
+	ran = false
+	require.True(t, room.do(func() { ran = true }))
+	assert.True(t, ran, "the room runs commands after one panicked")
+	assert.Contains(t, logs.String(), "a bad message")
+
 	room.close()
 	assert.False(t, room.do(func() { t.Error("a command ran after the room closed") }))
 	assert.False(t, room.reserve(), "a closed room takes no connection")
 	room.leave(&conn{}) // returns at once
 	room.close()        // twice is once
+}
+
+// lockedBuffer is a log's destination that the room's goroutine and the
+// test may use at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -3,6 +3,7 @@ package classroom
 import (
 	"context"
 	"net/netip"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,11 +125,24 @@ func (r *Room) loop() {
 		case <-r.ctx.Done():
 			return
 		case f := <-r.cmds:
-			f()
+			r.command(f)
 		case <-t.C:
-			r.tick()
+			r.command(r.tick)
 		}
 	}
+}
+
+// command runs f on the room's goroutine. A command that panics is logged
+// and the room goes on: one bad message must not take down every room of
+// the server, as a panic on this goroutine otherwise would (net/http
+// recovers its handlers' panics, not those of goroutines they hand work to).
+func (r *Room) command(f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.cl.cfg.Logger.Error("classroom: a room's command panicked; the room goes on", "room", r.code, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	f()
 }
 
 // do runs f on the room's goroutine and returns once it has run. It
