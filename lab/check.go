@@ -52,6 +52,8 @@ var Rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothi
 type Violation struct {
 	Rule    Rule   `json:"rule"`
 	Message string `json:"message"`
+	// MessageKo is Message in Korean, for the Korean pages.
+	MessageKo string `json:"message_ko,omitempty"`
 	// Attempts are the indexes into History.Attempts that show the failure,
 	// in the order they were sent; Lanes are their lanes.
 	Attempts []int    `json:"attempts,omitempty"`
@@ -232,21 +234,24 @@ func (c *checker) attemptsOf(intent string) []int {
 	return append([]int(nil), c.byIntent[intent]...)
 }
 
-func (c *checker) violation(rule Rule, intent, msg string, attempts ...int) Violation {
+func (c *checker) violation(rule Rule, intent, msg, msgKo string, attempts ...int) Violation {
 	sort.Ints(attempts)
-	v := Violation{Rule: rule, Message: msg, Intent: intent, Attempts: attempts}
+	v := Violation{Rule: rule, Message: msg, MessageKo: msgKo, Intent: intent, Attempts: attempts}
 	for _, i := range attempts {
 		v.Lanes = append(v.Lanes, c.h.Attempts[i].Lane)
 	}
 	return v
 }
 
-// memoryGuardWhy says why a memory guard let a double payment through.
-func memoryGuardWhy(guard string) string {
+// memoryGuardWhy says why a memory guard let a double payment through, in
+// English and in Korean.
+func memoryGuardWhy(guard string) (string, string) {
 	if guard == MemoryGuardCache {
-		return "a key cache in one server's memory is empty on another: the retry was a cache miss there"
+		return "a key cache in one server's memory is empty on another: the retry was a cache miss there",
+			"한 서버 메모리의 키 캐시는 다른 서버에서는 비어 있습니다: 재시도는 그 서버에서 캐시 미스였습니다"
 	}
-	return "a lock held in one server's memory does not stop another server: each took its own"
+	return "a lock held in one server's memory does not stop another server: each took its own",
+		"한 서버 메모리에 잡은 잠금은 다른 서버를 막지 못합니다: 서버마다 자기 잠금을 잡았습니다"
 }
 
 // serversOf lists, in order, the servers an intent's attempts reached.
@@ -263,12 +268,12 @@ func (c *checker) serversOf(intent string) []int {
 	return out
 }
 
-func joinInts(ns []int) string {
+func joinInts(ns []int, sep string) string {
 	parts := make([]string, len(ns))
 	for i, n := range ns {
 		parts[i] = fmt.Sprint(n)
 	}
-	return strings.Join(parts, " and ")
+	return strings.Join(parts, sep)
 }
 
 // final reports whether an answer is the request's outcome (as opposed to
@@ -283,10 +288,14 @@ func (c *checker) check(rule Rule) []Violation {
 			if n := c.transfers[id]; n > 1 {
 				in := c.intents[id]
 				v := c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
-					id, n, in.Amount, n, in.From, in.To), c.attemptsOf(id)...)
+					id, n, in.Amount, n, in.From, in.To),
+					fmt.Sprintf("의도 %s가 %d번 결제되었습니다 (%s에서 %s로 %d원이 %d번 나감)", id, n, in.From, in.To, in.Amount, n),
+					c.attemptsOf(id)...)
 				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
 					v.Cause = c.h.MemoryGuard
-					v.Message += "; its attempts reached servers " + joinInts(servers) + ", and " + memoryGuardWhy(c.h.MemoryGuard)
+					why, whyKo := memoryGuardWhy(c.h.MemoryGuard)
+					v.Message += "; its attempts reached servers " + joinInts(servers, " and ") + ", and " + why
+					v.MessageKo += "; 시도들이 서버 " + joinInts(servers, ", ") + "에 닿았고, " + whyKo
 				}
 				vs = append(vs, v)
 			}
@@ -301,7 +310,9 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422",
-				a.Key, compact(c.h.Attempts[first].Body), compact(a.Body), a.Status), first, i))
+				a.Key, compact(c.h.Attempts[first].Body), compact(a.Body), a.Status),
+				fmt.Sprintf("키 %q는 처음 %s에 쓰였고 다음에 %s에 쓰였는데, 두 번째 요청이 422가 아니라 %d로 응답받았습니다",
+					a.Key, compact(c.h.Attempts[first].Body), compact(a.Body), a.Status), first, i))
 		}
 	case RuleByteReplay:
 		for i, a := range c.h.Attempts {
@@ -314,7 +325,9 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) {
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q got %d %s, not what the attempt that answered first (%s) got: %s",
-					a.Key, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)), first, i))
+					a.Key, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
+					fmt.Sprintf("키 %q로 보낸 재시도가 %d %s를 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",
+						a.Key, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}
 	case RuleNothingLost:
@@ -325,7 +338,8 @@ func (c *checker) check(rule Rule) []Violation {
 			for _, i := range c.attemptsOf(id) {
 				if a := c.h.Attempts[i]; Success(a.Status) && c.ownsKey(a) {
 					vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s was answered %d %s, but no transfer exists for it",
-						id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
+						id, a.Status, compact(a.Response)),
+						fmt.Sprintf("의도 %s는 %d %s로 응답받았지만, 그 송금은 없습니다", id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
 					break
 				}
 			}
@@ -337,17 +351,21 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 			if other, j := c.answeredFromOthers(i); other != "" {
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s was answered %d %s for key %q, an answer that belongs to customer %s",
-					a.Customer, a.Status, compact(a.Response), a.Key, other), j, i))
+					a.Customer, a.Status, compact(a.Response), a.Key, other),
+					fmt.Sprintf("고객 %s가 키 %q에 대해 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다",
+						a.Customer, a.Key, a.Status, compact(a.Response), other), j, i))
 			}
 		}
 	case RuleConservation:
 		start, end := total(c.h.StartBalances), total(c.h.EndBalances)
 		if start != end {
-			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("balances summed to %d won before and %d after", start, end)})
+			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("balances summed to %d won before and %d after", start, end),
+				MessageKo: fmt.Sprintf("잔액 합계가 처음에는 %d원, 나중에는 %d원입니다", start, end)})
 		}
 		for acct, v := range c.h.EndBalances {
 			if v < 0 {
-				vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s ended at %d won", acct, v)})
+				vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s ended at %d won", acct, v),
+					MessageKo: fmt.Sprintf("계좌 %s의 잔액이 %d원으로 끝났습니다", acct, v)})
 			}
 		}
 		if c.h.Ledger != nil && len(c.h.StartBalances) > 0 {
@@ -361,7 +379,8 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 			for acct, v := range c.h.EndBalances {
 				if want[acct] != v {
-					vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s holds %d won, but its ledger says %d", acct, v, want[acct])})
+					vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s holds %d won, but its ledger says %d", acct, v, want[acct]),
+						MessageKo: fmt.Sprintf("계좌 %s에는 %d원이 있지만, 원장대로라면 %d원이어야 합니다", acct, v, want[acct])})
 				}
 			}
 		}
@@ -369,7 +388,9 @@ func (c *checker) check(rule Rule) []Violation {
 	case RuleRetention:
 		if r := c.h.Retention; RetentionTooShort(r, c.h.RetryHorizon) {
 			vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s, and the retention must be longer: a late retry becomes a new transfer",
-				r, c.h.RetryHorizon)})
+				r, c.h.RetryHorizon),
+				MessageKo: fmt.Sprintf("키는 %s 동안 보존되지만 클라이언트는 최대 %s 동안 재시도합니다. 보존 기간이 더 길어야 합니다: 늦은 재시도는 새 송금이 됩니다",
+					r, c.h.RetryHorizon)})
 		}
 	}
 	return vs

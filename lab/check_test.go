@@ -3,6 +3,7 @@ package lab_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,13 @@ func TestCheckerOnTheLadder(t *testing.T) {
 			rep := runStory(t, engine.MustPreset(level))
 			assert.ElementsMatch(t, want[level], rep.Broken(), "%+v", rep.Rules)
 			assert.Equal(t, len(want[level]) == 0, rep.OK)
+			// Every violation is said in Korean too, for the Korean pages.
+			hangul := regexp.MustCompile(`[\x{AC00}-\x{D7A3}]`)
+			for _, r := range rep.Rules {
+				for _, v := range r.Violations {
+					assert.Regexp(t, hangul, v.MessageKo, "%s: %s", r.Rule.Name, v.Message)
+				}
+			}
 		})
 	}
 }

@@ -18,20 +18,54 @@ import (
 // members of a JSON body whose values differ, or the first byte at which
 // two bodies part.
 func AnswerDifference(firstStatus int, first []byte, status int, body []byte) string {
-	var parts []string
-	if status != firstStatus {
-		parts = append(parts, fmt.Sprintf("status %d, first answer %d", status, firstStatus))
-	}
-	if !bytes.Equal(first, body) {
-		parts = append(parts, bodyDifference(first, body))
-	}
-	if len(parts) == 0 {
-		return "no difference"
-	}
-	return strings.Join(parts, "; ")
+	return answerDifference(diffWordsEn, firstStatus, first, status, body)
 }
 
-func bodyDifference(first, body []byte) string {
+// diffWords are AnswerDifference's sentences in one language.
+type diffWords struct {
+	status, none, join, added, missing, changed, sameMembers, emptyBody, partAt string
+}
+
+var (
+	diffWordsEn = diffWords{
+		status:      "status %d, first answer %d",
+		none:        "no difference",
+		join:        "; ",
+		added:       "%q is %s, absent from the first answer",
+		missing:     "%q is missing, the first answer had %s",
+		changed:     "%q is %s, first answer %s",
+		sameMembers: "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes",
+		emptyBody:   "an empty body, first answer %s",
+		partAt:      "the bodies part at byte %d: %s here, %s in the first answer",
+	}
+	diffWordsKo = diffWords{
+		status:      "상태 %d, 첫 응답은 %d",
+		none:        "차이 없음",
+		join:        "; ",
+		added:       "%q가 %s인데, 첫 응답에는 없었습니다",
+		missing:     "%q가 없습니다. 첫 응답에는 %s였습니다",
+		changed:     "%q가 %s, 첫 응답은 %s",
+		sameMembers: "JSON 멤버는 같지만 바이트가 다릅니다(순서나 공백): 재생은 저장된 바이트를 그대로 보냅니다",
+		emptyBody:   "본문이 비어 있습니다. 첫 응답은 %s",
+		partAt:      "본문이 %d번째 바이트에서 갈립니다: 여기는 %s, 첫 응답은 %s",
+	}
+)
+
+func answerDifference(w diffWords, firstStatus int, first []byte, status int, body []byte) string {
+	var parts []string
+	if status != firstStatus {
+		parts = append(parts, fmt.Sprintf(w.status, status, firstStatus))
+	}
+	if !bytes.Equal(first, body) {
+		parts = append(parts, bodyDifference(w, first, body))
+	}
+	if len(parts) == 0 {
+		return w.none
+	}
+	return strings.Join(parts, w.join)
+}
+
+func bodyDifference(w diffWords, first, body []byte) string {
 	var a, b map[string]json.RawMessage
 	if json.Unmarshal(first, &a) == nil && json.Unmarshal(body, &b) == nil {
 		var names []string
@@ -50,26 +84,26 @@ func bodyDifference(first, body []byte) string {
 			vb, inb := b[k]
 			switch {
 			case !ina:
-				diffs = append(diffs, fmt.Sprintf("%q is %s, absent from the first answer", k, clip(vb)))
+				diffs = append(diffs, fmt.Sprintf(w.added, k, clip(vb)))
 			case !inb:
-				diffs = append(diffs, fmt.Sprintf("%q is missing, the first answer had %s", k, clip(va)))
+				diffs = append(diffs, fmt.Sprintf(w.missing, k, clip(va)))
 			case !bytes.Equal(compactBytes(va), compactBytes(vb)):
-				diffs = append(diffs, fmt.Sprintf("%q is %s, first answer %s", k, clip(vb), clip(va)))
+				diffs = append(diffs, fmt.Sprintf(w.changed, k, clip(vb), clip(va)))
 			}
 		}
 		if len(diffs) > 0 {
 			return strings.Join(diffs, ", ")
 		}
-		return "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes"
+		return w.sameMembers
 	}
 	if len(body) == 0 {
-		return "an empty body, first answer " + compact(first)
+		return fmt.Sprintf(w.emptyBody, compact(first))
 	}
 	n := 0
 	for n < len(first) && n < len(body) && first[n] == body[n] {
 		n++
 	}
-	return fmt.Sprintf("the bodies part at byte %d: %s here, %s in the first answer", n, clip(tail(body, n)), clip(tail(first, n)))
+	return fmt.Sprintf(w.partAt, n, clip(tail(body, n)), clip(tail(first, n)))
 }
 
 func compactBytes(b []byte) []byte {

@@ -263,7 +263,7 @@ export function renderReport(report, summaryBox, list) {
   el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
   el('span', { text: r.rule.n + '. ' + ruleTitle(r.rule) }),
   (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
-    v.message, (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : '',
+    inLang(v.message, v.message_ko), (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : '',
     // The checker names the scale-out mistake behind a double payment
     // across servers; the page says why in the learner's language.
     v.cause ? el('p', { class: 'cause', 'data-cause': v.cause, text: t('cause_' + v.cause.replace('-', '_')) }) : null))) : null)));

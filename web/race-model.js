@@ -331,7 +331,7 @@ export function buildRace(input) {
 
   // Violations: the lanes each names.
   const violations = (input.violations || []).map((v, n) => ({
-    n: n + 1, rule: v.rule || {}, message: v.message || '', lanes: (v.lanes || []).filter((l) => attempts.has(l)),
+    n: n + 1, rule: v.rule || {}, message: v.message || '', message_ko: v.message_ko || '', lanes: (v.lanes || []).filter((l) => attempts.has(l)),
   }));
 
   for (const a of attempts.values()) {

@@ -225,11 +225,11 @@ export function drawRace(container, model, opts = {}) {
       svg('path', { d: `M${bx - 6},${y0} H${bx} V${y1} H${bx - 6}`, class: 'bracket' }),
       ...ys.map((yy) => svg('circle', { cx: bx - 6, cy: yy, r: 3, class: 'bracket-dot' })),
       svg('text', { x: bx + 2, y: (y0 + y1) / 2 + 4, class: 'bracket-n', text: '✘' + v.n }),
-      svg('title', { text: '✘' + v.n + ' ' + ruleTitle(v.rule) + ': ' + v.message })));
+      svg('title', { text: '✘' + v.n + ' ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko) })));
   });
   let ly = y + (hidden ? 22 : 0) + 14;
   for (const v of violations) {
-    const line = '✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + v.message;
+    const line = '✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko);
     vio.append(svg('text', { x: 6, y: ly, class: 'violation-text', 'data-violation': v.rule.name || '', text: clip(line, Math.floor(width / 8.3)) },
       svg('title', { text: line })));
     ly += 20;

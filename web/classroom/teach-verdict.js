@@ -5,7 +5,7 @@
 import { el, won } from "/dom.js";
 import { timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
-import { ruleTitle } from "/strings.js";
+import { ruleTitle, inLang } from "/strings.js";
 import { t, choiceWord, lang } from "./words.js";
 import { $, SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from "./teach-race.js";
 
@@ -107,8 +107,9 @@ export function renderReport(msg) {
   for (const r of msg.report.rules || []) {
     const vs = r.violations || [];
     if (!vs.length) continue;
-    const more = vs.length > 1 ? ` (and ${vs.length - 1} more like it)` : "";
-    violations.push(Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule, lang) }), message: shortJSON(vs[0].message) + more }));
+    const more = vs.length > 1 ? t("moreLikeIt", { n: vs.length - 1 }) : "";
+    const message = shortJSON(inLang(vs[0].message, vs[0].message_ko, lang)) + more;
+    violations.push(Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule, lang) }), message, message_ko: message }));
   }
   setVerdict(violations, msg.policy);
   // The storm as a picture (drawn by the server, the same drawing as
