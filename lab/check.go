@@ -289,7 +289,7 @@ func (c *checker) check(rule Rule) []Violation {
 				in := c.intents[id]
 				v := c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
 					id, n, in.Amount, n, in.From, in.To),
-					fmt.Sprintf("의도 %s가 %d번 결제되었습니다 (%s에서 %s로 %d원이 %d번 나감)", id, n, in.From, in.To, in.Amount, n),
+					fmt.Sprintf("의도 %s가 %d번 결제되었습니다 (%s에서 %s로 %s원이 %d번 나감)", id, n, in.From, in.To, GroupDigits(in.Amount), n),
 					c.attemptsOf(id)...)
 				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
 					v.Cause = c.h.MemoryGuard
