@@ -400,6 +400,9 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 	projectorStorm(t, presenter, "naive", 4, 1, 2, 10)
 	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('picture-box').hidden && document.querySelector('#picture svg') !== null`))
 	assert.True(t, hangul.MatchString(text(t, screen, "#rules")), "the rules' titles in Korean")
+	assert.Regexp(t, `^[\d,]+원$`, text(t, screen, "#tally .tile.fail:nth-child(2) .tval"), "money in Korean: the paid-twice tile")
+	assert.Contains(t, text(t, screen, "#rules li.fail"), "결제되었습니다", "the broken rule's sentence in Korean")
+	assert.Equal(t, "계좌", text(t, screen, "#balances th"))
 	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#race svg.race').textContent`)), "the race view's words in Korean")
 	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#picture svg').textContent`)), "the storm's picture in Korean")
 }

@@ -79,16 +79,16 @@ export function renderReport(msg) {
   $("run-label").textContent = `(${t("ledgerN", { n: msg.run })}, ${label})`;
   $("tally").replaceChildren(
     tile(t("tile_duplicates"), s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
-    tile(t("tile_paidTwice"), won(s.paid_twice) + " won", s.paid_twice > 0 ? "fail" : "ok"),
+    tile(t("tile_paidTwice"), t("amountWon", { n: won(s.paid_twice) }), s.paid_twice > 0 ? "fail" : "ok"),
     tile(t("tile_409"), s.conflicts_409), tile(t("tile_422"), s.mismatches_422), tile(t("tile_replays"), s.replays),
-    tile(t("tile_lost"), s.lost_responses), tile(t("tile_transfers"), s.transfers), tile(t("tile_moved"), won(s.money_moved) + " won"),
+    tile(t("tile_lost"), s.lost_responses), tile(t("tile_transfers"), s.transfers), tile(t("tile_moved"), t("amountWon", { n: won(s.money_moved) })),
   );
   $("tally").dataset.duplicates = String(s.duplicates);
   $("rules").replaceChildren(...msg.report.rules.map((r) =>
     el("li", { class: r.ok ? "ok" : "fail" }, el("span", { class: "sym", text: r.ok ? "✓" : "✗" }), " " + ruleTitle(r.rule, lang),
-      r.ok ? null : violationText(r.violations[0].message))));
-  $("balances").replaceChildren(el("tr", {}, el("th", { text: "account" }), el("th", { text: "balance" })),
-    ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: won(v) + " won" }))));
+      r.ok ? null : violationText(inLang(r.violations[0].message, r.violations[0].message_ko, lang)))));
+  $("balances").replaceChildren(el("tr", {}, el("th", { text: t("colAccount") }), el("th", { text: t("colBalance") })),
+    ...Object.entries(msg.balances).map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { text: t("amountWon", { n: won(v) }) }))));
   $("keys-total").textContent = msg.keys_total > msg.keys.length ? `(${msg.keys.length} of ${msg.keys_total})` : `(${msg.keys_total})`;
   $("keytable").replaceChildren(
     el("tr", {}, ...["key", "customer", "state", "status", "transfer"].map((h) => el("th", { text: h }))),
