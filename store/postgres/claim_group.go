@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"sort"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,17 +24,7 @@ import (
 // cycle.
 //
 // claimGroups is safe for concurrent use; the zero value is ready.
-type claimGroups struct {
-	mu sync.Mutex
-	// tables holds the tables with a claim or a group at PostgreSQL, each
-	// with the group gathering behind it (nil while none has).
-	tables map[engine.KeyTable]*claimGroup
-}
-
-type claimGroup struct {
-	calls []*claimCall
-	turn  chan struct{} // closed when the group may go
-}
+type claimGroups = gatherer[engine.KeyTable, *claimCall]
 
 // claimCall is one claim INSERT and what it did.
 type claimCall struct {
@@ -52,31 +41,17 @@ type claimCall struct {
 // it. The error is the INSERT's own (a 23505 on a duplicate) only when it
 // ran alone; a grouped claim that reports no error was written.
 func (db *DB) claim(ctx context.Context, t engine.KeyTable, s stmt, args []any, order string) (bool, error) {
-	g := &db.claims
-	g.mu.Lock()
-	if g.tables == nil {
-		g.tables = map[engine.KeyTable]*claimGroup{}
-	}
-	behind, busy := g.tables[t]
-	if !busy {
-		g.tables[t] = nil
-		g.mu.Unlock()
+	c := &claimCall{s: s, args: args, order: order, done: make(chan struct{})}
+	first, grp, leads := db.claims.join(t, c)
+	if first {
 		ok, err := db.claimOnce(ctx, s, args)
-		db.claimPassOn(t)
+		db.claims.passOn(t)
 		return ok, err
 	}
-	if behind == nil {
-		behind = &claimGroup{turn: make(chan struct{})}
-		g.tables[t] = behind
-	}
-	c := &claimCall{s: s, args: args, order: order, done: make(chan struct{})}
-	behind.calls = append(behind.calls, c)
-	leads := len(behind.calls) == 1
-	g.mu.Unlock()
 	if leads {
-		<-behind.turn
-		db.runClaims(context.WithoutCancel(ctx), behind)
-		db.claimPassOn(t)
+		<-grp.turn
+		db.runClaims(context.WithoutCancel(ctx), grp.calls)
+		db.claims.passOn(t)
 	}
 	<-c.done
 	if c.alone {
@@ -93,25 +68,9 @@ func (db *DB) claimOnce(ctx context.Context, s stmt, args []any) (bool, error) {
 	return tag.RowsAffected() == 1, nil
 }
 
-// claimPassOn hands t to the group gathered behind the claim or group that
-// just returned, or frees it.
-func (db *DB) claimPassOn(t engine.KeyTable) {
-	g := &db.claims
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	next := g.tables[t]
-	if next == nil {
-		delete(g.tables, t)
-		return
-	}
-	g.tables[t] = nil
-	close(next.turn)
-}
-
 // runClaims sends a group's INSERTs as one batch, one transaction; if any
 // failed, the transaction rolled back and each claim is told to run alone.
-func (db *DB) runClaims(ctx context.Context, grp *claimGroup) {
-	calls := grp.calls
+func (db *DB) runClaims(ctx context.Context, calls []*claimCall) {
 	if len(calls) == 1 {
 		c := calls[0]
 		c.alone = true

@@ -32,22 +32,8 @@ func MigrateTo(ctx context.Context, url, schema string, n int) error {
 
 // Gathered is how many ledger calls wait, grouped, behind the one that
 // holds the pair of accounts from and to.
-func (db *DB) Gathered(from, to string) int {
-	db.groups.mu.Lock()
-	defer db.groups.mu.Unlock()
-	if g := db.groups.pairs[pairOf(from, to)]; g != nil {
-		return len(g.calls)
-	}
-	return 0
-}
+func (db *DB) Gathered(from, to string) int { return db.groups.gathered(pairOf(from, to)) }
 
 // GatheredClaims is how many claims wait, grouped, behind the one at
 // PostgreSQL on table t.
-func (db *DB) GatheredClaims(t engine.KeyTable) int {
-	db.claims.mu.Lock()
-	defer db.claims.mu.Unlock()
-	if g := db.claims.tables[t]; g != nil {
-		return len(g.calls)
-	}
-	return 0
-}
+func (db *DB) GatheredClaims(t engine.KeyTable) int { return db.claims.gathered(t) }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -28,12 +27,7 @@ import (
 // its commit.
 //
 // ledgerGroups is safe for concurrent use; the zero value is ready.
-type ledgerGroups struct {
-	mu sync.Mutex
-	// pairs holds the pairs with a call or a group at PostgreSQL, each
-	// with the group gathering behind it (nil while none has).
-	pairs map[accountPair]*ledgerGroup
-}
+type ledgerGroups = gatherer[accountPair, *ledgerCall]
 
 // accountPair is two accounts in id order.
 type accountPair struct{ lo, hi string }
@@ -43,12 +37,6 @@ func pairOf(from, to string) accountPair {
 		from, to = to, from
 	}
 	return accountPair{from, to}
-}
-
-// ledgerGroup is the calls gathered behind the one at PostgreSQL.
-type ledgerGroup struct {
-	calls []*ledgerCall
-	turn  chan struct{} // closed when the group may go
 }
 
 // ledgerCall is one call of ledger_transfer and its answer.
@@ -71,33 +59,19 @@ type ledgerReply struct {
 // accounts is free here, or else in the group gathering behind the call
 // that holds the pair.
 func (db *DB) callLedger(ctx context.Context, pair accountPair, args []any) (ledgerReply, error) {
-	g := &db.groups
-	g.mu.Lock()
-	if g.pairs == nil {
-		g.pairs = map[accountPair]*ledgerGroup{}
-	}
-	behind, busy := g.pairs[pair]
-	if !busy {
-		g.pairs[pair] = nil
-		g.mu.Unlock()
+	c := &ledgerCall{args: args, done: make(chan struct{})}
+	first, grp, leads := db.groups.join(pair, c)
+	if first {
 		r, err := db.ledgerOnce(ctx, args)
-		db.passOn(pair)
+		db.groups.passOn(pair)
 		return r, err
 	}
-	if behind == nil {
-		behind = &ledgerGroup{turn: make(chan struct{})}
-		g.pairs[pair] = behind
-	}
-	c := &ledgerCall{args: args, done: make(chan struct{})}
-	behind.calls = append(behind.calls, c)
-	leads := len(behind.calls) == 1
-	g.mu.Unlock()
 	if leads {
 		// The others wait on this call to send their batch: it leads
 		// even if its own request is given up meanwhile.
-		<-behind.turn
-		db.runGroup(context.WithoutCancel(ctx), behind)
-		db.passOn(pair)
+		<-grp.turn
+		db.runGroup(context.WithoutCancel(ctx), grp.calls)
+		db.groups.passOn(pair)
 	}
 	<-c.done
 	if c.alone {
@@ -106,38 +80,23 @@ func (db *DB) callLedger(ctx context.Context, pair accountPair, args []any) (led
 	return c.reply, c.err
 }
 
-// passOn hands pair to the group gathered behind the call or group that
-// just returned, or frees it.
-func (db *DB) passOn(pair accountPair) {
-	g := &db.groups
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	next := g.pairs[pair]
-	if next == nil {
-		delete(g.pairs, pair)
-		return
-	}
-	g.pairs[pair] = nil
-	close(next.turn)
-}
-
 // runGroup sends a group's calls as one batch, one transaction, and
 // answers each of them; if the transaction failed, each is told to run
 // alone.
-func (db *DB) runGroup(ctx context.Context, grp *ledgerGroup) {
-	if len(grp.calls) == 1 {
-		c := grp.calls[0]
+func (db *DB) runGroup(ctx context.Context, calls []*ledgerCall) {
+	if len(calls) == 1 {
+		c := calls[0]
 		c.reply, c.err = db.ledgerOnce(ctx, c.args)
 		close(c.done)
 		return
 	}
 	batch := &pgx.Batch{}
-	for _, c := range grp.calls {
+	for _, c := range calls {
 		batch.Queue(string(ledger), c.args...)
 	}
 	b := db.pool.SendBatch(ctx, batch)
 	ok := true
-	for _, c := range grp.calls {
+	for _, c := range calls {
 		if ok {
 			ok = b.QueryRow().Scan(&c.reply.outcome, &c.reply.balance, &c.reply.id) == nil
 		}
@@ -145,7 +104,7 @@ func (db *DB) runGroup(ctx context.Context, grp *ledgerGroup) {
 	if err := b.Close(); err != nil {
 		ok = false
 	}
-	for _, c := range grp.calls {
+	for _, c := range calls {
 		if !ok {
 			c.reply, c.alone = ledgerReply{}, true
 		}
