@@ -510,9 +510,15 @@ function drawAttempt(parent, r, model, c) {
   // colour (never the colour alone).
   const server = model.servers > 1 && a.server && !collapsed ? t('laneServer', { n: a.server }) : '';
   if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
+  // On a narrow screen the label column has no room for the server beside
+  // the name: it goes on the row's second line, at the column's right.
   g.append(svg('text', { x: 8, y: midY + 5, class: 'row-label' }, svg('tspan', { class: 'v-icon', text: vIcon + ' ' }), head,
-    server ? svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: ' · ' + server }) : null,
+    server && !compact ? svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: ' · ' + server }) : null,
     svg('title', { text: a.label + (server ? ' · ' + server : '') + (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : '') })));
+  if (server && compact) {
+    g.append(svg('text', { x: c.labelW - 6, y: r.y + r.h - 4, 'text-anchor': 'end', class: 'row-label' },
+      svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: server })));
+  }
   if (r.winner) {
     g.append(compact
       ? svg('text', { x: 8, y: r.y + r.h - 4, class: 'winner-tag small', text: t('raceWinner') })
