@@ -351,7 +351,7 @@ func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
 				.observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-duplicates'] });
 		})()`),
 		click("#fire"),
-		waitJS(`window.idemlabShotReport === true && !document.getElementById('fire').disabled`),
+		waitJS(`window.idemlabShotReport === true && document.getElementById('tally').dataset.duplicates !== undefined && !document.getElementById('fire').disabled`),
 	)
 	dup := attr(t, proj, "[data-duplicates]", "data-duplicates")
 	require.NotEqual(t, "0", dup, "a naive storm of 40 requests for one wish pays more than once")

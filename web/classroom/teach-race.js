@@ -132,6 +132,10 @@ export function newRun(id, lvl, label) {
   // The last ledger's verdict is not this one's: until this one's comes,
   // the verdict says it is running.
   $("rules").replaceChildren(el("li", { class: "running", text: t("running") }));
+  // Nor is its count of duplicates: the tally's data-duplicates is the
+  // checker's figure, set again only when this ledger's verdict comes (a
+  // page that reconnected reads it to know the room is drawn again).
+  delete $("tally").dataset.duplicates;
   $("balances").replaceChildren();
   $("keytable").replaceChildren();
   $("keys-total").textContent = "";
