@@ -199,7 +199,16 @@ func (l ledgerTx) move(a engine.TransferArgs, fromBal int64, res *engine.Transfe
 }
 
 // TransferID formats a ledger row id as a transfer id.
-func TransferID(rowid int64) string { return fmt.Sprintf("tr_%06d", rowid) }
+func TransferID(rowid int64) string {
+	if rowid < 0 {
+		return fmt.Sprintf("tr_%06d", rowid)
+	}
+	n := strconv.FormatInt(rowid, 10)
+	if len(n) < 6 {
+		n = "000000"[len(n):] + n
+	}
+	return "tr_" + n
+}
 
 func parseTransferID(id string) (int64, bool) {
 	n, err := strconv.ParseInt(strings.TrimPrefix(id, "tr_"), 10, 64)

@@ -25,14 +25,20 @@
 //     the transaction ends before any money moves; if the takeover comes
 //     after, its UPDATE waits for this lock and then finds the key
 //     completed, so it changes nothing. Either way a key pays once.
-//  2. both accounts, SELECT … ORDER BY id FOR UPDATE: the payer's balance
-//     is read under the lock that the debit then holds, so no concurrent
-//     debit can spend the same money between the check and the UPDATE (at
-//     READ COMMITTED a plain SELECT would read a balance another
-//     transaction is about to lower, and the CHECK (balance >= 0) would be
-//     the only thing left to catch the overdraft). Locking in id order, and
-//     always the key before the accounts, means two transfers in opposite
-//     directions cannot deadlock.
+//  2. both accounts, in id order. ledger_transfer moves the money with two
+//     UPDATEs by primary key, the lower id first, the debit guarded by its
+//     own WHERE (balance >= amount): at READ COMMITTED an UPDATE that
+//     waited for another transaction's lock tests its WHERE again on the
+//     row that transaction left, so no concurrent debit can spend the same
+//     money between the check and the write. A transfer that does not go
+//     through that way (a missing account, too little money) is undone
+//     within the call and decided on the two rows locked by SELECT … FOR
+//     UPDATE in id order, as transferInSteps always does (a plain SELECT
+//     would read a balance another transaction is about to lower, and the
+//     balance's own rule, never below zero, would be the only thing left to
+//     catch the overdraft). Locking in id order, and always the key before
+//     the accounts, means two transfers in opposite directions cannot
+//     deadlock.
 //
 // SERIALIZABLE would also be correct, but it reports the same conflicts
 // later, as serialization failures (SQLSTATE 40001) at commit, which the

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -152,4 +153,66 @@ func TestPoolSize(t *testing.T) {
 	url := pgtest.URL(t)
 	assert.Equal(t, int32(max(8, 2*runtime.GOMAXPROCS(0))), openSchema(t, url, "pool_default").PoolSize())
 	assert.Equal(t, int32(3), openSchema(t, url+"&pool_max_conns=3", "pool_set").PoolSize(), "the URL's pool_max_conns wins")
+}
+
+// TestTheSchemaRefusesWhatTheLedgerForbids: the rules migration 1 wrote as
+// CHECKs, and migration 3 as domains, still refuse a write that breaks
+// them, whoever sends it (SQLSTATE 23514), and change nothing.
+func TestTheSchemaRefusesWhatTheLedgerForbids(t *testing.T) {
+	db := open(t, pgtest.URL(t))
+	ctx := context.Background()
+	_, err := db.PutAccount(ctx, "a", 5)
+	require.NoError(t, err)
+	rec := engine.KeyRecord{Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1}
+	_, err = db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, rec)
+	require.NoError(t, err)
+	for _, sql := range []string{
+		"UPDATE accounts SET balance = balance - 6 WHERE id = 'a'",
+		"INSERT INTO accounts (id, balance) VALUES ('b', -1)",
+		"INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('a', 'a', 0, 1)",
+		"UPDATE idem_keys SET state = 'done'",
+		"INSERT INTO idem_keys_unconstrained (scope, idem_key, customer, state, created_at) VALUES ('s', 'k', 'c', 'paid', 1)",
+	} {
+		_, err := db.Pool().Exec(ctx, sql)
+		var pg *pgconn.PgError
+		if assert.ErrorAs(t, err, &pg, sql) {
+			assert.Equal(t, "23514", pg.Code, sql)
+		}
+	}
+	a, err := db.GetAccount(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), a.Balance)
+	look, err := db.LookupKey(ctx, engine.TableConstrained, "s", "k")
+	require.NoError(t, err)
+	assert.Equal(t, engine.StateInProgress, look.Record.State)
+}
+
+// TestAServerOfThePreviousBuildKeepsPaying: migration 3 adds a
+// ledger_transfer with one argument fewer and keeps migration 2's, so a
+// server started before the upgrade, still calling the old one with its
+// body in parts, pays once and completes its key as before.
+func TestAServerOfThePreviousBuildKeepsPaying(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	require.NoError(t, postgres.MigrateTo(ctx, url, "previous_build", 2))
+	db := openSchema(t, url, "previous_build")
+	for id, bal := range map[string]int64{"a": 10, "b": 0} {
+		_, err := db.PutAccount(ctx, id, bal)
+		require.NoError(t, err)
+	}
+	rec := engine.KeyRecord{Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1}
+	_, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, rec)
+	require.NoError(t, err)
+	var outcome int
+	var balance, id int64
+	err = db.Pool().QueryRow(ctx, "SELECT outcome, payer_balance, new_id FROM ledger_transfer($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+		"a", "b", int64(3), int64(1), "c", "k", false, "s", "k", "o", int32(201), "[]",
+		[]string{`{"id":"`, `","balance":`, `}`}, []int32{1, 2}).Scan(&outcome, &balance, &id)
+	require.NoError(t, err)
+	assert.Equal(t, 0, outcome)
+	assert.Equal(t, int64(7), balance)
+	look, err := db.LookupKey(ctx, engine.TableConstrained, "s", "k")
+	require.NoError(t, err)
+	assert.Equal(t, engine.StateCompleted, look.Record.State)
+	assert.Equal(t, fmt.Sprintf(`{"id":"tr_%06d","balance":7}`, id), string(look.Record.Response.Body))
 }

@@ -21,7 +21,7 @@ const (
 	// ledger_transfer (migration 2) locks the key and both accounts, moves
 	// the money, records the transfer and completes the key. Run on its
 	// own it is its own transaction: one round trip, one commit.
-	ledger stmt = "SELECT outcome, payer_balance, new_id FROM ledger_transfer($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+	ledger stmt = "SELECT outcome, payer_balance, new_id FROM ledger_transfer($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 
 	// The ledger transaction in steps (DB.transferInSteps), for the
 	// outcomes ledger_transfer leaves to the store.

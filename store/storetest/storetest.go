@@ -45,6 +45,7 @@ func Run(t *testing.T, h Harness) {
 		{"ClaimVerdictIsTheUniqueIndex", testClaimVerdict},
 		{"TakeOverOnlyOnce", testTakeOverOnlyOnce},
 		{"CompletionGuardedByOwner", testCompletionGuardedByOwner},
+		{"DeclinesMoveNothingInEitherOrder", testDeclinesMoveNothing},
 		{"EveryResultCarriesItsSQL", testResultsCarrySQL},
 		{"ManyWritersOnOneDatabase", testManyWriters},
 		{"ReapSweepDeletesExactlyTheExpiredKeys", testReapSweep},
@@ -202,6 +203,68 @@ func testResultsCarrySQL(t *testing.T, h Harness) {
 
 func render(engine.TransferResult) engine.Response {
 	return engine.Response{Status: 201, Header: []engine.Header{{Name: "Content-Type", Value: "application/json"}}, Body: []byte("{}")}
+}
+
+// testDeclinesMoveNothing declines each kind of impossible transfer, with
+// the payer's id below the payee's and above it (a store that moves the
+// lower id first meets the problem before or after it has moved money),
+// with and without a key to complete: the answer names the first thing
+// wrong (the payer, then its funds, then the payee), and no balance or
+// ledger row changes.
+func testDeclinesMoveNothing(t *testing.T, h Harness) {
+	db := h.Open(t)
+	ctx := context.Background()
+	// "c" < "m"; "a0" sorts below both, "z9" above both; neither exists.
+	_, err := db.PutAccount(ctx, "m", 50)
+	require.NoError(t, err)
+	_, err = db.PutAccount(ctx, "c", 0)
+	require.NoError(t, err)
+	for i, c := range []struct {
+		from, to string
+		amount   int64
+		outcome  engine.TransferOutcome
+		missing  string
+		balance  int64
+	}{
+		{"m", "c", 51, engine.TransferInsufficientFunds, "", 50},
+		{"c", "m", 1, engine.TransferInsufficientFunds, "", 0},
+		{"m", "a0", 1, engine.TransferUnknownAccount, "a0", 0},
+		{"m", "z9", 1, engine.TransferUnknownAccount, "z9", 0},
+		{"a0", "m", 1, engine.TransferUnknownAccount, "a0", 0},
+		{"z9", "m", 1, engine.TransferUnknownAccount, "z9", 0},
+		{"a0", "z9", 1, engine.TransferUnknownAccount, "a0", 0},
+		{"z9", "a0", 1, engine.TransferUnknownAccount, "z9", 0},
+		{"m", "a0", 51, engine.TransferInsufficientFunds, "", 50},
+		{"m", "z9", 51, engine.TransferInsufficientFunds, "", 50},
+		{"m", "m", 51, engine.TransferInsufficientFunds, "", 50},
+	} {
+		for _, keyed := range []bool{false, true} {
+			name := fmt.Sprintf("%s→%s %d keyed=%v", c.from, c.to, c.amount, keyed)
+			args := engine.TransferArgs{From: c.from, To: c.to, Amount: c.amount, At: 1}
+			if keyed {
+				k := fmt.Sprintf("decline-%d", i)
+				rec := key("s", k)
+				_, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, rec)
+				require.NoError(t, err)
+				args.Complete = &engine.Completion{Scope: "s", Key: k, Owner: rec.Owner, Render: render}
+			}
+			res, err := db.Transfer(ctx, args)
+			require.NoError(t, err, name)
+			assert.Equal(t, c.outcome, res.Outcome, name)
+			assert.Equal(t, c.missing, res.Missing, name)
+			if c.outcome == engine.TransferInsufficientFunds {
+				assert.Equal(t, c.balance, res.Balance, name)
+			}
+			m, err := db.GetAccount(ctx, "m")
+			require.NoError(t, err)
+			cc, err := db.GetAccount(ctx, "c")
+			require.NoError(t, err)
+			assert.Equal(t, [2]int64{50, 0}, [2]int64{m.Balance, cc.Balance}, name)
+		}
+	}
+	snap := snapshot(t, db)
+	assert.Empty(t, snap.Transfers, "no declined transfer is in the ledger")
+	assert.Len(t, snap.Accounts, 2, "no account was made")
 }
 
 func testCompletionGuardedByOwner(t *testing.T, h Harness) {
