@@ -68,7 +68,8 @@ func TestClassroomPagesAreAccessible(t *testing.T) {
 	projectorStorm(t, presenter, "naive", 6, 2, 2, 20)
 	run(t, phone, waitJS(`!document.getElementById('room-verdict').hidden && document.getElementById('room-verdict').textContent.includes('duplicate')`),
 		click("#basement"), click("#send"), waitJS(`document.getElementById('result').textContent.includes('No answer')`))
-	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && document.getElementById('tally').dataset.duplicates === '10'`))
+	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && document.getElementById('tally').dataset.duplicates === '10' && !document.getElementById('picture-box').hidden`))
+	run(t, presenter, waitJS(`!document.getElementById('picture-box').hidden`))
 	check("the presenter after a storm", presenter)
 	check("the room's screen after a storm", screen)
 	check("the phone after a storm and a lost answer", phone)

@@ -141,9 +141,10 @@ func TestClassroomInTheBrowser(t *testing.T) {
 	assert.GreaterOrEqual(t, eval[int](t, phoneA, `document.querySelectorAll('#mylanes [data-row="attempt"]').length`), 2)
 
 	// A reload is the same student, straight back in.
-	run(t, phoneA, chromedp.Reload(), waitJS(`!document.getElementById('client').hidden`))
+	run(t, phoneA, chromedp.Reload(), waitJS(`!document.getElementById('client').hidden && document.getElementById('client').dataset.joins === '1'`))
 	assert.Equal(t, "<b>ana</b>", text(t, phoneA, "#me"))
-	run(t, proj, waitJS(`document.querySelectorAll('#roster li').length === 2`))
+	run(t, proj, waitJS(`document.getElementById('online').dataset.online === '2' && !document.getElementById('roster').textContent.includes('(away)')`))
+	assert.Equal(t, 2, countIn(t, proj, "#roster li"), "the reloaded phone is the same student, not a third")
 
 	// A phone has no controls and cannot project.
 	assert.False(t, eval[bool](t, phoneB, `document.getElementById('storm-form') !== null`))

@@ -153,6 +153,7 @@ func TestClassroomSurvivesANetworkCut(t *testing.T) {
 	projectorStorm(t, proj, "naive", 6, 2, 2, 20)
 	before := roomPicture(t, proj)
 	require.Contains(t, before, `"duplicates":"10"`)
+	joins := eval[string](t, phone, `document.getElementById('client').dataset.joins`)
 
 	proxy.cut(3 * time.Second)
 	for _, page := range []context.Context{proj, phone} {
@@ -161,7 +162,10 @@ func TestClassroomSurvivesANetworkCut(t *testing.T) {
 	for _, page := range []context.Context{proj, phone} {
 		run(t, page, waitJS(`document.getElementById('conn').dataset.status === 'online' && document.getElementById('reconnecting').hidden`))
 	}
+	// The projector forgot its verdict's count when the network went, so
+	// '10' is the verdict the room sent again; the phone counts its joins.
 	run(t, proj, waitJS(`document.getElementById('tally').dataset.duplicates === '10'`))
+	run(t, phone, waitJS(`document.getElementById('client').dataset.joins !== `+quoteJS(joins)))
 	assert.Equal(t, before, roomPicture(t, proj), "the projector shows the same room, storm and verdict")
 	assert.Equal(t, "ana", text(t, phone, "#me"), "the phone is the same student")
 	assert.True(t, eval[bool](t, phone, `document.getElementById('enter').hidden && document.getElementById('enter-error').textContent === ''`), "the phone never said the room was gone")
@@ -237,6 +241,7 @@ func TestClassroomSurvivesAKilledServer(t *testing.T) {
 	projectorStorm(t, proj, "naive", 6, 2, 2, 20)
 	run(t, proj, waitJS(`document.querySelectorAll('#histogram .hrow').length === 3`))
 	before := roomPicture(t, proj)
+	joins := eval[string](t, phone, `document.getElementById('client').dataset.joins`)
 
 	// The room's record reaches its file right after the verdict; wait for
 	// it there, then kill the server without warning.
@@ -263,6 +268,7 @@ func TestClassroomSurvivesAKilledServer(t *testing.T) {
 		run(t, page, waitJS(`document.getElementById('conn').dataset.status === 'online'`))
 	}
 	run(t, proj, waitJS(`document.getElementById('tally').dataset.duplicates === '10' && document.querySelectorAll('#histogram .hrow').length === 3`))
+	run(t, phone, waitJS(`document.getElementById('client').dataset.joins !== `+quoteJS(joins)))
 	assert.Equal(t, before, roomPicture(t, proj), "the same room, students, vote and storm, drawn again")
 	assert.Equal(t, "ana", text(t, phone, "#me"))
 	run(t, phone, waitJS(`document.getElementById('voted').classList.contains('right')`))

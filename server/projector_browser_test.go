@@ -49,10 +49,18 @@ func projectorStorm(t testing.TB, proj context.Context, level string, clients, k
 			set('level', `+quoteJS(level)+`); set('clients', '`+strconv.Itoa(clients)+`'); set('keys', '`+strconv.Itoa(keys)+`');
 			set('attempts', '`+strconv.Itoa(attempts)+`'); set('fault', 'none'); set('latency', '`+strconv.Itoa(latencyMS)+`'); set('slow', '0');
 		})()`),
-		waitJS(`!document.getElementById('fire').disabled`),
+		waitJS(`!document.getElementById('fire').disabled`))
+	// Each storm is a new ledger, whose number the label names: a storm
+	// like the last one is told from it by that number, and its verdict
+	// (the tally's data-duplicates, cleared for a new ledger) has come.
+	before := eval[string](t, proj, `document.getElementById('run-label').textContent`)
+	run(t, proj,
 		click("#fire"),
-		waitJS(`document.getElementById('run-label').textContent.includes('storm of `+requests+` requests at `+level+`')`),
-		waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('fire').disabled`))
+		waitJS(`(() => {
+			const label = document.getElementById('run-label').textContent;
+			return label !== `+quoteJS(before)+` && label.includes('storm of `+requests+` requests at `+level+`');
+		})()`),
+		waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('fire').disabled && document.getElementById('tally').dataset.duplicates !== undefined`))
 }
 
 // countIn is how many elements of the projector's page match sel.
@@ -206,8 +214,8 @@ func TestPhoneSaysItPaidTwice(t *testing.T) {
 	assert.Contains(t, attr(t, phone, "#mylanes svg.race", "class"), "compact")
 
 	// The projector draws the phone's attempts under its nickname.
-	run(t, proj, waitJS(`[...document.querySelectorAll('#race [data-row="attempt"] .row-label')].some((e) => e.textContent.includes('ana #2'))`))
-	assert.Positive(t, countIn(t, proj, `#race [data-row="attempt"][data-lane="s1.2"] [data-mark="paid-again"]`))
+	run(t, proj, waitJS(`[...document.querySelectorAll('#race [data-row="attempt"] .row-label')].some((e) => e.textContent.includes('ana #2'))`),
+		waitJS(`document.querySelector('#race [data-row="attempt"][data-lane="s1.2"] [data-mark="paid-again"]') !== null`))
 
 	// After a storm, the phone can open the room's view of it, collapsed.
 	projectorStorm(t, proj, "scoped", 12, 1, 2, 20)

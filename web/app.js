@@ -320,6 +320,8 @@ async function closeSession() {
   app.state = null;
   app.pinned = null;
   app.lastEvent = null;
+  // No session, no step: a step count of 0 is the next session's.
+  delete $('step-count').dataset.step;
 }
 
 function openFromHash() {

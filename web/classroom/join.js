@@ -109,6 +109,9 @@ function onMessage(msg) {
       break;
     case "joined":
       me = msg;
+      // How many times the room has let this phone in (a reconnection
+      // counts again); tests wait on it to know a rejoin is done.
+      $("client").dataset.joins = String(Number($("client").dataset.joins || 0) + 1);
       $("enter").hidden = true;
       $("client").hidden = false;
       $("enter-error").textContent = "";

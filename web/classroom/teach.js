@@ -107,6 +107,10 @@ function enter(c) {
       $("conn").className = "pill " + s;
       $("conn").dataset.status = s;
       $("reconnecting").hidden = s !== "reconnecting";
+      // The verdict's count (data-duplicates) stands for what the room
+      // said over this connection: once it is lost, only the verdict the
+      // room sends again after its welcome sets it.
+      if (s === "reconnecting") delete $("tally").dataset.duplicates;
       if (s === "gone") {
         $("room").hidden = true;
         $("lobby").hidden = false;
