@@ -48,12 +48,7 @@ func (db *DB) claim(ctx context.Context, t engine.KeyTable, s stmt, args []any, 
 		db.claims.passOn(t)
 		return ok, err
 	}
-	if leads {
-		<-grp.turn
-		db.runClaims(context.WithoutCancel(ctx), grp.calls)
-		db.claims.passOn(t)
-	}
-	<-c.done
+	db.claims.wait(ctx, t, grp, leads, db.runClaims, c.done)
 	if c.alone {
 		return db.claimOnce(ctx, s, args)
 	}

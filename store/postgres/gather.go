@@ -1,6 +1,9 @@
 package postgres
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // gatherer is how calls that meet at one thing (a pair of accounts, a key
 // table) share a round trip and a commit: while one call, or one group,
@@ -25,8 +28,8 @@ type gathering[C any] struct {
 
 // join says what c does for k: go at once (first: nothing for k is at
 // PostgreSQL), or wait in grp, which it leads when it is grp's first call.
-// The leader waits for grp.turn, sends grp.calls, then calls passOn; a
-// call that goes at once calls passOn when it returns.
+// A call in a group then calls wait; a call that goes at once calls
+// passOn when it returns.
 func (g *gatherer[K, C]) join(k K, c C) (first bool, grp *gathering[C], leads bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -44,6 +47,19 @@ func (g *gatherer[K, C]) join(k K, c C) (first bool, grp *gathering[C], leads bo
 	}
 	behind.calls = append(behind.calls, c)
 	return false, behind, len(behind.calls) == 1
+}
+
+// wait is what a call that joined grp does until its group has answered
+// it (done is closed): when it leads, it waits for grp's turn, has send
+// send the group's calls, and passes k on. The leader sends even if its
+// own request is given up meanwhile, since the others wait on it.
+func (g *gatherer[K, C]) wait(ctx context.Context, k K, grp *gathering[C], leads bool, send func(context.Context, []C), done <-chan struct{}) {
+	if leads {
+		<-grp.turn
+		send(context.WithoutCancel(ctx), grp.calls)
+		g.passOn(k)
+	}
+	<-done
 }
 
 // passOn hands k to the group gathered behind the call or group that just

@@ -66,14 +66,7 @@ func (db *DB) callLedger(ctx context.Context, pair accountPair, args []any) (led
 		db.groups.passOn(pair)
 		return r, err
 	}
-	if leads {
-		// The others wait on this call to send their batch: it leads
-		// even if its own request is given up meanwhile.
-		<-grp.turn
-		db.runGroup(context.WithoutCancel(ctx), grp.calls)
-		db.groups.passOn(pair)
-	}
-	<-c.done
+	db.groups.wait(ctx, pair, grp, leads, db.runGroup, c.done)
 	if c.alone {
 		return db.ledgerOnce(ctx, args)
 	}
