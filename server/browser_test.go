@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -632,6 +633,35 @@ func TestPastedLinkWinsOverAPendingURLWrite(t *testing.T) {
 	eval[bool](t, ctx, `location.hash = '#lesson=02-unique&s=s1&m=A2'; window.dispatchEvent(new Event('pagehide')); true`)
 	run(t, ctx, waitJS(`document.querySelector('#step-count').dataset.step === '1' && document.body.dataset.urlPending === 'false'`))
 	assert.Equal(t, "#lesson=02-unique&s=s1&m=A2", eval[string](t, ctx, `location.hash`))
+}
+
+// TestSlowReplayKeepsTheWholePlaceInTheURL opens a link of twenty moves
+// on a slowed-down page, so that the page's URL write (250 ms after it
+// opens the place) fires while the moves are still being replayed. Every
+// URL the page writes must be the whole place: a write of the moves
+// replayed so far left a shorter link in the address bar, and a link
+// pasted then that happened to equal it changed nothing on the bench.
+func TestSlowReplayKeepsTheWholePlaceInTheURL(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	run(t, ctx, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tgt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+window.idemlabWrites = [];
+const replace = history.replaceState.bind(history);
+history.replaceState = (state, title, url) => { window.idemlabWrites.push(String(url)); return replace(state, title, url); };`})
+		if err != nil {
+			return err
+		}
+		_, err = cdp.Call(ctx, tgt, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: 20})
+		return err
+	}))
+	place := "#lesson=02-unique&s=s1&m=A1,A1,A1,A1,A2,A2,A2,A2,A1,A1,A1,A2"
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"+place),
+		waitJS(`document.body.dataset.interactive === 'true' && document.querySelector('#step-count').dataset.step === '12' && document.body.dataset.urlPending === 'false'`))
+	assert.Equal(t, place, eval[string](t, ctx, `location.hash`))
+	for _, w := range eval[[]string](t, ctx, `window.idemlabWrites`) {
+		assert.Equal(t, place, w, "a URL written while the moves were replayed")
+	}
 }
 
 func atoi(t testing.TB, s string) int {

@@ -359,9 +359,12 @@ async function openScenarioNow() {
     if (app.override && Object.keys(app.override).length) {
       state = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, app.override)));
     }
-    const moves = app.moves;
-    app.moves = [];
-    for (const m of moves) {
+    // app.moves keeps the whole place from the URL until the replay is
+    // over: a URL write that fires while it runs (a slow device takes
+    // longer than the write's 250 ms) must write the place the learner
+    // opened, not the moves replayed so far.
+    const applied = [];
+    for (const m of app.moves.slice()) {
       const [lane, fault] = m.split('!');
       try {
         state = fault
@@ -370,8 +373,9 @@ async function openScenarioNow() {
       } catch {
         break;
       }
-      app.moves.push(m);
+      applied.push(m);
     }
+    app.moves = applied;
     app.state = state;
     bench.render();
     writeHash();
