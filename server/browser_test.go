@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -405,8 +404,13 @@ func openScenario(t testing.TB, ctx context.Context, id string, day bool) {
 	if day {
 		ready = `!document.querySelector('#day-body').hidden`
 	}
+	// The scenario may be on the bench already (the lesson's first): the
+	// waits below would then hold before the click took effect, so the
+	// count of scenarios opened must change first.
+	opens := eval[string](t, ctx, `document.body.dataset.opens || ''`)
 	run(t, ctx,
 		click(`#lesson-text button.open-scenario[data-scenario="`+id+`"]`),
+		waitJS(`(document.body.dataset.opens || '') !== '`+opens+`'`),
 		waitJS(`location.hash.includes('s=`+id+`')`),
 		waitJS(`document.querySelector('#lesson-text .scenario.active')?.dataset.scenario === '`+id+`'`),
 		waitJS(ready),
@@ -621,46 +625,119 @@ func TestPastedLinkWinsOverAPendingURLWrite(t *testing.T) {
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "02-unique")
 	openScenario(t, ctx, "s1", false)
-	for want := 1; want <= 3; want++ {
+	for want := 1; want <= 2; want++ {
 		run(t, ctx, click("#btn-step"),
 			waitJS(`document.querySelector('#step-count').dataset.step === '`+fmt.Sprint(want)+`'`))
 	}
-	require.Equal(t, "true", eval[string](t, ctx, `document.body.dataset.urlPending`), "the URL write is still pending")
-	// The paste, then the pending write at once (pagehide writes it
-	// immediately), before the browser dispatches hashchange.
+	// The third step, and in the same turn of the page's event loop as its
+	// drawing (so that the write cannot have fired, however slow the test's
+	// round trip): the paste, then the pending write at once (pagehide
+	// writes it immediately), before the browser dispatches hashchange.
 	// (A link unlike every place the page has written so far: pasting the
 	// hash the address bar already shows changes nothing.)
-	eval[bool](t, ctx, `location.hash = '#lesson=02-unique&s=s1&m=A2'; window.dispatchEvent(new Event('pagehide')); true`)
+	pending := eval[string](t, ctx, `new Promise((resolve) => {
+		const count = document.querySelector('#step-count');
+		const seen = new MutationObserver(() => {
+			if (count.dataset.step !== '3') return;
+			seen.disconnect();
+			const pending = document.body.dataset.urlPending;
+			location.hash = '#lesson=02-unique&s=s1&m=A2';
+			window.dispatchEvent(new Event('pagehide'));
+			resolve(pending);
+		});
+		seen.observe(count, { attributes: true, attributeFilter: ['data-step'] });
+		document.querySelector('#btn-step').click();
+	})`)
+	require.Equal(t, "true", pending, "the URL write was still pending when the link was pasted")
 	run(t, ctx, waitJS(`document.querySelector('#step-count').dataset.step === '1' && document.body.dataset.urlPending === 'false'`))
 	assert.Equal(t, "#lesson=02-unique&s=s1&m=A2", eval[string](t, ctx, `location.hash`))
 }
 
-// TestSlowReplayKeepsTheWholePlaceInTheURL opens a link of twenty moves
-// on a slowed-down page, so that the page's URL write (250 ms after it
-// opens the place) fires while the moves are still being replayed. Every
-// URL the page writes must be the whole place: a write of the moves
-// replayed so far left a shorter link in the address bar, and a link
-// pasted then that happened to equal it changed nothing on the bench.
-func TestSlowReplayKeepsTheWholePlaceInTheURL(t *testing.T) {
-	ts := playground(t, playgroundDir(t))
-	ctx := tab(t)
+// slowEngine makes the page's engine answer each call 60 ms late, as on
+// a slow device, counts its answers in window.idemlabAnswers and keeps
+// every URL the page writes in window.idemlabWrites. It must run before
+// the page loads.
+func slowEngine(t testing.TB, ctx context.Context) {
+	t.Helper()
 	run(t, ctx, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tgt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
 window.idemlabWrites = [];
+window.idemlabAnswers = 0;
 const replace = history.replaceState.bind(history);
-history.replaceState = (state, title, url) => { window.idemlabWrites.push(String(url)); return replace(state, title, url); };`})
-		if err != nil {
-			return err
-		}
-		_, err = cdp.Call(ctx, tgt, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: 20})
+history.replaceState = (state, title, url) => { window.idemlabWrites.push(String(url)); return replace(state, title, url); };
+const RealWorker = Worker;
+window.Worker = class extends RealWorker {
+  set onmessage(f) {
+    super.onmessage = f && ((e) => e.data && e.data.type === 'result' ? setTimeout(() => { window.idemlabAnswers++; f(e); }, 60) : f(e));
+  }
+};`})
 		return err
 	}))
-	place := "#lesson=02-unique&s=s1&m=A1,A1,A1,A1,A2,A2,A2,A2,A1,A1,A1,A2"
-	run(t, ctx, chromedp.Navigate(ts.URL+"/"+place),
+}
+
+// slowLink is a place twelve moves into lesson 2's race: with a slow
+// engine, its replay takes most of a second.
+const slowLink = "#lesson=02-unique&s=s1&m=A1,A1,A1,A1,A2,A2,A2,A2,A1,A1,A1,A2"
+
+// TestSlowReplayKeepsTheWholePlaceInTheURL pastes a link of twelve moves
+// into a page with a slow engine, so that the page's URL write, 250 ms
+// after it opens the place, fires while the moves are still being
+// replayed. Every URL the page writes must be the whole place: a write of
+// the moves replayed so far left a shorter link in the address bar, and a
+// link pasted then that happened to equal it changed nothing on the bench.
+func TestSlowReplayKeepsTheWholePlaceInTheURL(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	slowEngine(t, ctx)
+	// The engine is started on another lesson first, so that the link's
+	// lesson opens at once, not when the engine is ready.
+	openLesson(t, ctx, ts.URL, "01-naive")
+	run(t, ctx, waitJS(`document.body.dataset.urlPending === 'false'`))
+	eval[bool](t, ctx, `window.idemlabWrites = []; true`)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"+slowLink),
 		waitJS(`document.body.dataset.interactive === 'true' && document.querySelector('#step-count').dataset.step === '12' && document.body.dataset.urlPending === 'false'`))
-	assert.Equal(t, place, eval[string](t, ctx, `location.hash`))
+	assert.Equal(t, slowLink, eval[string](t, ctx, `location.hash`))
 	for _, w := range eval[[]string](t, ctx, `window.idemlabWrites`) {
-		assert.Equal(t, place, w, "a URL written while the moves were replayed")
+		assert.Equal(t, slowLink, w, "a URL written while the moves were replayed")
+	}
+}
+
+// TestNextLessonDuringAReplayStartsClean moves to the next lesson while a
+// pasted link's moves are still being replayed. The lesson change waits
+// for the replay: before, it closed the session under it, and the old
+// lesson's moves were replayed into the new lesson and written into its
+// URL.
+func TestNextLessonDuringAReplayStartsClean(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	slowEngine(t, ctx)
+	openLesson(t, ctx, ts.URL, "01-naive")
+	answers := eval[int](t, ctx, `window.idemlabAnswers`)
+	// Every step count the bench draws, beside the lesson heading it is
+	// drawn under.
+	eval[bool](t, ctx, `window.idemlabDrawn = [];
+		new MutationObserver(() => {
+			const step = document.querySelector('#step-count').dataset.step;
+			if (step !== undefined) window.idemlabDrawn.push(document.querySelector('#lesson-text h1').textContent.slice(0, 2) + ' step ' + step);
+		}).observe(document.querySelector('#step-count'), { attributes: true, attributeFilter: ['data-step'] });
+		true`)
+	// The key is pressed once the engine has answered the link's opening
+	// (a close, an open) and two of its twelve moves.
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"+slowLink),
+		waitJS(`window.idemlabAnswers >= `+fmt.Sprint(answers+4)+` && document.querySelector('#lesson-text h1').textContent.startsWith('2.')`),
+		focus(`#bench`), chromedp.KeyEvent("]"),
+		waitJS(`document.body.dataset.lesson === '03-fingerprint' && document.querySelector('#step-count').dataset.step !== undefined && document.body.dataset.urlPending === 'false'`))
+	assert.Equal(t, "0", attr(t, ctx, "#step-count", "data-step"), "the next lesson opens at its start")
+	hash := eval[string](t, ctx, `location.hash`)
+	assert.Contains(t, hash, "lesson=03-fingerprint")
+	assert.NotContains(t, hash, "m=", "no moves of the lesson before")
+	assert.Contains(t, text(t, ctx, "#lesson-text h1"), "3.")
+	assert.Greater(t, eval[int](t, ctx, `window.idemlabAnswers`), answers+4, "the key was pressed before the replay was over")
+	// Under the new lesson's heading the bench never drew the old one's race.
+	for _, drawn := range eval[[]string](t, ctx, `window.idemlabDrawn`) {
+		if strings.HasPrefix(drawn, "3.") {
+			assert.Equal(t, "3. step 0", drawn, "drawn under lesson 3's heading")
+		}
 	}
 }
 

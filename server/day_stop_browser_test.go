@@ -14,8 +14,9 @@ import (
 // TestStudentStopsABigDay runs lesson 7's day at its biggest size and
 // presses Stop while the bar moves: the engine, busy in its worker, stops
 // between two groups of retries, the page says how far it got and judges
-// nothing, and the lesson's own day then runs to its verdict. In Korean
-// the same words are Korean.
+// nothing, and the lesson's own day then runs to its verdict. Moving to
+// the next lesson stops a day as well. In Korean the same words are
+// Korean.
 func TestStudentStopsABigDay(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
@@ -55,6 +56,16 @@ func TestStudentStopsABigDay(t *testing.T) {
 		waitJS(`document.querySelector('#day-status').textContent.startsWith('The day is over')`))
 	assert.False(t, eval[bool](t, ctx, `document.querySelector('#day-picture-panel').hidden`))
 	assert.Positive(t, eval[int](t, ctx, `document.querySelectorAll('#day-rules li').length`))
+
+	// Moving on to the next lesson stops a big day too: the lesson opens
+	// without waiting for the day to end.
+	size("20000")
+	run(t, ctx,
+		click(`#btn-day`),
+		waitJS(`document.querySelector('#day-status').textContent.startsWith('Replaying the day')`),
+		focus(`#bench`), chromedp.KeyEvent("]"),
+		waitJS(`document.body.dataset.lesson === '08-two-servers' && document.querySelector('#step-count').dataset.step === '0'`))
+	assert.True(t, strings.HasPrefix(status(), "Stopped after"), "the day was stopped, not run to its end: %q", status())
 
 	run(t, ctx,
 		chromedp.Navigate(ts.URL+"/?lang=ko#lesson=07-full-day"),

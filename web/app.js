@@ -51,6 +51,9 @@ const app = {
   // English.
   lang: 'en',
   loadSeq: 0,
+  // dayRun names the day the engine is replaying, so that Stop, another
+  // scenario or another lesson can stop it.
+  dayRun: null,
 };
 
 // url writes where the learner is into the address bar (place.js).
@@ -216,8 +219,20 @@ async function loadLesson(id, fromHash) {
     lesson = await fetchJSON('api/lessons/' + encodeURIComponent(id) + '.' + lang + '.json');
   } catch (err) {
     $('lesson-loading').textContent = t('lessonLoadFailed', { error: err.message });
+    url.release();
     return;
   }
+  if (seq !== app.loadSeq) return;
+  // Changing the lesson is queued behind the bench's actions like any
+  // other (a replay, a run, a day): it must not close the session under
+  // one of them, or that action draws its old lesson's state under the
+  // new heading and writes it into the URL. A day still running is asked
+  // to stop, so the learner does not wait for it.
+  stopRunningDay();
+  return serial(() => showLesson(seq, lesson, fromHash));
+}
+
+async function showLesson(seq, lesson, fromHash) {
   if (seq !== app.loadSeq) return;
   await closeSession();
   app.lesson = lesson;
@@ -244,10 +259,11 @@ async function loadLesson(id, fromHash) {
   app.spec = (lesson.scenarios || []).find((s) => s.id === sid) || null;
   app.moves = hash.scenario === sid ? hash.moves : [];
   app.override = hash.scenario === sid ? hash.override : null;
+  url.release();
   markActiveCard();
   bench.renderBenchHead();
   writeHash();
-  if (app.engineInfo) await openScenario();
+  if (app.engineInfo) await openScenarioNow();
   else bench.drawBenchWaiting(app.spec);
 }
 
@@ -275,6 +291,7 @@ function markActiveCard() {
 }
 
 function chooseScenario(id) {
+  stopRunningDay();
   return serial(async () => {
     await closeSession();
     app.spec = app.lesson.scenarios.find((s) => s.id === id);
@@ -325,10 +342,6 @@ async function closeSession() {
 }
 
 function openFromHash() {
-  return serial(() => openScenarioNow());
-}
-
-function openScenario() {
   return serial(() => openScenarioNow());
 }
 
@@ -393,8 +406,10 @@ async function openScenarioNow() {
 // honest one.
 let interactiveMarked = false;
 function interactive() {
-  // Tests wait on this to know which lesson the bench shows.
+  // Tests wait on these to know which lesson the bench shows, and that it
+  // opened a scenario again (a scenario opened anew shows what it showed).
   document.body.dataset.lesson = app.lesson ? app.lesson.id : '';
+  document.body.dataset.opens = String(Number(document.body.dataset.opens || 0) + 1);
   if (interactiveMarked) return;
   interactiveMarked = true;
   performance.mark('idemlab-drawn');
@@ -508,8 +523,10 @@ function inject() {
 function setKnob(knob, value) {
   return act(async () => {
     const override = JSON.stringify(app.base[knob]) === JSON.stringify(value) ? {} : { [knob]: value };
-    app.override = Object.keys(override).length ? override : null;
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, override)));
+    // The policy and the moves change together, after the engine took
+    // the policy: a URL write in between would name a place that never was.
+    app.override = Object.keys(override).length ? override : null;
     app.moves = [];
     app.pinned = null;
     return st;
@@ -518,8 +535,8 @@ function setKnob(knob, value) {
 
 function sandboxBack() {
   return act(async () => {
-    app.override = null;
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(app.base));
+    app.override = null;
     app.moves = [];
     app.pinned = null;
     return st;
@@ -573,8 +590,8 @@ function exportBench(format) {
 
 function applyGoalPolicy(policy) {
   return act(async () => {
-    app.override = Object.assign({}, policy);
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, policy)));
+    app.override = Object.assign({}, policy);
     app.moves = [];
     app.pinned = null;
     return st;
@@ -596,6 +613,11 @@ function resetDay() {
 
 let dayRuns = 0;
 
+// stopRunningDay asks the engine to stop the day it is replaying, if any.
+function stopRunningDay() {
+  if (app.dayRun) app.engine.call('stopDay', app.dayRun).catch(() => {});
+}
+
 // sizedDay is the day the size menu asks for: the lesson's own, or the
 // same seed and customers with more payments (a day big enough to watch
 // the bar, and to stop).
@@ -616,12 +638,13 @@ function runDay() {
     // The engine replays the day in its worker; Stop reaches it by the
     // run's name, between two groups of retries.
     const run = 'day-' + ++dayRuns;
+    app.dayRun = run;
     const stop = $('btn-day-stop');
     stop.hidden = false;
     stop.disabled = false;
     stop.onclick = () => {
       stop.disabled = true;
-      app.engine.call('stopDay', run).catch(() => {});
+      stopRunningDay();
     };
     try {
       const tally = await app.engine.callWithProgress('day', (done, total) => {
@@ -648,6 +671,7 @@ function runDay() {
     } catch (err) {
       $('day-status').textContent = '⚠ ' + t('engineError', { error: err.message });
     } finally {
+      app.dayRun = null;
       stop.hidden = true;
       stop.onclick = null;
       $('btn-day').disabled = false;
@@ -775,12 +799,17 @@ async function main() {
       return;
     }
     const spec = app.lesson && (app.lesson.scenarios || []).find((x) => x.id === h.scenario);
-    if (!spec) return;
+    if (!spec) {
+      url.release();
+      return;
+    }
+    stopRunningDay();
     serial(async () => {
       await closeSession();
       app.spec = spec;
       app.moves = h.moves;
       app.override = h.override;
+      url.release();
       markActiveCard();
       bench.renderBenchHead();
       if (app.engineInfo) await openScenarioNow();

@@ -47,14 +47,19 @@ function hashOf(place) {
 // still pending then must not overwrite it. Without this check, a link
 // pasted within 250 ms of a step was replaced by the old place before its
 // hashchange was handled, and the player opened the old place again.
-// adopt takes the learner's hash as the page's own, when hashchange opens it.
+// adopt takes the learner's hash as the page's own, when hashchange opens
+// it, and holds every write until release: the player opens the link after
+// the actions already queued, and one of those finishing must not write
+// its old place over the link meanwhile. release is called once the
+// player's place is the link's.
 export function hashWriter(place) {
   let timer = 0;
   let own = location.hash;
+  let held = false;
   const writeNow = () => {
     clearTimeout(timer);
     document.body.dataset.urlPending = 'false';
-    if (location.hash !== own) return; // the learner's link wins; hashchange opens it
+    if (held || location.hash !== own) return; // the learner's link wins; hashchange opens it
     const hash = hashOf(place());
     if (location.hash !== hash) history.replaceState(null, '', hash);
     own = location.hash;
@@ -70,6 +75,10 @@ export function hashWriter(place) {
       clearTimeout(timer);
       document.body.dataset.urlPending = 'false';
       own = location.hash;
+      held = true;
+    },
+    release() {
+      held = false;
     },
   };
 }

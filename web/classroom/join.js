@@ -4,7 +4,7 @@
 // attempts from the room's trace events in the race view (web/race.js, the
 // lessons' and the projector's), and, on request, the room's last storm.
 // All text is set as text.
-import { connect } from "./room.js";
+import { connect, showConnection } from "./room.js";
 import { el, won } from "/dom.js";
 import { buildRace, drawRace } from "/race.js";
 import { t, translatePage, choiceWord, lang } from "./words.js";
@@ -82,10 +82,7 @@ function join(c, nick) {
     },
     onMessage,
     onStatus(s) {
-      $("conn").textContent = t(s);
-      $("conn").className = "pill " + s;
-      $("conn").dataset.status = s;
-      $("reconnecting").hidden = s !== "reconnecting";
+      showConnection(s, t(s));
       if (s === "gone") {
         room = null;
         $("client").hidden = true;

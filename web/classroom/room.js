@@ -34,6 +34,21 @@ export async function roomExists(code) {
 }
 
 /**
+ * showConnection shows a connection's status on the page's pill and
+ * banner, and counts the drops of an open connection in
+ * #conn[data-drops]: a cut already over (the page back online) is told
+ * apart from no cut at all.
+ */
+export function showConnection(s, label) {
+  const conn = document.getElementById("conn");
+  if (s === "reconnecting" && conn.dataset.status === "online") conn.dataset.drops = String(Number(conn.dataset.drops || 0) + 1);
+  conn.textContent = label;
+  conn.className = "pill " + s;
+  conn.dataset.status = s;
+  document.getElementById("reconnecting").hidden = s !== "reconnecting";
+}
+
+/**
  * connect opens the room's socket and keeps it open. onOpen runs after
  * every (re)connection, onMessage for each message, onStatus with
  * "online", "reconnecting" or "gone" (the server said it has no such room;

@@ -5,7 +5,7 @@
 // beside it (teach-verdict.js). This module signs in, opens the room,
 // hands its messages on and runs the controls. All user text is set as
 // text, never as markup.
-import { connect } from "./room.js";
+import { connect, showConnection } from "./room.js";
 import { el } from "/dom.js";
 import { t, translatePage, lang } from "./words.js";
 import { setLang } from "/strings.js";
@@ -103,10 +103,7 @@ function enter(c) {
   room = connect(c, "projector", {
     onMessage,
     onStatus(s) {
-      $("conn").textContent = t(s);
-      $("conn").className = "pill " + s;
-      $("conn").dataset.status = s;
-      $("reconnecting").hidden = s !== "reconnecting";
+      showConnection(s, t(s));
       // The verdict's count (data-duplicates) stands for what the room
       // said over this connection: once it is lost, only the verdict the
       // room sends again after its welcome sets it.
