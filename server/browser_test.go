@@ -43,6 +43,11 @@ import (
 
 var screenshots = flag.String("screenshots", "", "write PNG screenshots of the player into this folder (TestPlayerScreenshots)")
 
+// slowEngineFlag runs every browser test with the page's engine answering
+// this much late, as on a slow machine: a wait that passes only because
+// the engine is quick shows itself. (go test ./server/ -args -slow-engine 60ms)
+var slowEngineFlag = flag.Duration("slow-engine", 0, "make the page's engine answer each call this much late in every browser test")
+
 // browserTestTimeout bounds one browser test, engine start included.
 const browserTestTimeout = 5 * time.Minute
 
@@ -139,6 +144,13 @@ func ownTab(t testing.TB, opts ...chromedp.ContextOption) (context.Context, func
 		t.Fatalf("open a tab: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(tabCtx, browserTestTimeout)
+	if *slowEngineFlag > 0 {
+		if err := chromedp.Do(ctx, delayEngine(*slowEngineFlag)); err != nil {
+			cancel()
+			cancelTab()
+			t.Fatalf("slow the engine: %v", err)
+		}
+	}
 	return ctx, func() { cancel(); cancelTab() }
 }
 
@@ -654,25 +666,40 @@ func TestPastedLinkWinsOverAPendingURLWrite(t *testing.T) {
 }
 
 // slowEngine makes the page's engine answer each call 60 ms late, as on
-// a slow device, counts its answers in window.idemlabAnswers and keeps
-// every URL the page writes in window.idemlabWrites. It must run before
-// the page loads.
+// a slow device (see delayEngine). It must run before the page loads.
 func slowEngine(t testing.TB, ctx context.Context) {
 	t.Helper()
-	run(t, ctx, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+	run(t, ctx, delayEngine(60*time.Millisecond))
+}
+
+// delayEngine puts a script into every page the tab loads that delays
+// each answer of the engine's worker by d, counts the answers in
+// window.idemlabAnswers and keeps every URL the page writes in
+// window.idemlabWrites.
+func delayEngine(d time.Duration) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		// Put in twice (the -slow-engine flag and a test's own), the
+		// delays add up and the page is wrapped once.
 		_, err := cdp.Call(ctx, tgt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
-window.idemlabWrites = [];
-window.idemlabAnswers = 0;
-const replace = history.replaceState.bind(history);
-history.replaceState = (state, title, url) => { window.idemlabWrites.push(String(url)); return replace(state, title, url); };
-const RealWorker = Worker;
-window.Worker = class extends RealWorker {
-  set onmessage(f) {
-    super.onmessage = f && ((e) => e.data && e.data.type === 'result' ? setTimeout(() => { window.idemlabAnswers++; f(e); }, 60) : f(e));
-  }
-};`})
+if (window.idemlabDelay === undefined) {
+  window.idemlabDelay = 0;
+  window.idemlabWrites = [];
+  window.idemlabAnswers = 0;
+  const replace = history.replaceState.bind(history);
+  history.replaceState = (state, title, url) => { window.idemlabWrites.push(String(url)); return replace(state, title, url); };
+  const RealWorker = Worker;
+  window.Worker = class extends RealWorker {
+    set onmessage(f) {
+      super.onmessage = f && ((e) => e.data && e.data.type === 'result' ? setTimeout(() => { window.idemlabAnswers++; f(e); }, window.idemlabDelay) : f(e));
+    }
+    get onmessage() {
+      return super.onmessage;
+    }
+  };
+}
+window.idemlabDelay += ` + fmt.Sprint(d.Milliseconds()) + `;`})
 		return err
-	}))
+	})
 }
 
 // slowLink is a place twelve moves into lesson 2's race: with a slow
