@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -47,6 +48,47 @@ var screenshots = flag.String("screenshots", "", "write PNG screenshots of the p
 // this much late, as on a slow machine: a wait that passes only because
 // the engine is quick shows itself. (go test ./server/ -args -slow-engine 60ms)
 var slowEngineFlag = flag.Duration("slow-engine", 0, "make the page's engine answer each call this much late in every browser test")
+
+// slowNetworkFlag delays everything the test servers of the browser tests
+// (the playground's and the classroom's) write, by this much per write:
+// pages and websockets then arrive as over a slow network.
+// (go test ./server/ -args -slow-network 50ms)
+var slowNetworkFlag = flag.Duration("slow-network", 0, "delay each write of the browser tests' servers by this much")
+
+// browserServer starts a test server for the browser tests, slowed by
+// -slow-network when it is set.
+func browserServer(h http.Handler) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h)
+	if *slowNetworkFlag > 0 {
+		ts.Listener = slowListener{ts.Listener, *slowNetworkFlag}
+	}
+	ts.Start()
+	return ts
+}
+
+// slowListener's connections wait before each write.
+type slowListener struct {
+	net.Listener
+	delay time.Duration
+}
+
+func (l slowListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return slowConn{c, l.delay}, nil
+}
+
+type slowConn struct {
+	net.Conn
+	delay time.Duration
+}
+
+func (c slowConn) Write(b []byte) (int, error) {
+	time.Sleep(c.delay)
+	return c.Conn.Write(b)
+}
 
 // browserTestTimeout bounds one browser test, engine start included.
 const browserTestTimeout = 5 * time.Minute
@@ -282,7 +324,7 @@ func playground(t testing.TB, webDir string) *httptest.Server {
 	s, err := server.New(banks, server.Options{WebDir: webDir})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
-	ts := httptest.NewServer(s)
+	ts := browserServer(s)
 	t.Cleanup(ts.Close)
 	return ts
 }

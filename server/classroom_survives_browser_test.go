@@ -401,7 +401,9 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 
 	screen := tab(t)
 	run(t, screen, chromedp.Navigate(ts.URL+"/classroom/teach?view=screen&lang=ko&room="+code),
-		waitJS(`document.getElementById('conn').dataset.status === 'online'`))
+		waitJS(`document.getElementById('conn').dataset.status === 'online'`),
+		// The count comes with the room's welcome, after the socket opened.
+		waitJS(`document.getElementById('online').textContent !== ''`))
 	assert.Equal(t, "ko", eval[string](t, screen, `document.documentElement.lang`))
 	assert.Contains(t, text(t, screen, "#online"), "명 중")
 	hangul := regexp.MustCompile(`[\x{AC00}-\x{D7A3}]`)
