@@ -10,6 +10,7 @@ import (
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/server/limit"
+	"idemlab/server/peer"
 	"idemlab/store"
 )
 
@@ -20,7 +21,8 @@ import (
 type BankLimits struct {
 	// RequestsPerSecond and Burst bound each client address's requests to
 	// the bank API. 127.0.0.1, the server's own machine (the instructor,
-	// the benchmarks), is exempt; no other address is.
+	// the benchmarks), is exempt when it connects directly; no other
+	// address is, nor anyone through a proxy (package peer).
 	RequestsPerSecond, Burst float64
 	// The size budget of each level: rows of the key tables, accounts and
 	// ledger, and the database's bytes in use. Past any of them, a request
@@ -114,8 +116,8 @@ func newBankGuard(b *Bank, l BankLimits, next http.Handler) *bankGuard {
 // ServeHTTP answers 429 past the address's rate, 507 for a write that
 // would grow a level past its budget, and hands everything else on.
 func (g *bankGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if client := limit.Client(r); !limit.Exempt(client) {
-		if ok, wait := g.rate.Allow(client); !ok {
+	if client := peer.Of(r); !client.Exempt() {
+		if ok, wait := g.rate.Allow(client.Addr); !ok {
 			p := causeBankRateLimited.Problemf("each address may send %g requests a second (bursts of %g)", g.limits.RequestsPerSecond, g.limits.Burst)
 			p.RetryAfter = limit.RetryAfter(wait)
 			httpapi.Write(w, p.Response())

@@ -8,12 +8,14 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/lessons"
 	"idemlab/server/classroom"
+	"idemlab/server/peer"
 )
 
 // Server is idemlab's HTTP handler: the classroom, the playground and the
@@ -24,6 +26,10 @@ type Server struct {
 	classroom *classroom.Classroom
 	closeOnce sync.Once
 	log       *slog.Logger
+	proxies   peer.Trusted
+	// warnedProxy is set once the log has said that a proxy on this
+	// machine forwards requests without --trusted-proxy.
+	warnedProxy atomic.Bool
 }
 
 // Options configure the parts of the server beyond the bank API.
@@ -59,6 +65,10 @@ type Options struct {
 	// reload. Either way every lesson is rendered and checked in New, which
 	// fails on the first that does not parse.
 	LessonsDir string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For,
+	// X-Forwarded-Proto, X-Forwarded-Host and Forwarded headers are
+	// believed (package peer); from anyone else they are ignored.
+	TrustedProxies peer.Trusted
 	// Classroom is the classroom's configuration beyond the fields above
 	// (queues, deadlines, rates, its clock); zero fields take its defaults.
 	// The fields above and Logger replace its own.
@@ -86,7 +96,7 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts), log: opts.Logger}
+	s := &Server{mux: http.NewServeMux(), hosts: newHostAllowList(hosts), log: opts.Logger, proxies: opts.TrustedProxies}
 	cl, err := classroom.New(classroomConfig(opts))
 	if err != nil {
 		return nil, err
@@ -169,6 +179,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// No response is ever to be sniffed as another type than it says: not
 	// the lessons' JSON, the health check, a QR image or the raw module.
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	p, forwarded := s.proxies.Resolve(r)
+	if forwarded && s.proxies.Empty() && s.warnedProxy.CompareAndSwap(false, true) {
+		s.log.Warn("requests from 127.0.0.1 carry X-Forwarded-For or Forwarded: a proxy on this machine that idemlab was not told to trust; " +
+			"they are all counted as one client, none exempt. Start idemlab with --trusted-proxy 127.0.0.1/32 to count each client as itself")
+	}
+	r = peer.With(r, p)
+	if p.Secure {
+		// Browsers that once reached idemlab over HTTPS come back over it
+		// for a day, even when someone types http://. A day, not a year:
+		// a classroom server moves between machines and names.
+		w.Header().Set("Strict-Transport-Security", "max-age=86400")
+	}
 	if !s.hosts.allows(r.Host) {
 		refuseHost(w)
 		return

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,11 +15,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"idemlab/engine"
 	"idemlab/server"
+	"idemlab/server/classroom"
+	"idemlab/server/peer"
 	"idemlab/store/postgres"
 )
 
@@ -88,6 +92,10 @@ type Main struct {
 	latency, retention, lease       time.Duration
 	token                           string
 	rotate                          bool
+	tlsCert, tlsKey                 string
+	proxies                         peer.Trusted
+	classroomLimits                 classroom.Limits
+	bankRate                        float64
 
 	stdout io.Writer
 	log    *slog.Logger
@@ -123,6 +131,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // parseServe reads serve's flags into a Main that has not started.
 func parseServe(args []string, stdout, stderr io.Writer) (*Main, error) {
 	m := &Main{stdout: stdout}
+	var err error
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&m.addr, "addr", "127.0.0.1:8080", "address to listen on")
@@ -135,12 +144,53 @@ func parseServe(args []string, stdout, stderr io.Writer) (*Main, error) {
 	tokenFlag := fs.String("instructor-token", "", "the instructor's secret on the command line (deprecated: any user of the machine sees it in ps; use --instructor-token-file or $IDEMLAB_INSTRUCTOR_TOKEN)")
 	fs.BoolVar(&m.rotate, "rotate-instructor-token", false, "make a new classroom secret (the old link and every signed-in browser stop working); without it the secret kept beside --db stays")
 	fs.StringVar(&m.publicURL, "public-url", "", "the address phones and other machines reach this server at (a reverse proxy, a DNS name): the classroom's join link names it, and its host is allowed")
+	fs.StringVar(&m.tlsCert, "tls-cert", "", "serve HTTPS with this certificate file (PEM, the chain after the leaf); loaded again when it changes, for renewals")
+	fs.StringVar(&m.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
+	var trusted []string
+	fs.Func("trusted-proxy", "a reverse proxy's address or CIDR (repeatable): only from it are X-Forwarded-For, X-Forwarded-Proto, X-Forwarded-Host and Forwarded believed, so that each phone behind it is counted as itself and HTTPS is known (a proxy on this machine: 127.0.0.1/32)",
+		func(s string) error { trusted = append(trusted, s); return nil })
+	fs.IntVar(&m.classroomLimits.ClassSize, "class-size", classroom.DefaultClassSize, "how many students a classroom room admits (the presenter changes it per room)")
+	fs.IntVar(&m.classroomLimits.ConnsPerClient, "sockets-per-address", classroom.DefaultConnsPerClient, "classroom websockets one address may hold: raise it past 3 × the phones behind one NAT address")
+	fs.Float64Var(&m.classroomLimits.NewStudentBurst, "joins-per-address", classroom.DefaultNewStudentBurst, "new students one address may add at once (then 1 a second): raise it past the phones behind one NAT address")
+	fs.Float64Var(&m.bankRate, "bank-rate", server.DefaultBankRequestsPerSecond, "bank API requests a second per client address (bursts of twice that); a class behind one address shares it")
 	fs.StringVar(&m.webDir, "web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	fs.StringVar(&m.lessonsDir, "lessons-dir", "", "serve the lessons from this folder (laid out as lessons/: en/01-naive.md) instead of the embedded copy, read again on every request; a lesson that does not parse stops the start")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: idemlab serve [flags]
+
+Serves the playground, the classroom and the bank API.
+
+A class on a school's network (docs/DEPLOY.md):
+  every phone its own address (a LAN)   --addr 0.0.0.0:8080
+  every phone behind one NAT address    nothing more: a room admits --class-size students
+                                        whatever their address; past 200 phones on one
+                                        address, raise --sockets-per-address and
+                                        --joins-per-address
+  behind a reverse proxy (nginx, Caddy) --trusted-proxy PROXY-ADDRESS --public-url https://NAME
+                                        (without --trusted-proxy the whole class counts as
+                                        the proxy's one address)
+  HTTPS of its own                      --tls-cert FILE --tls-key FILE --public-url https://NAME
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	m.log = slog.New(slog.NewTextHandler(stderr, nil))
+	if m.proxies, err = peer.ParseTrusted(trusted); err != nil {
+		return nil, err
+	}
+	if (m.tlsCert == "") != (m.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together: give both files")
+	}
+	if m.classroomLimits.ClassSize < 1 || m.classroomLimits.ClassSize > classroom.MaxClassSize {
+		return nil, fmt.Errorf("--class-size is 1 to %d", classroom.MaxClassSize)
+	}
+	if m.classroomLimits.ConnsPerClient < 1 || m.classroomLimits.NewStudentBurst < 1 || m.bankRate <= 0 {
+		return nil, errors.New("--sockets-per-address, --joins-per-address and --bank-rate are positive")
+	}
 	token, err := instructorToken(*tokenFile, *tokenFlag, m.log)
 	if err != nil {
 		return nil, err
@@ -163,6 +213,16 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	scheme := "http"
+	if m.tlsCert != "" {
+		certs, err := server.NewCertReloader(m.tlsCert, m.tlsKey, m.log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = tls.NewListener(ln, certs.TLSConfig())
+		scheme = "https"
+	}
 	hosts, err := server.AllowedHosts(ln.Addr(), m.publicURL)
 	if err != nil {
 		ln.Close()
@@ -175,7 +235,9 @@ func (m *Main) Run(ctx context.Context) error {
 		localDB = m.classroomDB
 	}
 	handler, err := server.New(banks, server.Options{Logger: m.log, InstructorToken: m.token, RotateToken: m.rotate, WebDir: m.webDir, LessonsDir: m.lessonsDir, DB: localDB,
-		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: m.publicURL})
+		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: m.publicURL, TrustedProxies: m.proxies,
+		BankLimits: server.BankLimits{RequestsPerSecond: m.bankRate, Burst: 2 * m.bankRate},
+		Classroom:  classroom.Config{Limits: m.classroomLimits}})
 	if err != nil {
 		ln.Close()
 		return err
@@ -190,10 +252,21 @@ func (m *Main) Run(ctx context.Context) error {
 		server.ReapEvery(reapCtx, banks, time.Minute, m.log)
 	}()
 
-	fmt.Fprintf(m.stdout, "idemlab is listening on http://%s\n", ln.Addr())
-	fmt.Fprintf(m.stdout, "  bank API: http://%s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", ln.Addr())
+	// The first line names the address listened on (tests and scripts
+	// read it); the links after it name where people reach the server:
+	// --public-url when given (a proxy, a DNS name), with its scheme.
+	base := scheme + "://" + ln.Addr().String()
+	fmt.Fprintf(m.stdout, "idemlab is listening on %s\n", base)
+	if m.publicURL != "" {
+		base = strings.TrimSuffix(m.publicURL, "/")
+		fmt.Fprintf(m.stdout, "  reached at: %s\n", base)
+	}
+	if !m.proxies.Empty() {
+		fmt.Fprintf(m.stdout, "  trusted proxies (their X-Forwarded-* headers are believed): %s\n", m.proxies)
+	}
+	fmt.Fprintf(m.stdout, "  bank API: %s/bank/{naive,unique,fingerprint,in-progress,replay,scoped}/\n", base)
 	if p := handler.InstructorPath(); p != "" {
-		fmt.Fprintf(m.stdout, "  classroom, instructor sign-in link (works once; keep it private): http://%s%s\n", ln.Addr(), p)
+		fmt.Fprintf(m.stdout, "  classroom, instructor sign-in link (works once; keep it private): %s%s\n", base, p)
 	}
 	if secret := handler.GeneratedInstructorSecret(); secret != "" {
 		// Nobody else knows a generated secret: it is printed once, the

@@ -28,7 +28,7 @@ func buildBinary(t testing.TB) string {
 	return bin
 }
 
-var listening = regexp.MustCompile(`listening on (http://\S+)`)
+var listening = regexp.MustCompile(`listening on (https?://\S+)`)
 
 // startServe runs `idemlab serve` as a real process and returns its base URL.
 func startServe(t testing.TB, bin string, args ...string) (*exec.Cmd, string) {

@@ -95,6 +95,9 @@ type errMsg struct {
 	Type   string `json:"type"`
 	Code   string `json:"code"`
 	Detail string `json:"detail"`
+	// RetryAfter, on a refusal, is how many seconds the phone waits before
+	// it asks again on its own; absent when asking again would not help.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 func errorMsg(code, detail string) errMsg { return errMsg{Type: "error", Code: code, Detail: detail} }
@@ -195,6 +198,11 @@ type stateMsg struct {
 	// stopped: its events up to then are drawn, and it has no verdict.
 	Interrupted bool `json:"interrupted,omitempty"`
 	Locked      bool `json:"locked"`
+	// ClassSize is how many students the room admits; Refused, for
+	// projectors, the clients turned away in the last minute, by reason
+	// (full, locked, paced, network).
+	ClassSize int            `json:"class_size"`
+	Refused   map[string]int `json:"refused,omitempty"`
 }
 
 type rosterEntry struct {
@@ -204,9 +212,9 @@ type rosterEntry struct {
 }
 
 func (r *Room) state(projector bool) stateMsg {
-	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: len(r.byID) - r.kicked,
+	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: r.seated(),
 		Vote: r.vote, Levels: engine.Levels, Faults: StormFaults, Phases: engine.Phases, Dropped: r.Dropped(),
-		Locked: r.locked}
+		Locked: r.locked, ClassSize: r.classSize}
 	if r.run != nil {
 		s.Run = r.run.id
 	} else {
@@ -220,6 +228,7 @@ func (r *Room) state(projector bool) stateMsg {
 	}
 	s.Online = len(online)
 	if projector {
+		s.Refused = r.refusedCounts()
 		s.Roster = make([]rosterEntry, 0, len(r.byID))
 		for i := 1; i <= len(r.byID); i++ {
 			st := r.byID["s"+strconv.Itoa(i)]

@@ -235,7 +235,7 @@ func New(cfg Config) (*Classroom, error) {
 		WriteBufferSize:   4096,
 		WriteBufferPool:   &sync.Pool{},
 		EnableCompression: true,
-		CheckOrigin:       sameOrigin,
+		CheckOrigin:       func(r *http.Request) bool { return c.originRefusal(r) == "" },
 		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
 			c := causeWebsocket
 			c.Status = status

@@ -16,6 +16,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"idemlab/server/peer"
 )
 
 func TestOfferDropsWhenTheQueueIsFull(t *testing.T) {
@@ -67,23 +69,50 @@ func TestBucket(t *testing.T) {
 	assert.True(t, b.allow(now.Add(1500*time.Millisecond)), "a token a second")
 }
 
-func TestSameOrigin(t *testing.T) {
+func TestOriginRefusal(t *testing.T) {
+	trusted, err := peer.ParseTrusted([]string{"127.0.0.1/32"})
+	require.NoError(t, err)
 	for _, tc := range []struct {
-		origin, host string
-		ok           bool
+		name, origin, host, publicURL string
+		headers                       map[string]string
+		ok                            bool
+		why                           string
 	}{
-		{"http://127.0.0.1:8080", "127.0.0.1:8080", true},
-		{"https://class.example", "class.example", true},
-		{"http://evil.example", "127.0.0.1:8080", false},
-		{"", "127.0.0.1:8080", false},
-		{"null", "127.0.0.1:8080", false},
-		{"file://127.0.0.1:8080", "127.0.0.1:8080", false},
+		{name: "own host", origin: "http://127.0.0.1:8080", host: "127.0.0.1:8080", ok: true},
+		{name: "https origin, Host without the default port", origin: "https://class.example", host: "class.example", ok: true},
+		{name: "another site", origin: "http://evil.example", host: "127.0.0.1:8080", why: "is not this server's"},
+		{name: "no origin", origin: "", host: "127.0.0.1:8080", why: "no Origin"},
+		{name: "opaque origin", origin: "null", host: "127.0.0.1:8080", why: "not an http(s) origin"},
+		{name: "file origin", origin: "file://127.0.0.1:8080", host: "127.0.0.1:8080", why: "not an http(s) origin"},
+		{name: "a proxy that drops the port, no --public-url: says what to do", origin: "https://class.school.test:8443", host: "class.school.test",
+			headers: map[string]string{"X-Forwarded-Proto": "https"}, why: "proxy_set_header Host $http_host"},
+		{name: "a proxy that drops the port, with --public-url", origin: "https://class.school.test:8443", host: "class.school.test",
+			publicURL: "https://class.school.test:8443/", headers: map[string]string{"X-Forwarded-Proto": "https"}, ok: true},
+		{name: "a trusted proxy's X-Forwarded-Host", origin: "https://class.school.test:8443", host: "127.0.0.1:8080",
+			headers: map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "class.school.test:8443", "X-Forwarded-For": "10.0.0.7"}, ok: true},
+		{name: "https's default port written out", origin: "https://class.school.test", host: "127.0.0.1:8080",
+			headers: map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "class.school.test:443", "X-Forwarded-For": "10.0.0.7"}, ok: true},
+		{name: "the public URL's scheme counts", origin: "http://class.school.test:8443", host: "class.school.test",
+			publicURL: "https://class.school.test:8443", why: "dropped the port"},
 	} {
-		r := httptest.NewRequest("GET", "http://"+tc.host+"/classroom/ws/ABCDEF", nil)
-		if tc.origin != "" {
-			r.Header.Set("Origin", tc.origin)
-		}
-		assert.Equal(t, tc.ok, sameOrigin(r), "origin %q host %q", tc.origin, tc.host)
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &Classroom{cfg: Config{PublicURL: tc.publicURL}, sessions: newSessions(time.Now, time.Hour)}
+			r := httptest.NewRequest("GET", "http://"+tc.host+"/classroom/ws/ABCDEF", nil)
+			r.RemoteAddr = "127.0.0.1:4000"
+			if tc.origin != "" {
+				r.Header.Set("Origin", tc.origin)
+			}
+			for k, v := range tc.headers {
+				r.Header.Set(k, v)
+			}
+			p, _ := trusted.Resolve(r)
+			why := cl.originRefusal(peer.With(r, p))
+			if tc.ok {
+				assert.Empty(t, why)
+			} else {
+				assert.Contains(t, why, tc.why)
+			}
+		})
 	}
 }
 

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"idemlab/server/peer"
 )
 
 // Roles of a connection.
@@ -36,10 +37,15 @@ type conn struct {
 	student *student
 	// joinURL is the address phones open, for a projector's join screen.
 	joinURL string
-	// client is the address the socket came from; release gives its slot
-	// back to the address's limit when the socket closes.
-	client  netip.Addr
+	// peer is who opened the socket; release gives its slot back to the
+	// address's limit when the socket closes.
+	peer    peer.Peer
 	release func()
+	// opened is when the socket was attached; refused is set once the room
+	// turned it away (it closes as soon as its writer has said why). Both
+	// are owned by the room's goroutine.
+	opened  time.Time
+	refused bool
 }
 
 func newConn(ws *websocket.Conn, r *Room, role string) *conn {

@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/server/limit"
+	"idemlab/server/peer"
 	classroomweb "idemlab/web/classroom"
 )
 
@@ -63,25 +64,72 @@ func noDirs(h http.Handler) http.Handler {
 	})
 }
 
-// sameOrigin accepts a request whose Origin names the host it was sent to.
-// Browsers always send Origin on websocket handshakes and cross-site POSTs,
-// so a page on another site can neither open a room's socket with the
-// instructor's cookie nor create rooms in their name.
-func sameOrigin(r *http.Request) bool {
+// originRefusal says why a request's Origin is not this server's own, or
+// "" when it is. Browsers always send Origin on websocket handshakes and
+// cross-site POSTs, so a page on another site can neither open a room's
+// socket with the instructor's cookie nor create rooms in their name.
+// This server's own origins are the host the request was sent to (the
+// Host header, or what a trusted proxy says the client asked for, with
+// the scheme it used) and --public-url's. Default ports are the same as
+// none.
+func (c *Classroom) originRefusal(r *http.Request) string {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		return false
+		return "the request carries no Origin; open the classroom's own pages"
 	}
+	o, ok := normalOrigin(origin)
+	if !ok {
+		return fmt.Sprintf("the Origin %q is not an http(s) origin", truncate(origin, 100))
+	}
+	p := peer.Of(r)
+	own, _ := normalOrigin(p.Origin())
+	if u, _ := url.Parse(o); o == own || strings.EqualFold(u.Host, p.Host) {
+		// The same host (a proxy that terminates TLS without saying so
+		// still sends the Host the browser used).
+		return ""
+	}
+	if c.cfg.PublicURL != "" {
+		if pub, ok := normalOrigin(c.cfg.PublicURL); ok && o == pub {
+			return ""
+		}
+	}
+	if u, err := url.Parse(o); err == nil && strings.EqualFold(u.Hostname(), hostname(own)) {
+		// The same name on another port: a proxy that sends the Host
+		// without the port the browser used.
+		return fmt.Sprintf("the page's origin %s is not the %s this server was reached at: a reverse proxy dropped the port from Host. "+
+			"Pass it (nginx: proxy_set_header Host $http_host) or start idemlab with --public-url %s", o, own, o)
+	}
+	return fmt.Sprintf("the page's origin %s is not this server's (%s)", truncate(o, 100), own)
+}
+
+// normalOrigin reads an origin (or a URL) as scheme://host[:port], lower
+// case, its scheme's default port left out.
+func normalOrigin(s string) (string, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if h, port, err := net.SplitHostPort(host); err == nil && (scheme == "http" && port == "80" || scheme == "https" && port == "443") {
+		host = h
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return scheme + "://" + host, true
+}
+
+func hostname(origin string) string {
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
+	if err != nil {
+		return ""
 	}
-	return strings.EqualFold(u.Host, r.Host)
+	return u.Hostname()
 }
 
 func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("create rooms from the classroom page").Response())
+	if why := c.originRefusal(r); why != "" {
+		httpapi.Write(w, causeBadOrigin.Problem("create rooms from the classroom page: "+why).Response())
 		return
 	}
 	if !c.isInstructor(r) {
@@ -96,13 +144,24 @@ func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, r, 201, map[string]string{"code": room.code, "join_url": c.joinURL(r, room.code)})
 }
 
-// handleRoom answers whether a room exists: a page whose socket keeps
-// failing asks it, and says "no room" only when this answers 404 (a
-// network that fails answers nothing, and the page keeps reconnecting).
+// handleRoom answers whether a room exists, and whether this client may
+// open its socket now: a page whose socket keeps failing asks it, says
+// "no room" only when this answers 404 (a network that fails answers
+// nothing, and the page keeps reconnecting), and says why in words, and
+// waits as long as it is told, when this answers 429.
 func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
 	room := c.room(roomCode(r, "/classroom/api/rooms/", ""))
+	if f := c.codeRefusal(r, room); f != nil {
+		f.write(w)
+		return
+	}
 	if room == nil {
+		c.codeMissed(r)
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
+		return
+	}
+	if f := c.socketRefusal(peer.Of(r)); f != nil && !c.isInstructor(r) {
+		f.write(w)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -110,16 +169,17 @@ func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
-	client := limit.Client(r)
-	if !c.codeAllowed(w, client) {
+	room := c.room(roomCode(r, "/classroom/api/rooms/", "/qr.png"))
+	if f := c.codeRefusal(r, room); f != nil {
+		f.write(w)
 		return
 	}
-	room := c.room(roomCode(r, "/classroom/api/rooms/", "/qr.png"))
 	if room == nil {
-		c.codeMissed(client)
+		c.codeMissed(r)
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
+	room.remember(peer.Of(r).Addr)
 	// Ten pixels a module (a negative size): the projector enlarges it
 	// with sharp edges, and it still decodes from the back of the room.
 	png, err := qrcode.Encode(c.joinURL(r, room.code), qrcode.Medium, -10)
@@ -134,35 +194,43 @@ func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages").Response())
+	if why := c.originRefusal(r); why != "" {
+		httpapi.Write(w, causeBadOrigin.Problem("open the room from this server's own pages: "+why).Response())
 		return
 	}
-	client := limit.Client(r)
-	if !c.codeAllowed(w, client) {
-		return
-	}
+	p := peer.Of(r)
 	room := c.room(roomCode(r, "/classroom/ws/", ""))
+	if f := c.codeRefusal(r, room); f != nil {
+		f.write(w)
+		return
+	}
 	if room == nil {
-		c.codeMissed(client)
+		c.codeMissed(r)
 		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
+	instructor := c.isInstructor(r)
 	role := RoleStudent
 	if r.URL.Query().Get("role") == RoleProjector {
-		if !c.isInstructor(r) {
+		if !instructor {
 			httpapi.Write(w, causeForbidden.Problem("only the instructor's browser can project a room").Response())
 			return
 		}
 		role = RoleProjector
 	}
-	release := c.admitSocket(w, client)
-	if release == nil {
-		return
+	release := func() {}
+	if !instructor {
+		var f *refusal
+		if release, f = c.admitSocket(p); f != nil {
+			room.noteRefusedSocket(p)
+			f.write(w)
+			return
+		}
 	}
+	room.remember(p.Addr)
 	if !room.reserve() {
 		release()
-		httpapi.Write(w, causeRoomsFull.Problem("this room is full").Response())
+		httpapi.Write(w, causeRoomsFull.Problem("this room holds as many connections as it can").Response())
 		return
 	}
 	ws, err := c.upgrader.Upgrade(w, r, nil)
@@ -172,7 +240,7 @@ func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered
 	}
 	cn := newConn(ws, room, role)
-	cn.client, cn.release = client, release
+	cn.peer, cn.release = p, release
 	if role == RoleProjector {
 		cn.joinURL = c.joinURL(r, room.code)
 	}

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"idemlab/server/peer"
 )
 
 // Where phones reach the server: the link and QR code a projector shows.
@@ -22,11 +24,12 @@ func (c *Classroom) joinBase(r *http.Request) string {
 	if c.cfg.PublicURL != "" {
 		return strings.TrimSuffix(c.cfg.PublicURL, "/")
 	}
+	p := peer.Of(r)
 	scheme := "http"
-	if r.TLS != nil {
+	if p.Secure {
 		scheme = "https"
 	}
-	host := r.Host
+	host := p.Host
 	if name, port, err := net.SplitHostPort(host); err == nil && isLoopbackName(name) && listensOnAll(c.cfg.ListenAddr) {
 		if ip := lanAddress(); ip != nil {
 			host = net.JoinHostPort(ip.String(), port)

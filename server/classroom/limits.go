@@ -1,78 +1,108 @@
 package classroom
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
 	"idemlab/engine/httpapi"
 	"idemlab/server/limit"
+	"idemlab/server/peer"
 )
 
-// Limits are what one client address may do in the classroom, whoever it
-// claims to be. Every limit is per address (one phone, one laptop), never
-// one allowance shared by everyone, so that a noisy machine runs out of its
-// own and the instructor and the other phones keep theirs; 127.0.0.1, the
-// server's own machine, is exempt. Zero fields take the defaults below,
-// which docs/SECURITY.md publishes.
+// Limits are what the classroom admits. A class often reaches the server
+// from one address (a school's NAT, a reverse proxy), and an attacker's
+// sockets come from one address too; so what a real student has and a
+// flood does not decides most of it: a room code given out by the
+// instructor, and the student's own secret. A room admits new students up
+// to its class size; each student holds a few sockets; per-address
+// figures are kept for what has no room behind it (codes that open
+// nothing, wrong instructor secrets) and, as a backstop, for sockets and
+// new students, at figures a NAT of 200 phones does not reach in honest
+// use. The instructor's signed-in browser and the one-time sign-in link
+// are never refused for anyone else's mistakes; 127.0.0.1, the server's
+// own machine reached directly, is exempt from the per-address figures.
+// Zero fields take the defaults below, which docs/SECURITY.md publishes.
 type Limits struct {
+	// ClassSize is how many students a room admits; the presenter changes
+	// it for its room. Students already in come back whatever it is.
+	ClassSize int
+	// SocketsPerStudent is how many sockets one student (one secret) holds
+	// in a room: joining on one more closes its oldest.
+	SocketsPerStudent int
+	// JoinWait is how long a phone's socket may stay open without naming
+	// a student; then it is closed.
+	JoinWait time.Duration
 	// ConnsPerClient is how many websockets one address may hold open.
 	ConnsPerClient int
 	// ConnectsPerSecond and ConnectBurst bound how fast one address opens
-	// websockets (a phone that reconnects needs one at a time).
+	// websockets.
 	ConnectsPerSecond, ConnectBurst float64
 	// NewStudentsPerMinute and NewStudentBurst bound how many new students
 	// one address may add to the rooms (a phone that reloads, or comes back
 	// with its secret, is the same student and does not count).
 	NewStudentsPerMinute, NewStudentBurst float64
 	// FailedSignInsPerMinute and FailedSignInBurst bound wrong instructor
-	// secrets per address; a right one is never refused for another
-	// address's failures.
+	// secrets per address. A signed-in instructor needs no sign-in, and
+	// the one-time link is never refused.
 	FailedSignInsPerMinute, FailedSignInBurst float64
 	// UnknownCodesPerMinute and UnknownCodeBurst bound how many room codes
-	// that open no room one address may try (guessing codes).
+	// that open no room one address may try (guessing codes). A room the
+	// address reached before stays open to it.
 	UnknownCodesPerMinute, UnknownCodeBurst float64
 	// StatesPerSecond bounds the room's state messages: changes that come
 	// faster are sent together.
 	StatesPerSecond float64
 }
 
-// The defaults of Limits.
+// The defaults of Limits. The per-address figures let a class of 200
+// phones behind one address in: each phone holds one socket (two while it
+// reloads) and joins once; 200 phones that all reconnect after a restart,
+// or press Join three times, open 400 to 600 sockets within half a minute.
 const (
-	DefaultConnsPerClient         = 8
-	DefaultConnectsPerSecond      = 1
-	DefaultConnectBurst           = 20
-	DefaultNewStudentsPerMinute   = 1
-	DefaultNewStudentBurst        = 4
+	DefaultClassSize              = 60
+	DefaultSocketsPerStudent      = 2
+	DefaultJoinWait               = 15 * time.Second
+	DefaultConnsPerClient         = 600
+	DefaultConnectsPerSecond      = 20
+	DefaultConnectBurst           = 400
+	DefaultNewStudentsPerMinute   = 60
+	DefaultNewStudentBurst        = 250
 	DefaultFailedSignInsPerMinute = 6
 	DefaultFailedSignInBurst      = 5
-	DefaultUnknownCodesPerMinute  = 6
-	DefaultUnknownCodeBurst       = 10
+	DefaultUnknownCodesPerMinute  = 10
+	DefaultUnknownCodeBurst       = 30
 	DefaultStatesPerSecond        = 4
 )
 
+// refusalRetry is how long a phone refused for a full or locked room waits
+// before it asks again: the instructor may make room in the meantime.
+const refusalRetry = 10 * time.Second
+
 func (l *Limits) defaults() {
-	setI := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
+	setDefault(&l.ClassSize, DefaultClassSize)
+	setDefault(&l.SocketsPerStudent, DefaultSocketsPerStudent)
+	setDefault(&l.JoinWait, DefaultJoinWait)
+	setDefault(&l.ConnsPerClient, DefaultConnsPerClient)
+	setDefault(&l.ConnectsPerSecond, DefaultConnectsPerSecond)
+	setDefault(&l.ConnectBurst, DefaultConnectBurst)
+	setDefault(&l.NewStudentsPerMinute, DefaultNewStudentsPerMinute)
+	setDefault(&l.NewStudentBurst, DefaultNewStudentBurst)
+	setDefault(&l.FailedSignInsPerMinute, DefaultFailedSignInsPerMinute)
+	setDefault(&l.FailedSignInBurst, DefaultFailedSignInBurst)
+	setDefault(&l.UnknownCodesPerMinute, DefaultUnknownCodesPerMinute)
+	setDefault(&l.UnknownCodeBurst, DefaultUnknownCodeBurst)
+	setDefault(&l.StatesPerSecond, DefaultStatesPerSecond)
+}
+
+// setDefault sets *v to d when it is zero or less.
+func setDefault[T int | int64 | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
-	setF := func(v *float64, d float64) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setI(&l.ConnsPerClient, DefaultConnsPerClient)
-	setF(&l.ConnectsPerSecond, DefaultConnectsPerSecond)
-	setF(&l.ConnectBurst, DefaultConnectBurst)
-	setF(&l.NewStudentsPerMinute, DefaultNewStudentsPerMinute)
-	setF(&l.NewStudentBurst, DefaultNewStudentBurst)
-	setF(&l.FailedSignInsPerMinute, DefaultFailedSignInsPerMinute)
-	setF(&l.FailedSignInBurst, DefaultFailedSignInBurst)
-	setF(&l.UnknownCodesPerMinute, DefaultUnknownCodesPerMinute)
-	setF(&l.UnknownCodeBurst, DefaultUnknownCodeBurst)
-	setF(&l.StatesPerSecond, DefaultStatesPerSecond)
 }
 
 // clientLimits holds the classroom's per-address limiters.
@@ -94,85 +124,235 @@ func newClientLimits(l Limits, now func() time.Time) *clientLimits {
 	}
 }
 
-// refuse answers 429 with Retry-After.
-func refuse(w http.ResponseWriter, detail string, wait time.Duration) {
-	p := causeTooMany.Problem(detail)
-	p.RetryAfter = limit.RetryAfter(wait)
+// Reasons a phone is refused, as the room counts them for the presenter
+// and the phone's error message names them.
+const (
+	refusedFull    = "full"    // the room has its class size of students
+	refusedLocked  = "locked"  // the instructor locked the room
+	refusedPaced   = "paced"   // the address added too many new students lately
+	refusedNetwork = "network" // the address holds or opened too many sockets
+	refusedKicked  = "kicked"  // the instructor removed this student
+)
+
+// refusal is why a client was turned away, in words for the person
+// refused, and when to try again (0: not on its own).
+type refusal struct {
+	reason string
+	detail string
+	wait   time.Duration
+}
+
+// write answers the refusal over HTTP: 429 with Retry-After.
+func (f refusal) write(w http.ResponseWriter) {
+	p := causeTooMany.Problem(f.detail)
+	p.RetryAfter = limit.RetryAfter(f.wait)
 	httpapi.Write(w, p.Response())
 }
 
-// checkCode is asked before a room code is looked up for a client: false
-// (and the answer written) when the address has tried too many codes that
-// open nothing. found reports the lookup, so that a miss is counted.
-func (c *Classroom) codeAllowed(w http.ResponseWriter, a netip.Addr) bool {
-	if limit.Exempt(a) {
-		return true
+// message is the refusal as the phone's error message.
+func (f refusal) message() errMsg {
+	m := errorMsg(f.reason, f.detail)
+	if f.wait > 0 {
+		m.RetryAfter = limit.RetryAfter(f.wait)
 	}
-	if ok, wait := c.limits.unknownCode.Ready(a); !ok {
-		refuse(w, "too many room codes tried from your address; check the code on the projector", wait)
-		return false
-	}
-	return true
+	return m
 }
 
-// codeMissed counts a room code that opened nothing.
-func (c *Classroom) codeMissed(a netip.Addr) {
-	if !limit.Exempt(a) {
-		c.limits.unknownCode.Spend(a)
-	}
-}
+func seconds(d time.Duration) string { return strconv.Itoa(limit.RetryAfter(d)) + " s" }
 
-// admitSocket takes one of the address's websockets and one of its
-// connects; it answers 429 and returns nil when either has run out. The
-// returned function gives the socket back.
-func (c *Classroom) admitSocket(w http.ResponseWriter, a netip.Addr) (release func()) {
-	if limit.Exempt(a) {
-		return func() {}
-	}
-	if ok, wait := c.limits.connects.Allow(a); !ok {
-		refuse(w, "too many connections opened from your address; wait a moment", wait)
+// codeRefusal is asked before a room code is looked up for a client: why
+// it may not try the code (it tried too many that opened nothing), or nil.
+// The instructor and a room the address reached before are never refused,
+// so that a few mistyped codes behind a school's one address do not shut
+// the class out of its real room; any other room, once held off, is
+// refused like a wrong code, so that a guessing machine learns nothing.
+func (c *Classroom) codeRefusal(r *http.Request, room *Room) *refusal {
+	p := peer.Of(r)
+	if p.Exempt() || c.isInstructor(r) || (room != nil && room.knows(p.Addr)) {
 		return nil
 	}
-	if !c.limits.conns.Acquire(a) {
-		refuse(w, "too many connections open from your address", time.Second)
-		return nil
-	}
-	var once sync.Once
-	return func() { once.Do(func() { c.limits.conns.Release(a) }) }
-}
-
-// newStudentAllowed takes one of the address's new students.
-func (c *Classroom) newStudentAllowed(a netip.Addr) bool {
-	if limit.Exempt(a) {
-		return true
-	}
-	ok, _ := c.limits.newStudents.Allow(a)
-	return ok
-}
-
-// newStudentRefused says why c may not add a new student to the room, or
-// nil: the room is locked, the instructor kicked a student from c's
-// address, or the address has added its share of students lately. It runs
-// on the room's goroutine.
-func (r *Room) newStudentRefused(c *conn) *errMsg {
-	switch {
-	case r.locked:
-		m := errorMsg("locked", "the instructor has locked this room; students already in it can still come back")
-		return &m
-	case r.banned[c.client] && !limit.Exempt(c.client):
-		m := errorMsg("kicked", "the instructor removed a student from your address")
-		return &m
-	case !r.cl.newStudentAllowed(c.client):
-		m := errorMsg("rate-limited", "too many new students from your address; wait a minute")
-		return &m
+	if ok, wait := c.limits.unknownCode.Ready(p.Addr); !ok {
+		return &refusal{reason: refusedNetwork, wait: wait,
+			detail: "too many room codes that open no room were tried from this network; check the code on the projector and try again in " + seconds(wait)}
 	}
 	return nil
 }
 
-// kick removes a student: its connections are closed, its secret joins no
-// more, and its address adds no new student to this room (127.0.0.1, the
-// server's own machine, excepted). The roster no longer lists it. It runs
-// on the room's goroutine.
+// codeMissed counts a room code that opened nothing.
+func (c *Classroom) codeMissed(r *http.Request) {
+	if p := peer.Of(r); !p.Exempt() && !c.isInstructor(r) {
+		c.limits.unknownCode.Spend(p.Addr)
+	}
+}
+
+// socketRefusal says whether the address may open one more websocket,
+// without taking it: the phone's page asks it after a socket failed to
+// open, to say why.
+func (c *Classroom) socketRefusal(p peer.Peer) *refusal {
+	if p.Exempt() {
+		return nil
+	}
+	if ok, wait := c.limits.connects.Ready(p.Addr); !ok {
+		return &refusal{reason: refusedNetwork, wait: wait,
+			detail: "too many connections opened from this network at once; trying again in " + seconds(wait)}
+	}
+	if c.limits.conns.Held(p.Addr) >= c.limits.conns.Max() {
+		return &refusal{reason: refusedNetwork, wait: 5 * time.Second,
+			detail: fmt.Sprintf("this network holds %d connections to the classroom already; trying again in 5 s", c.limits.conns.Max())}
+	}
+	return nil
+}
+
+// admitSocket takes one of the address's websockets and one of its
+// connects; it returns the refusal when either has run out. The returned
+// function gives the socket back.
+func (c *Classroom) admitSocket(p peer.Peer) (release func(), refused *refusal) {
+	if p.Exempt() {
+		return func() {}, nil
+	}
+	if ok, wait := c.limits.connects.Allow(p.Addr); !ok {
+		return nil, &refusal{reason: refusedNetwork, wait: wait,
+			detail: "too many connections opened from this network at once; trying again in " + seconds(wait)}
+	}
+	if !c.limits.conns.Acquire(p.Addr) {
+		return nil, &refusal{reason: refusedNetwork, wait: 5 * time.Second,
+			detail: fmt.Sprintf("this network holds %d connections to the classroom already; trying again in 5 s", c.limits.conns.Max())}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { c.limits.conns.Release(p.Addr) }) }, nil
+}
+
+// newStudentRefusal says why c may not add a new student to the room, or
+// nil: the room is locked, it has its class size, or c's address has added
+// many students lately. It runs on the room's goroutine.
+func (r *Room) newStudentRefusal(c *conn) *refusal {
+	switch {
+	case r.locked:
+		return &refusal{reason: refusedLocked, wait: refusalRetry,
+			detail: "the instructor has locked this room; this phone asks again every " + seconds(refusalRetry) + " until it is opened"}
+	case r.seated() >= r.classSize:
+		return &refusal{reason: refusedFull, wait: refusalRetry,
+			detail: fmt.Sprintf("the room is full (%d of %d students); this phone asks again every %s, and gets in as soon as the instructor makes room", r.seated(), r.classSize, seconds(refusalRetry))}
+	}
+	if c.peer.Exempt() {
+		return nil
+	}
+	if ok, wait := r.cl.limits.newStudents.Allow(c.peer.Addr); !ok {
+		return &refusal{reason: refusedPaced, wait: wait,
+			detail: "too many new students joined from this network lately; trying again in " + seconds(wait)}
+	}
+	return nil
+}
+
+// seated is how many students the room holds, the kicked not counted.
+// It runs on the room's goroutine.
+func (r *Room) seated() int { return len(r.byID) - r.kicked }
+
+// knownAddrs bounds how many addresses a room remembers as having reached
+// it: past it, the room stops adding (those already known stay known).
+const knownAddrs = 4096
+
+// knows reports whether a reached the room before. It is safe for
+// concurrent use.
+func (r *Room) knows(a netip.Addr) bool {
+	r.kmu.Lock()
+	defer r.kmu.Unlock()
+	_, ok := r.known[a]
+	return ok
+}
+
+// remember records that a reached the room with its right code.
+func (r *Room) remember(a netip.Addr) {
+	r.kmu.Lock()
+	defer r.kmu.Unlock()
+	if len(r.known) < knownAddrs {
+		r.known[a] = struct{}{}
+	}
+}
+
+// refuse turns a phone away: it is told why (and when it will ask again),
+// the room counts it for the presenter, the log says it once per client
+// and minute, and its socket closes once the writer has sent the message.
+// It runs on the room's goroutine.
+func (r *Room) refuse(c *conn, who string, f refusal) {
+	r.noteRefused(who, f.reason, c.peer)
+	r.tell(c, f.message())
+	r.closeSoon(c)
+}
+
+// closeSoon closes c once its writer has sent what is queued (or after a
+// second). It runs on the room's goroutine.
+func (r *Room) closeSoon(c *conn) {
+	r.spawn(func() {
+		select {
+		case <-c.done:
+		case <-r.ctx.Done():
+		case <-time.After(time.Second):
+		}
+		c.close()
+	})
+}
+
+// refusedKept bounds the refused clients a room counts; refusedFor is how
+// long one counts after its last refusal (a phone that is refused asks
+// again every few seconds; one that gave up drops out).
+const (
+	refusedKept = 4096
+	refusedFor  = time.Minute
+)
+
+// refusedClient is one client turned away lately.
+type refusedClient struct {
+	reason string
+	at     time.Time
+}
+
+// noteRefused counts a refused client (who: its secret's hash, or its
+// address for a socket refused before it could say who it is) and logs
+// the refusal once per client and minute. It runs on the room's goroutine.
+func (r *Room) noteRefused(who, reason string, p peer.Peer) {
+	now := time.Now()
+	if prev, ok := r.refused[who]; !ok || prev.reason != reason || now.Sub(prev.at) >= refusedFor {
+		r.cl.cfg.Logger.Warn("classroom: refused", "room", r.code, "reason", reason, "client", p.Addr.String(), "proxied", p.Proxied)
+	}
+	if _, ok := r.refused[who]; ok || len(r.refused) < refusedKept {
+		r.refused[who] = refusedClient{reason: reason, at: now}
+		r.dirtyView = true
+	}
+}
+
+// refusedCounts are the clients refused within refusedFor, by reason; the
+// older are forgotten. It runs on the room's goroutine.
+func (r *Room) refusedCounts() map[string]int {
+	now := time.Now()
+	var out map[string]int
+	for who, f := range r.refused {
+		if now.Sub(f.at) >= refusedFor {
+			delete(r.refused, who)
+			continue
+		}
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[f.reason]++
+	}
+	return out
+}
+
+// noteRefusedSocket counts a socket refused for its address's limits on a
+// room that exists, for the presenter. Unlike the room's own commands it
+// may be called from any goroutine; it does not wait.
+func (r *Room) noteRefusedSocket(p peer.Peer) {
+	select {
+	case r.cmds <- func() { r.noteRefused("addr:"+p.Addr.String(), refusedNetwork, p) }:
+	default: // the room is busy: a flood of refusals is not worth waiting on
+	}
+}
+
+// kick removes a student: its connections are closed and its secret joins
+// no more. Its address is not barred: behind a school's NAT that would bar
+// the whole class. The roster no longer lists it. It runs on the room's
+// goroutine.
 func (r *Room) kick(by *conn, id string) {
 	st := r.byID[id]
 	if st == nil || st.kicked {
@@ -181,26 +361,25 @@ func (r *Room) kick(by *conn, id string) {
 	}
 	st.kicked = true
 	r.kicked++
-	if r.banned == nil {
-		r.banned = map[netip.Addr]bool{}
-	}
-	if !limit.Exempt(st.addr) {
-		r.banned[st.addr] = true
-	}
 	r.dirtyView = true
 	for c := range r.conns {
 		if c.student != st {
 			continue
 		}
-		r.tell(c, errorMsg("kicked", "the instructor removed you from this room"))
-		// The writer sends what is queued before the socket closes.
-		r.spawn(func() {
-			select {
-			case <-c.done:
-			case <-r.ctx.Done():
-			case <-time.After(time.Second):
-			}
-			c.close()
-		})
+		r.tell(c, errorMsg(refusedKicked, "the instructor removed you from this room"))
+		r.closeSoon(c)
+	}
+}
+
+// sweepUnjoined closes phones' sockets that named no student within
+// JoinWait. It runs on the room's goroutine, once a second.
+func (r *Room) sweepUnjoined(now time.Time) {
+	wait := r.cl.cfg.Limits.JoinWait
+	for c := range r.conns {
+		if c.role == RoleStudent && c.student == nil && !c.refused && now.Sub(c.opened) >= wait {
+			c.refused = true
+			r.tell(c, errorMsg("join-timeout", "this connection named no student in time; the page joins again when it reconnects"))
+			r.closeSoon(c)
+		}
 	}
 }

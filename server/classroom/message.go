@@ -30,6 +30,9 @@ const (
 	MaxSlowMotion = 2000
 	// MaxLatency is the longest simulated payment call a storm may ask for.
 	MaxLatency = 3000
+	// MaxClassSize is the largest class size the presenter may set: the
+	// connections one room holds at most.
+	MaxClassSize = 1500
 )
 
 // Message types a client may send. Students may send only join, send and
@@ -43,14 +46,15 @@ const (
 	MsgStorm  = "storm"  // the instructor fires a storm
 	MsgAsk    = "ask"    // the instructor opens the prediction vote (for the next storm, at level)
 	MsgReveal = "reveal" // the instructor shows the vote's histogram now
-	MsgKick   = "kick"   // the instructor removes a student (and their address's new joins) from the room
+	MsgKick   = "kick"   // the instructor removes a student from the room
 	MsgLock   = "lock"   // the instructor closes the room to new students
 	MsgUnlock = "unlock" // the instructor opens it again
+	MsgSize   = "size"   // the instructor sets how many students the room admits
 )
 
 // instructorOnly lists the message types that control the room.
 var instructorOnly = map[string]bool{MsgLevel: true, MsgReset: true, MsgStorm: true, MsgAsk: true, MsgReveal: true,
-	MsgKick: true, MsgLock: true, MsgUnlock: true}
+	MsgKick: true, MsgLock: true, MsgUnlock: true, MsgSize: true}
 
 // Vote choices: what the second retry can get.
 const (
@@ -132,6 +136,7 @@ type ClientMessage struct {
 	Level    string     `json:"level,omitempty"`
 	Storm    *StormSpec `json:"storm,omitempty"`
 	Student  string     `json:"student,omitempty"`
+	Size     int        `json:"size,omitempty"`
 }
 
 // ErrBadMessage is wrapped by every error DecodeClientMessage returns.
@@ -184,10 +189,13 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 	if m.Student != "" {
 		fields["student"] = true
 	}
+	if m.Size != 0 {
+		fields["size"] = true
+	}
 	allowed := map[string][]string{
 		MsgJoin: {"nickname", "secret"}, MsgSend: {"basement"}, MsgVote: {"choice"}, MsgLevel: {"level"},
 		MsgReset: nil, MsgStorm: {"storm"}, MsgAsk: {"level"}, MsgReveal: nil,
-		MsgKick: {"student"}, MsgLock: nil, MsgUnlock: nil,
+		MsgKick: {"student"}, MsgLock: nil, MsgUnlock: nil, MsgSize: {"size"},
 	}
 	want, ok := allowed[m.Type]
 	if !ok {
@@ -214,6 +222,10 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 	case MsgLevel, MsgAsk:
 		if (m.Type == MsgLevel || m.Level != "") && !slices.Contains(engine.Levels, m.Level) {
 			return ClientMessage{}, bad("a level is one of %v", engine.Levels)
+		}
+	case MsgSize:
+		if m.Size < 1 || m.Size > MaxClassSize {
+			return ClientMessage{}, bad("a class size is 1 to %d students", MaxClassSize)
 		}
 	case MsgKick:
 		if !validStudentID(m.Student) {

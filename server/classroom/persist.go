@@ -109,6 +109,8 @@ type roomDoc struct {
 	Votes    map[string]string `json:"votes"`
 	Vote     vote              `json:"vote"`
 	Locked   bool              `json:"locked,omitempty"`
+	// ClassSize is the size the presenter set; zero: the server's default.
+	ClassSize int `json:"class_size,omitempty"`
 }
 
 type studentDoc struct {
@@ -122,6 +124,9 @@ type studentDoc struct {
 // doc is the room as a document.
 func (r *Room) doc() roomDoc {
 	d := roomDoc{Level: r.level, RunSeq: r.runSeq, Votes: map[string]string{}, Vote: r.vote, Locked: r.locked}
+	if r.classSize != r.cl.cfg.Limits.ClassSize {
+		d.ClassSize = r.classSize
+	}
 	for h, st := range r.students {
 		d.Students = append(d.Students, studentDoc{Hash: h, ID: st.id, Nickname: st.nickname, Vote: st.vote, Kicked: st.kicked})
 	}
@@ -171,6 +176,9 @@ func (c *Classroom) restore() error {
 		}
 		r := newRoom(c, s.Code, func(r *Room) {
 			r.level, r.runSeq, r.vote, r.locked = d.Level, d.RunSeq, d.Vote, d.Locked
+			if d.ClassSize > 0 {
+				r.classSize = d.ClassSize
+			}
 			if _, ok := engine.Preset(d.Level); !ok {
 				r.level = engine.LevelNaive
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,11 +65,16 @@ type Room struct {
 	interrupted bool
 	// lastState is when the last state message went out (StatesPerSecond).
 	lastState time.Time
-	// locked closes the room to new students; banned are the addresses of
-	// kicked students, which may add no new student to the room.
-	locked bool
-	banned map[netip.Addr]bool
-	kicked int
+	// locked closes the room to new students; classSize is how many
+	// students it admits; kicked counts the students the instructor removed.
+	locked    bool
+	classSize int
+	kicked    int
+	// refused are the clients turned away lately, by their secret's hash
+	// (or "addr:" and the address), for the presenter's count (limits.go).
+	refused map[string]refusedClient
+	// swept is when the room last closed sockets that never joined.
+	swept time.Time
 	// rosterSent is the roster the projectors were last sent.
 	rosterSent []rosterEntry
 	// emptySince is when the last connection left; zero while any is open.
@@ -88,6 +94,13 @@ type Room struct {
 	// count cannot be a command.
 	dropped atomic.Int64
 
+	// known are the addresses that reached the room with its right code:
+	// they are never held off by their wrong guesses at other codes. It
+	// has its own lock: the HTTP handlers ask it before the room's
+	// goroutine is involved.
+	kmu   sync.Mutex
+	known map[netip.Addr]struct{}
+
 	// pending holds trace events until the next tick sends them as one
 	// batch. It has its own lock because the engine's goroutines append to
 	// it on every phase.
@@ -102,7 +115,8 @@ func newRoom(c *Classroom, code string, fill func(*Room)) *Room {
 	r := &Room{cl: c, code: code, ctx: ctx, cancel: cancel, cmds: make(chan func()), stopped: make(chan struct{}),
 		conns: map[*conn]struct{}{}, emptySince: time.Now(),
 		students: map[string]*student{}, byID: map[string]*student{}, level: engine.LevelNaive,
-		votes: map[string]string{}}
+		votes: map[string]string{}, classSize: c.cfg.Limits.ClassSize, refused: map[string]refusedClient{},
+		known: map[netip.Addr]struct{}{}}
 	if fill != nil {
 		fill(r)
 	}
@@ -164,6 +178,15 @@ func (r *Room) do(f func()) bool {
 // report after students' transfers; then it writes the room if it changed.
 func (r *Room) tick() {
 	r.flush()
+	if wall := time.Now(); wall.Sub(r.swept) >= time.Second {
+		r.swept = wall
+		r.sweepUnjoined(wall)
+		before := len(r.refused)
+		r.refusedCounts() // forgets the refusals older than refusedFor
+		if len(r.refused) != before {
+			r.dirtyView = true // a refused phone dropped out of the presenter's count
+		}
+	}
 	// State changes that come faster than StatesPerSecond wait for the
 	// next turn and go out together: a machine that opens and closes
 	// sockets as fast as it can costs the projector 4 states a second,
@@ -232,6 +255,7 @@ func (r *Room) attachOwned(c *conn) {
 	}
 	r.flush() // what is pending goes to the record before it is replayed
 	r.conns[c] = struct{}{}
+	c.opened = time.Now()
 	r.emptySince = time.Time{}
 	r.dirtyView = true
 	r.cl.wg.Add(2)
@@ -249,6 +273,9 @@ func (r *Room) attachOwned(c *conn) {
 func (r *Room) leave(c *conn) {
 	r.do(func() {
 		delete(r.conns, c)
+		if st := c.student; st != nil {
+			st.conns = slices.DeleteFunc(st.conns, func(o *conn) bool { return o == c })
+		}
 		if len(r.conns) == 0 {
 			r.emptySince = time.Now()
 		}
@@ -342,6 +369,9 @@ func (r *Room) handle(c *conn, m ClientMessage) {
 			r.kick(c, m.Student)
 		case MsgLock, MsgUnlock:
 			r.locked = m.Type == MsgLock
+			r.dirtyView = true
+		case MsgSize:
+			r.classSize = m.Size
 			r.dirtyView = true
 		}
 	})

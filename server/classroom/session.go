@@ -13,7 +13,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/server/limit"
+	"idemlab/server/peer"
 )
 
 // MinTokenLength is the shortest instructor secret the classroom accepts:
@@ -160,12 +160,13 @@ func (s *sessions) useSignInCode(v string) bool {
 }
 
 // sessionCookie is the instructor's cookie: HttpOnly, SameSite=Strict,
-// limited to the classroom's paths, dropped by the browser when the
+// Secure whenever the browser reached idemlab over HTTPS (its own TLS or
+// a trusted proxy's), limited to the classroom's paths, dropped by the browser when the
 // session expires (Max-Age, relative, so that the browser's clock does not
 // matter), removed at once when value is empty.
 func sessionCookie(r *http.Request, value string, ttl time.Duration) *http.Cookie {
 	ck := &http.Cookie{Name: instructorCookie, Value: value, Path: "/classroom",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(ttl.Seconds())}
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: peer.Of(r).Secure, MaxAge: int(ttl.Seconds())}
 	if value == "" {
 		ck.MaxAge = -1
 	}
@@ -190,19 +191,9 @@ func (c *Classroom) checkToken(tok string) bool {
 }
 
 func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("sign in from the classroom page itself").Response())
+	if why := c.originRefusal(r); why != "" {
+		httpapi.Write(w, causeBadOrigin.Problem("sign in from the classroom page itself: "+why).Response())
 		return
-	}
-	// Failed sign-ins are counted per address: a machine that keeps
-	// guessing is held off, and the instructor, from any other address,
-	// is not.
-	client := limit.Client(r)
-	if !limit.Exempt(client) {
-		if ok, wait := c.limits.failedSign.Ready(client); !ok {
-			refuse(w, "too many wrong sign-ins from your address; wait a moment", wait)
-			return
-		}
 	}
 	var body struct {
 		Token  string `json:"token"`
@@ -214,10 +205,23 @@ func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
 		httpapi.Write(w, engine.CauseBodyInvalid.Problem(`send {"token": "<instructor secret>"} or {"signin": "<code of the start-up link>"}`).Response())
 		return
 	}
+	// The one-time link's code is never refused: it is 128 random bits,
+	// which no one guesses, and refusing it would let anyone behind the
+	// instructor's address (a school's NAT) lock the instructor out. Typed
+	// secrets are counted per address: a machine that keeps guessing is
+	// held off, and the instructor, from any other address, is not.
+	client := peer.Of(r)
+	if body.SignIn == "" && !client.Exempt() {
+		if ok, wait := c.limits.failedSign.Ready(client.Addr); !ok {
+			refusal{wait: wait, detail: "too many wrong instructor secrets were typed from this network; try again in " + seconds(wait) +
+				", or open the one-time sign-in link printed when the server started (it is never held off)"}.write(w)
+			return
+		}
+	}
 	ok := body.Token != "" && c.checkToken(body.Token) || body.SignIn != "" && c.sessions.useSignInCode(body.SignIn)
 	if !ok {
-		if !limit.Exempt(client) {
-			c.limits.failedSign.Spend(client)
+		if !client.Exempt() {
+			c.limits.failedSign.Spend(client.Addr)
 		}
 		detail := "that is not this server's instructor secret"
 		if body.SignIn != "" {
@@ -237,8 +241,8 @@ func (c *Classroom) handleLogin(w http.ResponseWriter, r *http.Request) {
 
 // handleLogout ends the browser's session.
 func (c *Classroom) handleLogout(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.Write(w, causeBadOrigin.Problem("sign out from the classroom page itself").Response())
+	if why := c.originRefusal(r); why != "" {
+		httpapi.Write(w, causeBadOrigin.Problem("sign out from the classroom page itself: "+why).Response())
 		return
 	}
 	if ck, err := r.Cookie(instructorCookie); err == nil {

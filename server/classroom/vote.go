@@ -3,7 +3,6 @@ package classroom
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,8 +33,8 @@ type student struct {
 	// kicked is set when the instructor removed the student: its secret
 	// joins no more.
 	kicked bool
-	// addr is the address the student last joined from.
-	addr netip.Addr
+	// conns are the student's sockets, the oldest first.
+	conns []*conn
 }
 
 // vote is the room's prediction: what will the second retry of the next
@@ -92,28 +91,40 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		r.tell(c, errorMsg("bad-message", "already joined"))
 		return
 	}
+	if c.refused {
+		return // turned away already; the socket is closing
+	}
 	sum := sha256.Sum256([]byte(m.Secret))
 	h := hex.EncodeToString(sum[:])
 	st := r.students[h]
 	if st != nil && st.kicked {
-		r.tell(c, errorMsg("kicked", "the instructor removed you from this room"))
+		c.refused = true
+		r.refuse(c, h, refusal{reason: refusedKicked, detail: "the instructor removed you from this room"})
 		return
 	}
 	if st == nil {
-		if refusal := r.newStudentRefused(c); refusal != nil {
-			r.tell(c, *refusal)
-			return
-		}
-		if len(r.byID) >= r.cl.cfg.MaxConns {
-			r.tell(c, errorMsg("full", "this room is full"))
+		if f := r.newStudentRefusal(c); f != nil {
+			c.refused = true
+			r.refuse(c, h, *f)
 			return
 		}
 		st = &student{id: "s" + strconv.Itoa(len(r.byID)+1), sends: newBucket(r.cl.cfg.SendsPerSecond, r.cl.cfg.SendBurst)}
 		r.students[h] = st
 		r.byID[st.id] = st
 	}
+	delete(r.refused, h)
+	// One student holds a few sockets (a reload overlaps the old page's):
+	// a socket more closes the oldest, so that one secret cannot pile up
+	// sockets inside the room.
+	for len(st.conns) >= r.cl.cfg.Limits.SocketsPerStudent {
+		old := st.conns[0]
+		st.conns = st.conns[1:]
+		old.refused = true
+		r.tell(old, errorMsg("replaced", "this student joined again from another page; this one is closed"))
+		r.closeSoon(old)
+	}
+	st.conns = append(st.conns, c)
 	st.nickname = r.uniqueNickname(st, m.Nickname)
-	st.addr = c.client
 	c.student = st
 	r.dirtyView = true
 	r.tell(c, joinedMsg{Type: "joined", ID: st.id, Nickname: st.nickname, Vote: st.vote, Retrying: st.open, Level: r.level})

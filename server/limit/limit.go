@@ -1,57 +1,16 @@
 // Package limit holds idemlab's per-client limits: token buckets and
-// counters keyed by the client's address, so that one noisy machine on the
-// classroom's network runs out of its own allowance and never anyone
-// else's. The address is the TCP peer's (http.Request.RemoteAddr), never a
-// header a client writes itself; an IPv6 client is keyed by its /64, the
-// block one machine usually holds.
-//
-// Requests from 127.0.0.1, the machine idemlab runs on, are exempt where
-// the caller asks (Exempt): the instructor's own browser and the
-// benchmarks, which measure the engine, not the limiter. Every other
-// address, 127.0.0.2 and up included, is limited.
+// counters keyed by an address (package peer says whose: the TCP peer's,
+// or the client a trusted proxy names; an IPv6 client by its /64), so
+// that one noisy machine runs out of its own allowance and never anyone
+// else's. The callers decide what is exempt (peer.Peer.Exempt).
 package limit
 
 import (
 	"math"
-	"net"
-	"net/http"
 	"net/netip"
 	"sync"
 	"time"
 )
-
-// Client returns the key a request's limits are counted under: the peer's
-// address, an IPv6 one cut to its /64. A RemoteAddr that does not parse
-// (only a test's hand-made request has one) is the zero Addr, one bucket
-// for all such requests.
-func Client(r *http.Request) netip.Addr {
-	return Key(r.RemoteAddr)
-}
-
-// Key is Client for a "host:port" string.
-func Key(hostport string) netip.Addr {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return p.Addr()
-	}
-	return a
-}
-
-// Exempt reports whether a is 127.0.0.1, the machine idemlab runs on, which
-// the rate limits leave alone. Other loopback addresses are not: tests use
-// them to stand for other machines.
-func Exempt(a netip.Addr) bool {
-	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1})
-}
 
 // MaxClients bounds how many addresses a limiter remembers. Past it, the
 // addresses whose buckets have refilled are forgotten (they are back to a
@@ -186,6 +145,13 @@ func NewCount(max int) *Count { return &Count{max: max, m: map[netip.Addr]int{}}
 
 // Max is the figure each client is held to.
 func (c *Count) Max() int { return c.max }
+
+// Held is how many a holds now.
+func (c *Count) Held(a netip.Addr) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[a]
+}
 
 // Acquire counts one more for a, unless a holds Max already.
 func (c *Count) Acquire(a netip.Addr) bool {

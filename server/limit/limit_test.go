@@ -22,27 +22,6 @@ func (c *fakeClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func TestKey(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"192.168.1.20:5123", "192.168.1.20"},
-		{"[2001:db8:1:2:3:4:5:6]:80", "2001:db8:1:2::"},
-		{"[2001:db8:1:2:ffff::1]:80", "2001:db8:1:2::"},
-		{"[::ffff:10.0.0.7]:80", "10.0.0.7"},
-		{"[fe80::1%eth0]:80", "fe80::"},
-		{"127.0.0.2:9", "127.0.0.2"},
-	} {
-		assert.Equal(t, tc.want, Key(tc.in).String(), tc.in)
-	}
-	assert.False(t, Key("pipe").IsValid())
-}
-
-func TestExemptIsOnly127001(t *testing.T) {
-	assert.True(t, Exempt(Key("127.0.0.1:1")))
-	for _, a := range []string{"127.0.0.2:1", "127.1.0.1:1", "[::1]:1", "10.0.0.1:1", "0.0.0.0:1"} {
-		assert.False(t, Exempt(Key(a)), a)
-	}
-}
-
 func TestRateIsPerClient(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	l := NewRate(1, 3, clk.now)

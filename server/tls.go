@@ -1,0 +1,91 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// CertReloader serves idemlab's own HTTPS certificate (--tls-cert,
+// --tls-key) and loads it again when either file changes, so that a
+// renewal (certbot, acme.sh, a school's IT) takes effect without a
+// restart and without dropping the class. The files are looked at again
+// at most once every CheckEvery; a pair that does not load (a renewal
+// caught half written) keeps the last good certificate and is logged.
+// It is safe for concurrent use.
+type CertReloader struct {
+	certFile, keyFile string
+	log               *slog.Logger
+	// CheckEvery bounds how often the files are looked at; zero means
+	// every second.
+	CheckEvery time.Duration
+
+	mu      sync.Mutex
+	cert    *tls.Certificate
+	stamp   string // the files' sizes and modification times when loaded
+	checked time.Time
+}
+
+// NewCertReloader loads the pair once; an error stops the start, with the
+// file named.
+func NewCertReloader(certFile, keyFile string, log *slog.Logger) (*CertReloader, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, fmt.Errorf("--tls-cert and --tls-key go together: give both files")
+	}
+	c := &CertReloader{certFile: certFile, keyFile: keyFile, log: log}
+	stamp, err := c.stampNow()
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load --tls-cert %s and --tls-key %s: %w", certFile, keyFile, err)
+	}
+	c.cert, c.stamp, c.checked = &cert, stamp, time.Now()
+	return c, nil
+}
+
+func (c *CertReloader) stampNow() (string, error) {
+	var stamp string
+	for _, name := range []string{c.certFile, c.keyFile} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return "", fmt.Errorf("TLS file: %w", err)
+		}
+		stamp += fmt.Sprintf("%d/%d;", fi.Size(), fi.ModTime().UnixNano())
+	}
+	return stamp, nil
+}
+
+// GetCertificate is tls.Config's: the current certificate, loaded again
+// first when the files changed.
+func (c *CertReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	every := c.CheckEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	if now := time.Now(); now.Sub(c.checked) >= every {
+		c.checked = now
+		if stamp, err := c.stampNow(); err == nil && stamp != c.stamp {
+			cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+			if err != nil {
+				c.log.Warn("TLS certificate changed but does not load; the previous one is kept", "cert", c.certFile, "err", err)
+			} else {
+				c.cert, c.stamp = &cert, stamp
+				c.log.Info("TLS certificate loaded again", "cert", c.certFile)
+			}
+		}
+	}
+	return c.cert, nil
+}
+
+// TLSConfig is the server's TLS configuration over the reloader. It
+// offers HTTP/1.1 only: the classroom's websockets are HTTP/1.1 upgrades.
+func (c *CertReloader) TLSConfig() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: c.GetCertificate, NextProtos: []string{"http/1.1"}}
+}
