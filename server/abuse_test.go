@@ -126,6 +126,15 @@ func TestClassroomSignInLimitIsPerAddress(t *testing.T) {
 	}
 	assert.Equal(t, 429, env.postFrom("127.0.0.2", "/classroom/api/session", map[string]string{"token": testToken}, nil).StatusCode,
 		"the guessing address waits, even with the right secret")
+	// The instructor behind the same address (a school's NAT) is not
+	// locked out: the one-time link is never held off, and a signed-in
+	// browser opens rooms and projects them.
+	code := strings.TrimPrefix(env.srv.InstructorPath(), "/classroom/teach#signin=")
+	same, _ := cookiejar.New(nil)
+	require.Equal(t, 200, env.postFrom("127.0.0.2", "/classroom/api/session", map[string]string{"signin": code}, same).StatusCode,
+		"the one-time link from the guessing address")
+	res := env.postFrom("127.0.0.2", "/classroom/api/rooms", map[string]string{}, same)
+	assert.Equal(t, 201, res.StatusCode, "a signed-in instructor opens a room from the same address")
 }
 
 // TestClassroomOneTimeLinkAndSessions: the printed link signs in once;
@@ -176,32 +185,47 @@ func decodeBody[T any](t testing.TB, res *http.Response) T {
 	return v
 }
 
-// TestClassroomJoinFloodFromOneAddress is the 1,500-joins attack: one
-// machine opens sockets and joins as fast as it can. It holds at most 8
-// sockets at once, opens 20 before it must wait, adds 4 students, and a
-// real student from another machine still joins.
+// TestClassroomJoinFloodFromOneAddress: a machine opens sockets and joins
+// as fast as it can, against per-address figures made small (the defaults
+// are sized for a school's NAT; TestClassBehindOneAddressGetsIn). Its
+// students stop at its new-student allowance, each refused phone is told
+// why and when to ask again and its socket closes, its sockets stop at
+// its connect allowance, the presenter counts the refused, and a real
+// student from another machine still joins.
 func TestClassroomJoinFloodFromOneAddress(t *testing.T) {
 	cfg, clk := frozen()
+	cfg.Limits = classroom.Limits{ConnsPerClient: 8, ConnectBurst: 20, NewStudentBurst: 4}
 	env := newClassroomEnv(t, cfg)
 	code := env.openRoom()
 	proj := env.projector(code)
 	var open []*wsClient
-	joined, refused := 0, map[int]int{}
+	joined, refused, handshake := 0, map[string]int{}, map[int]int{}
 	attempt := func(i int) {
 		c, res, err := env.dialFrom("127.0.0.2", code)
 		if err != nil {
 			require.NotNil(t, res, "attempt %d: %v", i, err)
-			refused[res.StatusCode]++
+			handshake[res.StatusCode]++
 			return
 		}
-		open = append(open, c)
 		c.send(map[string]string{"type": "join", "nickname": fmt.Sprintf("bot%d", i), "secret": secret(1000 + i)})
 		for m := range c.msgs {
 			if m.Type == "joined" {
 				joined++
+				open = append(open, c)
 				return
 			}
 			if m.Type == "error" {
+				e := decode[struct {
+					Code       string
+					Detail     string
+					RetryAfter int `json:"retry_after"`
+				}](t, m)
+				refused[e.Code]++
+				assert.Contains(t, e.Detail, "from this network")
+				assert.Positive(t, e.RetryAfter, "a paced phone is told when it will ask again")
+				for range c.msgs {
+				}
+				require.Error(t, c.err, "a refused phone's socket is closed")
 				return
 			}
 		}
@@ -209,24 +233,79 @@ func TestClassroomJoinFloodFromOneAddress(t *testing.T) {
 	for i := range 30 {
 		attempt(i)
 	}
-	assert.Len(t, open, classroom.DefaultConnsPerClient, "sockets one address holds at once")
-	assert.Equal(t, map[int]int{429: 30 - classroom.DefaultConnsPerClient}, refused)
-	assert.Equal(t, classroom.DefaultNewStudentBurst, joined, "new students from one address")
-	// Closing its sockets does not give it more: it has opened its 20.
-	for _, c := range open {
-		c.ws.Close()
-	}
-	for i := range 10 {
-		attempt(100 + i)
-	}
-	assert.Equal(t, map[int]int{429: 40 - classroom.DefaultConnsPerClient}, refused)
+	assert.Equal(t, 4, joined, "new students from one address")
+	assert.Equal(t, map[string]int{"paced": 16}, refused, "refused in words")
+	assert.Equal(t, map[int]int{429: 10}, handshake, "sockets past the address's 20 connects")
+	// Its sockets are held: the 4 students' only.
+	assert.Len(t, open, 4)
 
 	env.studentFrom("127.0.0.3", code, "ana", secret(1))
 	clk.Advance(time.Second) // the next state's turn
-	st := proj.until("state", func(m msg) bool {
-		return decode[struct{ Students int }](t, m).Students == classroom.DefaultNewStudentBurst+1
-	})
-	assert.Len(t, decode[struct{ Roster []struct{ Nickname string } }](t, st).Roster, classroom.DefaultNewStudentBurst+1)
+	st := decode[struct {
+		Students int
+		Refused  map[string]int
+		Roster   []struct{ Nickname string }
+	}](t, proj.until("state", func(m msg) bool {
+		return decode[struct{ Students int }](t, m).Students == 5
+	}))
+	assert.Len(t, st.Roster, 5)
+	assert.Equal(t, 16, st.Refused["paced"], "the presenter counts each refused phone once")
+	assert.Equal(t, 1, st.Refused["network"], "and the address whose sockets were refused")
+}
+
+// TestClassBehindOneAddressGetsIn: a class of 200 phones behind one
+// address (a school's NAT) at the default figures, some pressing Join
+// three times. Every phone gets in once the presenter sets the class
+// size; the 201st is told the room is full and when it asks again, the
+// presenter sees it waiting, and it gets in once the size is raised.
+func TestClassBehindOneAddressGetsIn(t *testing.T) {
+	cfg, clk := frozen()
+	env := newClassroomEnv(t, cfg)
+	code := env.openRoom()
+	proj := env.projector(code)
+	proj.send(map[string]any{"type": "size", "size": 200})
+	clk.Advance(time.Second)
+	proj.until("state", func(m msg) bool { return decode[struct{ ClassSize int `json:"class_size"` }](t, m).ClassSize == 200 })
+	var phones []*wsClient
+	for i := range 200 {
+		presses := 1
+		if i%5 == 0 {
+			presses = 3 // pressed Join again, twice, before the first answered
+		}
+		for range presses {
+			c, res, err := env.dialFrom("127.0.0.2", code)
+			require.NoError(t, err, "phone %d: %v", i, res)
+			c.send(map[string]string{"type": "join", "nickname": fmt.Sprintf("p%d", i), "secret": secret(2000 + i)})
+			c.next("joined")
+			phones = append(phones, c)
+		}
+	}
+	clk.Advance(time.Second)
+	proj.until("state", func(m msg) bool { return decode[struct{ Students int }](t, m).Students == 200 })
+
+	late, _, err := env.dialFrom("127.0.0.2", code)
+	require.NoError(t, err)
+	late.send(map[string]string{"type": "join", "nickname": "late", "secret": secret(9999)})
+	e := decode[struct {
+		Code       string
+		Detail     string
+		RetryAfter int `json:"retry_after"`
+	}](t, late.next("error"))
+	assert.Equal(t, "full", e.Code)
+	assert.Contains(t, e.Detail, "the room is full (200 of 200 students)")
+	assert.Equal(t, 10, e.RetryAfter)
+	clk.Advance(time.Second)
+	proj.until("state", func(m msg) bool { return decode[struct{ Refused map[string]int }](t, m).Refused["full"] == 1 })
+
+	proj.send(map[string]any{"type": "size", "size": 201})
+	clk.Advance(time.Second)
+	proj.until("state", func(m msg) bool { return decode[struct{ ClassSize int `json:"class_size"` }](t, m).ClassSize == 201 })
+	env.studentFrom("127.0.0.2", code, "late", secret(9999))
+	clk.Advance(time.Second)
+	st := decode[struct{ Refused map[string]int }](t, proj.until("state", func(m msg) bool {
+		return decode[struct{ Students int }](t, m).Students == 201
+	}))
+	assert.Empty(t, st.Refused, "the phone that got in is no longer counted as refused")
 }
 
 // studentFrom joins a room as a phone at addr.
@@ -239,35 +318,42 @@ func (e *classroomEnv) studentFrom(addr, code, nickname, secret string) *wsClien
 	return c
 }
 
-// TestClassroomCodeGuessingLimited: one machine trying room codes gets 10
+// TestClassroomCodeGuessingLimited: one machine trying room codes gets 30
 // wrong ones, then 429 even for the right code; another machine is not
-// affected.
+// affected; and a machine that reached the room before (a school's NAT,
+// where someone else mistyped) is never held off from it.
 func TestClassroomCodeGuessingLimited(t *testing.T) {
 	cfg, _ := frozen()
 	env := newClassroomEnv(t, cfg)
 	code := env.openRoom()
-	statuses := map[int]int{}
-	for i := range 30 {
-		guess := fmt.Sprintf("ZZZ%03d", i)
-		_, res, err := env.dial(guess, "", false, env.ts.URL, wsFrom("127.0.0.2"))
-		require.Error(t, err)
-		statuses[res.StatusCode]++
+	env.studentFrom("127.0.0.4", code, "first", secret(4)) // the class's address reaches the room
+	for _, addr := range []string{"127.0.0.2", "127.0.0.4"} {
+		statuses := map[int]int{}
+		for i := range 40 {
+			guess := fmt.Sprintf("ZZZ%03d", i)
+			_, res, err := env.dial(guess, "", false, env.ts.URL, wsFrom(addr))
+			require.Error(t, err)
+			statuses[res.StatusCode]++
+		}
+		assert.Equal(t, map[int]int{404: classroom.DefaultUnknownCodeBurst, 429: 40 - classroom.DefaultUnknownCodeBurst}, statuses, addr)
 	}
-	assert.Equal(t, map[int]int{404: classroom.DefaultUnknownCodeBurst, 429: 30 - classroom.DefaultUnknownCodeBurst}, statuses)
 	_, res, err := env.dial(code, "", false, env.ts.URL, wsFrom("127.0.0.2"))
 	require.Error(t, err, "the right code from the guessing machine is refused too: no oracle")
 	assert.Equal(t, 429, res.StatusCode)
-	qr, err := (&http.Client{Transport: &http.Transport{DialContext: from("127.0.0.2").DialContext}}).Get(env.ts.URL + "/classroom/api/rooms/" + code + "/qr.png")
-	require.NoError(t, err)
-	qr.Body.Close()
-	assert.Equal(t, 429, qr.StatusCode, "the QR route counts codes too")
+	for _, path := range []string{"/qr.png", ""} {
+		r, err := (&http.Client{Transport: &http.Transport{DialContext: from("127.0.0.2").DialContext}}).Get(env.ts.URL + "/classroom/api/rooms/" + code + path)
+		require.NoError(t, err)
+		r.Body.Close()
+		assert.Equal(t, 429, r.StatusCode, "the QR and room routes count codes too")
+	}
 	env.studentFrom("127.0.0.3", code, "ana", secret(1))
+	env.studentFrom("127.0.0.4", code, "second", secret(5)) // the room this address knows stays open to it
 }
 
 // TestClassroomKickAndLock: the instructor removes a student, who cannot
-// come back with the same secret nor as a new student from the same
-// address; a locked room takes no new student, and a student already in
-// it comes back after a reload.
+// come back with the same secret; another student from the same address
+// (a school's NAT) still joins; a locked room takes no new student, and a
+// student already in it comes back after a reload.
 func TestClassroomKickAndLock(t *testing.T) {
 	env := newClassroomEnv(t, classroom.Config{})
 	code := env.openRoom()
@@ -292,16 +378,15 @@ func TestClassroomKickAndLock(t *testing.T) {
 		Roster   []struct{ Nickname string }
 	}](t, proj.until("state", func(m msg) bool { return decode[struct{ Students int }](t, m).Students == 1 }))
 	assert.Equal(t, "ana", st.Roster[0].Nickname)
-	for _, s := range []string{secret(7), secret(8)} {
-		c, _, err := env.dialFrom("127.0.0.2", code)
-		require.NoError(t, err)
-		c.send(map[string]string{"type": "join", "nickname": "bot", "secret": s})
-		assert.Equal(t, "kicked", decode[struct{ Code string }](t, c.next("error")).Code)
-	}
+	c, _, err := env.dialFrom("127.0.0.2", code)
+	require.NoError(t, err)
+	c.send(map[string]string{"type": "join", "nickname": "bot", "secret": secret(7)})
+	assert.Equal(t, "kicked", decode[struct{ Code string }](t, c.next("error")).Code)
+	env.studentFrom("127.0.0.2", code, "classmate", secret(8))
 
 	proj.send(map[string]string{"type": "lock"})
 	proj.until("state", func(m msg) bool { return decode[struct{ Locked bool }](t, m).Locked })
-	c, _, err := env.dialFrom("127.0.0.4", code)
+	c, _, err = env.dialFrom("127.0.0.4", code)
 	require.NoError(t, err)
 	c.send(map[string]string{"type": "join", "nickname": "late", "secret": secret(9)})
 	assert.Equal(t, "locked", decode[struct{ Code string }](t, c.next("error")).Code)

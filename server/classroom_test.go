@@ -159,7 +159,13 @@ func (e *classroomEnv) dial(code, role string, withCookie bool, origin string, d
 	if err != nil {
 		return nil, res, err
 	}
-	c := &wsClient{t: e.t, ws: ws, msgs: make(chan msg, 1<<16)}
+	// A projector gets every storm's events; a phone far fewer, and a test
+	// may hold hundreds of phones.
+	buf := 1 << 12
+	if role == classroom.RoleProjector {
+		buf = 1 << 16
+	}
+	c := &wsClient{t: e.t, ws: ws, msgs: make(chan msg, buf)}
 	e.t.Cleanup(func() { ws.Close() })
 	return c, res, nil
 }

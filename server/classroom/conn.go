@@ -86,10 +86,13 @@ func (c *conn) drop() {
 func (c *conn) close() {
 	c.once.Do(func() {
 		close(c.done)
-		c.ws.Close()
+		// The address's slot is given back before the socket closes, so
+		// that a client that sees the close and opens another finds it
+		// free.
 		if c.release != nil {
 			c.release()
 		}
+		c.ws.Close()
 	})
 }
 
