@@ -70,6 +70,17 @@ func (c *conn) offer(m *websocket.PreparedMessage) bool {
 	}
 }
 
+// closeAfterQueued closes the connection once the writer has sent what is
+// queued before it (a refusal's words), with a close frame. It never
+// blocks: with the queue full, the connection closes at once.
+func (c *conn) closeAfterQueued() {
+	select {
+	case c.send <- nil:
+	default:
+		c.close()
+	}
+}
+
 // drop disconnects a client that is not keeping up and counts it.
 func (c *conn) drop() {
 	select {
@@ -112,6 +123,10 @@ func (c *conn) writeLoop() {
 			return
 		case m := <-c.send:
 			c.ws.SetWriteDeadline(time.Now().Add(cfg.WriteWait))
+			if m == nil { // closeAfterQueued: everything before it is sent
+				c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "refused"))
+				return
+			}
 			if err := c.ws.WritePreparedMessage(m); err != nil {
 				if isTimeout(err) {
 					c.drop() // the client stopped reading

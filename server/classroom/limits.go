@@ -277,20 +277,7 @@ func (r *Room) remember(a netip.Addr) {
 func (r *Room) refuse(c *conn, who string, f refusal) {
 	r.noteRefused(who, f.reason, c.peer)
 	r.tell(c, f.message())
-	r.closeSoon(c)
-}
-
-// closeSoon closes c once its writer has sent what is queued (or after a
-// second). It runs on the room's goroutine.
-func (r *Room) closeSoon(c *conn) {
-	r.spawn(func() {
-		select {
-		case <-c.done:
-		case <-r.ctx.Done():
-		case <-time.After(time.Second):
-		}
-		c.close()
-	})
+	c.closeAfterQueued()
 }
 
 // refusedKept bounds the refused clients a room counts; refusedFor is how
@@ -367,7 +354,7 @@ func (r *Room) kick(by *conn, id string) {
 			continue
 		}
 		r.tell(c, errorMsg(refusedKicked, "the instructor removed you from this room"))
-		r.closeSoon(c)
+		c.closeAfterQueued()
 	}
 }
 
@@ -379,7 +366,7 @@ func (r *Room) sweepUnjoined(now time.Time) {
 		if c.role == RoleStudent && c.student == nil && !c.refused && now.Sub(c.opened) >= wait {
 			c.refused = true
 			r.tell(c, errorMsg("join-timeout", "this connection named no student in time; the page joins again when it reconnects"))
-			r.closeSoon(c)
+			c.closeAfterQueued()
 		}
 	}
 }

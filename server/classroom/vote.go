@@ -121,7 +121,7 @@ func (r *Room) join(c *conn, m ClientMessage) {
 		st.conns = st.conns[1:]
 		old.refused = true
 		r.tell(old, errorMsg("replaced", "this student joined again from another page; this one is closed"))
-		r.closeSoon(old)
+		old.closeAfterQueued()
 	}
 	st.conns = append(st.conns, c)
 	st.nickname = r.uniqueNickname(st, m.Nickname)
