@@ -29,9 +29,17 @@ var startupLinks sync.Map // base URL → path
 
 func classroomServer(t testing.TB) *httptest.Server {
 	t.Helper()
+	return classroomServerWith(t, server.Options{})
+}
+
+// classroomServerWith is classroomServer with options of the test's own
+// (the instructor's secret is always the tests').
+func classroomServerWith(t testing.TB, opts server.Options) *httptest.Server {
+	t.Helper()
 	banks, err := server.OpenBanks(server.Config{})
 	require.NoError(t, err)
-	s, err := server.New(banks, server.Options{InstructorToken: browserToken})
+	opts.InstructorToken = browserToken
+	s, err := server.New(banks, opts)
 	require.NoError(t, err)
 	ts := browserServer(s)
 	startupLinks.Store(ts.URL, s.InstructorPath())

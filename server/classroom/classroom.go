@@ -139,13 +139,14 @@ var (
 	causeBadOrigin   = engine.Cause{Slug: "classroom-cross-origin", Title: "Request from another site refused", Status: 403}
 	causeBadToken    = engine.Cause{Slug: "classroom-bad-token", Title: "Wrong instructor token", Status: 401}
 	causeTooMany     = engine.Cause{Slug: "classroom-rate-limited", Title: "Too many requests", Status: 429}
+	causeCodesTried  = engine.Cause{Slug: "classroom-codes-limited", Title: "Too many room codes that open no room", Status: 429}
 	causeRoomsFull   = engine.Cause{Slug: "classroom-full", Title: "Too many rooms or connections", Status: 503}
 	causeRoomMissing = engine.Cause{Slug: "classroom-room-not-found", Title: "No room has that code", Status: 404}
 	causeWebsocket   = engine.Cause{Slug: "classroom-websocket", Title: "Websocket handshake refused", Status: 400}
 )
 
 // Causes lists the classroom's problem causes, for /problems/{slug}.
-var Causes = []engine.Cause{causeForbidden, causeBadOrigin, causeBadToken, causeTooMany, causeRoomsFull, causeRoomMissing, causeWebsocket}
+var Causes = []engine.Cause{causeForbidden, causeBadOrigin, causeBadToken, causeTooMany, causeCodesTried, causeRoomsFull, causeRoomMissing, causeWebsocket}
 
 // instructorCookie carries the instructor's session, never the token itself.
 const instructorCookie = "idemlab_instructor"

@@ -132,6 +132,7 @@ const (
 	refusedPaced   = "paced"   // the address added too many new students lately
 	refusedNetwork = "network" // the address holds or opened too many sockets
 	refusedKicked  = "kicked"  // the instructor removed this student
+	refusedCodes   = "codes"   // the address tried too many codes that open nothing
 )
 
 // refusal is why a client was turned away, in words for the person
@@ -142,9 +143,14 @@ type refusal struct {
 	wait   time.Duration
 }
 
-// write answers the refusal over HTTP: 429 with Retry-After.
+// write answers the refusal over HTTP: 429 with Retry-After, its type
+// saying which limit (the phone's page words it from that).
 func (f refusal) write(w http.ResponseWriter) {
-	p := causeTooMany.Problem(f.detail)
+	cause := causeTooMany
+	if f.reason == refusedCodes {
+		cause = causeCodesTried
+	}
+	p := cause.Problem(f.detail)
 	p.RetryAfter = limit.RetryAfter(f.wait)
 	httpapi.Write(w, p.Response())
 }
@@ -172,7 +178,7 @@ func (c *Classroom) codeRefusal(r *http.Request, room *Room) *refusal {
 		return nil
 	}
 	if ok, wait := c.limits.unknownCode.Ready(p.Addr); !ok {
-		return &refusal{reason: refusedNetwork, wait: wait,
+		return &refusal{reason: refusedCodes, wait: wait,
 			detail: "too many room codes that open no room were tried from this network; check the code on the projector and try again in " + seconds(wait)}
 	}
 	return nil

@@ -81,9 +81,15 @@ function join(c, nick) {
       room.send({ type: "join", nickname: nick, secret: id.secret });
     },
     onMessage,
-    onStatus(s) {
+    onStatus(s, info) {
       showConnection(s, t(s));
+      if (s === "refused") {
+        showRefusal(info);
+        if (!info.wait) room = null;
+        return;
+      }
       if (s === "gone") {
+        showRefusal(null);
         room = null;
         $("client").hidden = true;
         $("enter").hidden = false;
@@ -91,6 +97,39 @@ function join(c, nick) {
       }
     },
   });
+}
+
+// The server's refusals, by the limit that refused: the phone says which
+// in its own language, and when it asks again.
+const REFUSALS = new Set(["full", "locked", "paced", "network", "codes", "kicked", "replaced"]);
+let countdown = 0;
+
+// showRefusal writes why this phone is not in the room, in words, with a
+// count down to its next try (none when it will not try again on its
+// own: removed, or replaced by another page); null hides it.
+function showRefusal(info) {
+  clearInterval(countdown);
+  const box = $("refused");
+  if (!info) {
+    box.hidden = true;
+    box.replaceChildren();
+    delete box.dataset.reason;
+    return;
+  }
+  const reason = REFUSALS.has(info.reason) ? info.reason : "network";
+  box.hidden = false;
+  box.dataset.reason = reason;
+  const words = el("span", { text: t("refused_" + reason, { wait: info.wait }) });
+  const next = el("span", { class: "next-try" });
+  box.replaceChildren(words, " ", next);
+  if (!info.wait) return;
+  let left = info.wait;
+  const tickDown = () => {
+    next.textContent = t("tryingIn", { n: left });
+    left = Math.max(0, left - 1);
+  };
+  tickDown();
+  countdown = setInterval(tickDown, 1000);
 }
 
 function onMessage(msg) {
@@ -105,6 +144,7 @@ function onMessage(msg) {
       renderState(msg.state);
       break;
     case "joined":
+      showRefusal(null);
       me = msg;
       // How many times the room has let this phone in (a reconnection
       // counts again); tests wait on it to know a rejoin is done.
@@ -161,14 +201,17 @@ function onMessage(msg) {
       renderResultBox();
       break;
     case "error":
-      if (msg.code === "kicked" || msg.code === "locked") {
-        // Removed by the instructor, or a locked room: trying again would
-        // only be refused again, so the phone stops and says why.
-        room.stop();
-        room = null;
-        $("client").hidden = true;
-        $("enter").hidden = false;
-        $("enter-error").textContent = msg.detail;
+      if (REFUSALS.has(msg.code)) {
+        // The room turned this phone away and closes its socket: the close
+        // is that refusal, said in words, and the phone asks again after
+        // retry_after (a full or locked room, a busy network) or, removed
+        // or replaced by another page, not at all.
+        room.hold({ reason: msg.code, wait: msg.retry_after || 0 });
+        if (!me || msg.code === "kicked" || msg.code === "replaced") {
+          me = null;
+          $("client").hidden = true;
+          $("enter").hidden = false;
+        }
         break;
       }
       if (msg.code !== "wait") $("send").disabled = false;

@@ -20,16 +20,28 @@ const FIRST_MS = 400;
 const MAX_MS = 5000;
 
 /**
- * roomExists asks the server whether it has the room: true, false (it
- * answered 404), or null (no answer: the network or the server is down).
+ * roomStatus asks the server about the room, for this page: "open" (it
+ * may connect), "gone" (404: no room has that code), "refused" with the
+ * limit's name and how many seconds to wait (429), or "down" (no answer:
+ * the network or the server is down, or it answered something else).
  */
-export async function roomExists(code) {
+export async function roomStatus(code) {
   try {
     const res = await fetch("/classroom/api/rooms/" + encodeURIComponent(code), { cache: "no-store" });
-    if (res.status === 404) return false;
-    return res.ok ? true : null;
+    if (res.status === 404) return { state: "gone" };
+    if (res.status === 429) {
+      let type = "";
+      try {
+        type = (await res.json()).type || "";
+      } catch {
+        type = "";
+      }
+      const wait = Number(res.headers.get("Retry-After")) || 5;
+      return { state: "refused", reason: type.endsWith("/classroom-codes-limited") ? "codes" : "network", wait };
+    }
+    return { state: res.ok ? "open" : "down" };
   } catch {
-    return null;
+    return { state: "down" };
   }
 }
 
@@ -45,21 +57,37 @@ export function showConnection(s, label) {
   conn.textContent = label;
   conn.className = "pill " + s;
   conn.dataset.status = s;
+  // "Reconnecting… nothing is lost" is for a connection that dropped; a
+  // page the server refused says why instead (onStatus's "refused").
   document.getElementById("reconnecting").hidden = s !== "reconnecting";
 }
 
 /**
  * connect opens the room's socket and keeps it open. onOpen runs after
  * every (re)connection, onMessage for each message, onStatus with
- * "online", "reconnecting" or "gone" (the server said it has no such room;
- * the page stops trying).
+ * "online", "reconnecting", "gone" (the server said it has no such room;
+ * the page stops trying) or "refused" with {reason, wait}: the server
+ * turned this page away (a socket it would not open, or a refusal the
+ * page passed to hold), and the page tries again by itself after wait
+ * seconds, or never when wait is 0.
  */
 export function connect(code, role, { onOpen, onMessage, onStatus }) {
   let ws = null;
   let delay = FIRST_MS;
   let stopped = false;
   let timer = 0;
-  const status = (s) => onStatus && onStatus(s);
+  let held = null; // a refusal the room sent, for the close that follows it
+  const status = (s, info) => onStatus && onStatus(s, info);
+  function refused(info) {
+    status("refused", info);
+    if (!info.wait) {
+      stopped = true;
+      return;
+    }
+    clearTimeout(timer);
+    timer = setTimeout(open, info.wait * 1000);
+    delay = FIRST_MS;
+  }
   function retry() {
     if (stopped) return;
     clearTimeout(timer);
@@ -87,18 +115,35 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
     };
     ws.onclose = async () => {
       if (stopped) return;
-      status("reconnecting");
-      if (!opened && (await roomExists(code)) === false) {
-        stopped = true;
-        status("gone");
+      if (held) {
+        const info = held;
+        held = null;
+        refused(info);
         return;
       }
+      if (!opened) {
+        // The socket did not open: the server says whether the room is
+        // gone or this page is refused (and why) before the page says
+        // "reconnecting", which is only for a network or a server away.
+        const st = await roomStatus(code);
+        if (stopped) return;
+        if (st.state === "gone") {
+          stopped = true;
+          status("gone");
+          return;
+        }
+        if (st.state === "refused") {
+          refused(st);
+          return;
+        }
+      }
+      status("reconnecting");
       retry();
     };
   }
   // A phone that wakes up, or a laptop back on the network, tries at once.
   const now = () => {
-    if (!stopped && ws && ws.readyState === WebSocket.CLOSED) {
+    if (!stopped && !held && ws && ws.readyState === WebSocket.CLOSED && document.getElementById("conn").dataset.status !== "refused") {
       delay = FIRST_MS;
       clearTimeout(timer);
       open();
@@ -114,6 +159,13 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
         return true;
       }
       return false;
+    },
+    /**
+     * hold takes a refusal the room sent over the socket ({reason, wait});
+     * the close that follows it is that refusal, not a lost connection.
+     */
+    hold(info) {
+      held = info;
     },
     stop() {
       stopped = true;

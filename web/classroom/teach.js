@@ -94,7 +94,7 @@ function enter(c) {
   $("lobby").hidden = true;
   $("room").hidden = false;
   $("code").textContent = c;
-  $("join-url").textContent = location.host + "/classroom/";
+  $("join-url").textContent = location.origin + "/classroom/";
   $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(c) + "/qr.png";
   $("open-screen").href = "/classroom/teach?view=screen&room=" + encodeURIComponent(c) + (lang !== "en" ? "&lang=" + lang : "");
   $("open-screen").title = t("screenHelp");
@@ -124,9 +124,10 @@ function onMessage(msg) {
       // events and verdict after this, so the picture is rebuilt from
       // nothing rather than added to what this page still shows.
       fillControls(msg.state);
-      // The address is read aloud and typed: without its scheme, and
-      // without the room (the code beside it says it); the QR code has all.
-      if (msg.join_url) $("join-url").textContent = msg.join_url.replace(/^https?:\/\//, "").replace(/\?.*$/, "");
+      // The address is read aloud and typed: with its scheme (typed
+      // without https://, a proxy's TLS port answers 400) and without the
+      // room (the code beside it says it); the QR code has all.
+      if (msg.join_url) $("join-url").textContent = msg.join_url.replace(/\?.*$/, "");
       newRun(-1, msg.state.level, "");
       renderState(msg.state);
       break;
@@ -246,6 +247,7 @@ init();
 // and shows whether the room is locked to new students.
 function renderRoster(s) {
   renderLock(s.locked);
+  renderAdmission(s);
   if (!s.roster) return;
   const ul = $("roster");
   ul.replaceChildren(...s.roster.map((r) => {
@@ -261,6 +263,39 @@ function renderLock(locked) {
   $("lock").dataset.locked = locked ? "true" : "false";
   $("locked").hidden = !locked;
 }
+
+// renderAdmission shows the room's class size and the phones it turned
+// away in the last minute, why, and a button that lets the waiting in:
+// the size raised to fit those a full room refused, the room unlocked.
+// The phones ask again on their own every few seconds.
+let waiting = { size: 0, unlock: false };
+function renderAdmission(s) {
+  const size = $("class-size");
+  if (document.activeElement !== size && s.class_size) size.value = String(s.class_size);
+  size.dataset.size = String(s.class_size || "");
+  const by = s.refused || {};
+  const reasons = ["full", "locked", "paced", "network"].filter((r) => by[r] > 0);
+  const n = reasons.reduce((sum, r) => sum + by[r], 0);
+  const note = $("refused-note");
+  note.hidden = n === 0;
+  note.dataset.refused = String(n);
+  note.textContent = n ? t("refusedCount", { n }) + " " + reasons.map((r) => t("refusedBy_" + r, { n: by[r] })).join(" · ") : "";
+  // A phone refused while the room was locked needs a seat too.
+  waiting = { size: by.full || by.locked ? s.students + (by.full || 0) + (by.locked || 0) : 0, unlock: !!(by.locked && s.locked) };
+  $("make-room").hidden = !(waiting.size > (s.class_size || 0) || waiting.unlock);
+}
+
+$("size-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const n = parseInt($("class-size").value, 10);
+  if (room && n >= 1) room.send({ type: "size", size: n });
+});
+
+$("make-room").addEventListener("click", () => {
+  if (!room) return;
+  if (waiting.size > Number($("class-size").dataset.size || 0)) room.send({ type: "size", size: Math.min(1500, waiting.size) });
+  if (waiting.unlock) room.send({ type: "unlock" });
+});
 
 $("lock").addEventListener("click", () => {
   if (room) room.send({ type: $("lock").dataset.locked === "true" ? "unlock" : "lock" });
