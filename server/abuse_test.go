@@ -265,7 +265,11 @@ func TestClassBehindOneAddressGetsIn(t *testing.T) {
 	proj := env.projector(code)
 	proj.send(map[string]any{"type": "size", "size": 200})
 	clk.Advance(time.Second)
-	proj.until("state", func(m msg) bool { return decode[struct{ ClassSize int `json:"class_size"` }](t, m).ClassSize == 200 })
+	proj.until("state", func(m msg) bool {
+		return decode[struct {
+			ClassSize int `json:"class_size"`
+		}](t, m).ClassSize == 200
+	})
 	var phones []*wsClient
 	for i := range 200 {
 		presses := 1
@@ -299,7 +303,11 @@ func TestClassBehindOneAddressGetsIn(t *testing.T) {
 
 	proj.send(map[string]any{"type": "size", "size": 201})
 	clk.Advance(time.Second)
-	proj.until("state", func(m msg) bool { return decode[struct{ ClassSize int `json:"class_size"` }](t, m).ClassSize == 201 })
+	proj.until("state", func(m msg) bool {
+		return decode[struct {
+			ClassSize int `json:"class_size"`
+		}](t, m).ClassSize == 201
+	})
 	env.studentFrom("127.0.0.2", code, "late", secret(9999))
 	clk.Advance(time.Second)
 	st := decode[struct{ Refused map[string]int }](t, proj.until("state", func(m msg) bool {
