@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,16 +87,7 @@ func openRoomAs(t *testing.T, base string) string {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	require.Equal(t, 200, signInFrom(t, base, "127.0.0.1", abuseToken, jar))
-	req, _ := http.NewRequest("POST", base+"/classroom/api/rooms", strings.NewReader(`{}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", base)
-	res, err := httpFrom("127.0.0.1", jar).Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, 201, res.StatusCode)
-	var room struct{ Code string }
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&room))
-	return room.Code
+	return openRoomFrom(t, base, "127.0.0.1", jar)
 }
 
 // peakRSS is the process's high-water mark of resident memory (VmHWM), in
