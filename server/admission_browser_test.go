@@ -61,7 +61,7 @@ func TestRefusedPhonesSayWhyAndGetIn(t *testing.T) {
 	refusedAs(t, min, "full", "방이 꽉 찼습니다")
 
 	run(t, proj, waitJS(`document.getElementById('refused-note').dataset.refused === '2'`))
-	assert.Contains(t, text(t, proj, "#refused-note"), "2 phones were turned away in the last minute: 2 room full")
+	assert.Contains(t, text(t, proj, "#refused-note"), "Turned away in the last minute: 2 room full")
 	run(t, proj, click("#make-room"), waitJS(`document.getElementById('class-size').value === '3'`))
 	for _, phone := range []context.Context{bo, min} {
 		run(t, phone, waitJS(`!document.getElementById('client').hidden && document.getElementById('refused').hidden`))

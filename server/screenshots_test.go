@@ -166,6 +166,24 @@ func shootClass(t *testing.T, base, dir, lang string) {
 	run(t, scr, waitJS(`document.getElementById('online').dataset.online === '8'`))
 	shoot(t, scr, dir, "class-join-screen-"+projector.String()+suffix, projector, "")
 
+	// The class size is 8: a ninth phone is told the room is full and
+	// when it asks again; the presenter sees it waiting.
+	run(t, presenter, chromedp.Evaluate[chromedp.Void](`document.getElementById('class-size').value = '8'`), click("#set-size"),
+		waitJS(`document.getElementById('class-size').dataset.size === '8'`))
+	late := screenTab(t, phone)
+	run(t, late, chromedp.Navigate(base+"/healthz"),
+		chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('idemlab.classroom.student')`),
+		chromedp.Navigate(base+"/classroom/?room="+code+q),
+		waitJS(`document.getElementById('room-code').value === `+quoteJS(code)),
+		chromedp.SendKeys(chromedp.CSS(`#nickname`), map[string]string{"": "ivy", "ko": "서연"}[lang]),
+		click(`#join-form button[type=submit]`), waitJS(`!document.getElementById('refused').hidden`))
+	shoot(t, late, dir, "class-phone-refused-full-"+phone.String()+suffix, phone, "")
+	run(t, presenter, waitJS(`!document.getElementById('refused-note').hidden`))
+	shoot(t, presenter, dir, "class-presenter-refused-"+laptop.String()+suffix, laptop, "")
+	run(t, late, chromedp.Navigate("about:blank"))
+	run(t, presenter, chromedp.Evaluate[chromedp.Void](`document.getElementById('class-size').value = '60'`), click("#set-size"),
+		waitJS(`document.getElementById('class-size').dataset.size === '60'`), scrollToTop())
+
 	run(t, presenter, click("#ask"))
 	for i, p := range phones {
 		choice := []string{"double", "201", "none"}[i%3]

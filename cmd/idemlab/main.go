@@ -152,6 +152,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (*Main, error) {
 	fs.IntVar(&m.classroomLimits.ClassSize, "class-size", classroom.DefaultClassSize, "how many students a classroom room admits (the presenter changes it per room)")
 	fs.IntVar(&m.classroomLimits.ConnsPerClient, "sockets-per-address", classroom.DefaultConnsPerClient, "classroom websockets one address may hold: raise it past 3 × the phones behind one NAT address")
 	fs.Float64Var(&m.classroomLimits.NewStudentBurst, "joins-per-address", classroom.DefaultNewStudentBurst, "new students one address may add at once (then 1 a second): raise it past the phones behind one NAT address")
+	fs.DurationVar(&m.classroomLimits.JoinWait, "join-wait", classroom.DefaultJoinWait, "how long a phone's classroom socket may stay open without joining")
 	fs.Float64Var(&m.bankRate, "bank-rate", server.DefaultBankRequestsPerSecond, "bank API requests a second per client address (bursts of twice that); a class behind one address shares it")
 	fs.StringVar(&m.webDir, "web-dir", "", "serve the playground's files from this folder instead of the embedded copy")
 	fs.StringVar(&m.lessonsDir, "lessons-dir", "", "serve the lessons from this folder (laid out as lessons/: en/01-naive.md) instead of the embedded copy, read again on every request; a lesson that does not parse stops the start")
@@ -188,8 +189,8 @@ Flags:
 	if m.classroomLimits.ClassSize < 1 || m.classroomLimits.ClassSize > classroom.MaxClassSize {
 		return nil, fmt.Errorf("--class-size is 1 to %d", classroom.MaxClassSize)
 	}
-	if m.classroomLimits.ConnsPerClient < 1 || m.classroomLimits.NewStudentBurst < 1 || m.bankRate <= 0 {
-		return nil, errors.New("--sockets-per-address, --joins-per-address and --bank-rate are positive")
+	if m.classroomLimits.ConnsPerClient < 1 || m.classroomLimits.NewStudentBurst < 1 || m.bankRate <= 0 || m.classroomLimits.JoinWait <= 0 {
+		return nil, errors.New("--sockets-per-address, --joins-per-address, --join-wait and --bank-rate are positive")
 	}
 	token, err := instructorToken(*tokenFile, *tokenFlag, m.log)
 	if err != nil {

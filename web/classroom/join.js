@@ -82,7 +82,7 @@ function join(c, nick) {
     },
     onMessage,
     onStatus(s, info) {
-      showConnection(s, t(s));
+      showConnection(s, t(s === "refused" ? "refusedPill" : s));
       if (s === "refused") {
         showRefusal(info);
         if (!info.wait) room = null;

@@ -279,7 +279,7 @@ function renderAdmission(s) {
   const note = $("refused-note");
   note.hidden = n === 0;
   note.dataset.refused = String(n);
-  note.textContent = n ? t("refusedCount", { n }) + " " + reasons.map((r) => t("refusedBy_" + r, { n: by[r] })).join(" · ") : "";
+  note.textContent = n ? t("refusedCount") + " " + reasons.map((r) => t("refusedBy_" + r, { n: by[r] })).join(" · ") : "";
   // A phone refused while the room was locked needs a seat too.
   waiting = { size: by.full || by.locked ? s.students + (by.full || 0) + (by.locked || 0) : 0, unlock: !!(by.locked && s.locked) };
   $("make-room").hidden = !(waiting.size > (s.class_size || 0) || waiting.unlock);
