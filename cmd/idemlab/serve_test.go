@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -115,6 +116,32 @@ func TestHelpListsTheCommands(t *testing.T) {
 			}
 			assert.NotContains(t, out.String(), "-addr", "the commands, not serve's flags")
 		})
+	}
+}
+
+// TestServeHelpSaysWhatToChangeForANATAndAProxy: serve -h names the flags
+// a class behind one address or behind a reverse proxy needs; bad values
+// of the new flags stop the start with a sentence.
+func TestServeHelpSaysWhatToChangeForANATAndAProxy(t *testing.T) {
+	var out, errOut strings.Builder
+	err := run(context.Background(), []string{"serve", "-h"}, &out, &errOut)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	help := errOut.String()
+	for _, want := range []string{"behind one NAT address", "--class-size", "--sockets-per-address", "--joins-per-address",
+		"behind a reverse proxy", "--trusted-proxy PROXY-ADDRESS", "--tls-cert FILE --tls-key FILE", "docs/DEPLOY.md", "-bank-rate"} {
+		assert.Contains(t, help, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trusted-proxy", "nginx"}, "not an address or a CIDR"},
+		{[]string{"--tls-cert", "a.pem"}, "go together"},
+		{[]string{"--class-size", "0"}, "--class-size is 1 to 1500"},
+		{[]string{"--sockets-per-address", "0"}, "are positive"},
+	} {
+		_, err := parseServe(tc.args, io.Discard, io.Discard)
+		assert.ErrorContains(t, err, tc.want, tc.args)
 	}
 }
 

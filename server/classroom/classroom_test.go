@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/engine"
 	"idemlab/server/peer"
 )
 
@@ -214,4 +215,42 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestRefusalsAreLoggedOncePerClientAndMinute: a phone that is refused
+// and asks again every few seconds is one log line a minute, not one a
+// try; another phone, or another reason, is a line of its own; the
+// presenter's count forgets a phone a minute after its last refusal.
+func TestRefusalsAreLoggedOncePerClientAndMinute(t *testing.T) {
+	var logs lockedBuffer
+	clk := engine.NewManualClock(time.Unix(1_700_000_000, 0))
+	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clk.Now})
+	require.NoError(t, err)
+	defer cl.Close()
+	room, err := cl.createRoom()
+	require.NoError(t, err)
+	phone := peer.Peer{Addr: peer.Key("203.0.113.7:1"), Proxied: true}
+	note := func(who, reason string) {
+		room.do(func() { room.noteRefused(who, reason, phone) })
+	}
+	counts := func() (m map[string]int) {
+		room.do(func() { m = room.refusedCounts() })
+		return m
+	}
+	for range 5 {
+		note("secret-a", refusedFull)
+		clk.Advance(10 * time.Second)
+	}
+	note("secret-b", refusedFull)
+	note("secret-a", refusedLocked)
+	assert.Equal(t, 3, strings.Count(logs.String(), "classroom: refused"), logs.String())
+	assert.Contains(t, logs.String(), "client=203.0.113.7 proxied=true")
+	assert.Equal(t, map[string]int{refusedFull: 1, refusedLocked: 1}, counts())
+	clk.Advance(20 * time.Second) // a minute since secret-a's first refusal
+	note("secret-a", refusedLocked)
+	assert.Equal(t, 3, strings.Count(logs.String(), "classroom: refused"), "the same client and reason within a minute of its last line")
+	clk.Advance(61 * time.Second)
+	assert.Empty(t, counts(), "a phone that stopped asking drops out of the count")
+	note("secret-a", refusedLocked)
+	assert.Equal(t, 4, strings.Count(logs.String(), "classroom: refused"))
 }

@@ -304,7 +304,7 @@ type refusedClient struct {
 // address for a socket refused before it could say who it is) and logs
 // the refusal once per client and minute. It runs on the room's goroutine.
 func (r *Room) noteRefused(who, reason string, p peer.Peer) {
-	now := time.Now()
+	now := r.cl.cfg.Now()
 	if prev, ok := r.refused[who]; !ok || prev.reason != reason || now.Sub(prev.at) >= refusedFor {
 		r.cl.cfg.Logger.Warn("classroom: refused", "room", r.code, "reason", reason, "client", p.Addr.String(), "proxied", p.Proxied)
 	}
@@ -317,7 +317,7 @@ func (r *Room) noteRefused(who, reason string, p peer.Peer) {
 // refusedCounts are the clients refused within refusedFor, by reason; the
 // older are forgotten. It runs on the room's goroutine.
 func (r *Room) refusedCounts() map[string]int {
-	now := time.Now()
+	now := r.cl.cfg.Now()
 	var out map[string]int
 	for who, f := range r.refused {
 		if now.Sub(f.at) >= refusedFor {
