@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,28 +42,42 @@ func abuseBinary(t *testing.T) string {
 // environment and returns the process and its base URL.
 func startAttacked(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(abuseBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", ""}, args...)...)
+	cmd, base, _ := serveWithSecret(t, abuseBinary(t), append([]string{"--addr", "127.0.0.1:0", "--db", ""}, args...)...)
+	return cmd, base
+}
+
+// serveWithSecret runs `idemlab serve` with args and the instructor's
+// secret in its environment, and returns the process, the address it
+// listens on and the sign-in link it printed.
+func serveWithSecret(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, base, link string) {
+	t.Helper()
+	cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "IDEMLAB_INSTRUCTOR_TOKEN="+abuseToken)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	found := make(chan string, 1)
+	signIn := regexp.MustCompile(`sign-in link \(works once; keep it private\): (\S+)`)
+	found := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
+		addr := ""
 		for sc.Scan() {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+				addr = m[1]
+			}
+			if m := signIn.FindStringSubmatch(sc.Text()); m != nil {
+				found <- [2]string{addr, m[1]}
 			}
 		}
 	}()
 	select {
-	case base := <-found:
-		return cmd, base
+	case f := <-found:
+		return cmd, f[0], f[1]
 	case <-time.After(60 * time.Second):
 		t.Fatal("idemlab did not start")
 	}
-	return nil, ""
+	return nil, "", ""
 }
 
 // httpFrom is a client whose connections leave from addr.

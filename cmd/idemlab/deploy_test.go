@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -19,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,30 +80,8 @@ func freeAddr(t *testing.T) string {
 // and returns the process and the sign-in link it printed.
 func deployedServe(t *testing.T, bin, addr string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
-	cmd.Env = append(os.Environ(), "IDEMLAB_INSTRUCTOR_TOKEN="+abuseToken)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = io.Discard
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	link := regexp.MustCompile(`sign-in link \(works once; keep it private\): (\S+)`)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := link.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case l := <-found:
-		return cmd, l
-	case <-time.After(60 * time.Second):
-		t.Fatal("idemlab did not start")
-	}
-	return nil, ""
+	cmd, _, link := serveWithSecret(t, bin, append([]string{"--addr", addr}, args...)...)
+	return cmd, link
 }
 
 // deployBrowser starts a Chromium of the test's own that maps the class's
