@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -25,7 +26,7 @@ type CertReloader struct {
 
 	mu      sync.Mutex
 	cert    *tls.Certificate
-	stamp   string // the files' sizes and modification times when loaded
+	stamp   [32]byte // the digest of the files' contents when loaded
 	checked time.Time
 }
 
@@ -48,16 +49,20 @@ func NewCertReloader(certFile, keyFile string, log *slog.Logger) (*CertReloader,
 	return c, nil
 }
 
-func (c *CertReloader) stampNow() (string, error) {
-	var stamp string
+// stampNow digests both files' contents: a renewal is told by what the
+// files hold, not by their times or sizes (a copy may keep the old time,
+// and a new key is as long as the old one).
+func (c *CertReloader) stampNow() ([32]byte, error) {
+	h := sha256.New()
 	for _, name := range []string{c.certFile, c.keyFile} {
-		fi, err := os.Stat(name)
+		b, err := os.ReadFile(name)
 		if err != nil {
-			return "", fmt.Errorf("TLS file: %w", err)
+			return [32]byte{}, fmt.Errorf("TLS file: %w", err)
 		}
-		stamp += fmt.Sprintf("%d/%d;", fi.Size(), fi.ModTime().UnixNano())
+		h.Write(b)
+		h.Write([]byte{0})
 	}
-	return stamp, nil
+	return [32]byte(h.Sum(nil)), nil
 }
 
 // GetCertificate is tls.Config's: the current certificate, loaded again

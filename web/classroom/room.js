@@ -77,15 +77,20 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
   let stopped = false;
   let timer = 0;
   let held = null; // a refusal the room sent, for the close that follows it
+  let waiting = false; // refused: the next try waits its turn, even on waking
   const status = (s, info) => onStatus && onStatus(s, info);
   function refused(info) {
+    waiting = true;
     status("refused", info);
     if (!info.wait) {
       stopped = true;
       return;
     }
     clearTimeout(timer);
-    timer = setTimeout(open, info.wait * 1000);
+    timer = setTimeout(() => {
+      waiting = false;
+      open();
+    }, info.wait * 1000);
     delay = FIRST_MS;
   }
   function retry() {
@@ -143,7 +148,7 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
   }
   // A phone that wakes up, or a laptop back on the network, tries at once.
   const now = () => {
-    if (!stopped && !held && ws && ws.readyState === WebSocket.CLOSED && document.getElementById("conn").dataset.status !== "refused") {
+    if (!stopped && !held && !waiting && ws && ws.readyState === WebSocket.CLOSED) {
       delay = FIRST_MS;
       clearTimeout(timer);
       open();
