@@ -54,7 +54,9 @@ func TestClassroomBenchServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer CloseBanks(banks)
-	srv, err := New(banks, Options{InstructorToken: os.Getenv(benchEnv), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// A class of 300: the instructor sets the class size to fit it.
+	srv, err := New(banks, Options{InstructorToken: os.Getenv(benchEnv), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Classroom: classroom.Config{Limits: classroom.Limits{ClassSize: 1000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +381,7 @@ func procKB(status []byte, field string) float64 {
 // events, the verdict). It measures how long the last phone waits for the
 // verdict, and how many events each one received.
 func BenchmarkClassroomReconnect100(b *testing.B) {
-	env := newClassroomEnv(b, classroom.Config{})
+	env := newClassroomEnv(b, classroom.Config{Limits: classroom.Limits{ClassSize: 100}}) // a class of 100: its size set to fit
 	code := env.openRoom()
 	proj := env.projector(code)
 	proj.send(map[string]any{"type": "storm", "storm": classroom.StormSpec{Level: "scoped", Clients: 1000, Keys: 20, Attempts: 2, LatencyMS: 5}})
