@@ -79,15 +79,20 @@ func (a *attempt) step(p Phase, part string) {
 	}
 }
 
+// emit records a phase that has none of Event's typed fields to set.
 func (a *attempt) emit(p Phase, sql, outcome string, status int, note string) {
+	a.record(Event{Phase: p, SQL: sql, Outcome: outcome, Status: status, Note: note})
+}
+
+// record traces e, a phase with its typed fields set, as this attempt's:
+// it fills in the sequence, the time and who asked.
+func (a *attempt) record(e Event) {
 	if a.e.trace == nil {
 		return
 	}
-	a.e.trace(Event{
-		Seq: a.e.seq.Add(1), AtMS: a.e.clock.Now().Sub(a.e.start).Milliseconds(),
-		Lane: a.req.Lane, Intent: a.req.Intent, Customer: a.customer, Key: a.key,
-		Phase: p, SQL: sql, Outcome: outcome, Status: status, Note: note, Server: a.e.server,
-	})
+	e.Seq, e.AtMS = a.e.seq.Add(1), a.e.clock.Now().Sub(a.e.start).Milliseconds()
+	e.Lane, e.Intent, e.Customer, e.Key, e.Server = a.req.Lane, a.req.Intent, a.customer, a.key, a.e.server
+	a.e.trace(e)
 }
 
 func (a *attempt) reject(p Phase, prob *Problem) Response {
@@ -100,13 +105,17 @@ func (a *attempt) reject(p Phase, prob *Problem) Response {
 func (a *attempt) fail(p Phase, sql string, err error) Response {
 	prob := AsProblem(err)
 	a.result.Err = err
+	keyState := ""
 	if a.owner != "" && a.e.policy.InProgress == InProgressTwoPhase {
 		// Release the claim so that the client's retry starts afresh instead
 		// of waiting out the lease: nothing was charged.
 		rel, _ := a.e.store.ReleaseKey(a.ctx, a.table, a.scope, a.key, a.owner)
 		sql = joinSQL(sql, rel.SQL)
+		if rel.Changed {
+			keyState = KeyAbsent
+		}
 	}
-	a.emit(p, sql, OutcomeError, prob.Status, prob.Detail)
+	a.record(Event{Phase: p, SQL: sql, Outcome: OutcomeError, Status: prob.Status, Note: prob.Detail, KeyState: keyState})
 	return prob.Response()
 }
 
@@ -161,10 +170,12 @@ func (a *attempt) run() Response {
 			return a.fail(PhaseClaim, look.SQL, err)
 		}
 		if rec := look.Record; rec != nil && !a.expired(rec) {
-			a.emit(PhaseClaim, look.SQL, OutcomeDuplicate, 0, "the key is already recorded")
+			a.record(Event{Phase: PhaseClaim, SQL: look.SQL, Outcome: OutcomeDuplicate, Note: "the key is already recorded",
+				KeyState: keyStateOf(rec)})
 			return a.compare(rec)
 		}
-		a.emit(PhaseClaim, look.SQL, OutcomeOK, 0, "the key is not recorded yet: pay first, record the key after")
+		a.record(Event{Phase: PhaseClaim, SQL: look.SQL, Outcome: OutcomeOK, Note: "the key is not recorded yet: pay first, record the key after",
+			KeyState: KeyAbsent})
 		return a.execute()
 	}
 	if resp, done := a.claim(); done {
@@ -231,17 +242,20 @@ func (a *attempt) claim() (resp Response, done bool) {
 			return a.fail(PhaseClaim, look.SQL, err), true
 		}
 		if old := look.Record; old != nil && !a.expired(old) {
-			a.emit(PhaseClaim, look.SQL, OutcomeDuplicate, 0, "SELECT found the key")
+			a.record(Event{Phase: PhaseClaim, SQL: look.SQL, Outcome: OutcomeDuplicate, Note: "SELECT found the key",
+				KeyState: keyStateOf(old)})
 			return a.compare(old), true
 		}
-		a.emit(PhaseClaim, look.SQL, OutcomeOK, 0, "SELECT found no row: the key looks free")
+		a.record(Event{Phase: PhaseClaim, SQL: look.SQL, Outcome: OutcomeOK, Note: "SELECT found no row: the key looks free",
+			KeyState: KeyAbsent})
 		a.step(PhaseClaim, "insert")
 		ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
 		if err != nil {
 			return a.fail(PhaseClaim, ins.SQL, err), true
 		}
 		a.owner = rec.Owner
-		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, "INSERT wrote a row; nothing stops a second one with the same key")
+		a.record(Event{Phase: PhaseClaim, SQL: ins.SQL, Outcome: OutcomeClaimed, Note: "INSERT wrote a row; nothing stops a second one with the same key",
+			Rows: rowsIf(ins.Inserted), KeyState: keyStateOf(&rec)})
 		return Response{}, false
 	case ClaimInsertOrIgnore:
 		if resp, done := a.claimStep(""); done {
@@ -252,11 +266,15 @@ func (a *attempt) claim() (resp Response, done bool) {
 			return a.fail(PhaseClaim, ins.SQL, err), true
 		}
 		a.owner = rec.Owner
-		note := "1 row inserted"
+		// The row it hit is not read, so after 0 rows the key's state is not
+		// known here.
+		ev := Event{Phase: PhaseClaim, SQL: ins.SQL, Outcome: OutcomeClaimed, Note: "1 row inserted",
+			Rows: rowsIf(true), KeyState: keyStateOf(&rec)}
 		if !ins.Inserted {
-			note = "0 rows inserted, no error: the code cannot tell a retry from a new request and carries on"
+			ev.Note = "0 rows inserted, no error: the code cannot tell a retry from a new request and carries on"
+			ev.Rows, ev.KeyState = rowsIf(false), ""
 		}
-		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, note)
+		a.record(ev)
 		return Response{}, false
 	}
 	if resp, done := a.claimStep(""); done {
@@ -273,7 +291,8 @@ func (a *attempt) claim() (resp Response, done bool) {
 		if cached {
 			note = "cache miss on " + e.serverName() + ": the key is remembered in its memory now, and in no other server's"
 		}
-		a.emit(PhaseClaim, ins.SQL, OutcomeClaimed, 0, note)
+		a.record(Event{Phase: PhaseClaim, SQL: ins.SQL, Outcome: OutcomeClaimed, Note: note,
+			Rows: rowsIf(true), KeyState: keyStateOf(&rec)})
 		return Response{}, false
 	}
 	if cached {
@@ -285,7 +304,8 @@ func (a *attempt) claim() (resp Response, done bool) {
 	case old == nil:
 		// The row vanished between the failed INSERT and the read (reaped);
 		// answer 409 so the client retries into a clean claim.
-		a.emit(PhaseClaim, ins.SQL, OutcomeConflict, 409, ins.ConstraintError)
+		a.record(Event{Phase: PhaseClaim, SQL: ins.SQL, Outcome: OutcomeConflict, Status: 409, Note: ins.ConstraintError,
+			Rows: rowsIf(false), KeyState: KeyAbsent})
 		return a.conflict("the key changed hands; retry in a moment"), true
 	case a.expired(old):
 		takeOver = "the old key expired (retention), so it counts as absent"
@@ -300,13 +320,17 @@ func (a *attempt) claim() (resp Response, done bool) {
 		}
 		if took.Changed {
 			a.owner = rec.Owner
-			a.emit(PhaseClaim, sql, OutcomeTakenOver, 0, ins.ConstraintError+"; "+takeOver)
+			a.record(Event{Phase: PhaseClaim, SQL: sql, Outcome: OutcomeTakenOver, Note: ins.ConstraintError + "; " + takeOver,
+				Rows: rowsIf(true), KeyState: keyStateOf(&rec)})
 			return Response{}, false
 		}
-		a.emit(PhaseClaim, sql, OutcomeConflict, 409, "another retry took the key over first")
+		// Whose the row is now, and in what state, the UPDATE does not say.
+		a.record(Event{Phase: PhaseClaim, SQL: sql, Outcome: OutcomeConflict, Status: 409, Note: "another retry took the key over first",
+			Rows: rowsIf(false)})
 		return a.conflict("another attempt took this key over a moment ago"), true
 	}
-	a.emit(PhaseClaim, ins.SQL, OutcomeDuplicate, 0, ins.ConstraintError)
+	a.record(Event{Phase: PhaseClaim, SQL: ins.SQL, Outcome: OutcomeDuplicate, Note: ins.ConstraintError,
+		Rows: rowsIf(false), KeyState: keyStateOf(old)})
 	return a.compare(old), true
 }
 
@@ -322,11 +346,13 @@ func (a *attempt) compare(old *KeyRecord) Response {
 	a.step(PhaseCompare, "")
 	if p.Fingerprint != FingerprintNone && old.Fingerprint != a.fp {
 		prob := CauseKeyReused.Problem("this key was first used with a different request; use a new key for a new request")
-		a.emit(PhaseCompare, "", OutcomeMismatch, prob.Status, "fingerprints differ: "+short(old.Fingerprint)+" ≠ "+short(a.fp))
+		a.record(Event{Phase: PhaseCompare, Outcome: OutcomeMismatch, Status: prob.Status,
+			Note: "fingerprints differ: " + short(old.Fingerprint) + " ≠ " + short(a.fp), KeyState: keyStateOf(old)})
 		return prob.Response()
 	}
 	if old.State == StateInProgress {
-		a.emit(PhaseCompare, "", OutcomeConflict, 409, "the first attempt is still in progress")
+		a.record(Event{Phase: PhaseCompare, Outcome: OutcomeConflict, Status: 409, Note: "the first attempt is still in progress",
+			KeyState: StateInProgress})
 		return a.conflict("the first request with this key is still being processed; retry after the Retry-After seconds")
 	}
 	switch p.Replay {
@@ -335,7 +361,8 @@ func (a *attempt) compare(old *KeyRecord) Response {
 			r := *old.Response
 			r.Header = append(append([]Header(nil), r.Header...), Header{"Idempotent-Replayed", "true"})
 			a.result.Replayed = true
-			a.emit(PhaseCompare, "", OutcomeReplayed, r.Status, "the stored response, byte for byte")
+			a.record(Event{Phase: PhaseCompare, Outcome: OutcomeReplayed, Status: r.Status, Note: "the stored response, byte for byte",
+				TransferID: old.TransferID, KeyState: keyStateOf(old)})
 			return r
 		}
 	case ReplayRecompute:
@@ -347,14 +374,16 @@ func (a *attempt) compare(old *KeyRecord) Response {
 				t.CreatedAt = a.nowMS()
 				r := RenderTransfer(t)
 				a.result.Replayed = true
-				a.emit(PhaseCompare, ledger.SQL, OutcomeReplayed, r.Status, "recomputed from the ledger now: today's balance and today's time")
+				a.record(Event{Phase: PhaseCompare, SQL: ledger.SQL, Outcome: OutcomeReplayed, Status: r.Status,
+					Note: "recomputed from the ledger now: today's balance and today's time", TransferID: old.TransferID, KeyState: keyStateOf(old)})
 				return r
 			}
 		}
 	}
 	r := jsonResponse(200, map[string]string{"status": "already_processed", "detail": "a request with this key was already processed"})
 	a.result.Replayed = true
-	a.emit(PhaseCompare, "", OutcomeReplayed, 200, "a generic \"already processed\", whatever the request was")
+	a.record(Event{Phase: PhaseCompare, Outcome: OutcomeReplayed, Status: 200, Note: "a generic \"already processed\", whatever the request was",
+		TransferID: old.TransferID, KeyState: keyStateOf(old)})
 	return r
 }
 
@@ -409,11 +438,17 @@ func (a *attempt) execute() Response {
 		return a.conflict("another attempt took this key over; retry to get its answer")
 	}
 	resp := renderOutcome(tr)
-	if tr.Outcome == TransferDone {
-		a.emit(PhaseCommit, tr.SQL, OutcomeCommitted, resp.Status, "moved "+strconv.FormatInt(tr.Transfer.Amount, 10)+" won as "+tr.Transfer.ID)
-	} else {
-		a.emit(PhaseCommit, tr.SQL, OutcomeDeclined, resp.Status, "declined; the answer is recorded like a success")
+	done := Event{Phase: PhaseCommit, SQL: tr.SQL, Status: resp.Status}
+	if twoPhase {
+		done.KeyState = StateCompleted // in the ledger's transaction
 	}
+	if tr.Outcome == TransferDone {
+		done.Outcome, done.Note = OutcomeCommitted, "moved "+strconv.FormatInt(tr.Transfer.Amount, 10)+" won as "+tr.Transfer.ID
+		done.Amount, done.TransferID = tr.Transfer.Amount, tr.Transfer.ID
+	} else {
+		done.Outcome, done.Note = OutcomeDeclined, "declined; the answer is recorded like a success"
+	}
+	a.record(done)
 	if !p.Keyed() || twoPhase {
 		return resp
 	}
@@ -431,9 +466,15 @@ func (a *attempt) execute() Response {
 		case err != nil:
 			a.emit(PhaseStoreResponse, ins.SQL, OutcomeError, 0, "the key was not recorded: "+err.Error())
 		case !ins.Inserted:
-			a.emit(PhaseStoreResponse, ins.SQL, OutcomeDuplicate, 0, strings.TrimSpace(ins.ConstraintError+" — too late: the money already moved"))
+			late := Event{Phase: PhaseStoreResponse, SQL: ins.SQL, Outcome: OutcomeDuplicate,
+				Note: strings.TrimSpace(ins.ConstraintError + " — too late: the money already moved"), Rows: rowsIf(false)}
+			if ins.Existing != nil {
+				late.KeyState = keyStateOf(ins.Existing)
+			}
+			a.record(late)
 		default:
-			a.emit(PhaseStoreResponse, ins.SQL, OutcomeStored, 0, "key recorded after the work")
+			a.record(Event{Phase: PhaseStoreResponse, SQL: ins.SQL, Outcome: OutcomeStored, Note: "key recorded after the work",
+				TransferID: rec.TransferID, Rows: rowsIf(true), KeyState: StateCompleted})
 		}
 		return resp
 	}
@@ -442,9 +483,11 @@ func (a *attempt) execute() Response {
 	case err != nil:
 		a.emit(PhaseStoreResponse, stored.SQL, OutcomeError, 0, "the response was not stored: "+err.Error())
 	case !stored.Changed:
-		a.emit(PhaseStoreResponse, stored.SQL, OutcomeSkipped, 0, "no row of ours to store the response on")
+		a.record(Event{Phase: PhaseStoreResponse, SQL: stored.SQL, Outcome: OutcomeSkipped, Note: "no row of ours to store the response on",
+			Rows: rowsIf(false)})
 	default:
-		a.emit(PhaseStoreResponse, stored.SQL, OutcomeStored, 0, "response stored on the key")
+		a.record(Event{Phase: PhaseStoreResponse, SQL: stored.SQL, Outcome: OutcomeStored, Note: "response stored on the key",
+			TransferID: tr.Transfer.ID, Rows: rowsIf(true), KeyState: StateCompleted})
 	}
 	return resp
 }

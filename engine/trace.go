@@ -78,6 +78,10 @@ type Hook func(ctx context.Context, s Step) Fault
 
 // Event is one trace record: one phase of one client attempt. The browser,
 // the websocket and the grader's report all use this shape.
+//
+// Note is for people: its words may change at any time. What a view draws
+// it reads from the typed fields (Status, Amount, TransferID, Rows,
+// KeyState), never out of Note.
 type Event struct {
 	Seq      int64  `json:"seq"`
 	AtMS     int64  `json:"at_ms"`
@@ -88,11 +92,57 @@ type Event struct {
 	Phase    Phase  `json:"phase"`
 	SQL      string `json:"sql,omitempty"`
 	Outcome  string `json:"outcome"`
-	Status   int    `json:"status,omitempty"`
-	Note     string `json:"note,omitempty"`
+	// Status is the HTTP status of the answer the phase decided on (a 409
+	// at claim or compare, a replay's status, the commit's 201 or 402, a
+	// rejection's 4xx) and, at respond, the status sent or lost; 0 when the
+	// phase decided no answer.
+	Status int    `json:"status,omitempty"`
+	Note   string `json:"note,omitempty"`
 	// Server names the app server that ran the phase, when several engines
 	// share one database (Options.Server).
 	Server string `json:"server,omitempty"`
+
+	// Amount is the won a commit moved (outcome committed); 0 on every
+	// other event.
+	Amount int64 `json:"amount,omitempty"`
+	// TransferID is the ledger's transfer this event is about: the one a
+	// commit made, the one a stored response records on the key, or the
+	// one the key named when its answer was replayed.
+	TransferID string `json:"transfer_id,omitempty"`
+	// Rows is how many key rows the phase's INSERT or UPDATE wrote: 1 for
+	// a claim that took the key, 0 for an INSERT OR IGNORE that inserted
+	// nothing or an INSERT the constraint refused. Nil (absent in JSON)
+	// when the phase wrote no key row or the engine cannot say.
+	Rows *int `json:"rows,omitempty"`
+	// KeyState is the key's row as the engine knows it after the phase:
+	// KeyAbsent, StateInProgress or StateCompleted (under server-cache,
+	// this server's copy). Empty when the phase neither read nor wrote the
+	// row, or when the engine cannot know it (an INSERT OR IGNORE that
+	// inserted nothing does not read the row it hit).
+	KeyState string `json:"key_state,omitempty"`
+}
+
+// KeyAbsent is an Event's KeyState when there is no row for the key, or
+// only one whose retention ran out, which counts as none.
+const KeyAbsent = "absent"
+
+// rowsIf is an Event's Rows for statements that wrote one key row or none.
+func rowsIf(wrote bool) *int {
+	n := 0
+	if wrote {
+		n = 1
+	}
+	return &n
+}
+
+// keyStateOf is an Event's KeyState for a key row the engine read or
+// wrote: a row written without a state column is completed by the table's
+// default.
+func keyStateOf(rec *KeyRecord) string {
+	if rec.State == "" {
+		return StateCompleted
+	}
+	return rec.State
 }
 
 // Outcomes a trace event can report.

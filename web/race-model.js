@@ -22,9 +22,11 @@ export function timeOf(e) {
   return e.at_ms || 0;
 }
 
+// amountOf is the won a commit moved: the engine's event says it; an event
+// made up from a day's picture (day.js) does not, and its attempt's body
+// does.
 function amountOf(attempt, ev) {
-  const m = ev && /moved (\d+) won/.exec(ev.note || '');
-  if (m) return Number(m[1]);
+  if (ev && ev.amount) return ev.amount;
   try {
     return JSON.parse(attempt.body || '{}').amount || 0;
   } catch {
@@ -70,8 +72,8 @@ function markOf(e) {
   switch (e.phase) {
     case 'claim':
       // INSERT OR IGNORE "claims" even when it wrote nothing: the code
-      // cannot tell, the picture can.
-      if (o === 'claimed' && /^0 rows inserted/.test(e.note || '')) return M_CLAIM_IGNORED;
+      // cannot tell, the picture can (rows is 0, not absent).
+      if (o === 'claimed' && e.rows === 0) return M_CLAIM_IGNORED;
       if (o === 'claimed') return M_CLAIM;
       if (o === 'taken-over') return M_TAKEOVER;
       if (o === 'duplicate') return M_DUPLICATE;
@@ -236,7 +238,7 @@ export function buildRace(input) {
     if (m.kind === 'paid') {
       const amount = amountOf(a, e);
       m.amount = amount;
-      const tr = (/ as (\S+)$/.exec(e.note || '') || [])[1];
+      const tr = e.transfer_id;
       const entry = { i, x: xs[i], lane: a.id, intent: a.intent, amount, transfer: tr, again: paidBy.has(a.intent) || !!e.paid_again };
       if (entry.again) {
         m.kind = 'paid-again';

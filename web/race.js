@@ -20,7 +20,9 @@
 //
 //   const model = buildRace({
 //     events,      // engine trace events: seq, lane, intent, customer, key,
-//                  // phase, sql, outcome, status, note, and at_ms or t_us
+//                  // phase, sql, outcome, status, at_ms or t_us, and the
+//                  // typed fields amount, transfer_id, rows and key_state;
+//                  // note is shown as words, never read
 //     lanes,       // optional: the bench's lanes (id, intent, customer, key,
 //                  // body, state, next_phase, next_part, verdict, verdict_text,
 //                  // response, delivered), so waiting lanes have rows too

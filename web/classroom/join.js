@@ -324,10 +324,10 @@ function drawRoom() {
 $("room-storm").addEventListener("toggle", () => $("room-storm").open && drawRoom());
 
 // paymentsFor lists the amounts this phone's events show paid for one wish
-// (a commit's note reads "moved 10000 won as t-…").
+// (a commit's event carries the amount it moved).
 function paymentsFor(intent) {
   return mine.filter((e) => e.intent === intent && e.phase === "commit" && e.outcome === "committed")
-    .map((e) => Number((/moved (\d+) won/.exec(e.note || "") || [])[1] || 0));
+    .map((e) => e.amount || 0);
 }
 
 function renderResult(r) {
