@@ -62,6 +62,19 @@ func screenTab(t *testing.T, s screen) context.Context {
 	return ctx
 }
 
+// schemeTab is screenTab on a machine that prefers the colour scheme
+// scheme ("light", "dark"; "" leaves Chromium's own), set before anything
+// loads: the player picks its theme from it when it starts. No theme is
+// stored in the origin of a test's server, whose port is its own.
+func schemeTab(t *testing.T, s screen, scheme string) context.Context {
+	t.Helper()
+	ctx := screenTab(t, s)
+	if scheme != "" {
+		run(t, ctx, preferScheme(scheme))
+	}
+	return ctx
+}
+
 // bigPNG is the size above which a screenshot is compressed again: Chromium
 // writes its PNGs fast, not small.
 const bigPNG = 256 << 10
@@ -101,7 +114,7 @@ func TestScreenshots(t *testing.T) {
 				name += "-" + b.lang
 			}
 			t.Run("bench-"+name, func(t *testing.T) {
-				shootBenches(t, ts.URL, dir, scr, b.lang)
+				shootBenches(t, ts.URL, dir, scr, b.lang, "")
 			})
 		}
 	}
@@ -119,9 +132,20 @@ func TestScreenshots(t *testing.T) {
 	}
 	for _, scr := range []screen{laptop, projector, phone} {
 		t.Run("storm-"+scr.String(), func(t *testing.T) {
-			shootStorm(t, ts.URL, dir, scr, scr == projector)
+			shootStorm(t, ts.URL, dir, scr, scr == projector, "")
 		})
 	}
+	// The dark theme, as on a machine set to it: the benches after a run on a
+	// laptop and a phone, and a storm on the projector (the classroom's pages
+	// have one theme: the picture shows the setting leaves them as they are).
+	for _, scr := range []screen{laptop, phone} {
+		t.Run("dark-bench-"+scr.String(), func(t *testing.T) {
+			shootBenches(t, ts.URL, dir, scr, "", "dark")
+		})
+	}
+	t.Run("dark-storm-"+projector.String(), func(t *testing.T) {
+		shootStorm(t, ts.URL, dir, projector, true, "dark")
+	})
 	for _, lang := range []string{"", "ko"} {
 		t.Run("class-"+lang, func(t *testing.T) {
 			shootClass(t, ts.URL, dir, lang)
@@ -218,15 +242,19 @@ func shootClass(t *testing.T, base, dir, lang string) {
 
 // shootBenches plays lesson 1's first scenario to its end, then steps
 // lesson 4's first scenario into its race and plays it to its end, and
-// shoots each.
-func shootBenches(t *testing.T, base, dir string, scr screen, lang string) {
-	ctx := screenTab(t, scr)
-	query := ""
+// shoots each. With a scheme ("dark") the machine prefers that theme and
+// the pictures' names start with it.
+func shootBenches(t *testing.T, base, dir string, scr screen, lang, scheme string) {
+	ctx := schemeTab(t, scr, scheme)
+	query, prefix := "", ""
 	if lang != "" {
 		query = "?lang=" + lang
 	}
+	if scheme != "" {
+		prefix = scheme + "-"
+	}
 	shots := func(view string) {
-		name := view + "-" + scr.String()
+		name := prefix + view + "-" + scr.String()
 		if lang != "" {
 			name += "-" + lang
 		}
@@ -257,7 +285,7 @@ func shootBenches(t *testing.T, base, dir string, scr screen, lang string) {
 		waitJS(`document.querySelector('#day-picture svg g[data-bucket]') !== null`))
 	eval[bool](t, ctx, `(() => { const r = document.querySelector('#day-picture rect[data-outcome="paid-again"]'); if (r) r.closest('g[data-bucket]').dispatchEvent(new MouseEvent('click', { bubbles: true })); return true; })()`)
 	run(t, ctx, waitJS(`!document.querySelector('#day-moment').hidden`))
-	name := "lesson1-day-" + scr.String()
+	name := prefix + "lesson1-day-" + scr.String()
 	if lang != "" {
 		name += "-" + lang
 	}
@@ -323,9 +351,14 @@ func benchBelowTheFold(t *testing.T, ctx context.Context) bool {
 
 // shootStorm opens a room on the projector, fires a naive storm from the
 // projector's form and shoots the report; on the projector a phone joins
-// the room first and is shot after the storm too.
-func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
-	proj := screenTab(t, scr)
+// the room first and is shot after the storm too. With a scheme ("dark")
+// the machine prefers that theme and the pictures' names start with it.
+func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool, scheme string) {
+	proj := schemeTab(t, scr, scheme)
+	prefix := ""
+	if scheme != "" {
+		prefix = scheme + "-"
+	}
 	// The start-up link signs the instructor in; the lobby opens a room.
 	signedIn(t, proj, base)
 	run(t, proj,
@@ -339,7 +372,7 @@ func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
 
 	var phoneTab context.Context
 	if withPhone {
-		phoneTab = screenTab(t, phone)
+		phoneTab = schemeTab(t, phone, scheme)
 		run(t, phoneTab,
 			chromedp.Navigate(base+"/classroom/?room="+code),
 			waitJS(`document.getElementById('room-code').value === `+quoteJS(code)),
@@ -373,18 +406,18 @@ func shootStorm(t *testing.T, base, dir string, scr screen, withPhone bool) {
 	)
 	dup := attr(t, proj, "[data-duplicates]", "data-duplicates")
 	require.NotEqual(t, "0", dup, "a naive storm of 40 requests for one wish pays more than once")
-	shoot(t, proj, dir, "storm-naive-"+scr.String(), scr, "")
+	shoot(t, proj, dir, prefix+"storm-naive-"+scr.String(), scr, "")
 	// The requests of the storm, drawn, are what the projector is for; on
 	// arrival they are below the report.
 	// Under the race, the storm as a picture.
 	run(t, proj, waitJS(`!document.getElementById('picture-box').hidden`))
-	shoot(t, proj, dir, "storm-naive-"+scr.String()+"-picture", scr, "#picture-box")
+	shoot(t, proj, dir, prefix+"storm-naive-"+scr.String()+"-picture", scr, "#picture-box")
 
 	if withPhone {
 		// The phone has had the storm's last messages by the time the
 		// projector has the report; a moment lets it draw them.
 		run(t, phoneTab, chromedp.Sleep(500*time.Millisecond))
-		shoot(t, phoneTab, dir, "phone-"+phone.String(), phone, "")
+		shoot(t, phoneTab, dir, prefix+"phone-"+phone.String(), phone, "")
 	}
 }
 
