@@ -95,21 +95,7 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	set := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setD := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setF := func(v *float64, d float64) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
+	set, setD, setF := setDefault[int], setDefault[time.Duration], setDefault[float64]
 	set(&c.SendQueue, 256)
 	setD(&c.WriteWait, 10*time.Second)
 	setD(&c.PongWait, 60*time.Second)

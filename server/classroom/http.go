@@ -83,7 +83,8 @@ func (c *Classroom) originRefusal(r *http.Request) string {
 	}
 	p := peer.Of(r)
 	own, _ := normalOrigin(p.Origin())
-	if u, _ := url.Parse(o); o == own || strings.EqualFold(u.Host, p.Host) {
+	u, _ := url.Parse(o) // normalOrigin parsed it
+	if o == own || strings.EqualFold(u.Host, p.Host) {
 		// The same host (a proxy that terminates TLS without saying so
 		// still sends the Host the browser used).
 		return ""
@@ -93,7 +94,7 @@ func (c *Classroom) originRefusal(r *http.Request) string {
 			return ""
 		}
 	}
-	if u, err := url.Parse(o); err == nil && strings.EqualFold(u.Hostname(), hostname(own)) {
+	if ownURL, err := url.Parse(own); err == nil && strings.EqualFold(u.Hostname(), ownURL.Hostname()) {
 		// The same name on another port: a proxy that sends the Host
 		// without the port the browser used.
 		return fmt.Sprintf("the page's origin %s is not the %s this server was reached at: a reverse proxy dropped the port from Host. "+
@@ -117,14 +118,6 @@ func normalOrigin(s string) (string, bool) {
 		}
 	}
 	return scheme + "://" + host, true
-}
-
-func hostname(origin string) string {
-	u, err := url.Parse(origin)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }
 
 func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -199,14 +200,24 @@ func (c *Classroom) socketRefusal(p peer.Peer) *refusal {
 		return nil
 	}
 	if ok, wait := c.limits.connects.Ready(p.Addr); !ok {
-		return &refusal{reason: refusedNetwork, wait: wait,
-			detail: "too many connections opened from this network at once; trying again in " + seconds(wait)}
+		return tooManyConnects(wait)
 	}
 	if c.limits.conns.Held(p.Addr) >= c.limits.conns.Max() {
-		return &refusal{reason: refusedNetwork, wait: 5 * time.Second,
-			detail: fmt.Sprintf("this network holds %d connections to the classroom already; trying again in 5 s", c.limits.conns.Max())}
+		return c.tooManySockets()
 	}
 	return nil
+}
+
+// tooManyConnects is the refusal of an address that opened its allowance
+// of sockets lately; tooManySockets, of one that holds its allowance.
+func tooManyConnects(wait time.Duration) *refusal {
+	return &refusal{reason: refusedNetwork, wait: wait,
+		detail: "too many connections opened from this network at once; trying again in " + seconds(wait)}
+}
+
+func (c *Classroom) tooManySockets() *refusal {
+	return &refusal{reason: refusedNetwork, wait: 5 * time.Second,
+		detail: fmt.Sprintf("this network holds %d connections to the classroom already; trying again in 5 s", c.limits.conns.Max())}
 }
 
 // admitSocket takes one of the address's websockets and one of its
@@ -217,12 +228,10 @@ func (c *Classroom) admitSocket(p peer.Peer) (release func(), refused *refusal) 
 		return func() {}, nil
 	}
 	if ok, wait := c.limits.connects.Allow(p.Addr); !ok {
-		return nil, &refusal{reason: refusedNetwork, wait: wait,
-			detail: "too many connections opened from this network at once; trying again in " + seconds(wait)}
+		return nil, tooManyConnects(wait)
 	}
 	if !c.limits.conns.Acquire(p.Addr) {
-		return nil, &refusal{reason: refusedNetwork, wait: 5 * time.Second,
-			detail: fmt.Sprintf("this network holds %d connections to the classroom already; trying again in 5 s", c.limits.conns.Max())}
+		return nil, c.tooManySockets()
 	}
 	var once sync.Once
 	return func() { once.Do(func() { c.limits.conns.Release(p.Addr) }) }, nil
@@ -314,14 +323,13 @@ func (r *Room) noteRefused(who, reason string, p peer.Peer) {
 	}
 }
 
-// refusedCounts are the clients refused within refusedFor, by reason; the
-// older are forgotten. It runs on the room's goroutine.
+// refusedCounts are the clients refused within refusedFor, by reason. It
+// runs on the room's goroutine.
 func (r *Room) refusedCounts() map[string]int {
 	now := r.cl.cfg.Now()
 	var out map[string]int
-	for who, f := range r.refused {
+	for _, f := range r.refused {
 		if now.Sub(f.at) >= refusedFor {
-			delete(r.refused, who)
 			continue
 		}
 		if out == nil {
@@ -330,6 +338,15 @@ func (r *Room) refusedCounts() map[string]int {
 		out[f.reason]++
 	}
 	return out
+}
+
+// forgetRefused forgets the clients refused longer than refusedFor ago,
+// and reports whether it forgot any. It runs on the room's goroutine.
+func (r *Room) forgetRefused() bool {
+	now := r.cl.cfg.Now()
+	n := len(r.refused)
+	maps.DeleteFunc(r.refused, func(_ string, f refusedClient) bool { return now.Sub(f.at) >= refusedFor })
+	return len(r.refused) != n
 }
 
 // noteRefusedSocket counts a socket refused for its address's limits on a

@@ -181,9 +181,7 @@ func (r *Room) tick() {
 	if wall := time.Now(); wall.Sub(r.swept) >= time.Second {
 		r.swept = wall
 		r.sweepUnjoined(wall)
-		before := len(r.refused)
-		r.refusedCounts() // forgets the refusals older than refusedFor
-		if len(r.refused) != before {
+		if r.forgetRefused() {
 			r.dirtyView = true // a refused phone dropped out of the presenter's count
 		}
 	}
