@@ -62,7 +62,9 @@ func TestRefusedPhonesSayWhyAndGetIn(t *testing.T) {
 
 	run(t, proj, waitJS(`document.getElementById('refused-note').dataset.refused === '2'`))
 	assert.Contains(t, text(t, proj, "#refused-note"), "Turned away in the last minute: 2 room full")
-	run(t, proj, click("#make-room"), waitJS(`document.getElementById('class-size').value === '3'`))
+	run(t, proj, click("#make-room"), waitJS(`document.getElementById('class-size').dataset.size === '3'`))
+	assert.Equal(t, "class-size", eval[string](t, proj, `document.activeElement.id`), "the focus stays in the form when the button hides")
+	assert.Equal(t, "3", eval[string](t, proj, `document.getElementById('class-size').value`))
 	for _, phone := range []context.Context{bo, min} {
 		run(t, phone, waitJS(`!document.getElementById('client').hidden && document.getElementById('refused').hidden`))
 		assert.Equal(t, "online", attr(t, phone, "#conn", "data-status"))

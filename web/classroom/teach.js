@@ -293,8 +293,14 @@ $("size-form").addEventListener("submit", (ev) => {
 
 $("make-room").addEventListener("click", () => {
   if (!room) return;
-  if (waiting.size > Number($("class-size").dataset.size || 0)) room.send({ type: "size", size: Math.min(1500, waiting.size) });
+  if (waiting.size > Number($("class-size").dataset.size || 0)) {
+    const size = Math.min(1500, waiting.size);
+    room.send({ type: "size", size });
+    $("class-size").value = String(size); // focused next, the field is not refilled from the room's state
+  }
   if (waiting.unlock) room.send({ type: "unlock" });
+  // The button hides once they are let in: the focus stays in the form.
+  $("class-size").focus();
 });
 
 $("lock").addEventListener("click", () => {
