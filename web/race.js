@@ -138,13 +138,97 @@ function layoutRows(model, opts) {
 
 // --- drawing ---------------------------------------------------------------------
 
-const ROW_H = 36;
-const ROW_H_COMPACT = 46; // the answer's words get a line of their own
-const DB_H = 36;
-const LEDGER_H = 52;
+// The view fits the width it is given: nothing runs past it and nothing is
+// cut. Words are measured in the view's own font and wrap onto lines of
+// their own (a row grows to hold them); a row label wraps in the label
+// column; an answer goes after its attempt's last mark when it fits there,
+// else on the lines under the marks. The checker's brackets have a column
+// of their own at the right, which no word enters.
 const AXIS_H = 40;
+const FONT = 'system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans KR", "Apple SD Gothic Neo", sans-serif';
+
+// Sizes of the view's words, in px, as race.css sets them.
+function sizes(compact) {
+  return {
+    label: compact ? 13 : 15, sub: compact ? 11 : 12, answer: compact ? 12 : 14, seg: compact ? 11 : 12,
+    rule: compact ? 12 : 14, legend: compact ? 11 : 12, band: compact ? 26 : 30,
+  };
+}
+
+let measureCtx;
+const widths = new Map();
+// textW is the width of s in the view's font at size px and weight.
+function textW(s, size, weight = 400) {
+  const k = size + '|' + weight + '|' + s;
+  let w = widths.get(k);
+  if (w === undefined) {
+    if (measureCtx === undefined) measureCtx = (typeof document !== 'undefined' && document.createElement('canvas').getContext('2d')) || null;
+    if (measureCtx) {
+      measureCtx.font = weight + ' ' + size + 'px ' + FONT;
+      w = measureCtx.measureText(s).width * 1.04 + 1;
+    } else {
+      w = [...s].length * size * 0.62;
+    }
+    if (widths.size > 20000) widths.clear();
+    widths.set(k, w);
+  }
+  return w;
+}
+
+// wrap breaks s into lines no wider than maxW: at spaces, and inside a word
+// only when the word alone is wider than a line.
+function wrap(s, maxW, size, weight) {
+  if (!s) return [];
+  if (textW(s, size, weight) <= maxW) return [s];
+  const lines = [];
+  let cur = '';
+  for (const word of s.split(' ')) {
+    const cand = cur ? cur + ' ' + word : word;
+    if (textW(cand, size, weight) <= maxW) {
+      cur = cand;
+      continue;
+    }
+    if (cur) lines.push(cur);
+    cur = '';
+    if (textW(word, size, weight) <= maxW) {
+      cur = word;
+      continue;
+    }
+    for (const ch of word) {
+      if (cur && textW(cur + ch, size, weight) > maxW) {
+        lines.push(cur);
+        cur = ch;
+      } else {
+        cur += ch;
+      }
+    }
+  }
+  if (cur) lines.push(cur);
+  return lines;
+}
+
+// lines draws wrapped lines as one <text>, a <tspan> a line.
+function lines(list, x, y, lh, attrs) {
+  return svg('text', Object.assign({ x, y }, attrs),
+    ...list.map((l, k) => svg('tspan', { x, dy: k ? lh : 0, text: l })));
+}
+
+const widest = (list, size, weight) => list.reduce((w, s) => Math.max(w, textW(s, size, weight)), 0);
 
 let clipIds = 0;
+
+// outcomeOf is how the attempt itself ended, the one meaning of its row's
+// mark: a broken rule is shown by its bracket, never on the rows it names.
+function outcomeOf(a) {
+  if (a.paidAgain) return 'fail';
+  if (!a.answer) return a.state === 'crashed' ? 'info' : 'pending';
+  if (a.answer.kind === 'lost' || a.answer.kind === 'timed-out' || a.answer.kind === 'crashed') return 'info';
+  const s = Number(a.answer.status) || 0;
+  if (s >= 500) return 'error';
+  if (s >= 400) return 'refused';
+  return 'ok';
+}
+const OUTCOME_ICON = { ok: '✔', refused: '⊘', error: '⚠', info: 'ℹ', fail: '✘', pending: '◌' };
 
 // drawRace draws the model into container (see the top of this file) and
 // returns the <svg> element. The whole history is drawn once; the cursor
@@ -154,46 +238,68 @@ let clipIds = 0;
 export function drawRace(container, model, opts = {}) {
   const t = opts.t || defaultT;
   const compact = opts.compact ?? (container.clientWidth > 0 && container.clientWidth < 600);
-  const width0 = opts.width || container.clientWidth || 900;
-  const key = [compact, Math.round(width0), opts.collapseOver, opts.maxRows, opts.selectedLane, [...(opts.expanded || [])].join('\u0001')].join('|');
+  const width = Math.max(240, Math.floor(opts.width || container.clientWidth || 900));
+  const key = [compact, width, opts.collapseOver, opts.maxRows, opts.selectedLane, [...(opts.expanded || [])].join('\u0001')].join('|');
   const old = container.firstElementChild;
   if (old && old.__race && old.__race.model === model && old.__race.key === key) {
     seekRace(old, opts.cursor ?? model.events.length, opts.currentSeq);
     return old;
   }
-  const labelW = compact ? 96 : 190;
-  const answerW = compact ? 24 : 210;
-  const rowH = compact ? ROW_H_COMPACT : ROW_H;
+  // The element focused in the old view, to focus its like in the new one.
+  const focused = old && old.__race && old.contains(document.activeElement) ? document.activeElement.getAttribute('data-focus') : null;
+  const fs = sizes(compact);
+  const { rows, laneRow, hidden } = layoutRows(model, opts);
+  const violations = model.violations.filter((v) => v.lanes.length).slice(0, 6);
+
+  // Columns: the labels', the plot's, and one per broken rule's bracket.
+  // The label column holds each attempt's label on a line, and each word
+  // of the key rows' names (a key wraps between its words, not inside one,
+  // where the width allows).
+  const heads = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed').map((r) => headOf(r, model, opts));
+  const keyWords = rows.filter((r) => r.type === 'db').flatMap((r) => (r.group.key || r.group.intent || '').split(' '));
+  const labelW = Math.ceil(Math.min(width * (compact ? 0.24 : 0.26), Math.max(compact ? 48 : 84,
+    widest(heads, fs.label, 600) + 12, widest(keyWords, fs.label, 600) + 12, textW('⛁ ' + t('raceLedger'), fs.label, 600) + 12)));
+  const bw = compact ? 18 : 22;
+  const textRight = width - (violations.length ? violations.length * bw + 8 : 6);
+  const plotLeft = labelW + 8;
   const timeClock = model.clock === 'time';
   // Waiting and running lanes on the bench show their next phase one
   // column to the right of everything that has happened.
   const ghosts = [...model.attempts.values()].some((a) => a.state === 'waiting' || a.state === 'running');
   const cols = model.span + (ghosts ? 1 : 0);
-  // The plot takes what the labels, the answers and the broken rules'
-  // brackets leave of the width asked for, so the view fits it.
-  const vioCount = Math.min(6, model.violations.filter((v) => v.lanes.length).length);
-  const avail = Math.max(160, width0 - labelW - answerW - 24 - vioCount * 22);
-  const unit = timeClock ? Math.min(60, avail / cols) : Math.max(compact ? 22 : 26, Math.min(64, avail / cols));
-  const X = (x) => labelW + 12 + x * unit;
-  const plotW = cols * unit + 12;
-  const { rows, laneRow, hidden } = layoutRows(model, opts);
+  const avail = Math.max(40, textRight - plotLeft - 14);
+  const unit = timeClock ? Math.min(60, avail / cols) : Math.min(compact ? 40 : 52, avail / cols);
+  const X = (x) => plotLeft + 8 + x * unit;
+  const c = { X, t, fs, width, labelW, plotLeft, textRight, unit, compact, opts, cols, model, rowOf: (id) => laneRow.get(id) };
 
-  // Rows' vertical positions.
+  // Plan every row (its height follows from the words it must hold), then
+  // place them.
+  for (const r of rows) {
+    if (r.type === 'ledger') planLedger(r, c);
+    else if (r.type === 'db') planDB(r, c);
+    else planAttempt(r, c);
+  }
   let y = AXIS_H;
   for (const r of rows) {
     r.y = y;
-    r.h = r.type === 'ledger' ? LEDGER_H : r.type === 'db' ? DB_H : rowH;
+    r.mid = y + (r.band || r.h) / 2;
     y += r.h + (r.type === 'db' ? 2 : 0);
   }
-  const violations = model.violations.filter((v) => v.lanes.length).slice(0, 6);
-  const vioH = violations.length ? 10 + violations.length * 20 : 0;
-  const height = y + (hidden ? 22 : 0) + vioH + 6;
-  const width = labelW + 12 + plotW + answerW + violations.length * 22;
+  const rowsEnd = y;
+  const moreLines = hidden ? wrap(t('raceMore', { n: hidden }), width - 12, fs.sub, 400) : [];
+  y += moreLines.length * (fs.sub + 4) + (hidden ? 6 : 0);
+  const vioLines = violations.map((v) => wrap('✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko), width - 12, fs.rule, 600));
+  const vioTop = y + (violations.length ? 8 : 0);
+  y = vioTop + vioLines.reduce((n, l) => n + l.length * (fs.rule + 5) + 4, 0);
+  const legend = planLegend(model, rows, violations, c);
+  const legendTop = y + 10;
+  const height = Math.ceil(legendTop + legend.h + 6);
 
+  const selectable = !!opts.onSelectLane;
   const root = svg('svg', {
     xmlns: 'http://www.w3.org/2000/svg', class: 'race' + (compact ? ' compact' : ''), width, height,
     viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': t('raceTitle'), 'data-clock': model.clock,
-    'data-attempts': model.attempts.size,
+    'data-attempts': model.attempts.size, 'data-columns': cols, 'data-plot-x': plotLeft, tabindex: -1, 'data-focus': 'view',
   });
   root.append(svg('title', { text: t('raceTitle') }));
   const clipId = 'race-now-' + ++clipIds;
@@ -201,44 +307,43 @@ export function drawRace(container, model, opts = {}) {
   root.append(svg('defs', {},
     svg('clipPath', { id: clipId }, clipRect),
     ...['duplicate', 'conflict', 'mismatch', 'replay'].map((k) => svg('marker', {
-      id: 'race-head-' + k, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
+      id: 'race-head-' + k + '-' + clipIds, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
     }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'head head-' + k })))));
+  c.clip = 'url(#' + clipId + ')';
+  c.heads = clipIds;
 
-  root.append(drawAxis(model, { X, t, height: height - vioH, unit }));
-  const c = { X, labelW, t, width, unit, compact, clip: 'url(#' + clipId + ')', opts, cols, rowH };
-  const rowsLayer = svg('g', { class: 'rows' });
-  for (const r of rows) {
-    if (r.type === 'ledger') drawLedger(rowsLayer, r, model, c);
-    else if (r.type === 'db') drawDB(rowsLayer, r, model, c);
-    else drawAttempt(rowsLayer, r, model, c);
-  }
+  root.append(drawAxis(model, { X, t, height: rowsEnd }));
+  // The lanes that can move next are a radio group (the bench): each row's
+  // label is a radio; its marks are buttons beside it, never inside it.
+  const rowsLayer = svg('g', selectable ? { class: 'rows', role: 'radiogroup', 'aria-label': t('chooseLane') } : { class: 'rows' });
+  for (const r of rows) rowsLayer.append(r.draw(r));
   root.append(rowsLayer, drawArrows(model, rows, laneRow, c));
 
-  // Broken rules: a bracket right of the answers joins the rows of the
-  // attempts each names, with its number; the sentences are listed below.
+  // Broken rules: a bracket in its own column at the right joins the rows
+  // of the attempts each names, its number above it; the sentences follow
+  // the rows.
   const vio = svg('g', { class: 'violations', 'data-verdict-layer': 'true' });
   violations.forEach((v, k) => {
-    const ys = v.lanes.map((l) => laneRow.get(l)).filter(Boolean).map((r) => r.y + r.h / 2);
+    const ys = v.lanes.map((l) => laneRow.get(l)).filter(Boolean).map((r) => r.mid);
     if (!ys.length) return;
-    const bx = width - 26 - k * 22;
+    const bx = width - 10 - k * bw;
     const y0 = Math.min(...ys);
     const y1 = Math.max(...ys);
     vio.append(svg('g', { class: 'violation', 'data-violation': v.rule.name || '', 'data-lanes': v.lanes.join(',') },
       svg('path', { d: `M${bx - 6},${y0} H${bx} V${y1} H${bx - 6}`, class: 'bracket' }),
       ...ys.map((yy) => svg('circle', { cx: bx - 6, cy: yy, r: 3, class: 'bracket-dot' })),
-      svg('text', { x: bx + 2, y: (y0 + y1) / 2 + 4, class: 'bracket-n', text: '✘' + v.n }),
+      svg('text', { x: bx - 3, y: y0 - 8, 'text-anchor': 'middle', class: 'bracket-n', text: '✘' + v.n }),
       svg('title', { text: '✘' + v.n + ' ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko) })));
   });
-  let ly = y + (hidden ? 22 : 0) + 14;
-  for (const v of violations) {
-    const line = '✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko);
-    vio.append(svg('text', { x: 6, y: ly, class: 'violation-text', 'data-violation': v.rule.name || '', text: clip(line, Math.floor(width / 8.3)) },
-      svg('title', { text: line })));
-    ly += 20;
-  }
+  let ly = vioTop + fs.rule;
+  violations.forEach((v, k) => {
+    vio.append(lines(vioLines[k], 6, ly, fs.rule + 5, { class: 'violation-text', 'data-violation': v.rule.name || '' }));
+    ly += vioLines[k].length * (fs.rule + 5) + 4;
+  });
   root.append(vio);
-  if (hidden) root.append(svg('text', { x: 6, y: y + 15, class: 'more', 'data-hidden': hidden, text: t('raceMore', { n: hidden }) }));
-  const now = svg('line', { y1: AXIS_H - 6, y2: y, class: 'now', 'data-now': '' });
+  if (hidden) root.append(lines(moreLines, 6, rowsEnd + fs.sub + 2, fs.sub + 4, { class: 'more', 'data-hidden': hidden }));
+  root.append(legend.draw(legendTop));
+  const now = svg('line', { y1: AXIS_H - 6, y2: rowsEnd, class: 'now', 'data-now': '' });
   root.append(now);
 
   // Everything is drawn and shown: the cursor is at the end. Seeking
@@ -246,9 +351,14 @@ export function drawRace(container, model, opts = {}) {
   // a moment, in order; the bench never needs that list.
   now.setAttribute('visibility', 'hidden');
   root.setAttribute('data-cursor', model.events.length);
-  root.__race = { model, key, X, unit, clipRect, now, vio, labelW, timed: null, idx: null, cursor: model.events.length, current: undefined };
+  root.__race = { model, key, X, unit, clipRect, now, vio, labelW: plotLeft, timed: null, idx: null, cursor: model.events.length, current: undefined };
   container.replaceChildren(root);
   seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
+  if (focused) {
+    const again = root.querySelector('[data-focus="' + focused + '"]') || root.querySelector('[role=radio][tabindex="0"]') ||
+      root.querySelector('.mark[tabindex="0"]') || root;
+    again.focus();
+  }
   return root;
 }
 
@@ -292,6 +402,14 @@ export function seekRace(root, cursor, currentSeq) {
       e.classList.remove('current', 'touched');
     }
     if (currentSeq !== undefined) {
+      // The step shown is the marks' stop in the tab order, unless a mark
+      // has the focus now.
+      const shown = root.querySelector('.mark[role=button][data-seq="' + currentSeq + '"]');
+      const act = document.activeElement;
+      if (shown && !(act && root.contains(act) && act.matches('.mark[role=button]'))) {
+        for (const m of root.querySelectorAll('.mark[role=button][tabindex="0"]')) m.setAttribute('tabindex', '-1');
+        shown.setAttribute('tabindex', '0');
+      }
       for (const e of root.querySelectorAll('[data-seq="' + currentSeq + '"]')) {
         if (e.classList.contains('mark')) {
           e.classList.add('current');
@@ -327,17 +445,28 @@ function lowerBound(a, v) {
   return lo;
 }
 
+
+// headOf is an attempt row's label: how it ended, whether it won, whether
+// it moves next, and who.
+function headOf(r, model, opts) {
+  const a = r.attempt;
+  if (r.type === 'collapsed') return OUTCOME_ICON[outcomeOf(a)] + ' × ' + r.members.length;
+  return OUTCOME_ICON[outcomeOf(a)] + ' ' + (r.winner ? '★ ' : '') + (opts.selectedLane === a.id ? '▶ ' : '') + a.label;
+}
+
 function drawAxis(model, c) {
   const { X, t, height } = c;
   const axis = svg('g', { class: 'axis' });
   axis.append(svg('text', { x: 4, y: 15, class: 'axis-label', text: model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep') }));
-  let lastTick = -Infinity;
+  let lastTick = X(0) - 1000;
   let lastLabel = '';
   const t0 = model.times && model.times.length ? model.times[0] : 0;
+  const axisW = textW(model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep'), 11) + 8;
   for (let i = 0; i < model.events.length; i++) {
     const px = X(model.xs[i]);
-    if (px - lastTick < (model.clock === 'time' ? 64 : 28)) continue;
     const label = model.clock === 'time' ? fmtMS(model.times[i] - t0) : String(i + 1);
+    const w = textW(label, 11);
+    if (px - lastTick < Math.max(model.clock === 'time' ? 64 : 24, w + 8) || px - w / 2 < axisW) continue;
     if (label === lastLabel) continue;
     lastTick = px;
     lastLabel = label;
@@ -349,9 +478,10 @@ function drawAxis(model, c) {
     const x0 = X(b.x0);
     const x1 = X(b.x1);
     if (x1 - x0 < 16) continue;
+    const label = '≈ ' + fmtMS(b.ms);
     axis.append(svg('g', { class: 'break', 'data-break-ms': Math.round(b.ms) },
       svg('rect', { x: x0 + 2, y: 19, width: x1 - x0 - 4, height: 4, rx: 2 }),
-      x1 - x0 > 60 ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: '≈ ' + fmtMS(b.ms) }) : null,
+      x1 - x0 > textW(label, 11) + 8 ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label }) : null,
       svg('title', { text: t('raceBreak', { ms: fmtMS(b.ms) }) })));
   }
   return axis;
@@ -369,19 +499,19 @@ function drawArrows(model, rows, laneRow, c) {
       const toRow = laneRow.get(ar.to.lane);
       if (!toRow) continue;
       tx = ar.to.px ?? X(ar.to.x);
-      ty = toRow.y + toRow.h / 2;
+      ty = toRow.mid;
     } else {
       const dbRow = rows.find((r) => r.type === 'db' && r.group.id === fromRow.group.id);
       if (!dbRow) continue;
       tx = (ar.from.px ?? X(ar.from.x)) - Math.max(4, unit * 0.3);
-      ty = dbRow.y + dbRow.h - 3;
+      ty = dbRow.y + dbRow.band - 3;
     }
     const fx = ar.from.px ?? X(ar.from.x);
-    const fy = fromRow.y + fromRow.h / 2;
+    const fy = fromRow.mid;
     const dir = ty < fy ? 1 : -1;
     const path = `M${fx},${fy - dir * 9} C${fx},${(fy + ty) / 2} ${tx},${(fy + ty) / 2} ${tx},${ty + dir * 9}`;
     layer.append(svg('path', {
-      d: path, class: 'arrow arrow-' + ar.kind, 'marker-end': 'url(#race-head-' + ar.kind + ')', 'data-arrow': ar.kind, 'data-i': ar.from.i,
+      d: path, class: 'arrow arrow-' + ar.kind, 'marker-end': 'url(#race-head-' + ar.kind + '-' + c.heads + ')', 'data-arrow': ar.kind, 'data-i': ar.from.i,
       'data-from-lane': ar.from.lane, 'data-from-seq': ar.from.ev.seq, 'data-to-lane': ar.toLane || '', 'data-to': ar.toDb || '',
     }, svg('title', { text: t('raceArrow_' + ar.kind, { from: labelOfLane(model, ar.from.lane), to: labelOfLane(model, ar.toLane) }) })));
   }
@@ -391,10 +521,6 @@ function drawArrows(model, rows, laneRow, c) {
 function labelOfLane(model, id) {
   const a = id && model.attempts.get(id);
   return a ? a.label : id || '';
-}
-
-function clip(s, n) {
-  return s.length > n ? s.slice(0, Math.max(1, n - 1)) + '…' : s;
 }
 
 // fmtMS writes a span of milliseconds as a person reads it.
@@ -407,195 +533,589 @@ export function fmtMS(ms) {
   return Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
 }
 
-function drawLedger(parent, r, model, c) {
-  const { X, t } = c;
-  const g = svg('g', { class: 'row row-ledger', 'data-row': 'ledger' },
-    svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
-    svg('text', { x: 8, y: r.y + 20, class: 'row-label', text: '⛁ ' + t('raceLedger') }),
-    svg('text', { x: 8, y: r.y + 40, class: 'row-sub', text: clip(model.opening.map(([k, v]) => k + ' ' + won(v)).join(' · '), Math.floor((c.labelW - 8) / 6.5)) }),
-    svg('title', { text: t('raceLedger') + ': ' + model.opening.map(([k, v]) => k + ' ' + won(v)).join(' · ') }));
-  const inTime = svg('g', { 'clip-path': c.clip });
-  const ledger = model.ledger;
-  ledger.forEach((p, k) => {
-    const x = X(p.x);
-    const word = markWord({ kind: p.again ? 'paid-again' : 'paid', amount: p.amount }, t);
-    inTime.append(svg('g', { class: 'money' + (p.again ? ' money-again' : ''), 'data-mark': p.again ? 'paid-again' : 'paid', 'data-lane': p.lane, 'data-seq': model.events[p.i].seq },
-      svg('rect', { x: x - 9, y: r.y + 4, width: 18, height: 28, rx: 3 }),
-      svg('text', { x, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: p.again ? '✘' : '■' }),
-      svg('title', { text: word + ' · ' + labelOfLane(model, p.lane) + (p.transfer ? ' · ' + p.transfer : '') + (p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + won(v)).join(', ') : '') })));
-    // Words where the row has room before the next payment: a second
-    // payment says so; a first one says the balances after it.
-    const next = ledger[k + 1];
-    const room = (next ? X(next.x) - 12 : c.width - 12) - (x + 12);
-    const label = p.again ? '✘ ' + word + ' (' + labelOfLane(model, p.lane) + ')' : p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
-    if (label && room >= label.length * 7.2) {
-      inTime.append(svg('text', { x: x + 12, y: r.y + (p.again ? 23 : 46), class: p.again ? 'paid-again-text' : 'row-sub balance-after', 'data-mark': p.again ? 'paid-again-text' : null, 'data-lane': p.lane, text: label }));
-    }
-  });
-  g.append(inTime);
-  // Many second payments: their sum in words, on the row's second line.
-  const again = ledger.filter((p) => p.again);
-  if (again.length > 1) {
-    const sum = again.reduce((n, p) => n + p.amount, 0);
-    g.append(svg('text', { x: c.width - 8, y: r.y + 47, 'text-anchor': 'end', class: 'paid-again-text halo', 'data-mark': 'paid-again-total', 'data-i': again[again.length - 1].i,
-      text: sum ? t('racePaidAgainTotal', { n: again.length, amount: won(sum) }) : t('racePaidAgainCount', { n: again.length }) }));
-  }
-  parent.append(g);
+// Placed words on the lines under a row's band: each line keeps where its
+// last word ends, and a word goes on the first line where it fits.
+function placer() {
+  const ends = [];
+  return {
+    put(x, w) {
+      let k = 0;
+      while (k < ends.length && ends[k] > x - 6) k++;
+      ends[k] = x + w;
+      return k;
+    },
+    get count() { return ends.length; },
+  };
 }
 
-function drawDB(parent, r, model, c) {
-  const { X, t } = c;
+function planLedger(r, c) {
+  const { X, t, fs, model } = c;
+  r.band = 36;
+  const labelLines = wrap('⛁ ' + t('raceLedger'), c.labelW - 10, fs.label, 600);
+  const opening = model.opening.map(([k, v]) => k + ' ' + won(v)).join(' · ');
+  const openLines = opening ? wrap(t('raceOpening', { balances: opening }), c.textRight - c.plotLeft, fs.sub, 400) : [];
+  const ledger = model.ledger;
+  const again = ledger.filter((p) => p.again);
+  let againText = '';
+  if (again.length === 1) {
+    const p = again[0];
+    againText = '✘ ' + markWord({ kind: 'paid-again', amount: p.amount }, t) + ' (' + labelOfLane(model, p.lane) + ')';
+  } else if (again.length > 1) {
+    const sum = again.reduce((n, p) => n + p.amount, 0);
+    againText = sum ? t('racePaidAgainTotal', { n: again.length, amount: won(sum) }) : t('racePaidAgainCount', { n: again.length });
+  }
+  const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
+  const subH = fs.sub + 4;
+  const ruleH = fs.rule + 4;
+  r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + openLines.length * subH + againLines.length * ruleH + 4);
+  r.draw = () => {
+    const g = svg('g', { class: 'row row-ledger', 'data-row': 'ledger' },
+      svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
+      lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
+      svg('title', { text: t('raceLedger') + (opening ? ': ' + opening : '') }));
+    let ly = r.y + r.band + fs.sub;
+    if (openLines.length) {
+      g.append(lines(openLines, c.plotLeft, ly, subH, { class: 'row-sub opening' }));
+      ly += openLines.length * subH;
+    }
+    const inTime = svg('g', { 'clip-path': c.clip });
+    const blocks = ledgerBlocks(ledger, c);
+    blocks.forEach((bk, k) => {
+      const p = bk.list[0];
+      const x = bk.px;
+      const again = bk.list.some((q) => q.again);
+      const sum = bk.list.reduce((n, q) => n + q.amount, 0);
+      const word = markWord({ kind: again ? 'paid-again' : 'paid', amount: sum }, t);
+      const row = c.rowOf && c.rowOf(p.lane);
+      const who = bk.list.length > 1 ? '× ' + bk.list.length : labelOfLane(model, p.lane) + (row && row.type === 'collapsed' ? ' (' + t('raceOneOf', { n: row.members.length }) + ')' : '');
+      inTime.append(svg('g', {
+        class: 'money' + (again ? ' money-again' : '') + (bk.w < 14 ? ' small' : ''), 'data-mark': again ? 'paid-again' : 'paid', 'data-lane': p.lane,
+        'data-seq': model.events[p.i].seq, 'data-i': p.i, 'data-n': bk.list.length > 1 ? bk.list.length : null,
+        'data-seqs': bk.list.length > 1 ? bk.list.map((q) => model.events[q.i].seq).join(' ') : null,
+        'data-lanes': bk.list.length > 1 ? bk.list.map((q) => q.lane).join(',') : null,
+      },
+        svg('rect', { x: x - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
+        svg('text', { x, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: bk.text }),
+        svg('title', { text: word + ' · ' + who + (bk.list.length === 1 && p.transfer ? ' · ' + p.transfer : '') + (bk.list.length === 1 && p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + won(v)).join(', ') : '') })));
+      // The balances after a first payment, where the band has room
+      // before the next block.
+      const next = blocks[k + 1];
+      const room = (next ? next.px - next.w / 2 - 6 : c.textRight) - (x + bk.w / 2 + 4);
+      const label = !again && bk.list.length === 1 && p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
+      if (label && room >= textW(label, 10)) {
+        inTime.append(svg('text', { x: x + bk.w / 2 + 4, y: r.y + 22, class: 'row-sub balance-after', 'data-lane': p.lane, 'data-i': p.i, text: label }));
+      }
+    });
+    g.append(inTime);
+    if (againLines.length) {
+      const last = again[again.length - 1];
+      g.append(lines(againLines, c.plotLeft, ly + 2, ruleH, { class: 'paid-again-text', 'data-mark': again.length > 1 ? 'paid-again-total' : 'paid-again-text', 'data-lane': again.length === 1 ? last.lane : null, 'data-i': last.i }));
+    }
+    return g;
+  };
+}
+
+// ledgerBlocks places the ledger's blocks: one per payment, at its moment;
+// payments too close together to be told apart share a block that says
+// how many they are ("✘39"), and a block never covers the next.
+function ledgerBlocks(ledger, c) {
+  const { X } = c;
+  const narrow = Math.max(9, Math.min(18, c.unit - 2));
+  const blocks = [];
+  const size = (bk) => {
+    const again = bk.list.some((q) => q.again);
+    bk.text = (again ? '✘' : '■') + (bk.list.length > 1 ? bk.list.length : '');
+    bk.w = bk.list.length > 1 ? Math.max(18, textW(bk.text, 12, 700) + 6) : narrow;
+    bk.px = bk.left + bk.w / 2;
+  };
+  for (const p of ledger) {
+    const left = X(p.x) - narrow / 2;
+    const prev = blocks[blocks.length - 1];
+    const prevRight = prev ? prev.left + prev.w + 2 : -Infinity;
+    if (prev && left < prevRight && (prev.list.every((q) => q.again === p.again) || prevRight + narrow > c.textRight)) {
+      prev.list.push(p);
+      size(prev);
+      continue;
+    }
+    const bk = { list: [p], left: Math.max(left, prevRight) };
+    size(bk);
+    blocks.push(bk);
+  }
+  return blocks;
+}
+
+function planDB(r, c) {
+  const { X, t, fs, model } = c;
   const gr = r.group;
+  r.band = c.compact ? 28 : 32;
   // Under the server-cache claim the key lives in the servers' memories,
   // each its own: the row says so rather than call it a database row.
   const keyWord = model.policy.claim === 'server-cache' ? 'raceCacheRow' : 'raceKeyRow';
   const name = gr.key ? t(keyWord, { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
-  const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
-    svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
-    svg('text', { x: 8, y: r.y + 23, class: 'row-label db-label', text: '▤ ' + clip(name, c.compact ? 11 : 17) }, svg('title', { text: name })));
-  const inTime = svg('g', { 'clip-path': c.clip });
-  const end = c.width - 12;
-  const startX = X(0);
-  if (!gr.key || model.policy.claim === 'none') {
-    g.append(svg('text', { x: c.compact ? 8 : startX, y: r.y + (c.compact ? 33 : 23), class: 'db-none', text: t(c.compact ? 'raceNoKeyTableShort' : 'raceNoKeyTable') }));
-  } else {
-    const first = gr.db[0];
-    inTime.append(svg('line', { x1: startX, x2: first ? X(first.x0) : end, y1: r.y + r.h / 2, y2: r.y + r.h / 2, class: 'absent' }));
-    if (!first) inTime.append(svg('text', { x: startX + 4, y: r.y + 12, class: 'db-state-text', text: t('raceAbsent') }));
-  }
-  gr.db.forEach((s, k) => {
+  const nameLines = wrap('▤ ' + name, c.labelW - 10, fs.label, 600);
+  const plotW = c.textRight - c.plotLeft;
+  const none = !gr.key || model.policy.claim === 'none';
+  const noneLines = none ? wrap(t('raceNoKeyTable'), plotW, fs.sub, 400) : [];
+  // Each state's words inside its segment, in short where the long do not
+  // fit, else on a line under the band.
+  const place = placer();
+  const segs = gr.db.map((s, k) => {
     const x0 = X(s.x0);
     const next = gr.db[k + 1];
-    const x1 = next ? X(next.x0) : end;
+    const x1 = next ? X(next.x0) : c.textRight;
     const label = s.state === 'completed'
       ? t('raceCompleted', { status: s.status || '', owner: labelOfLane(model, s.owner) })
       : s.state === 'in_progress' ? t('raceInProgress', { owner: labelOfLane(model, s.owner) }) : t('raceRecorded', { state: s.state, owner: labelOfLane(model, s.owner) });
-    // A narrow segment says less, never nothing: the state's sign and who.
     const short = (s.state === 'completed' ? '✔ ' + (s.status || '') : s.state === 'in_progress' ? '◐' : '▭') + ' ' + labelOfLane(model, s.owner);
-    const room = (x1 - x0 - 8) / 7;
-    inTime.append(svg('g', { class: 'seg seg-' + s.state.replace('_', '-'), 'data-db-state': s.state, 'data-owner': s.owner, 'data-seq': model.events[s.i].seq },
-      svg('rect', { x: x0, y: r.y + 4, width: Math.max(4, x1 - x0), height: r.h - 8, rx: 4 }),
-      svg('text', { x: x0 + 5, y: r.y + r.h / 2 + 4, class: 'seg-text', text: room >= label.length ? label : clip(short, Math.max(2, Math.floor(room))) }),
-      svg('title', { text: label })));
+    const room = x1 - x0 - 8;
+    if (textW(label, fs.seg) <= room) return { s, x0, x1, label, text: label, line: -1 };
+    if (textW(short, fs.seg) <= room) return { s, x0, x1, label, text: short, line: -1 };
+    const w = textW(short, fs.seg);
+    const x = Math.max(c.plotLeft, Math.min(x0, c.textRight - w));
+    return { s, x0, x1, label, text: short, line: place.put(x, w), x };
   });
-  g.append(inTime);
-  parent.append(g);
+  const absent = !none && !gr.db.length;
+  const lh = fs.seg + 4;
+  r.h = Math.max(nameLines.length * (fs.label + 4) + 10, r.band + (place.count + noneLines.length) * lh + (place.count || noneLines.length ? 4 : 0));
+  r.draw = () => {
+    const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
+      svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
+      lines(nameLines, 8, r.y + 21, fs.label + 4, { class: 'row-label db-label' }), svg('title', { text: name }));
+    const inTime = svg('g', { 'clip-path': c.clip });
+    const midY = r.y + r.band / 2;
+    if (none) {
+      g.append(lines(noneLines, c.plotLeft, r.y + r.band + fs.sub - 2, lh, { class: 'db-none' }));
+      g.append(svg('line', { x1: X(0), x2: c.textRight, y1: midY, y2: midY, class: 'absent' }));
+    } else {
+      const first = gr.db[0];
+      inTime.append(svg('line', { x1: X(0), x2: first ? X(first.x0) : c.textRight, y1: midY, y2: midY, class: 'absent' }));
+      if (absent) inTime.append(svg('text', { x: X(0) + 4, y: midY - 5, class: 'db-state-text', text: t('raceAbsent') }));
+    }
+    for (const p of segs) {
+      const { s } = p;
+      const under = p.line >= 0;
+      inTime.append(svg('g', { class: 'seg seg-' + s.state.replace('_', '-'), 'data-db-state': s.state, 'data-owner': s.owner, 'data-seq': model.events[s.i].seq },
+        svg('rect', { x: p.x0, y: r.y + 4, width: Math.max(4, p.x1 - p.x0), height: r.band - 8, rx: 4 }),
+        svg('text', under ? { x: p.x, y: r.y + r.band + fs.seg - 1 + p.line * lh, class: 'seg-text seg-under', text: p.text } : { x: p.x0 + 5, y: midY + 4, class: 'seg-text', text: p.text }),
+        svg('title', { text: p.label })));
+    }
+    g.append(inTime);
+    return g;
+  };
 }
 
-function drawAttempt(parent, r, model, c) {
-  const { X, t, opts, unit, compact } = c;
+// marksOf places a row's marks: one per event of its attempt, or (a row
+// that stands for several alike) one per moment any of them acted, with
+// how many acted there. On the trace's clock marks of one row keep a
+// little room between them, so that a claim 0.1 ms after the receive is
+// still its own mark, and never run past the plot.
+function marksOf(r, c) {
+  const { X, model, compact, textRight } = c;
+  const timeClock = model.clock === 'time';
+  if (r.type === 'collapsed') return bucketMarks(r, c);
+  const all = r.attempt.marks;
+  const gap0 = timeClock ? (compact ? 13 : 17) : 0;
+  const limit = textRight - 10;
+  let gap = gap0;
+  let placed;
+  for (let tries = 0; tries < 4; tries++) {
+    placed = [];
+    let prev = null;
+    for (const m of all) {
+      const px = X(m.x);
+      if (prev && px < prev.px + Math.max(gap, 1) && (prev.kind === m.kind || r.type === 'collapsed' && prev.px + gap > limit)) {
+        prev.n++;
+        prev.members.push(m);
+        continue;
+      }
+      const at = prev ? Math.max(px, prev.px + gap) : px;
+      prev = { px: at, kind: m.kind, icon: m.icon, m, n: 1, members: [m] };
+      placed.push(prev);
+    }
+    if (!placed.length || placed[placed.length - 1].px <= limit) break;
+    gap = gap0 / (tries + 2);
+  }
+  for (const p of placed) {
+    if (p.px > limit) p.px = limit;
+    for (const m of p.members) m.px = p.px;
+  }
+  return placed;
+}
+
+// What a mark that stands for several events shows: the one that matters
+// most (money first), its title naming them all.
+const WEIGHT = ['paid-again', 'paid', 'crashed', 'lost', 'timed-out', 'conflict', 'mismatch', 'duplicate', 'claim-ignored', 'replay',
+  'takeover', 'claim', 'declined', 'rejected', 'error', 'stored', 'late-key', 'pay-call', 'lock-wait', 'lock', 'lookup', 'answer'];
+const weightOf = (kind) => {
+  const k = WEIGHT.indexOf(kind);
+  return k < 0 ? WEIGHT.length : k;
+};
+
+// bucketMarks places the marks of a row that stands for several alike
+// attempts: time is cut into slots a mark wide, and each slot where any of
+// them acted gets one mark, at its own moment, with how many acted there.
+function bucketMarks(r, c) {
+  const { X, model, compact, textRight } = c;
+  const slot = model.clock === 'time' ? (compact ? 13 : 16) : Math.max(10, c.unit);
+  const limit = textRight - 10;
+  const slots = new Map();
+  for (const a of r.members) {
+    for (const m of a.marks) {
+      const px = Math.min(limit, X(m.x));
+      const k = Math.floor((px - c.plotLeft) / slot);
+      let p = slots.get(k);
+      if (!p) {
+        p = { px: c.plotLeft + (k + 0.5) * slot, members: [], n: 0 };
+        slots.set(k, p);
+      }
+      p.members.push(m);
+      p.n++;
+    }
+  }
+  const placed = [...slots.values()].sort((p, q) => p.px - q.px);
+  for (const p of placed) {
+    // The count is of attempts: one that did two things in a slot is one.
+    p.n = new Set(p.members.map((m) => m.lane)).size;
+    p.m = p.members.reduce((best, m) => (weightOf(m.kind) < weightOf(best.kind) ? m : best), p.members[0]);
+    p.kind = p.m.kind;
+    p.icon = p.m.icon;
+    p.px = Math.min(limit, Math.max(c.plotLeft + slot / 2, p.px));
+    for (const m of p.members) m.px = p.px;
+  }
+  return placed;
+}
+
+function planAttempt(r, c) {
+  const { X, t, fs, opts, unit, compact, model } = c;
   const a = r.attempt;
   const collapsed = r.type === 'collapsed';
   const selectable = !!opts.onSelectLane && !collapsed;
   const movable = a.state === 'waiting' || a.state === 'running';
   const selected = opts.selectedLane === a.id;
-  const verdict = a.paidAgain ? 'fail' : a.verdict || (a.answer ? (a.answer.kind === 'lost' || a.answer.kind === 'timed-out' || a.answer.kind === 'crashed' ? 'info' : 'ok') : 'pending');
-  const attrs = {
-    class: 'row row-attempt verdict-' + verdict + (r.winner ? ' winner' : '') + (selected ? ' selected' : '') + (collapsed ? ' collapsed' : ''),
-    'data-row': collapsed ? 'collapsed' : 'attempt', 'data-lane': a.id, 'data-verdict': verdict, 'data-state': a.state || null,
-    'data-winner': r.winner ? 'true' : null, 'data-count': collapsed ? r.members.length : null,
-    'data-lanes': collapsed ? r.members.map((m) => m.id).join(',') : null,
-    'data-server': model.servers > 1 && a.server ? a.server : null,
-  };
-  if (selectable) {
-    Object.assign(attrs, { role: 'radio', 'aria-checked': selected ? 'true' : 'false', 'aria-disabled': movable ? null : 'true', tabindex: movable ? 0 : -1,
-      'aria-label': t('chooseLane') + ': ' + a.label, onclick: () => movable && opts.onSelectLane(a.id),
-      onkeydown: (e) => { if ((e.key === 'Enter' || e.key === ' ') && movable) { e.preventDefault(); e.stopPropagation(); opts.onSelectLane(a.id); } } });
-  }
-  const g = svg('g', attrs);
-  const midY = compact ? r.y + 16 : r.y + r.h / 2;
-  g.append(svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band' }));
-  // The label: who, and how it ended (icon and word, never colour alone).
-  const vIcon = { ok: '✔', info: 'ℹ', fail: '✘', pending: '…' }[verdict] || '…';
-  const head = collapsed ? '× ' + r.members.length : (r.winner ? '★ ' : '') + (selected ? '▶ ' : '') + clip(a.label, compact ? 8 : 14);
+  const verdict = outcomeOf(a);
+  r.band = fs.band;
+  const headLines = wrap(headOf(r, model, opts), c.labelW - 10, fs.label, 600);
   // Which app server the attempt reached, in words and a stripe of its own
-  // colour (never the colour alone).
+  // colour (never the colour alone); the winner's word; a collapsed row's
+  // "show all".
   const server = model.servers > 1 && a.server && !collapsed ? t('laneServer', { n: a.server }) : '';
-  if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
-  // On a narrow screen the label column has no room for the server beside
-  // the name: it goes on the row's second line, at the column's right.
-  g.append(svg('text', { x: 8, y: midY + 5, class: 'row-label' }, svg('tspan', { class: 'v-icon', text: vIcon + ' ' }), head,
-    server && !compact ? svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: ' · ' + server }) : null,
-    svg('title', { text: a.label + (server ? ' · ' + server : '') + (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : '') })));
-  if (server && compact) {
-    g.append(svg('text', { x: c.labelW - 6, y: r.y + r.h - 4, 'text-anchor': 'end', class: 'row-label' },
-      svg('tspan', { class: 'server-tag server-' + a.server, 'data-server-tag': a.server, text: server })));
-  }
-  if (r.winner) {
-    g.append(compact
-      ? svg('text', { x: 8, y: r.y + r.h - 4, class: 'winner-tag small', text: t('raceWinner') })
-      : svg('text', { x: c.labelW - 6, y: midY + 5, 'text-anchor': 'end', class: 'winner-tag', text: t('raceWinner') }));
-  }
-  if (collapsed) {
-    g.append(svg('text', { x: c.labelW - 6, y: midY + 5, 'text-anchor': 'end', class: 'expand', role: opts.onToggle ? 'button' : null, tabindex: opts.onToggle ? 0 : null,
-      'data-expand': r.id, onclick: opts.onToggle ? () => opts.onToggle(r.id) : null,
-      onkeydown: opts.onToggle ? (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); opts.onToggle(r.id); } } : null,
-      text: '▸ ' + t('raceExpand') }));
-  } else if (r.expandedFrom && opts.onToggle) {
-    g.append(svg('text', { x: c.labelW - 6, y: midY + 5, 'text-anchor': 'end', class: 'expand', role: 'button', tabindex: 0, 'data-collapse': r.expandedFrom,
-      onclick: () => opts.onToggle(r.expandedFrom), text: '▾' }));
-  }
-  // The attempt's marks, one per event, at its moment; on the trace's
-  // clock marks of one row keep a little room between them, so that a
-  // claim 0.1 ms after the receive is still its own mark.
-  const ms = a.marks;
-  const minGap = model.clock === 'time' ? (compact ? 13 : 17) : 0;
-  let prevPx = -Infinity;
-  for (const m of ms) {
-    m.px = Math.max(X(m.x), prevPx + minGap);
-    prevPx = m.px;
-  }
-  // Its life: a line from each event to the next.
-  for (let k = 1; k < ms.length; k++) {
-    g.append(svg('line', { x1: ms[k - 1].px, x2: ms[k].px, y1: midY, y2: midY, class: 'life', 'data-i': ms[k].i }));
-  }
-  const wideSpan = model.clock === 'time';
-  for (const m of ms) {
-    const cx = m.px;
-    const wide = m.kind === 'paid' || m.kind === 'paid-again';
-    const mw = model.clock === 'time' ? (wide ? 16 : 14) : wide ? Math.max(unit * 0.9, 20) : Math.max(Math.min(unit * 0.8, 20), 12);
-    const word = markWord(m, t);
-    const mAttrs = {
-      class: 'mark k-' + m.kind, 'data-mark': m.kind, 'data-seq': m.ev.seq, 'data-lane': a.id, 'data-i': m.i,
-      'data-phase': m.ev.phase, 'data-outcome': m.ev.outcome, 'data-status': m.ev.status || null,
-    };
-    if (opts.onMark) {
-      Object.assign(mAttrs, { role: 'button', tabindex: -1, 'aria-label': a.label + ' · ' + m.ev.phase + ' · ' + word,
-        onclick: (e) => { e.stopPropagation(); opts.onMark(m.ev); } });
-    }
-    if (wideSpan && X(m.x) - X(m.x0) > 24) {
-      // A phase that took time (the payment call): a bar over its span.
-      g.append(svg('rect', { x: X(m.x0), y: midY - 4, width: X(m.x) - X(m.x0), height: 8, class: 'span span-' + m.kind, rx: 2, 'data-i': m.i }));
-    }
-    g.append(svg('g', mAttrs,
-      svg('rect', { x: cx - mw / 2, y: midY - (compact ? 11 : 13), width: mw, height: compact ? 22 : 26, rx: 4 }),
-      svg('text', { x: cx, y: midY + 5, 'text-anchor': 'middle', class: 'mark-icon', text: m.icon }),
-      svg('title', { text: a.label + ' · ' + m.ev.phase + ' · ' + word + (m.ev.note ? '\n' + m.ev.note : '') + (m.ev.sql ? '\n' + m.ev.sql : '') })));
-  }
-  // The next phase of a lane still on its way (the bench).
-  if (movable && a.next_phase && !collapsed) {
-    const gx = X(c.cols - 1);
-    g.append(svg('g', { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
-      svg('rect', { x: gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
-      svg('text', { x: gx + 14, y: midY + 4, class: 'ghost-text', text: (a.next_part === 'lock' ? '⋯ ' + t('raceWaitsLock') : t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') })) +
-        // The fault the scenario scripted for this lane, as the cards said it.
-        (a.fault && a.fault.kind ? ' · ⚡ ' + t('laneScriptedFault', { kind: a.fault.kind, phase: a.fault.phase }) : '') })));
-  }
-  // How it ended, in words: after its last mark, or (compact) under it.
-  const last = ms[ms.length - 1];
+  const subLines = wrap([r.winner ? '★ ' + t('raceWinner') : '', server].filter(Boolean).join(' · '), c.labelW - 10, fs.sub, 700);
+  const expandWord = collapsed ? '▸ ' + t('raceExpand') : r.expandedFrom && opts.onToggle ? '▾' : '';
+  const labelH = headLines.length * (fs.label + 4) + subLines.length * (fs.sub + 3) + (expandWord ? fs.sub + 4 : 0) + 8;
+
+  const placed = marksOf(r, c);
+  const last = placed[placed.length - 1];
+  const place = placer();
+  const lh = fs.answer + 5;
+  // How it ended, in words: after its last mark where they fit, else on
+  // the lines under the band; a second payment on a line of its own.
+  let answer = null;
   if (a.answer && last && a.state !== 'running') {
     const words = answerWords(a, t, collapsed ? r.members.length : 0);
-    const at = compact ? { x: Math.max(c.labelW + 4, Math.min(last.px, c.width - words.length * 6.6 - 4)), y: r.y + r.h - 4 } : { x: last.px + 14, y: midY + 5 };
-    const text = svg('text', { x: at.x, y: at.y, class: 'answer answer-' + a.answer.kind, 'data-answer': a.answer.kind, 'data-status': a.answer.status || null, 'data-i': last.i, text: words });
-    if (a.paidAgain) {
-      const again = ms.find((m) => m.kind === 'paid-again');
-      text.append(svg('tspan', { class: 'paid-again-text', 'data-mark': 'paid-again-text', text: ' · ✘ ' + markWord(again, t) }));
+    const w = textW(words, fs.answer, 600);
+    const again = a.paidAgain ? '✘ ' + markWord(a.marks.find((m) => m.kind === 'paid-again'), t) : '';
+    if (!again && last.px + 14 + w <= c.textRight) {
+      answer = { words: [words], x: last.px + 14, line: -1 };
+    } else {
+      const ws = wrap(words, c.textRight - c.plotLeft, fs.answer, 600);
+      const x = Math.max(c.plotLeft, Math.min(last.px - 10, c.textRight - widest(ws, fs.answer, 600)));
+      answer = { words: ws, x, line: 0, again: again ? wrap(again, c.textRight - c.plotLeft, fs.answer, 700) : [] };
+      for (let k = 0; k < ws.length + answer.again.length; k++) place.put(c.plotLeft - 100, 0);
+      if (answer.again.length) answer.againX = Math.max(c.plotLeft, Math.min(last.px - 10, c.textRight - widest(answer.again, fs.answer, 700)));
     }
-    g.append(text);
-  } else if (a.state === 'crashed' && !ms.length) {
-    g.append(svg('text', { x: X(0), y: midY + 5, class: 'answer answer-crashed', text: t('raceCrashedWord') }));
+  } else if (a.state === 'crashed' && !placed.length) {
+    answer = { words: [t('raceCrashedWord')], x: X(0), line: -1 };
   }
-  parent.append(g);
+  // The next phase of a lane still on its way (the bench), and the fault
+  // the scenario scripted for it, as the cards said it.
+  let ghost = null;
+  if (movable && a.next_phase && !collapsed) {
+    const gx = X(c.cols - 1);
+    const words = (a.next_part === 'lock' ? '⋯ ' + t('raceWaitsLock') : t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') })) +
+      (a.fault && a.fault.kind ? ' · ⚡ ' + t('laneScriptedFault', { kind: a.fault.kind, phase: a.fault.phase }) : '');
+    const w = textW(words, fs.sub, 400);
+    if (gx + 14 + w <= c.textRight) {
+      ghost = { gx, words: [words], x: gx + 14, line: -1 };
+    } else {
+      const ws = wrap(words, c.textRight - c.plotLeft, fs.sub, 400);
+      const x = Math.max(c.plotLeft, c.textRight - widest(ws, fs.sub, 400));
+      ghost = { gx, words: ws, x, line: place.count };
+      for (let k = 0; k < ws.length; k++) place.put(c.plotLeft - 100, 0);
+    }
+  }
+  // Counts of a row that stands for several: under each mark, where the
+  // one before leaves room.
+  const counts = [];
+  if (collapsed) {
+    let end = -Infinity;
+    for (const p of placed) {
+      if (p.n < 2) continue;
+      const s = '×' + p.n;
+      const w = textW(s, 10, 600);
+      if (p.px - w / 2 < end + 3) continue;
+      counts.push({ p, s });
+      end = p.px + w / 2;
+    }
+  }
+  const countH = counts.length ? 12 : 0;
+  r.h = Math.max(labelH, r.band + countH + place.count * lh + (place.count ? 4 : 0));
+
+  r.draw = () => {
+    const attrs = {
+      class: 'row row-attempt verdict-' + verdict + (r.winner ? ' winner' : '') + (selected ? ' selected' : '') + (collapsed ? ' collapsed' : ''),
+      'data-row': collapsed ? 'collapsed' : 'attempt', 'data-lane': a.id, 'data-verdict': verdict, 'data-state': a.state || null,
+      'data-winner': r.winner ? 'true' : null, 'data-count': collapsed ? r.members.length : null,
+      'data-lanes': collapsed ? r.members.map((m) => m.id).join(',') : null,
+      'data-server': model.servers > 1 && a.server ? a.server : null,
+    };
+    if (selectable && movable) attrs.onclick = () => opts.onSelectLane(a.id);
+    const g = svg('g', attrs);
+    const midY = r.mid;
+    g.append(svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band' }));
+    if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
+    // The label: how it ended (icon and word, never colour alone), and who.
+    const head = svg('text', { x: 8, y: r.y + fs.label + 5, class: 'row-label' });
+    headLines.forEach((l, k) => head.append(k ? svg('tspan', { x: 8, dy: fs.label + 4, text: l })
+      : svg('tspan', { x: 8 }, svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict] }), l.slice(OUTCOME_ICON[verdict].length))));
+    head.append(svg('title', { text: a.label + (server ? ' · ' + server : '') + ' — ' + t('raceLg_' + verdict) + (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : '') }));
+    let sy = r.y + headLines.length * (fs.label + 4) + fs.sub + 3;
+    const label = svg('g', { class: 'lane-label' }, head);
+    if (subLines.length) {
+      label.append(lines(subLines, 8, sy, fs.sub + 3, { class: 'row-sub-label' + (r.winner ? ' winner-tag' : '') + (server ? ' server-tag server-' + a.server : ''), 'data-server-tag': server ? a.server : null }));
+      sy += subLines.length * (fs.sub + 3);
+    }
+    if (selectable) {
+      label.setAttribute('role', 'radio');
+      label.setAttribute('aria-checked', selected ? 'true' : 'false');
+      label.setAttribute('aria-label', t('chooseLane') + ': ' + a.label + ' — ' + t('raceLg_' + verdict));
+      label.setAttribute('data-focus', 'lane:' + a.id);
+      label.setAttribute('data-lane', a.id);
+      if (!movable) label.setAttribute('aria-disabled', 'true');
+      label.setAttribute('tabindex', '-1');
+      label.addEventListener('keydown', (e) => radioKey(e, a.id, movable, opts));
+      label.prepend(svg('rect', { x: 2, y: r.y + 2, width: c.labelW - 2, height: r.h - 4, class: 'pick' }));
+    }
+    g.append(label);
+    if (expandWord) {
+      const id = collapsed ? r.id : r.expandedFrom;
+      const ex = svg('text', { x: 8, y: sy, class: 'expand', text: expandWord });
+      if (opts.onToggle) {
+        for (const [k, v] of Object.entries({ role: 'button', tabindex: 0, 'data-focus': (collapsed ? 'x:' : 'c:') + id, [collapsed ? 'data-expand' : 'data-collapse']: id,
+          'aria-label': collapsed ? t('raceExpand') + ' (× ' + r.members.length + ')' : t('raceCollapse') })) ex.setAttribute(k, v);
+        ex.addEventListener('click', (e) => { e.stopPropagation(); opts.onToggle(id); });
+        ex.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); e.stopPropagation(); opts.onToggle(id); } });
+      }
+      g.append(ex);
+    }
+    // Its life: a line from each mark to the next.
+    for (let k = 1; k < placed.length; k++) {
+      g.append(svg('line', { x1: placed[k - 1].px, x2: placed[k].px, y1: midY, y2: midY, class: 'life', 'data-i': placed[k].m.i }));
+    }
+    const wideSpan = model.clock === 'time' && !collapsed;
+    for (const p of placed) {
+      const m = p.m;
+      const cx = p.px;
+      const wide = m.kind === 'paid' || m.kind === 'paid-again';
+      const base = Math.max(10, Math.min(unit - 2, 20));
+      const mw = model.clock === 'time' ? (wide ? 16 : 14) : wide ? Math.max(base, Math.min(unit - 1, 22)) : base;
+      const word = markWord(m, t);
+      const mAttrs = {
+        class: 'mark k-' + m.kind + (mw < 14 ? ' small' : ''), 'data-mark': m.kind, 'data-seq': m.ev.seq, 'data-lane': m.lane, 'data-i': m.i,
+        'data-phase': m.ev.phase, 'data-outcome': m.ev.outcome, 'data-status': m.ev.status || null, 'data-n': p.n > 1 ? p.n : null,
+        'data-seqs': p.members.length > 1 ? p.members.map((x) => x.ev.seq).join(' ') : null,
+      };
+      if (opts.onMark && !collapsed) {
+        Object.assign(mAttrs, { role: 'button', tabindex: -1, 'data-focus': 'seq:' + m.ev.seq, 'aria-label': labelOfLane(model, m.lane) + ' · ' + m.ev.phase + ' · ' + word,
+          onclick: (e) => { e.stopPropagation(); opts.onMark(m.ev); }, onkeydown: (e) => markKey(e, m.ev, opts) });
+      }
+      if (wideSpan && X(m.x) - X(m.x0) > 24) {
+        // A phase that took time (the payment call): a bar over its span.
+        g.append(svg('rect', { x: X(m.x0), y: midY - 4, width: Math.min(X(m.x), cx) - X(m.x0), height: 8, class: 'span span-' + m.kind, rx: 2, 'data-i': m.i }));
+      }
+      const h = compact ? 22 : 26;
+      g.append(svg('g', mAttrs,
+        svg('rect', { x: cx - mw / 2, y: midY - h / 2, width: mw, height: h, rx: 4 }),
+        svg('text', { x: cx, y: midY + 5, 'text-anchor': 'middle', class: 'mark-icon', text: m.icon }),
+        svg('title', { text: p.members.length > 1 ? '× ' + p.n + ': ' + kindsOf(p.members, t) : labelOfLane(model, m.lane) + ' · ' + m.ev.phase + ' · ' + word + (m.ev.note ? '\n' + m.ev.note : '') + (m.ev.sql ? '\n' + m.ev.sql : '') })));
+    }
+    for (const { p, s } of counts) {
+      g.append(svg('text', { x: p.px, y: r.y + r.band + 9, 'text-anchor': 'middle', class: 'count', 'data-i': p.m.i, text: s }));
+    }
+    if (ghost) {
+      g.append(svg('g', { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
+        svg('rect', { x: ghost.gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
+        lines(ghost.words, ghost.x, ghost.line < 0 ? midY + 4 : r.y + r.band + countH + fs.sub - 1 + ghost.line * lh, lh, { class: 'ghost-text' })));
+    }
+    if (answer) {
+      const y0 = answer.line < 0 ? midY + 5 : r.y + r.band + countH + fs.answer - 2;
+      const k = a.answer ? a.answer.kind : 'crashed';
+      g.append(lines(answer.words, answer.x, y0, lh, { class: 'answer answer-' + k, 'data-answer': k, 'data-status': a.answer ? a.answer.status || null : null, 'data-i': last ? last.m.i : null }));
+      if (answer.again && answer.again.length) {
+        g.append(lines(answer.again, answer.againX, y0 + answer.words.length * lh, lh, { class: 'paid-again-text', 'data-mark': 'paid-again-text', 'data-i': last.m.i }));
+      }
+    }
+    return g;
+  };
+}
+
+// kindsOf says what several marks were, most telling first: "paid again:
+// 10,000 won × 9, answer delivered × 3".
+function kindsOf(marks, t) {
+  const n = new Map();
+  for (const m of marks) {
+    const w = markWord(m, t);
+    n.set(w, (n.get(w) || 0) + 1);
+  }
+  return [...n.entries()].map(([w, k]) => w + (k > 1 ? ' × ' + k : '')).join(', ');
+}
+
+// radioKey moves the choice between the lanes with the arrow keys, as a
+// radio group does; Enter and Space choose the lane focused.
+function radioKey(e, id, movable, opts) {
+  const keys = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
+  if ((e.key === 'Enter' || e.key === ' ') && movable) {
+    e.preventDefault();
+    e.stopPropagation();
+    opts.onSelectLane(id);
+    return;
+  }
+  if (!(e.key in keys)) return;
+  e.preventDefault();
+  e.stopPropagation();
+  const radios = [...e.currentTarget.ownerSVGElement.querySelectorAll('[role=radio]:not([aria-disabled])')];
+  if (!radios.length) return;
+  const k = radios.indexOf(e.currentTarget);
+  const next = radios[(k + keys[e.key] + radios.length) % radios.length];
+  next.focus();
+  opts.onSelectLane(next.getAttribute('data-lane'));
+}
+
+// markKey moves between the marks with the arrow keys (along a row, and to
+// the nearest mark of the row above or below); Enter and Space show the
+// step.
+function markKey(e, ev, opts) {
+  const el = e.currentTarget;
+  if (e.key === 'Enter' || e.key === ' ') {
+    e.preventDefault();
+    e.stopPropagation();
+    opts.onMark(ev);
+    return;
+  }
+  const root = el.ownerSVGElement;
+  const row = el.closest('[data-row]');
+  const inRow = (r) => [...r.querySelectorAll('.mark[role=button]')];
+  const xOf = (m) => Number(m.querySelector('text').getAttribute('x'));
+  let to = null;
+  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft' || e.key === 'Home' || e.key === 'End') {
+    const ms = inRow(row);
+    const k = ms.indexOf(el);
+    to = e.key === 'Home' ? ms[0] : e.key === 'End' ? ms[ms.length - 1] : ms[k + (e.key === 'ArrowRight' ? 1 : -1)];
+  } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    const rows = [...root.querySelectorAll('[data-row=attempt]')].filter((r) => inRow(r).length);
+    let k = rows.indexOf(row) + (e.key === 'ArrowDown' ? 1 : -1);
+    if (k >= 0 && k < rows.length) {
+      const x = xOf(el);
+      to = inRow(rows[k]).reduce((best, m) => (!best || Math.abs(xOf(m) - x) < Math.abs(xOf(best) - x) ? m : best), null);
+    }
+  } else {
+    return;
+  }
+  e.preventDefault();
+  e.stopPropagation();
+  if (to) rove(root, to);
+}
+
+// rove makes el the marks' one stop in the tab order, and focuses it.
+function rove(root, el) {
+  for (const m of root.querySelectorAll('.mark[role=button][tabindex="0"]')) m.setAttribute('tabindex', '-1');
+  el.setAttribute('tabindex', '0');
+  el.focus();
+}
+
+// planLegend lists what every kind of mark drawn means: the rows' outcome
+// signs, the marks, the arrows, the ledger's blocks, the key row's states
+// and the rules' brackets. Only what the view shows is listed.
+function planLegend(model, rows, violations, c) {
+  const { t, fs, width } = c;
+  const items = [];
+  const attemptRows = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed');
+  const outcomes = new Set(attemptRows.map((r) => outcomeOf(r.attempt)));
+  for (const o of ['ok', 'refused', 'error', 'info', 'fail', 'pending']) {
+    if (outcomes.has(o)) items.push({ kind: 'outcome', o, words: t('raceLg_' + o) });
+  }
+  if (attemptRows.some((r) => r.winner)) items.push({ kind: 'winner', words: t('raceLg_winner') });
+  if (attemptRows.some((r) => r.type === 'collapsed')) items.push({ kind: 'count', words: t('raceLg_count') });
+  const kinds = new Map();
+  for (const r of attemptRows) for (const m of (r.type === 'collapsed' ? r.members.flatMap((x) => x.marks) : r.attempt.marks)) if (!kinds.has(m.kind + m.icon)) kinds.set(m.kind + m.icon, m);
+  const steps = [...kinds.values()].filter((m) => m.kind === 'step').map((m) => m.icon);
+  for (const m of kinds.values()) {
+    if (m.kind === 'step') continue;
+    items.push({ kind: 'mark', m, words: m.kind === 'paid' ? t('racePaidSome') : m.kind === 'paid-again' ? t('racePaidAgainSome') : t('raceMark_' + m.kind.replace('-', '_')) });
+  }
+  if (steps.length) items.push({ kind: 'steps', icons: steps.join(' '), words: t('raceLg_steps') });
+  for (const k of ['duplicate', 'conflict', 'mismatch', 'replay']) {
+    if (model.arrows.some((a) => a.kind === k)) items.push({ kind: 'arrow', arrow: k, words: t('raceLg_arrow_' + k) });
+  }
+  if (model.ledger.some((p) => !p.again)) items.push({ kind: 'money', again: false, words: t('raceLg_money') });
+  if (model.ledger.some((p) => p.again)) items.push({ kind: 'money', again: true, words: t('raceLg_money_again') });
+  const states = new Set();
+  for (const r of rows) if (r.type === 'db') { if (r.group.key && model.policy.claim !== 'none') states.add('absent'); for (const s of r.group.db) states.add(s.state); }
+  for (const s of ['absent', 'in_progress', 'completed', 'recorded']) if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s) });
+  if (violations.length) items.push({ kind: 'bracket', words: t('raceLg_bracket') });
+
+  // Flow the items in lines; an item wider than a line wraps its words.
+  const size = fs.legend;
+  const lh = size + 8;
+  const sample = 26;
+  const head = t('raceLegend');
+  const placedItems = [];
+  let x = 6 + textW(head, size, 700) + 10;
+  let line = 0;
+  let extra = 0;
+  for (const it of items) {
+    const sw = it.kind === 'steps' ? textW(it.icons, 13, 700) + 8 : sample;
+    const ws = wrap(it.words, width - 12 - sw - 4, size, 400);
+    const w = sw + 4 + widest(ws, size, 400);
+    if (x + w > width - 6 && x > 6) {
+      line += 1 + extra;
+      extra = 0;
+      x = 6;
+    }
+    placedItems.push({ it, x, line, sw, ws });
+    extra = Math.max(extra, ws.length - 1);
+    x += w + 14;
+  }
+  const h = (line + 1 + extra) * lh + 4;
+  return {
+    h,
+    draw(top) {
+      const g = svg('g', { class: 'legend', 'data-legend': 'true' },
+        svg('text', { x: 6, y: top + size + 2, class: 'legend-head', text: head }));
+      for (const { it, x: ix, line: l, sw, ws } of placedItems) {
+        const y = top + l * lh;
+        const cy = y + size / 2 + 4;
+        const item = svg('g', { class: 'legend-item', 'data-legend-item': it.kind + (it.o || it.arrow || it.state || (it.m && it.m.kind) || '') });
+        if (it.kind === 'outcome') item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-outcome lg-' + it.o, text: OUTCOME_ICON[it.o] }));
+        else if (it.kind === 'winner') item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-winner', text: '★' }));
+        else if (it.kind === 'count') item.append(svg('text', { x: ix + sw / 2, y: cy + 4, 'text-anchor': 'middle', class: 'lg-count', text: '×n' }));
+        else if (it.kind === 'mark') item.append(svg('g', { class: 'lg-mark k-' + it.m.kind }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'mark-icon', text: it.m.icon })));
+        else if (it.kind === 'steps') item.append(svg('text', { x: ix + 2, y: cy + 5, class: 'lg-steps', text: it.icons }));
+        else if (it.kind === 'arrow') item.append(svg('path', { d: `M${ix + 2},${cy} H${ix + sw - 4}`, class: 'lg-arrow arrow-' + it.arrow, 'marker-end': 'url(#race-head-' + it.arrow + '-' + c.heads + ')' }));
+        else if (it.kind === 'money') item.append(svg('g', { class: 'lg-money' + (it.again ? ' again' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: it.again ? '✘' : '■' })));
+        else if (it.kind === 'state') {
+          item.append(it.state === 'absent'
+            ? svg('line', { x1: ix + 2, x2: ix + sw - 2, y1: cy, y2: cy, class: 'absent' })
+            : svg('g', { class: 'lg-seg seg-' + it.state.replace('_', '-') }, svg('rect', { x: ix + 2, y: cy - 8, width: sw - 4, height: 16, rx: 3 }),
+              svg('text', { x: ix + sw / 2, y: cy + 4, 'text-anchor': 'middle', class: 'seg-text', text: it.state === 'completed' ? '✔' : it.state === 'in_progress' ? '◐' : '▭' })));
+        } else if (it.kind === 'bracket') {
+          item.append(svg('path', { d: `M${ix + 8},${cy - 8} H${ix + 14} V${cy + 8} H${ix + 8}`, class: 'lg-bracket' }));
+        }
+        item.append(lines(ws, ix + sw + 4, cy + 4, lh, { class: 'legend-text' }));
+        g.append(item);
+      }
+      return g;
+    },
+  };
 }
 
 function markWord(m, t) {

@@ -29,6 +29,8 @@ export const SCREEN = new URLSearchParams(location.search).get("view") === "scre
 // VIEW_SCALE enlarges the drawn view for the back of a room: race.css's
 // smallest words (11 px) are 16 px on the presenter, 21 px on the screen.
 const VIEW_SCALE = SCREEN ? 1.9 : 1.46;
+// viewScale is the enlargement the view was last drawn at.
+let viewScale = VIEW_SCALE;
 
 let code = "";
 let roster = new Map(); // student id → nickname
@@ -234,14 +236,19 @@ export function drawNow() {
   const box = $("race");
   // The view is drawn for the box's width over VIEW_SCALE, then enlarged
   // by it: the same picture, words large enough for the back row.
-  const width = Math.max(640, (box.clientWidth || document.documentElement.clientWidth - 40) / VIEW_SCALE - 4);
+  // On a small screen the enlargement gives way, so that the view is never
+  // drawn narrower than 640 units nor wider than its box.
+  const boxW = box.clientWidth || document.documentElement.clientWidth - 40;
+  const scale = Math.max(1, Math.min(VIEW_SCALE, (boxW - 4) / 640));
+  const width = Math.max(320, (boxW - 4) / scale);
   const shownEvent = view.mode !== "live" && view.cursor > 0 ? m.events[view.cursor - 1] : null;
   const svgEl = drawRace(box, m, {
     cursor: view.cursor, currentSeq: shownEvent ? shownEvent.seq : undefined, expanded, onToggle: toggleRow,
     collapseOver: COLLAPSE_OVER, maxRows: rowsToDraw(), width, compact: false,
   });
-  svgEl.style.width = Number(svgEl.getAttribute("width")) * VIEW_SCALE + "px";
-  svgEl.style.height = Number(svgEl.getAttribute("height")) * VIEW_SCALE + "px";
+  viewScale = scale;
+  svgEl.style.width = Number(svgEl.getAttribute("width")) * scale + "px";
+  svgEl.style.height = Number(svgEl.getAttribute("height")) * scale + "px";
   measure("idemlab-projector-draw", t0);
   drawCost = performance.now() - start;
   if (view.mode !== "live") follow(box, svgEl);
@@ -253,7 +260,7 @@ export function drawNow() {
 function follow(box, svgEl) {
   const now = svgEl.querySelector("[data-now]");
   if (!now || box.scrollWidth <= box.clientWidth) return;
-  const x = Number(now.getAttribute("x1")) * VIEW_SCALE;
+  const x = Number(now.getAttribute("x1")) * viewScale;
   const left = box.scrollLeft;
   if (x < left + box.clientWidth / 3 || x > left + (2 * box.clientWidth) / 3) box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
 }

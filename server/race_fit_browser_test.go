@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// raceProblems is run in the page: it lists what a reader of the race view
+// in #race would find wrong. Nothing may run past the race box's visible
+// edge or make it scroll sideways; no text is cut with an ellipsis; no two
+// texts and no bracket and text overlap; every row label stays inside the
+// label column; the legend is there; every ledger block's attempt has a
+// row drawn; the winner's mark is its own outcome (a winner that paid once
+// and was answered is never marked failed).
+const raceProblems = `((sel) => {
+	const box = document.querySelector(sel);
+	const svg = box && box.querySelector('svg.race');
+	if (!svg) return ['no race view'];
+	const bad = [];
+	if (box.scrollWidth > box.clientWidth + 1) bad.push('the race box scrolls sideways: ' + box.scrollWidth + ' > ' + box.clientWidth);
+	const edge = box.getBoundingClientRect();
+	const right = edge.left + box.clientWidth;
+	const shown = (e) => !e.closest('[visibility=hidden]') && e.getBoundingClientRect().width > 0;
+	const texts = [...svg.querySelectorAll('text')].filter(shown);
+	const boxes = texts.map((e) => e.getBoundingClientRect());
+	const words = (e) => [...e.childNodes].filter((n) => n.nodeName !== 'title').map((n) => n.textContent).join('');
+	texts.forEach((e, k) => {
+		const s = words(e);
+		const r = boxes[k];
+		if (s.includes('\u2026')) bad.push('cut with an ellipsis: ' + s);
+		if (r.left < edge.left - 1 || r.right > right + 1) bad.push('past the box edge (' + Math.round(r.right - right) + ' px): ' + s);
+	});
+	for (let i = 0; i < texts.length; i++) {
+		for (let j = i + 1; j < texts.length; j++) {
+			if (texts[i].contains(texts[j]) || texts[j].contains(texts[i])) continue;
+			const a = boxes[i], b = boxes[j];
+			const ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+			const oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+			if (ox > 2 && oy > 3) bad.push('texts overlap: "' + words(texts[i]) + '" and "' + words(texts[j]) + '"');
+		}
+	}
+	for (const br of [...svg.querySelectorAll('[data-violation] .bracket, [data-violation] .bracket-n')].filter(shown)) {
+		const a = br.getBoundingClientRect();
+		texts.forEach((e, k) => {
+			if (br.closest('[data-violation]').contains(e)) return;
+			const b = boxes[k];
+			const ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+			const oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+			if (ox > 2 && oy > 3) bad.push('a rule bracket covers "' + words(e) + '"');
+		});
+	}
+	// The view may be drawn larger than its own units (the room's screen).
+	const scale = svg.getBoundingClientRect().width / svg.width.baseVal.value;
+	const plot = Number(svg.dataset.plotX) * scale;
+	for (const l of svg.querySelectorAll('[data-row] text.row-label')) {
+		const r = l.getBoundingClientRect();
+		if (r.right - svg.getBoundingClientRect().left > plot + 1) bad.push('a row label runs into the plot: ' + words(l));
+	}
+	if (!svg.querySelector('[data-legend]')) bad.push('no legend');
+	// Every payment in the ledger is a mark on a drawn row: the attempt's
+	// own, or the one that stands for it and its like.
+	const seqsOf = (e) => (e.dataset.seqs || e.dataset.seq || '').split(' ');
+	const rows = [...svg.querySelectorAll('[data-row=attempt], [data-row=collapsed]')];
+	for (const m of svg.querySelectorAll('.money')) {
+		const lanes = (m.dataset.lanes || m.dataset.lane).split(',');
+		seqsOf(m).forEach((seq, k) => {
+			const lane = lanes[k] || lanes[0];
+			const row = rows.find((r) => r.dataset.lane === lane || (r.dataset.lanes || '').split(',').includes(lane));
+			if (!row) { bad.push('the payment of ' + lane + ' has no row drawn'); return; }
+			if (![...row.querySelectorAll('[data-mark=paid], [data-mark=paid-again]')].some((p) => seqsOf(p).includes(seq))) bad.push('the row of ' + lane + ' draws no mark for its payment (step ' + seq + ')');
+		});
+	}
+	for (const w of svg.querySelectorAll('[data-winner=true]')) {
+		const paidAgain = w.querySelector('[data-mark=paid-again]');
+		if (w.dataset.verdict === 'fail' && !paidAgain) bad.push('the winner ' + w.dataset.lane + ' is marked failed');
+	}
+	return bad;
+})`
+
+// raceProblemsIn is raceProblems for the race view drawn in the box sel.
+func raceProblemsIn(sel string) string { return raceProblems + "(" + quoteJS(sel) + ")" }
+
+// TestRaceViewFitsItsBox plays every bench scenario of lessons 1, 4, 5 and
+// 8 to its end at a laptop's, a projector's (and half of it) and a
+// phone's size, in English and Korean, and asks of each race view what a
+// reader would: is anything cut, covered or past the edge, is there a
+// legend, does every payment point at a drawn row, is the winner marked
+// by its own outcome. With -screenshots DIR it saves each race view there.
+func TestRaceViewFitsItsBox(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	screens := []screen{laptop, projector, {w: 960, h: 540}, phone}
+	if testing.Short() {
+		screens = []screen{laptop, phone}
+	}
+	for _, scr := range screens {
+		for _, lang := range []string{"en", "ko"} {
+			t.Run(scr.String()+"-"+lang, func(t *testing.T) {
+				ctx := screenTab(t, scr)
+				for _, lesson := range []string{"01-naive", "04-in-progress", "05-replay", "08-two-servers"} {
+					openLessonIn(t, ctx, ts.URL+"/?lang="+lang, lesson)
+					ids := eval[[]string](t, ctx, `[...document.querySelectorAll('#lesson-text button.open-scenario')].map((b) => b.dataset.scenario)`)
+					for _, id := range ids {
+						openRaceScenario(t, ctx, id)
+						if eval[bool](t, ctx, `document.querySelector('#bench-body').hidden`) {
+							continue
+						}
+						runToEnd(t, ctx)
+						if *screenshots != "" {
+							shoot(t, ctx, *screenshots, "race-"+lesson+"-"+id+"-"+scr.String()+"-"+lang, scr, "#race")
+						}
+						if bad := eval[[]string](t, ctx, raceProblemsIn("#race")); len(bad) > 0 {
+							t.Errorf("%s %s: %d problems:\n  %s", lesson, id, len(bad), strings.Join(bad, "\n  "))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// openRaceScenario opens a scenario by its button and waits until the
+// page shows it, on the bench or as a day.
+func openRaceScenario(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	opens := eval[string](t, ctx, `document.body.dataset.opens || ''`)
+	run(t, ctx,
+		click(`#lesson-text button.open-scenario[data-scenario="`+id+`"]`),
+		waitJS(`(document.body.dataset.opens || '') !== '`+opens+`' && location.hash.includes('s=`+id+`')`),
+		waitJS(`(document.querySelector('#step-count').dataset.step === '0' && !document.querySelector('#bench-body').hidden) || !document.querySelector('#day-body').hidden`),
+	)
+}
+
+// TestStormRaceFitsItsBox asks the same of a storm's race view: forty
+// clients sending one wish twice at naive, on the room's screen at
+// 1920x1080 and half of it, and on a phone that took part. Its collapsed
+// rows must still draw the moment each of their attempts paid.
+func TestStormRaceFitsItsBox(t *testing.T) {
+	ts := classroomServer(t)
+	presenter, code := projectorTab(t, ts.URL)
+	ana := joinPhone(t, ts.URL, code, "ana")
+	projectorStorm(t, presenter, "naive", 40, 1, 2, 20)
+	for _, scr := range []screen{projector, {w: 960, h: 540}} {
+		screenView := tab(t)
+		run(t, screenView, scr.emulate(), chromedp.Navigate(ts.URL+"/classroom/teach?view=screen&room="+code),
+			waitJS(`document.querySelector('#race svg.race [data-row=collapsed]') !== null && document.querySelector('#race svg.race .money-again') !== null`))
+		if *screenshots != "" {
+			shoot(t, screenView, *screenshots, "race-storm-"+scr.String(), scr, "#race")
+		}
+		if bad := eval[[]string](t, screenView, raceProblemsIn("#race")); len(bad) > 0 {
+			t.Errorf("the room's screen at %s: %d problems:\n  %s", scr, len(bad), strings.Join(bad, "\n  "))
+		}
+	}
+	if bad := eval[[]string](t, presenter, raceProblemsIn("#race")); len(bad) > 0 {
+		t.Errorf("the presenter's page: %d problems:\n  %s", len(bad), strings.Join(bad, "\n  "))
+	}
+	run(t, ana, chromedp.Evaluate[chromedp.Void](`document.getElementById('room-storm').open = true`),
+		waitJS(`document.querySelector('#room-race svg.race') !== null`))
+	if *screenshots != "" {
+		shoot(t, ana, *screenshots, "race-storm-phone", phone, "#room-race")
+	}
+	if bad := eval[[]string](t, ana, raceProblemsIn("#room-race")); len(bad) > 0 {
+		t.Errorf("the phone: %d problems:\n  %s", len(bad), strings.Join(bad, "\n  "))
+	}
+}
