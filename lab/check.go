@@ -287,9 +287,12 @@ func (c *checker) check(rule Rule) []Violation {
 		for _, id := range c.order {
 			if n := c.transfers[id]; n > 1 {
 				in := c.intents[id]
-				v := c.violation(rule, id, fmt.Sprintf("intent %s paid %d times (%d won sent %d times from %s to %s)",
-					id, n, in.Amount, n, in.From, in.To),
-					fmt.Sprintf("의도 %s가 %d번 결제되었습니다 (%s에서 %s로 %s원이 %d번 나감)", id, n, in.From, in.To, GroupDigits(in.Amount), n),
+				// Counted as the tally counts it: the payments after the
+				// first, and the won they moved.
+				extra, won := n-1, int64(n-1)*in.Amount
+				v := c.violation(rule, id, fmt.Sprintf("%s (intent %s: %s won sent %d times from %s to %s)",
+					ExtraPayments(extra, won, "en"), id, GroupDigits(in.Amount), n, in.From, in.To),
+					fmt.Sprintf("%s (의도 %s: %s에서 %s로 %s원이 %d번 나감)", ExtraPayments(extra, won, "ko"), id, in.From, in.To, GroupDigits(in.Amount), n),
 					c.attemptsOf(id)...)
 				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
 					v.Cause = c.h.MemoryGuard
@@ -309,10 +312,14 @@ func (c *checker) check(rule Rule) []Violation {
 			if first == i || SameRequest(c.h.Attempts[first].Body, a.Body) {
 				continue
 			}
-			vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422",
-				a.Key, compact(c.h.Attempts[first].Body), compact(a.Body), a.Status),
-				fmt.Sprintf("키 %q는 처음 %s에 쓰였고 다음에 %s에 쓰였는데, 두 번째 요청이 422가 아니라 %d로 응답받았습니다",
-					a.Key, compact(c.h.Attempts[first].Body), compact(a.Body), a.Status), first, i))
+			was, now := compact(c.h.Attempts[first].Body), compact(a.Body)
+			msg := fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422", a.Key, was, now, a.Status)
+			msgKo := fmt.Sprintf("키 %q는 처음 %s에 쓰였고 다음에 %s에 쓰였는데, 두 번째 요청이 422가 아니라 %d로 응답받았습니다", a.Key, was, now, a.Status)
+			if c.h.Keyless {
+				msg = fmt.Sprintf("a request sent as %s was sent again as %s and answered %d instead of 422: the server keeps no key table, so nothing compared the two", was, now, a.Status)
+				msgKo = fmt.Sprintf("%s로 보낸 요청이 %s로 다시 왔는데 422가 아니라 %d로 응답받았습니다: 서버에 키 테이블이 없어 둘을 비교한 것이 없습니다", was, now, a.Status)
+			}
+			vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, first, i))
 		}
 	case RuleByteReplay:
 		for i, a := range c.h.Attempts {
@@ -324,10 +331,16 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) {
-				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q got %d %s, not what the attempt that answered first (%s) got: %s",
-					a.Key, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
-					fmt.Sprintf("키 %q로 보낸 재시도가 %d %s를 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",
-						a.Key, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
+				// Without a key table the retry is, to the server, the
+				// same request sent again: it is said in those terms.
+				retry, retryKo := fmt.Sprintf("a retry under key %q", a.Key), fmt.Sprintf("키 %q로 보낸 재시도가", a.Key)
+				if c.h.Keyless {
+					retry, retryKo = "the same request sent again", "다시 보낸 같은 요청이"
+				}
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("%s got %d %s, not what the attempt that answered first (%s) got: %s",
+					retry, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
+					fmt.Sprintf("%s %d %s를 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",
+						retryKo, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}
 	case RuleNothingLost:
@@ -350,10 +363,15 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			if other, j := c.answeredFromOthers(i); other != "" {
-				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s was answered %d %s for key %q, an answer that belongs to customer %s",
-					a.Customer, a.Status, compact(a.Response), a.Key, other),
-					fmt.Sprintf("고객 %s가 키 %q에 대해 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다",
-						a.Customer, a.Key, a.Status, compact(a.Response), other), j, i))
+				msg := fmt.Sprintf("customer %s was answered %d %s for key %q, an answer that belongs to customer %s",
+					a.Customer, a.Status, compact(a.Response), a.Key, other)
+				msgKo := fmt.Sprintf("고객 %s가 키 %q에 대해 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다",
+					a.Customer, a.Key, a.Status, compact(a.Response), other)
+				if c.h.Keyless {
+					msg = fmt.Sprintf("customer %s was answered %d %s, an answer that belongs to customer %s", a.Customer, a.Status, compact(a.Response), other)
+					msgKo = fmt.Sprintf("고객 %s가 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다", a.Customer, a.Status, compact(a.Response), other)
+				}
+				vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, j, i))
 			}
 		}
 	case RuleConservation:

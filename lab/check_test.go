@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,7 @@ func runStory(t *testing.T, p engine.Policy) lab.Report {
 	require.NoError(t, err)
 	h.Ledger, h.StartBalances, h.EndBalances = lab.LedgerOf(snap.Transfers), start, lab.BalancesOf(snap.Accounts)
 	h.Retention, h.RetryHorizon = p.Retention.D(), time.Hour
+	h.Keyless = !p.Keyed()
 	return lab.Check(h)
 }
 
@@ -137,4 +139,116 @@ func TestAnswerDifferenceSaysItOutright(t *testing.T) {
 			assert.Contains(t, lab.AnswerDifference(201, first, c.status, []byte(c.body)), c.want)
 		})
 	}
+}
+
+// TestExtraPaymentsCountsThePaymentsAfterTheFirst: the one sentence for
+// money paid more than once counts the payments after each wish's first,
+// never "twice" when it was forty times, in English and in Korean.
+func TestExtraPaymentsCountsThePaymentsAfterTheFirst(t *testing.T) {
+	cases := []struct {
+		name string
+		n    int
+		won  int64
+		lang string
+		want string
+	}{
+		{"none", 0, 0, "en", "no extra payments"},
+		{"one", 1, 10_000, "en", "1 extra payment: 10,000 won paid more than once"},
+		{"a naive storm of forty", 39, 390_000, "en", "39 extra payments: 390,000 won paid more than once"},
+		{"thousands", 1_234, 12_340_000, "en", "1,234 extra payments: 12,340,000 won paid more than once"},
+		{"none in Korean", 0, 0, "ko", "추가 결제 없음"},
+		{"one in Korean", 1, 10_000, "ko", "추가 결제 1건: 10,000원이 더 나감"},
+		{"forty in Korean", 39, 390_000, "ko", "추가 결제 39건: 390,000원이 더 나감"},
+		{"an unknown language is English", 2, 20_000, "fr", "2 extra payments: 20,000 won paid more than once"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, lab.ExtraPayments(tc.n, tc.won, tc.lang))
+		})
+	}
+}
+
+// TestRuleOneSaysTheTallysWords: a wish paid forty times breaks rule 1 in
+// the tally's own words and numbers (39 extra payments, 390,000 won), and
+// never says "twice".
+func TestRuleOneSaysTheTallysWords(t *testing.T) {
+	h := lab.History{
+		Intents:       []lab.Intent{{ID: "i0", Customer: "c", From: "alice", To: "bob", Amount: 10_000}},
+		StartBalances: map[string]int64{"alice": 1_000_000, "bob": 0},
+		EndBalances:   map[string]int64{"alice": 600_000, "bob": 400_000},
+		Keyless:       true,
+	}
+	for i := range 40 {
+		h.Attempts = append(h.Attempts, lab.Attempt{Lane: fmt.Sprintf("c%d.1", i), Intent: "i0", Customer: "c", Key: "k",
+			Body: []byte(`{"from":"alice","to":"bob","amount":10000}`), Status: 201, Delivered: true})
+		h.Ledger = append(h.Ledger, lab.LedgerTransfer{ID: fmt.Sprintf("tr_%d", i), Customer: "c", Key: "k", From: "alice", To: "bob", Amount: 10_000})
+	}
+	rep := lab.Check(h)
+	require.Equal(t, 39, rep.Summary.Duplicates)
+	require.Equal(t, int64(390_000), rep.Summary.PaidTwice)
+	rr := rep.Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
+	v := rr.Violations[0]
+	assert.Equal(t, "39 extra payments: 390,000 won paid more than once (intent i0: 10,000 won sent 40 times from alice to bob)", v.Message)
+	assert.Equal(t, "추가 결제 39건: 390,000원이 더 나감 (의도 i0: alice에서 bob로 10,000원이 40번 나감)", v.MessageKo)
+	for _, m := range []string{v.Message, v.MessageKo} {
+		assert.True(t, strings.HasPrefix(m, lab.ExtraPayments(rep.Summary.Duplicates, rep.Summary.PaidTwice, map[bool]string{true: "ko", false: "en"}[m == v.MessageKo])),
+			"the rule opens with the tally's sentence: %s", m)
+		assert.NotContains(t, m, "twice")
+		assert.NotContains(t, m, "두 번")
+	}
+}
+
+// TestKeylessLevelSpeaksOfTheSameRequest: at naive the server keeps no key
+// table, so the rules it breaks say "the same request sent again", never
+// "a retry under key k1"; a level with a key table still names the key.
+func TestKeylessLevelSpeaksOfTheSameRequest(t *testing.T) {
+	naive := runStory(t, engine.MustPreset(engine.LevelNaive))
+	rr := naive.Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	for _, v := range rr.Violations {
+		assert.True(t, strings.HasPrefix(v.Message, "the same request sent again got "), v.Message)
+		assert.True(t, strings.HasPrefix(v.MessageKo, "다시 보낸 같은 요청이 "), v.MessageKo)
+	}
+	for _, r := range naive.Rules {
+		for _, v := range r.Violations {
+			assert.NotContains(t, v.Message, `key "`, "rule %d at naive names no key", r.Rule.N)
+			assert.NotContains(t, v.MessageKo, `키 "`, "rule %d at naive names no key", r.Rule.N)
+		}
+	}
+
+	unique := runStory(t, engine.MustPreset(engine.LevelUnique))
+	rr = unique.Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	assert.Contains(t, rr.Violations[0].Message, `a retry under key "k1" got `)
+	assert.Contains(t, rr.Violations[0].MessageKo, `키 "k1"로 보낸 재시도가 `)
+}
+
+// TestKeylessRulesTwoAndFive: the rules that name a key say it in a keyless
+// server's terms too (a black-box run of such a server could break them).
+func TestKeylessRulesTwoAndFive(t *testing.T) {
+	h := lab.History{
+		Intents: []lab.Intent{{ID: "i1", Customer: "c1", From: "alice", To: "bob", Amount: 200_000},
+			{ID: "i2", Customer: "c1", From: "alice", To: "bob", Amount: 300_000}},
+		Attempts: []lab.Attempt{
+			{Lane: "A1", Intent: "i1", Customer: "c1", Key: "k1", Body: []byte(`{"from":"alice","to":"bob","amount":200000}`), Status: 201, Response: []byte(`{"transfer_id":"tr_1"}`), Delivered: true},
+			{Lane: "A2", Intent: "i2", Customer: "c1", Key: "k1", Body: []byte(`{"from":"alice","to":"bob","amount":300000}`), Status: 201, Response: []byte(`{"transfer_id":"tr_2"}`), Delivered: true},
+			{Lane: "B1", Intent: "i3", Customer: "c2", Key: "k1", Body: []byte(`{"from":"carol","to":"bob","amount":1000}`), Status: 201, Response: []byte(`{"transfer_id":"tr_2"}`), Delivered: true},
+		},
+		Ledger: []lab.LedgerTransfer{{ID: "tr_1", Customer: "c1", Key: "k1", From: "alice", To: "bob", Amount: 200_000},
+			{ID: "tr_2", Customer: "c1", Key: "k1", From: "alice", To: "bob", Amount: 300_000}},
+	}
+	keyed := lab.Check(h)
+	h.Keyless = true
+	keyless := lab.Check(h)
+	for _, rule := range []lab.Rule{lab.RuleNoSilentWrong, lab.RuleOwnResponses} {
+		require.False(t, keyed.Rule(rule).OK, "rule %d", rule.N)
+		require.False(t, keyless.Rule(rule).OK, "rule %d", rule.N)
+		assert.Contains(t, keyed.Rule(rule).Violations[0].Message, `key "k1"`)
+		v := keyless.Rule(rule).Violations[0]
+		assert.NotContains(t, v.Message, `key "k1"`)
+		assert.NotContains(t, v.MessageKo, `키 "k1"`)
+	}
+	assert.Equal(t, `a request sent as {"from":"alice","to":"bob","amount":200000} was sent again as {"from":"alice","to":"bob","amount":300000} and answered 201 instead of 422: the server keeps no key table, so nothing compared the two`,
+		keyless.Rule(lab.RuleNoSilentWrong).Violations[0].Message)
 }

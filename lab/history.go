@@ -68,6 +68,11 @@ type History struct {
 	// its keys (MemoryGuardLock, MemoryGuardCache), when known; a double
 	// payment whose attempts reached different servers is laid at its door.
 	MemoryGuard string `json:"memory_guard,omitempty"`
+	// Keyless is true when the server keeps no key table (the naive level,
+	// engine.ClaimNone): the key a client sends is never read, so the
+	// checker says "the same request sent again", not "a retry under key
+	// rent-2611". Unknown (a black-box endpoint) is false.
+	Keyless bool `json:"keyless,omitempty"`
 }
 
 // What a server may keep in its own memory to guard keys: the mistakes a

@@ -17,7 +17,7 @@ var pictureWords = map[string]map[string]string{
 		"attempts":    "%s attempts",
 		"axis":        "attempts",
 		"column":      "a column is %s",
-		"paid-twice":  "paid twice: %s won",
+		"paid-twice":  "paid more than once: %s won",
 		"causes":      "Causes of loss",
 		"holds":       "Every rule holds: no money lost.",
 		"times":       "%s times",
@@ -36,14 +36,15 @@ var pictureWords = map[string]map[string]string{
 		string(OutcomeOther):     "other (5xx)",
 	},
 	// ko uses the words of the Korean lessons and page (송금, 중복, 재생,
-	// 두 번 나간 돈, 응답 유실).
+	// 더 나간 돈, 응답 유실); the money line says what lab.ExtraPayments
+	// says of the same won.
 	"ko": {
 		"title":       "하루를 한 장의 그림으로",
 		"title-short": "재시도 폭풍을 한 장의 그림으로",
 		"attempts":    "시도 %s개",
 		"axis":        "시도",
 		"column":      "막대 하나는 %s",
-		"paid-twice":  "두 번 나간 돈: %s원",
+		"paid-twice":  "더 나간 돈: %s원",
 		"causes":      "손실의 원인",
 		"holds":       "모든 규칙이 지켜집니다: 잃은 돈이 없습니다.",
 		"times":       "%s번",
@@ -93,7 +94,7 @@ const (
 // SVG draws the picture as a self-contained SVG document (no scripts, no
 // links, no fonts of its own): stacked columns of attempts by outcome over
 // the clock, each outcome with its colour, pattern and word in a legend;
-// the money paid twice as a line with its final sum in words; and the
+// the money paid more than once as a line with its final sum in words; and the
 // causes of loss. Every column is a <g> with data-bucket, data-from-ms,
 // data-to-ms, data-attempts and data-paid-twice, and each of its rects
 // carries data-outcome and data-count, so that a page can make a column
@@ -192,7 +193,7 @@ func (p Picture) SVG(lang string) []byte {
 	}
 	w("</g>\n")
 
-	// The money paid twice, as a step line on a scale of its own.
+	// The money paid more than once, as a step line on a scale of its own.
 	moneyTop := max(p.PaidTwice, 1)
 	yMoney := func(v int64) float64 { return plotY1 - float64(v)/float64(moneyTop)*(plotH-6) }
 	var pts []string
@@ -223,7 +224,7 @@ func (p Picture) SVG(lang string) []byte {
 	y := legendY + float64(len(Outcomes))*22 + 14
 	w(`<g data-legend="paid-twice"><line x1="%g" x2="%g" y1="%g" y2="%g" stroke="#111" stroke-width="3"/>`, legendX, legendX+22, y, y)
 	// The sum in words, on two lines so that a large one fits: "paid
-	// twice:" then "1,230,000 won".
+	// more than once:" then "1,230,000 won".
 	label, sum, _ := strings.Cut(say("paid-twice", GroupDigits(p.PaidTwice)), ": ")
 	w(`<text x="%g" y="%g" font-size="15" font-weight="700"><tspan>%s: </tspan><tspan x="%g" dy="20">%s</tspan></text></g>`+"\n",
 		legendX+30, y+5, esc(label), legendX+30, esc(sum))

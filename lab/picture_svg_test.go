@@ -119,12 +119,12 @@ func TestPictureSVGIsASelfContainedDocument(t *testing.T) {
 				assert.Equal(t, fmt.Sprint(bk.Attempts), c["data-attempts"])
 			}
 			if lang == "ko" {
-				assert.Contains(t, doc.title, "두 번 나간 돈: 10,000원")
+				assert.Contains(t, doc.title, "더 나간 돈: 10,000원")
 				assert.Contains(t, doc.text, "다시 송금 (중복)")
 				assert.Contains(t, doc.text, "의도 하나에 송금은 최대 한 번")
 				assert.Equal(t, "ko", langOf(doc.root))
 			} else {
-				assert.Contains(t, doc.title, "paid twice: 10,000 won")
+				assert.Contains(t, doc.title, "paid more than once: 10,000 won")
 				for _, word := range []string{"paid once", "paid again", "409 in progress", "422 other request", "replayed",
 					"answer lost", "refused (4xx)", "other (5xx)", "Causes of loss", "at most one transfer per intent"} {
 					assert.Contains(t, doc.text, word)

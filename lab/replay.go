@@ -158,7 +158,7 @@ func ReplayDay(ctx context.Context, d Day, st DayStore, policy engine.Policy, op
 	}
 	h := History{Intents: d.HistoryIntents(), Attempts: attempts, Ledger: LedgerOf(transfers),
 		StartBalances: startBal, EndBalances: BalancesOf(accounts),
-		Retention: eng.Policy().Retention.D(), RetryHorizon: d.RetryHorizon()}
+		Retention: eng.Policy().Retention.D(), RetryHorizon: d.RetryHorizon(), Keyless: !eng.Policy().Keyed()}
 	t := NewTally(d, h, perIntentFromLedger(h))
 	t.Level, t.Elapsed = eng.Policy().Level, time.Since(start)
 	t.RetentionKnown = true

@@ -194,8 +194,9 @@ func assertRaceContrast(t *testing.T, ctx context.Context, where, sel string) {
 // lessons 1 and 4 run to their end (lesson 4's also in mid-race, a lane
 // chosen), lesson 8's two servers, a naive storm on the projector, and a
 // phone that paid twice, with the room's storm opened. The classroom's
-// pages have a single (light) theme; they are measured under both
-// settings all the same, so that the setting can never spoil them.
+// pages follow the machine's theme (web/classroom/theme.js), the race view
+// inside them with it; TestClassroomPagesInTheDarkTheme checks that they
+// do and measures their HTML text too.
 func TestContrastOfTheRaceView(t *testing.T) {
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {

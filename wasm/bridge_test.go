@@ -211,8 +211,8 @@ func TestBridgeDayDrawsThePicture(t *testing.T) {
 	cases := []struct {
 		lang, words string
 	}{
-		{"", "paid twice: "},
-		{"ko", "두 번 나간 돈: "},
+		{"", "paid more than once: "},
+		{"ko", "더 나간 돈: "},
 	}
 	for _, tc := range cases {
 		t.Run("lang="+tc.lang, func(t *testing.T) {

@@ -4,7 +4,7 @@
 // reads the player's state (app.js) and draws it; what the learner does is
 // app.js's (the actions given to initBench).
 
-import { t, ruleTitle, inLang } from './strings.js';
+import { t, ruleTitle, inLang, extraPayments } from './strings.js';
 import { el, won } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
@@ -251,7 +251,7 @@ export function renderReport(report, summaryBox, list) {
   }
   const s = report.summary || {};
   summaryBox.textContent = t('summary', {
-    transfers: s.transfers ?? 0, intents: s.intents ?? 0, duplicates: s.duplicates ?? 0, paid: won(s.paid_twice ?? 0),
+    transfers: s.transfers ?? 0, intents: s.intents ?? 0, extra: extraPayments(s.duplicates ?? 0, s.paid_twice ?? 0),
     conflicts: s.conflicts_409 ?? 0, mismatches: s.mismatches_422 ?? 0, replays: s.replays ?? 0,
   });
   summaryBox.dataset.duplicates = s.duplicates ?? 0;

@@ -5,6 +5,8 @@
 // (Over 500 lines on purpose: both word tables in one file, in the same
 // key order, so a translator sees at once what is missing.)
 
+import { won } from './dom.js';
+
 const en = {
   appTitle: 'idemlab',
   appTagline: 'Make a retried money transfer safe',
@@ -127,7 +129,16 @@ const en = {
   ruleHolds: 'holds',
   ruleBroken: 'broken',
   ruleNotChecked: 'not checked yet',
-  summary: 'intents: {intents} · transfers: {transfers} · duplicates: {duplicates} · paid twice: {paid} won · 409: {conflicts} · 422: {mismatches} · replays: {replays}',
+  summary: 'intents: {intents} · transfers: {transfers} · {extra} · 409: {conflicts} · 422: {mismatches} · replays: {replays}',
+  // Money paid more than once, in one sentence wherever it is shown (the
+  // summary, the race view's ledger, the classroom's tally and verdict);
+  // the checker's rule 1 says it in the same words (lab/words.go).
+  extraPaymentsNone: 'no extra payments',
+  extraPaymentsOne: '1 extra payment: {amount} won paid more than once',
+  extraPayments: '{n} extra payments: {amount} won paid more than once',
+  // The same two halves as the classroom's tiles: a count, then the won.
+  extraPaymentsLabel: 'extra payments',
+  paidMoreLabel: 'paid more than once',
 
   sandbox: 'Sandbox: can you still break it?',
   sandboxIntro: 'Flip one knob of this level’s policy; the other knobs go back to the level’s setting, and the scenario starts over under the new policy.',
@@ -204,14 +215,13 @@ const en = {
   racePaidAgain: 'paid again: {amount} won',
   racePaidSome: 'paid',
   racePaidAgainSome: 'paid again',
-  racePaidAgainTotal: '✘ {n} payments again: {amount} won paid twice',
   raceKeyRow: 'key {key}',
   raceCacheRow: 'cached {key}',
   raceIntentRow: 'wish {intent}',
   raceNoKeyTable: 'no key table: nothing remembers this request',
   raceNoKeyTableShort: 'no key table',
   raceBreak: 'a quiet {ms}, drawn shorter',
-  racePaidAgainCount: '✘ {n} payments again',
+  racePaidAgainCount: '✘ {n} extra payments',
   raceAbsent: 'no row',
   raceInProgress: 'in_progress · {owner}',
   raceCompleted: 'completed {status} · {owner}',
@@ -387,7 +397,12 @@ const ko = {
   ruleHolds: '지켜짐',
   ruleBroken: '깨짐',
   ruleNotChecked: '아직 확인 전',
-  summary: '의도: {intents} · 송금: {transfers} · 중복: {duplicates} · 두 번 나간 돈: {paid}원 · 409: {conflicts} · 422: {mismatches} · 재생: {replays}',
+  summary: '의도: {intents} · 송금: {transfers} · {extra} · 409: {conflicts} · 422: {mismatches} · 재생: {replays}',
+  extraPaymentsNone: '추가 결제 없음',
+  extraPaymentsOne: '추가 결제 1건: {amount}원이 더 나감',
+  extraPayments: '추가 결제 {n}건: {amount}원이 더 나감',
+  extraPaymentsLabel: '추가 결제',
+  paidMoreLabel: '더 나간 돈',
 
   sandbox: '샌드박스: 아직도 깨뜨릴 수 있나요?',
   sandboxIntro: '이 단계 정책의 손잡이를 하나만 바꿔 보세요. 나머지 손잡이는 단계의 설정으로 돌아가고, 시나리오는 새 정책으로 처음부터 다시 시작합니다.',
@@ -456,14 +471,13 @@ const ko = {
   racePaidAgain: '또 지급: {amount}원',
   racePaidSome: '지급',
   racePaidAgainSome: '또 지급',
-  racePaidAgainTotal: '✘ {n}번 또 지급: {amount}원이 두 번 나감',
   raceKeyRow: '키 {key}',
   raceCacheRow: '캐시 {key}',
   raceIntentRow: '요청 의도 {intent}',
   raceNoKeyTable: '키 테이블 없음: 이 요청을 기억하는 곳이 없습니다',
   raceNoKeyTableShort: '키 테이블 없음',
   raceBreak: '조용한 {ms}, 짧게 그림',
-  racePaidAgainCount: '✘ {n}번 또 지급',
+  racePaidAgainCount: '✘ 추가 결제 {n}건',
   raceAbsent: '행 없음',
   raceInProgress: 'in_progress · {owner}',
   raceCompleted: 'completed {status} · {owner}',
@@ -522,6 +536,10 @@ const ko = {
   dayPictureHint: '열을 고르면(클릭, 또는 Tab과 Enter) 그 시도들이 경쟁 보기에 열립니다.',
 };
 
+// The race view's ledger total (race.js: t('racePaidAgainTotal', { n,
+// amount })) is the extra-payments sentence itself, never a second wording.
+for (const table of [en, ko]) table.racePaidAgainTotal = '✘ ' + table.extraPayments;
+
 export const messages = { en, ko };
 
 let lang = 'en';
@@ -545,6 +563,15 @@ export function inLang(en, ko, l = lang) {
 // ruleTitle is a checker rule's title in the page's language (or l).
 export function ruleTitle(rule, l = lang) {
   return inLang(rule.title || rule.name, rule.title_ko, l);
+}
+
+// extraPayments says n payments beyond each wish's first, which moved
+// amount won in all, in the page's language (or l): "39 extra payments:
+// 390,000 won paid more than once". lab.ExtraPayments says the same.
+export function extraPayments(n, amount, l = lang) {
+  const table = messages[l] || en;
+  const key = n === 0 ? 'extraPaymentsNone' : n === 1 ? 'extraPaymentsOne' : 'extraPayments';
+  return (table[key] ?? en[key]).replace('{n}', won(n)).replace('{amount}', won(amount));
 }
 
 // t returns the string for key in the current language with {name}

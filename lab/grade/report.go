@@ -204,8 +204,8 @@ func (r Report) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	if d := r.Day; d != nil {
-		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %d duplicates (%s won paid twice), %d %s never paid, %d×409, %d×422, %d replays.\n",
-			d.Intents, d.Attempts, d.Transfers, d.Duplicates, lab.GroupDigits(d.PaidTwice), d.Unpaid, lab.Plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
+		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %s, %d %s never paid, %d×409, %d×422, %d replays.\n",
+			d.Intents, d.Attempts, d.Transfers, lab.ExtraPayments(d.Duplicates, d.PaidTwice, "en"), d.Unpaid, lab.Plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
 		fmt.Fprintf(&b, "  answers by status: %s\n", lab.StatusList(d.Statuses))
 		if d.Unpaid > 0 {
 			fmt.Fprintf(&b, "  never paid: %s", strings.Join(d.UnpaidIntents, ", "))

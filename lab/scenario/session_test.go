@@ -567,3 +567,33 @@ func TestJudgeDayGoals(t *testing.T) {
 	assert.Equal(t, map[string]bool{"break": true, "hold": false, "all": false}, met(scenario.JudgeDayGoals(goals, broken)))
 	assert.Equal(t, map[string]bool{"break": false, "hold": true, "all": true}, met(scenario.JudgeDayGoals(goals, held)))
 }
+
+// TestNaiveBenchSpeaksOfTheSameRequestSentAgain: lesson 1's bench (naive:
+// no key table) breaks the byte-identical rule in the level's own terms, the
+// same request sent again, under the key row that says "no key table";
+// the same bench at unique names the key.
+func TestNaiveBenchSpeaksOfTheSameRequestSentAgain(t *testing.T) {
+	const rent = `{"id": "s1", "level": "naive",
+	  "accounts": {"minji": 1000000, "landlord": 0},
+	  "lanes": [
+	    {"id": "A1", "intent": "rent", "customer": "minji", "key": "rent-2611",
+	     "body": {"from": "minji", "to": "landlord", "amount": 500000},
+	     "fault": {"phase": "respond", "kind": "lose-response"}},
+	    {"id": "A2", "intent": "rent", "customer": "minji", "key": "rent-2611",
+	     "body": {"from": "minji", "to": "landlord", "amount": 500000}}
+	  ]}`
+	st := finish(t, open(t, rent, nil))
+	rr := st.Report.Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	v := rr.Violations[0]
+	assert.True(t, strings.HasPrefix(v.Message, "the same request sent again got 201 "), v.Message)
+	assert.True(t, strings.HasPrefix(v.MessageKo, "다시 보낸 같은 요청이 201 "), v.MessageKo)
+	assert.NotContains(t, v.Message, "rent-2611")
+	one := st.Report.Rule(lab.RuleOneTransfer).Violations[0]
+	assert.True(t, strings.HasPrefix(one.Message, "1 extra payment: 500,000 won paid more than once"), one.Message)
+
+	st = finish(t, open(t, rent, func(p *engine.Policy) { p.Claim = engine.ClaimInsertOrIgnore }))
+	rr = st.Report.Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK, "INSERT OR IGNORE answers the retry with what it did not do")
+	assert.Contains(t, rr.Violations[0].Message, `a retry under key "rent-2611"`)
+}

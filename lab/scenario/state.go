@@ -142,7 +142,7 @@ func (w *world) keyRows(recs []engine.KeyRecord) []KeyRow {
 func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) (lab.History, int) {
 	h := lab.History{Ledger: lab.LedgerOf(transfers), StartBalances: map[string]int64{},
 		EndBalances: lab.BalancesOf(accounts), Retention: w.policy.Retention.D(), RetryHorizon: w.spec.RetryHorizon.D(),
-		MemoryGuard: lab.MemoryGuardOf(w.policy)}
+		MemoryGuard: lab.MemoryGuardOf(w.policy), Keyless: !w.policy.Keyed()}
 	for id, b := range w.spec.Accounts {
 		h.StartBalances[id] = b
 	}

@@ -303,6 +303,7 @@ func (run *run) history(ctx context.Context) (lab.History, store.Snapshot, error
 		StartBalances: map[string]int64{payer: startBalance, payee: 0},
 		Retention:     run.policy.Retention.D(),
 		RetryHorizon:  run.horizon,
+		Keyless:       !run.policy.Keyed(),
 	}
 	for _, id := range run.order {
 		h.Intents = append(h.Intents, run.intents[id])

@@ -8,7 +8,7 @@ import { connect, showConnection } from "./room.js";
 import { el, won } from "/dom.js";
 import { buildRace, drawRace } from "/race.js";
 import { t, translatePage, choiceWord, lang } from "./words.js";
-import { setLang } from "/strings.js";
+import { setLang, extraPayments } from "/strings.js";
 
 const $ = (id) => document.getElementById(id);
 const STORE = "idemlab.classroom.student";
@@ -275,7 +275,7 @@ function renderVote(v, storming) {
 function renderVerdict(msg) {
   const s = msg.report.summary;
   let verdict;
-  if (s.duplicates > 0) verdict = t("verdictPaidTwice", { n: s.duplicates, amount: won(s.paid_twice) });
+  if (s.duplicates > 0) verdict = extraPayments(s.duplicates, s.paid_twice);
   else if (s.intents > s.transfers) verdict = t("verdictNoPay", { n: s.intents - s.transfers });
   else verdict = t("verdictHeld");
   const p = $("room-verdict");

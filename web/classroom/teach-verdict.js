@@ -5,7 +5,7 @@
 import { el, won } from "/dom.js";
 import { timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
-import { ruleTitle, inLang } from "/strings.js";
+import { ruleTitle, inLang, extraPayments, t as words } from "/strings.js";
 import { t, choiceWord, lang } from "./words.js";
 import { $, SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from "./teach-race.js";
 
@@ -72,14 +72,26 @@ function drawPicture(msg) {
   });
 }
 
+// extraTile is one half of the extra payments' sentence as a tile; both
+// carry the whole sentence (data-extra), the one the race view's ledger
+// and the checker's rule 1 say (server/words_browser_test.go).
+function extraTile(label, value, s) {
+  const box = tile(label, value, s.duplicates > 0 ? "fail" : "ok");
+  box.dataset.extra = extraPayments(s.duplicates, s.paid_twice);
+  return box;
+}
+
 export function renderReport(msg) {
   if (msg.run !== run) newRun(msg.run, msg.level, "level " + msg.level);
   const s = msg.report.summary;
   const label = msg.storm ? t("stormDone", { requests: msg.storm.requests, level: msg.level, ms: msg.storm.duration_ms }) : t("levelLabel", { level: msg.level });
   $("run-label").textContent = `(${t("ledgerN", { n: msg.run })}, ${label})`;
   $("tally").replaceChildren(
-    tile(t("tile_duplicates"), s.duplicates, s.duplicates > 0 ? "fail" : "ok"),
-    tile(t("tile_paidTwice"), t("amountWon", { n: won(s.paid_twice) }), s.paid_twice > 0 ? "fail" : "ok"),
+    // The extra payments in the two halves of their one sentence ("39
+    // extra payments" · "390,000 won paid more than once"), which the
+    // race view's ledger and the checker's rule 1 say whole.
+    extraTile(words("extraPaymentsLabel"), won(s.duplicates), s),
+    extraTile(words("paidMoreLabel"), t("amountWon", { n: won(s.paid_twice) }), s),
     tile(t("tile_409"), s.conflicts_409), tile(t("tile_422"), s.mismatches_422), tile(t("tile_replays"), s.replays),
     tile(t("tile_lost"), s.lost_responses), tile(t("tile_transfers"), s.transfers), tile(t("tile_moved"), t("amountWon", { n: won(s.money_moved) })),
   );

@@ -125,17 +125,15 @@ const en = {
   noKeysYet: "no keys yet",
   stuckInProgress: "{n} key(s) stuck in_progress and nothing paid: the crash left a claim with no owner. Its lease is what frees it (scoped has one; this level has none).",
   picture: "The storm as a picture",
-  pictureHelp: "Attempts over the storm's clock by outcome, and the money paid twice as it piles up. Choose a column to move the race to that moment.",
+  pictureHelp: "Attempts over the storm's clock by outcome, and the money paid more than once as it piles up. Choose a column to move the race to that moment.",
 
-  tile_duplicates: "duplicates",
-  tile_paidTwice: "paid twice",
   tile_409: "409s",
   tile_422: "422s",
   tile_replays: "replays",
   tile_lost: "lost answers",
   tile_transfers: "transfers",
   tile_moved: "money moved",
-  tile_liveDup: "duplicates so far",
+  tile_liveDup: "extra payments so far",
   tile_crashed: "crashed",
 
   // The phone.
@@ -165,9 +163,8 @@ const en = {
   refused: "Refused ({status}): {summary}",
   alreadyProcessed: "“Already processed” (200), but the answer has no transfer in it: you cannot tell what happened to your money.",
   roomVerdict: "The room's storm: {verdict}",
-  verdictPaidTwice: "{n} duplicate transfers, {amount} won paid twice",
   verdictHeld: "every rule held: each wish paid once",
-  verdictNoPay: "nothing was paid twice, but {n} wish(es) were never paid",
+  verdictNoPay: "nothing was paid more than once, but {n} wish(es) were never paid",
 };
 
 const ko = {
@@ -291,17 +288,15 @@ const ko = {
   noKeysYet: "아직 키가 없습니다",
   stuckInProgress: "키 {n}개가 in_progress에 묶였고 결제된 것은 없습니다: 크래시가 주인 없는 선점을 남겼습니다. 이를 풀어 주는 것은 리스입니다 (scoped에는 있고 이 단계에는 없습니다).",
   picture: "한눈에 보는 폭풍",
-  pictureHelp: "폭풍의 시계 위에 결과별 시도와, 쌓여 가는 이중 결제 금액. 열을 고르면 그 순간으로 경주 화면이 이동합니다.",
+  pictureHelp: "폭풍의 시계 위에 결과별 시도와, 쌓여 가는 더 나간 돈. 열을 고르면 그 순간으로 경주 화면이 이동합니다.",
 
-  tile_duplicates: "중복 이체",
-  tile_paidTwice: "이중 결제",
   tile_409: "409",
   tile_422: "422",
   tile_replays: "재생",
   tile_lost: "잃은 응답",
   tile_transfers: "이체",
   tile_moved: "옮겨진 돈",
-  tile_liveDup: "지금까지 중복",
+  tile_liveDup: "지금까지 추가 결제",
   tile_crashed: "크래시",
 
   roomCode: "방 코드",
@@ -330,9 +325,8 @@ const ko = {
   refused: "거절됨 ({status}): {summary}",
   alreadyProcessed: "“이미 처리됨”(200)이지만 응답에 이체가 없습니다: 내 돈이 어떻게 되었는지 알 수 없습니다.",
   roomVerdict: "방의 폭풍: {verdict}",
-  verdictPaidTwice: "중복 이체 {n}건, {amount}원 이중 결제",
   verdictHeld: "모든 규칙 통과: 소원마다 한 번씩 결제",
-  verdictNoPay: "이중 결제는 없지만 결제되지 않은 소원이 {n}개",
+  verdictNoPay: "더 나간 돈은 없지만 결제되지 않은 소원이 {n}개",
 };
 
 const tables = { en, ko };
