@@ -64,7 +64,7 @@
 
 
 import { svg, won } from './dom.js';
-import { t as defaultT, ruleTitle, inLang } from './strings.js';
+import { t as defaultT, ruleTitle, inLang, extraPayments } from './strings.js';
 import { KEY_PHASES } from './race-model.js';
 
 export { buildRace, timeOf } from './race-model.js';
@@ -562,7 +562,7 @@ function planLedger(r, c) {
     againText = '✘ ' + markWord({ kind: 'paid-again', amount: p.amount }, t) + ' (' + labelOfLane(model, p.lane) + ')';
   } else if (again.length > 1) {
     const sum = again.reduce((n, p) => n + p.amount, 0);
-    againText = sum ? t('racePaidAgainTotal', { n: again.length, amount: won(sum) }) : t('racePaidAgainCount', { n: again.length });
+    againText = sum ? '✘ ' + extraPayments(again.length, sum) : t('racePaidAgainCount', { n: again.length });
   }
   const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
   const subH = fs.sub + 4;
