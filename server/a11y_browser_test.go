@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
 )
 
 // axeScript is axe-core (an accessibility checker, from npm) as .ci/run
@@ -73,4 +74,71 @@ func TestClassroomPagesAreAccessible(t *testing.T) {
 	check("the presenter after a storm", presenter)
 	check("the room's screen after a storm", screen)
 	check("the phone after a storm and a lost answer", phone)
+}
+
+// TestPlaygroundIsAccessible runs axe-core on the playground as a learner
+// leaves it: every bench of lanes in lessons 1, 4, 5 and 8 run to its end
+// (the race view drawn with its rows, marks, arrows and brackets), and the
+// keys help open with its shortcuts switch.
+func TestPlaygroundIsAccessible(t *testing.T) {
+	script := axeScript(t)
+	ts := playground(t, playgroundDir(t))
+	lessons := map[string]lessonJSON{}
+	for _, l := range fetchLessons(t, ts.URL) {
+		lessons[l.ID] = l
+	}
+	for _, id := range []string{"01-naive", "04-in-progress", "05-replay", "08-two-servers"} {
+		l, ok := lessons[id]
+		if !ok {
+			t.Fatalf("no lesson %s", id)
+		}
+		t.Run(id, func(t *testing.T) {
+			ctx := tab(t)
+			openLesson(t, ctx, ts.URL, id)
+			for _, sc := range l.Scenarios {
+				if len(sc.Day) > 0 && string(sc.Day) != "null" {
+					continue
+				}
+				openScenario(t, ctx, sc.ID, false)
+				runToEnd(t, ctx)
+				if v := axeViolations(t, ctx, script); len(v) > 0 {
+					t.Errorf("%s %s run to its end: %d accessibility violations:\n%s", id, sc.ID, len(v), strings.Join(v, "\n"))
+				}
+			}
+			if id == "01-naive" {
+				run(t, ctx, click("#keys-toggle"), waitJS(`!document.getElementById('keys-help').hidden`))
+				if v := axeViolations(t, ctx, script); len(v) > 0 {
+					t.Errorf("the keys help: %d accessibility violations:\n%s", len(v), strings.Join(v, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// TestInstructorSignInIsAccessible runs axe-core on the instructor's pages
+// before a room is open: the sign-in page and the lobby, each with its
+// main landmark (and the room's screen asking for a sign-in).
+func TestInstructorSignInIsAccessible(t *testing.T) {
+	script := axeScript(t)
+	ts := classroomServer(t)
+	ctx := tab(t)
+	check := func(name string) {
+		t.Helper()
+		assert.Equal(t, 1, eval[int](t, ctx, `[...document.querySelectorAll('main')].filter((m) => !m.hidden).length`), "%s has one main landmark shown", name)
+		assert.True(t, eval[bool](t, ctx, `[...document.querySelectorAll('main')].some((m) => !m.hidden && m.contains([...document.querySelectorAll('h2')].find((h) => h.checkVisibility())))`), "%s: its heading is in the main landmark", name)
+		if v := axeViolations(t, ctx, script); len(v) > 0 {
+			t.Errorf("%s: %d accessibility violations:\n%s", name, len(v), strings.Join(v, "\n"))
+		}
+	}
+	run(t, ctx, chromedp.Navigate(ts.URL+"/classroom/teach?view=screen"), waitJS(`!document.getElementById('signin').hidden`))
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('signin').checkVisibility()`), "the room's screen shows the sign-in")
+	check("the room's screen asking for a sign-in")
+	run(t, ctx, chromedp.Navigate(ts.URL+"/classroom/teach"), waitJS(`!document.getElementById('signin').hidden`))
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('signin').checkVisibility()`), "the sign-in page shows its form")
+	check("the instructor's sign-in page")
+	run(t, ctx, signInSteps(ts.URL))
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lobby').checkVisibility()`), "the lobby shows")
+	check("the lobby")
+	run(t, ctx, click("#create"), waitJS(`document.getElementById('code').textContent.length === 6`))
+	assert.Equal(t, 1, eval[int](t, ctx, `[...document.querySelectorAll('main')].filter((m) => !m.hidden).length`), "the room has one main landmark shown")
 }

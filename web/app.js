@@ -21,6 +21,7 @@ import { readHash, hashWriter, saveGoals as recordGoals, markDone, lessonGoals, 
 
 const $ = (id) => document.getElementById(id);
 const THEME_KEY = 'idemlab.theme';
+const SHORTCUTS_KEY = 'idemlab.shortcuts';
 const MAX_RUN_STEPS = 1000;
 
 const app = {
@@ -155,6 +156,7 @@ function engineError(err) {
   const p = $('step-count');
   p.textContent = '⚠ ' + msg;
   p.classList.add('error');
+  announce(msg);
 }
 
 // --- lessons -------------------------------------------------------------------
@@ -235,6 +237,9 @@ async function loadLesson(id, fromHash) {
 async function showLesson(seq, lesson, fromHash) {
   if (seq !== app.loadSeq) return;
   await closeSession();
+  // The first lesson is the page itself; another one opened in place is
+  // said in one sentence (the article's own text is not a live region).
+  if (app.lesson) announce(t('newsLesson', { n: lesson.n, title: lesson.title }));
   app.lesson = lesson;
   $('lesson-loading').hidden = true;
   document.title = lesson.n + '. ' + lesson.title + ' · idemlab';
@@ -260,7 +265,10 @@ async function showLesson(seq, lesson, fromHash) {
   app.moves = hash.scenario === sid ? hash.moves : [];
   app.override = hash.scenario === sid ? hash.override : null;
   url.release();
-  markActiveCard();
+  // A link that names a later scenario opens the lesson where its text
+  // is; one that names the first (every link the page writes names one)
+  // opens it at the top, where the text leads to it.
+  markActiveCard(hash.scenario === sid && first && sid !== first.id);
   bench.renderBenchHead();
   writeHash();
   if (app.engineInfo) await openScenarioNow();
@@ -281,13 +289,45 @@ function mountScenarioCard(holder) {
     el('button', { type: 'button', class: 'open-scenario', 'data-scenario': spec.id, onclick: () => chooseScenario(spec.id) }, t('openOnBench')));
 }
 
-function markActiveCard() {
+// markActiveCard marks the card of the scenario on the bench as current,
+// and with follow brings its part of the lesson into view: the bench must
+// never show one scenario while the text beside it describes another.
+// Every card's button is named with its scenario, so that a list of the
+// page's buttons does not read "Open on the bench" three times.
+function markActiveCard(follow) {
+  let current = null;
   for (const holder of document.querySelectorAll('#lesson-text .scenario[data-scenario]')) {
-    const active = app.spec && holder.dataset.scenario === app.spec.id;
+    const active = !!app.spec && holder.dataset.scenario === app.spec.id;
     holder.classList.toggle('active', active);
     const b = holder.querySelector('button.open-scenario');
-    if (b) b.textContent = active ? '✔ ' + t('onBench') : t('openOnBench');
+    if (active) {
+      current = holder;
+      holder.setAttribute('aria-current', 'true');
+    } else holder.removeAttribute('aria-current');
+    if (!b) continue;
+    const spec = (app.lesson.scenarios || []).find((s) => s.id === holder.dataset.scenario) || {};
+    b.textContent = active ? '✔ ' + t('onBench') : t('openOnBench');
+    b.setAttribute('aria-label', t(active ? 'onBenchNamed' : 'openOnBenchNamed', { title: spec.title || spec.id }));
+    if (active) b.setAttribute('aria-current', 'true');
+    else b.removeAttribute('aria-current');
   }
+  if (follow && current) followCard(current);
+}
+
+// followCard scrolls the lesson to the section that describes a card's
+// scenario: from its heading to the card when both fit in the window, else
+// as much of the text before the card as fits, the card at the bottom.
+// Nothing moves when all of it is in view already.
+function followCard(card) {
+  let head = card.previousElementSibling;
+  while (head && !/^H[1-3]$/.test(head.tagName)) head = head.previousElementSibling;
+  const top = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop) || 0;
+  const c = card.getBoundingClientRect();
+  const h = (head || card).getBoundingClientRect();
+  if (h.top >= top && c.bottom <= innerHeight) return;
+  const behavior = matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth';
+  if (head && c.bottom - h.top <= innerHeight - top) head.scrollIntoView({ block: 'start', behavior });
+  else card.scrollIntoView({ block: 'end', behavior });
 }
 
 function chooseScenario(id) {
@@ -297,14 +337,15 @@ function chooseScenario(id) {
     app.spec = app.lesson.scenarios.find((s) => s.id === id);
     app.moves = [];
     app.override = null;
-    markActiveCard();
+    // Beside the bench the text follows it; below it (a narrow screen)
+    // the learner is taken to the bench instead.
+    const beside = matchMedia('(min-width: 1101px)').matches;
+    markActiveCard(beside);
     bench.renderBenchHead();
     writeHash();
     if (app.engineInfo) await openScenarioNow();
     else bench.drawBenchWaiting(app.spec);
-    // Beside the text the bench is already in view; below it (a narrow
-    // screen) the learner is taken there.
-    $('bench').focus({ preventScroll: matchMedia('(min-width: 1101px)').matches });
+    $('bench').focus({ preventScroll: beside });
   });
 }
 
@@ -441,11 +482,13 @@ function nextLane() {
 
 // act runs one bench action and draws its state. The time in the engine
 // (worker round trip included) and the time drawing are recorded as
-// performance measures "idemlab-engine" and "idemlab-draw".
-function act(fn) {
+// performance measures "idemlab-engine" and "idemlab-draw". kind names the
+// action for the sentence that announces what happened (bench.news).
+function act(kind, fn) {
   return serial(async () => {
     if (!app.session) return;
     try {
+      const before = app.state;
       const t0 = performance.now();
       const state = await fn();
       const t1 = performance.now();
@@ -457,6 +500,8 @@ function act(fn) {
         writeHash();
         performance.measure('idemlab-engine', { start: t0, end: t1 });
         performance.measure('idemlab-draw', { start: t1, end: performance.now() });
+        keepControlFocus();
+        announce(bench.news(kind, before, state));
       }
     } catch (err) {
       engineError(err);
@@ -464,8 +509,31 @@ function act(fn) {
   });
 }
 
+// CONTROLS are the bench's buttons in the order the Tab key meets them.
+const CONTROLS = ['btn-back', 'btn-step', 'btn-run', 'btn-reset', 'btn-inject'];
+
+// keepControlFocus moves the focus off a bench button that its own action
+// disabled (the last Step, Run to the end, Back to step 0): a disabled
+// button drops the focus to the page's body, and a keyboard user would
+// start again from the top. It goes to the next button that still works,
+// else the one before it, else the bench itself.
+function keepControlFocus() {
+  const a = document.activeElement;
+  const i = CONTROLS.indexOf(a && a.id);
+  if (i < 0 || !a.disabled) return;
+  const order = CONTROLS.slice(i + 1).concat(CONTROLS.slice(0, i).reverse());
+  const next = order.map((id) => $(id)).find((b) => !b.disabled && !b.hidden);
+  (next || $('bench')).focus();
+}
+
+// announce says one sentence in the page's live region: what a step did,
+// where Back or Reset went, which lesson opened.
+function announce(sentence) {
+  if (sentence) $('news').textContent = sentence;
+}
+
 function step() {
-  return act(async () => {
+  return act('step', async () => {
     const lane = nextLane();
     if (!lane || app.state.done) return null;
     const st = await app.engine.call('step', app.session, lane);
@@ -475,7 +543,7 @@ function step() {
 }
 
 function back() {
-  return act(async () => {
+  return act('back', async () => {
     if (!app.state || app.state.step === 0) return null;
     const st = await app.engine.call('back', app.session);
     app.moves.pop();
@@ -486,7 +554,7 @@ function back() {
 // runAll steps the default order one move at a time, so that every move is
 // in the URL and Back can take any of them back.
 function runAll() {
-  return act(async () => {
+  return act('run', async () => {
     let st = app.state;
     for (let i = 0; i < MAX_RUN_STEPS && st && !st.done; i++) {
       const lane = st.next && (st.lanes.find((l) => l.id === st.next) || {}).state !== 'done' ? st.next : (st.lanes.find(movable) || {}).id;
@@ -499,7 +567,7 @@ function runAll() {
 }
 
 function reset() {
-  return act(async () => {
+  return act('reset', async () => {
     const st = await app.engine.call('reset', app.session);
     app.moves = [];
     app.pinned = null;
@@ -508,7 +576,7 @@ function reset() {
 }
 
 function inject() {
-  return act(async () => {
+  return act('step', async () => {
     const lane = nextLane();
     if (!lane) return null;
     const kind = $('fault-kind').value;
@@ -521,7 +589,7 @@ function inject() {
 // setKnob flips one knob alone: every other knob goes back to the level's
 // setting, so whatever breaks next is that knob's doing.
 function setKnob(knob, value) {
-  return act(async () => {
+  return act('policy', async () => {
     const override = JSON.stringify(app.base[knob]) === JSON.stringify(value) ? {} : { [knob]: value };
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, override)));
     // The policy and the moves change together, after the engine took
@@ -534,7 +602,7 @@ function setKnob(knob, value) {
 }
 
 function sandboxBack() {
-  return act(async () => {
+  return act('policy', async () => {
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(app.base));
     app.override = null;
     app.moves = [];
@@ -547,9 +615,6 @@ function choose(laneId) {
   if (!movable(laneOf(laneId))) return;
   app.pinned = laneId;
   bench.render();
-  // A learner choosing with the keyboard keeps the focus on the lane.
-  const row = document.querySelector('#race [role=radio][data-lane="' + CSS.escape(laneId) + '"]');
-  if (row && document.activeElement && document.activeElement.getAttribute('role') === 'radio') row.focus();
 }
 
 function chooseNth(n) {
@@ -589,7 +654,7 @@ function exportBench(format) {
 }
 
 function applyGoalPolicy(policy) {
-  return act(async () => {
+  return act('policy', async () => {
     const st = await app.engine.call('setPolicy', app.session, JSON.stringify(Object.assign({}, app.base, policy)));
     app.override = Object.assign({}, policy);
     app.moves = [];
@@ -683,28 +748,71 @@ function runDay() {
 
 function toggleKeys() {
   const box = $('keys-help');
+  // Closed with the focus inside (on its switch), the list hands the focus
+  // back to the button that opens it rather than to the page's body.
+  const inside = box.contains(document.activeElement);
   box.hidden = !box.hidden;
   $('keys-toggle').setAttribute('aria-expanded', box.hidden ? 'false' : 'true');
+  if (box.hidden && inside) $('keys-toggle').focus();
+}
+
+// shortcutsOn reports whether the learner keeps the single-key shortcuts
+// (WCAG 2.1.4: a speech-input user's words arrive as letters, and a stray
+// "n" must not step the bench). They are on unless turned off in the keys
+// help; the choice is remembered.
+function shortcutsOn() {
+  try {
+    return localStorage.getItem(SHORTCUTS_KEY) !== 'off';
+  } catch {
+    return true;
+  }
+}
+
+function setShortcuts(on) {
+  try {
+    if (on) localStorage.removeItem(SHORTCUTS_KEY);
+    else localStorage.setItem(SHORTCUTS_KEY, 'off');
+  } catch {}
+  $('shortcuts-on').checked = on;
 }
 
 function onKey(e) {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
+  // Escape closes the keys help wherever the focus is: it is how a dialog
+  // is left, not a shortcut.
+  if (e.key === 'Escape') {
+    if (!$('keys-help').hidden) {
+      toggleKeys();
+      e.preventDefault();
+    }
+    return;
+  }
+  if (!shortcutsOn()) return;
   const tag = (e.target && e.target.tagName) || '';
   const typing = tag === 'INPUT' && e.target.type !== 'radio' || tag === 'TEXTAREA' || tag === 'SELECT' || (e.target && e.target.isContentEditable);
   if (typing) return;
   const onButton = tag === 'BUTTON' || tag === 'SUMMARY' || tag === 'A';
+  // Inside a group of radios the arrows move between them; they step the
+  // bench everywhere else.
+  const inRadios = !!(e.target && e.target.closest && e.target.closest('[role=radiogroup], [role=radio]'));
   const benchOpen = app.session && !$('bench-body').hidden;
   let handled = true;
   switch (e.key) {
     case 'ArrowRight':
+      if (inRadios) return;
+      if (benchOpen) step();
+      break;
     case 'n':
       if (benchOpen) step();
       break;
     case ' ':
-      if (onButton) return; // Space presses the focused button.
+      if (onButton || inRadios) return; // Space presses the focused button or radio.
       if (benchOpen) step();
       break;
     case 'ArrowLeft':
+      if (inRadios) return;
+      if (benchOpen) back();
+      break;
     case 'b':
       if (benchOpen) back();
       break;
@@ -738,10 +846,6 @@ function onKey(e) {
     case '?':
       toggleKeys();
       break;
-    case 'Escape':
-      if (!$('keys-help').hidden) toggleKeys();
-      else handled = false;
-      break;
     default:
       if (/^[1-9]$/.test(e.key)) chooseNth(Number(e.key) - 1);
       else handled = false;
@@ -759,7 +863,15 @@ async function main() {
   applyI18n();
   initTheme();
   $('theme-toggle').addEventListener('click', toggleTheme);
+  // The skip link focuses the bench without writing #bench over the
+  // address bar's place in the lessons.
+  document.querySelector('a.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    $('bench').focus();
+  });
   $('keys-toggle').addEventListener('click', toggleKeys);
+  $('shortcuts-on').checked = shortcutsOn();
+  $('shortcuts-on').addEventListener('change', (e) => setShortcuts(e.target.checked));
   $('btn-step').addEventListener('click', step);
   $('btn-back').addEventListener('click', back);
   $('btn-run').addEventListener('click', runAll);
@@ -810,7 +922,7 @@ async function main() {
       app.moves = h.moves;
       app.override = h.override;
       url.release();
-      markActiveCard();
+      markActiveCard(true);
       bench.renderBenchHead();
       if (app.engineInfo) await openScenarioNow();
     });

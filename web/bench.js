@@ -217,10 +217,118 @@ export function drawBenchRace() {
     app.raceOf = st;
   }
   const shown = app.lastEvent || st.last;
+  const focused = raceFocus();
   drawRace($('race'), app.race, {
     selectedLane: st.done ? null : on.nextLane(), onSelectLane: on.choose, onMark: on.showEvent,
     currentSeq: shown ? shown.seq : undefined, width: raceWidth(), expanded: app.expanded, onToggle: on.toggleRaceRow,
   });
+  refocusRace(focused);
+}
+
+// FOCUS_KEYS are the data attributes that name what an element of the
+// race view stands for (race.js): a row's lane and kind, a mark's event,
+// a collapsed row's count that opens it or closes it again.
+const FOCUS_KEYS = ['row', 'lane', 'seq', 'expand', 'collapse'];
+
+// raceFocus is what the focused element of the race view stands for, or
+// null when the focus is elsewhere.
+function raceFocus() {
+  const a = document.activeElement;
+  const box = $('race');
+  if (!a || a === box || !box.contains(a)) return null;
+  const id = {};
+  for (const k of FOCUS_KEYS) if (a.dataset && a.dataset[k] !== undefined) id[k] = a.dataset[k];
+  return id;
+}
+
+// refocusRace gives the focus back to the element that stands for the same
+// thing in the view just drawn: drawing replaces the SVG, and the focus of
+// a learner who chose a lane or opened a row with the keyboard would fall
+// to the page's body. A row opened or closed gives it to its other toggle;
+// failing all, the lane's row, then the lane chosen to move next.
+function refocusRace(id) {
+  const box = $('race');
+  if (!id || box.contains(document.activeElement)) return;
+  const pick = (attrs) => {
+    const sel = Object.entries(attrs).map(([k, v]) => '[data-' + k + '="' + CSS.escape(v) + '"]').join('');
+    return sel ? box.querySelector(sel) : null;
+  };
+  const swapped = id.expand !== undefined ? { collapse: id.expand } : id.collapse !== undefined ? { expand: id.collapse } : null;
+  const target = pick(id) || (swapped && pick(swapped)) ||
+    (id.lane !== undefined && box.querySelector('[role=radio][data-lane="' + CSS.escape(id.lane) + '"]')) ||
+    box.querySelector('[role=radio][aria-checked="true"]') || box.querySelector('[tabindex="0"]');
+  if (target) target.focus();
+}
+
+// news is the sentence the page's live region says after a bench action
+// (kind: step, run, back, reset, policy), built from the typed fields of
+// the trace events the action added (never from their notes, which are
+// for people and may be reworded): "Step 4: A1 committed 500,000 won as
+// T1." A screen reader hears what happened, not only a number.
+export function news(kind, before, st) {
+  switch (kind) {
+    case 'back':
+      return t('newsBack', { n: st.step });
+    case 'reset':
+      return t('newsReset');
+    case 'policy':
+      return t('newsPolicy');
+  }
+  const seen = lastSeq(before);
+  const added = [];
+  for (const l of st.lanes) for (const e of l.events || []) if (e.seq > seen) added.push(e);
+  added.sort((a, b) => a.seq - b.seq);
+  const parts = [];
+  if (kind === 'run') parts.push(t('newsRun', { n: st.step }));
+  else parts.push(t('newsStep', { n: st.step, what: added.map(eventNews).join(t('newsAnd')) || t('newsNothing') }));
+  if (st.done) {
+    const broken = ((st.report && st.report.rules) || []).filter((r) => !r.ok).map((r) => r.rule.n + '. ' + ruleTitle(r.rule));
+    parts.push(t('newsDone'), broken.length ? t('newsBroken', { rules: broken.join(', ') }) : t('newsHolds'));
+  }
+  return parts.join(' ');
+}
+
+function lastSeq(st) {
+  let seq = -Infinity;
+  for (const l of (st && st.lanes) || []) for (const e of l.events || []) if (e.seq > seq) seq = e.seq;
+  return seq;
+}
+
+// OK_PHASE are the phases whose plain success says more than "ran".
+const OK_PHASE = { receive: 'news_ok_receive', validate: 'news_ok_validate', fingerprint: 'news_ok_fingerprint' };
+
+// eventNews is one trace event as a clause: who, and what the phase did,
+// from its outcome, amount, status, transfer id, rows and key state.
+export function eventNews(ev) {
+  const v = { lane: ev.lane, phase: ev.phase, key: ev.key || '', status: ev.status || '', amount: won(ev.amount), transfer: ev.transfer_id || '' };
+  switch (ev.outcome) {
+    case 'committed':
+      return t(ev.transfer_id ? 'news_committed_as' : 'news_committed', v);
+    case 'duplicate':
+      return t(ev.rows === 0 ? 'news_claim_ignored' : 'news_duplicate', v);
+    case 'ok':
+      if (ev.key_state === 'absent') return t('news_ok_absent', v);
+      return t(OK_PHASE[ev.phase] || 'news_ok', v);
+    case 'lost':
+    case 'delivered':
+    case 'replayed':
+    case 'conflict':
+    case 'mismatch':
+    case 'claimed':
+    case 'taken-over':
+    case 'executed':
+    case 'declined':
+    case 'stored':
+    case 'crashed':
+    case 'timed-out':
+    case 'rejected':
+    case 'locked':
+    case 'waiting':
+    case 'skipped':
+      return t('news_' + ev.outcome.replace('-', '_'), v);
+    default:
+      return t('news_other', Object.assign(v, { outcome: ev.outcome }));
+  }
 }
 
 export function renderLast() {

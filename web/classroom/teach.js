@@ -31,6 +31,14 @@ document.body.classList.toggle("screen-view", SCREEN);
 translatePage();
 setLang(lang); // the race view's words (web/strings.js), in the page's language
 
+// show puts one part of the page on screen: the sign-in, the lobby or the
+// room. The first two share the gate's main landmark, the room is its own;
+// the page never shows two mains.
+function show(part) {
+  for (const id of ["signin", "lobby", "room"]) $(id).hidden = id !== part;
+  $("gate").hidden = part === "room";
+}
+
 async function init() {
   const m = location.hash.match(/signin=([^&]+)/);
   if (m) {
@@ -46,13 +54,13 @@ async function init() {
   }
   const s = await api("/classroom/api/session").catch(() => ({ instructor: false }));
   if (!s.instructor) {
-    $("signin").hidden = false;
+    show("signin");
     return;
   }
   $("signout").hidden = false;
   const c = new URLSearchParams(location.search).get("room");
   if (c) enter(c);
-  else $("lobby").hidden = false;
+  else show("lobby");
 }
 
 // The instructor's secret is typed into a password field, never put in a
@@ -63,7 +71,6 @@ $("signin-form").addEventListener("submit", async (ev) => {
   $("secret").value = "";
   try {
     await api("/classroom/api/session", { token: secret });
-    $("signin").hidden = true;
     $("signin-error").textContent = "";
     init();
   } catch (e) {
@@ -75,8 +82,8 @@ $("signout").addEventListener("click", async () => {
   await api("/classroom/api/session", undefined, "DELETE").catch(() => {});
   if (room) room.stop();
   room = null;
-  for (const id of ["room", "lobby", "signout"]) $(id).hidden = true;
-  $("signin").hidden = false;
+  $("signout").hidden = true;
+  show("signin");
 });
 
 $("create").addEventListener("click", async () => {
@@ -91,8 +98,7 @@ $("create").addEventListener("click", async () => {
 
 function enter(c) {
   setCode(c);
-  $("lobby").hidden = true;
-  $("room").hidden = false;
+  show("room");
   $("code").textContent = c;
   $("join-url").textContent = location.origin + "/classroom/";
   $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(c) + "/qr.png";
@@ -109,8 +115,7 @@ function enter(c) {
       // room sends again after its welcome sets it.
       if (s === "reconnecting") delete $("tally").dataset.duplicates;
       if (s === "gone") {
-        $("room").hidden = true;
-        $("lobby").hidden = false;
+        show("lobby");
         $("lobby-error").textContent = t("roomGoneProjector", { code: c });
       }
     },
@@ -141,6 +146,7 @@ function onMessage(msg) {
       // The room watches the storm, not the form: the panel folds away
       // and the join card becomes a strip above the view.
       $("storm-panel").open = false;
+      keepFocusOnPanel();
       showStage(true);
       break;
     case "events":
@@ -162,6 +168,22 @@ function onMessage(msg) {
       break;
   }
 }
+
+// keepFocusOnPanel gives the focus to the storm panel's summary when what
+// held it, the Fire button, was disabled or folded away with the panel: a
+// keyboard user would otherwise find it on the page's body and start again
+// from the top. The summary is where the panel opens again.
+function keepFocusOnPanel() {
+  const panel = $("storm-panel");
+  const summary = panel.querySelector("summary");
+  const a = document.activeElement;
+  const lost = a === document.body ? firedHere : panel.contains(a) && a !== summary && (a.disabled || !panel.open);
+  if (lost) summary.focus();
+  firedHere = false;
+}
+
+// firedHere is set when this page fired a storm and not yet seen it start.
+let firedHere = false;
 
 function fillControls(s) {
   if (filled) return;
@@ -196,6 +218,7 @@ function renderState(s) {
   $("online").textContent = t("onlineCount", { online: s.online, students: s.students }) + (s.dropped ? " · " + t("dropped", { n: s.dropped }) : "");
   $("online").dataset.online = String(s.online);
   $("fire").disabled = s.storming;
+  if (s.storming) keepFocusOnPanel();
   // The roster comes only when it changed: a state without one keeps it.
   if (s.roster) setRoster(s.roster);
   renderRoster(s);
@@ -225,6 +248,7 @@ $("storm-form").addEventListener("submit", (ev) => {
   if (fault === "crash" || fault === "client-timeout") spec.phase = $("phase").value;
   if ($("change").checked) spec.change_amount = true;
   room.send({ type: "storm", storm: spec });
+  firedHere = true;
   try {
     const form = { change: $("change").checked };
     for (const id of ["level", "clients", "keys", "attempts", "fault", "phase", "latency", "slow"]) form[id] = $(id).value;
