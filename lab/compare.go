@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"idemlab/engine"
 )
@@ -24,6 +25,8 @@ func AnswerDifference(firstStatus int, first []byte, status int, body []byte) st
 // diffWords are AnswerDifference's sentences in one language.
 type diffWords struct {
 	status, none, join, added, missing, changed, sameMembers, emptyBody, partAt string
+	// long names a value too long to quote whole in a sentence.
+	long string
 }
 
 var (
@@ -37,6 +40,7 @@ var (
 		sameMembers: "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes",
 		emptyBody:   "an empty body, first answer %s",
 		partAt:      "the bodies part at byte %d: %s here, %s in the first answer",
+		long:        "a value of %d bytes",
 	}
 	diffWordsKo = diffWords{
 		status:      "상태 %d, 첫 응답은 %d",
@@ -48,6 +52,7 @@ var (
 		sameMembers: "JSON 멤버는 같지만 바이트가 다릅니다(순서나 공백): 재생은 저장된 바이트를 그대로 보냅니다",
 		emptyBody:   "본문이 비어 있습니다. 첫 응답은 %s",
 		partAt:      "본문이 %d번째 바이트에서 갈립니다: 여기는 %s, 첫 응답은 %s",
+		long:        "%d바이트짜리 값",
 	}
 )
 
@@ -84,11 +89,11 @@ func bodyDifference(w diffWords, first, body []byte) string {
 			vb, inb := b[k]
 			switch {
 			case !ina:
-				diffs = append(diffs, fmt.Sprintf(w.added, k, clip(vb)))
+				diffs = append(diffs, fmt.Sprintf(w.added, k, clip(w, vb)))
 			case !inb:
-				diffs = append(diffs, fmt.Sprintf(w.missing, k, clip(va)))
+				diffs = append(diffs, fmt.Sprintf(w.missing, k, clip(w, va)))
 			case !bytes.Equal(compactBytes(va), compactBytes(vb)):
-				diffs = append(diffs, fmt.Sprintf(w.changed, k, clip(vb), clip(va)))
+				diffs = append(diffs, fmt.Sprintf(w.changed, k, clip(w, vb), clip(w, va)))
 			}
 		}
 		if len(diffs) > 0 {
@@ -103,7 +108,7 @@ func bodyDifference(w diffWords, first, body []byte) string {
 	for n < len(first) && n < len(body) && first[n] == body[n] {
 		n++
 	}
-	return fmt.Sprintf(w.partAt, n, clip(tail(body, n)), clip(tail(first, n)))
+	return fmt.Sprintf(w.partAt, n, clip(w, tail(body, n)), clip(w, tail(first, n)))
 }
 
 func compactBytes(b []byte) []byte {
@@ -121,10 +126,12 @@ func tail(b []byte, n int) []byte {
 	return b[n:]
 }
 
-func clip(b []byte) string {
+// clip quotes a value for a sentence: whole, or, when it is too long to
+// read there, by its length. A sentence never shows a value cut short.
+func clip(w diffWords, b []byte) string {
 	s := string(compactBytes(b))
-	if len(s) > 40 {
-		s = s[:40] + "…"
+	if utf8.RuneCountInString(s) > 80 {
+		return fmt.Sprintf(w.long, len(s))
 	}
 	if s == "" {
 		return "(nothing)"
@@ -144,18 +151,30 @@ func SameRequest(a, b []byte) bool {
 	return pa == nil && pb == nil && ta == tb // equal transfers, equal canonical forms
 }
 
+// compact quotes a body for a sentence: its JSON on one line, or, when
+// that is too long to read there, the names of its members (values are
+// never cut short: a reader would take the cut for the body).
 func compact(b []byte) string {
 	var out bytes.Buffer
 	if json.Compact(&out, b) != nil {
 		out.Reset()
 		out.Write(b)
 	}
-	s := out.String()
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
+	s := strings.TrimSpace(out.String())
 	if s == "" {
 		return "(no body)"
 	}
-	return strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= 160 {
+		return s
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b, &members) == nil {
+		names := make([]string, 0, len(members))
+		for k := range members {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return "{" + strings.Join(names, ", ") + "}"
+	}
+	return fmt.Sprintf("(%d bytes)", len(s))
 }
