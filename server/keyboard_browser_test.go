@@ -229,7 +229,9 @@ func TestKeyboardShortcutsTurnOff(t *testing.T) {
 	assert.Equal(t, []string{"1", "2"}, eval[[]string](t, ctx, `window.idemlabSteps`), "n in the fault menu did not step")
 
 	// The choice is remembered.
-	run(t, ctx, chromedp.Reload(), waitJS(`document.body.dataset.interactive === 'true' && document.querySelector('#step-count').dataset.step !== undefined`))
+	// The bench is painted waiting for the engine before its buttons work:
+	// the wait is for the Step button, which the first state enables.
+	run(t, ctx, chromedp.Reload(), waitJS(`document.body.dataset.interactive === 'true' && !document.getElementById('btn-step').disabled`))
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](watchSteps))
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('shortcuts-on').checked`), "the shortcuts stay off after a reload")
 	offKeys("after a reload")

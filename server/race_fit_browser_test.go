@@ -114,6 +114,13 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 						if bad := eval[[]string](t, ctx, raceProblemsIn("#race")); len(bad) > 0 {
 							t.Errorf("%s %s: %d problems:\n  %s", lesson, id, len(bad), strings.Join(bad, "\n  "))
 						}
+						// The picture saved as a file carries the legend too.
+						if !eval[bool](t, ctx, `import('/race.js').then(async (m) => {
+							const doc = new DOMParser().parseFromString(m.raceSVGText(document.querySelector('#race svg.race'), await m.raceCSS()), 'image/svg+xml');
+							return doc.querySelectorAll('[data-legend] .legend-item').length > 0;
+						})`) {
+							t.Errorf("%s %s: the exported SVG has no legend", lesson, id)
+						}
 					}
 				}
 			})

@@ -258,7 +258,7 @@ export function drawRace(container, model, opts = {}) {
   const heads = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed').map((r) => headOf(r, model, opts));
   const keyWords = rows.filter((r) => r.type === 'db').flatMap((r) => (r.group.key || r.group.intent || '').split(' '));
   const labelW = Math.ceil(Math.min(width * (compact ? 0.24 : 0.26), Math.max(compact ? 48 : 84,
-    widest(heads, fs.label, 600) + 12, widest(keyWords, fs.label, 600) + 12, textW('⛁ ' + t('raceLedger'), fs.label, 600) + 12)));
+    widest(heads, fs.label, 600) + 14, widest(keyWords, fs.label, 600) + 14, textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14)));
   const bw = compact ? 18 : 22;
   const textRight = width - (violations.length ? violations.length * bw + 8 : 6);
   const plotLeft = labelW + 8;
@@ -299,7 +299,7 @@ export function drawRace(container, model, opts = {}) {
   const root = svg('svg', {
     xmlns: 'http://www.w3.org/2000/svg', class: 'race' + (compact ? ' compact' : ''), width, height,
     viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': t('raceTitle'), 'data-clock': model.clock,
-    'data-attempts': model.attempts.size, 'data-columns': cols, 'data-plot-x': plotLeft, tabindex: -1, 'data-focus': 'view',
+    'data-attempts': model.attempts.size, 'data-columns': cols, 'data-plot-x': plotLeft,
   });
   root.append(svg('title', { text: t('raceTitle') }));
   const clipId = 'race-now-' + ++clipIds;
@@ -318,6 +318,13 @@ export function drawRace(container, model, opts = {}) {
   const rowsLayer = svg('g', selectable ? { class: 'rows', role: 'radiogroup', 'aria-label': t('chooseLane') } : { class: 'rows' });
   for (const r of rows) rowsLayer.append(r.draw(r));
   root.append(rowsLayer, drawArrows(model, rows, laneRow, c));
+  // One stop in the tab order for the lanes (the chosen one, else the first
+  // that can move) and one for the marks; the arrow keys move within each.
+  const radios = [...rowsLayer.querySelectorAll('[role=radio]:not([aria-disabled])')];
+  const stop = radios.find((e) => e.getAttribute('aria-checked') === 'true') || radios[0];
+  if (stop) stop.setAttribute('tabindex', '0');
+  const firstMark = rowsLayer.querySelector('.mark[role=button]');
+  if (firstMark) firstMark.setAttribute('tabindex', '0');
 
   // Broken rules: a bracket in its own column at the right joins the rows
   // of the attempts each names, its number above it; the sentences follow
@@ -356,8 +363,8 @@ export function drawRace(container, model, opts = {}) {
   seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
   if (focused) {
     const again = root.querySelector('[data-focus="' + focused + '"]') || root.querySelector('[role=radio][tabindex="0"]') ||
-      root.querySelector('.mark[tabindex="0"]') || root;
-    again.focus();
+      root.querySelector('.mark[tabindex="0"]');
+    if (again) again.focus();
   }
   return root;
 }
@@ -851,7 +858,7 @@ function planAttempt(r, c) {
     for (const p of placed) {
       if (p.n < 2) continue;
       const s = '×' + p.n;
-      const w = textW(s, 10, 600);
+      const w = textW(s, 11, 600);
       if (p.px - w / 2 < end + 3) continue;
       counts.push({ p, s });
       end = p.px + w / 2;
