@@ -216,7 +216,9 @@ export function buildRace(input) {
   const groups = new Map();
   const groupOf = (a) => {
     const scoped = policy.scope === 'customer-endpoint';
-    const id = a.key ? 'k:' + (scoped ? a.customer + '\u0000' : '') + a.key : 'i:' + a.intent;
+    // A tab joins customer and key: it is valid in an SVG file's
+    // attributes, where a NUL would make the saved picture unreadable.
+    const id = a.key ? 'k:' + (scoped ? a.customer + '\t' : '') + a.key : 'i:' + a.intent;
     let g = groups.get(id);
     if (!g) {
       g = { id, key: a.key, intent: a.intent, attempts: [], db: [], winner: null, claimMark: null, storedMark: null };
