@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -28,11 +29,14 @@ type Tally struct {
 	// duplicates, which count what the server should have caught.
 	ClientDuplicates int   `json:"client_duplicates"`
 	ClientPaidTwice  int64 `json:"client_paid_twice"`
-	// ForeignKeyRefusals counts first requests refused (422, 409, 417 or
-	// any other answer that is neither a success nor a business answer)
-	// because another customer had used the same key string: what global
-	// keys do to clients that number their keys alike. No money moves
-	// twice, but a customer's legitimate transfer never happens.
+	// FirstRefusals counts, by cause (RefusedOtherCustomersKey, …), the
+	// customers' first answered requests under a key that were refused:
+	// see FirstRefusals.
+	FirstRefusals map[string]int `json:"first_refusals,omitempty"`
+	// ForeignKeyRefusals counts those whose cause was another customer's
+	// use of the key string: what global keys do to clients that number
+	// their keys alike. No money moves twice, but a customer's legitimate
+	// transfer never happens.
 	ForeignKeyRefusals int `json:"foreign_key_refusals"`
 	// RetentionKnown is false when a black-box endpoint did not publish
 	// its retention, so rule 7 could not be judged.
@@ -64,20 +68,12 @@ func NewTally(d Day, h History, perIntent map[string]int) Tally {
 			t.Statuses[0]++
 		}
 	}
-	firstCustomer := map[string]string{} // key string → the customer who used it first
-	seen := map[keyID]bool{}
-	for _, a := range h.Attempts {
-		if a.Key == "" {
-			continue
-		}
-		if _, ok := firstCustomer[a.Key]; !ok {
-			firstCustomer[a.Key] = a.Customer
-		}
-		k := keyID{a.Customer, a.Key}
-		if !seen[k] && a.Delivered && Refusal(a.Status) && firstCustomer[a.Key] != a.Customer {
+	t.FirstRefusals = map[string]int{}
+	for _, r := range FirstRefusals(d, h) {
+		t.FirstRefusals[r.Cause]++
+		if r.Cause == RefusedOtherCustomersKey {
 			t.ForeignKeyRefusals++
 		}
-		seen[k] = true
 	}
 	// A wish is an intent and its new-key repeats; each paid intent after
 	// the first is a duplicate the client made.
@@ -100,6 +96,156 @@ func NewTally(d Day, h History, perIntent map[string]int) Tally {
 		}
 	}
 	return t
+}
+
+// Causes of a refused first request (FirstRefusal.Cause). A refusal none
+// of them explains is counted by its status: "status-429".
+const (
+	RefusedOtherCustomersKey  = "other-customers-key"
+	RefusedOwnRetryInProgress = "own-retry-in-progress"
+	RefusedOwnCorrection      = "own-correction"
+)
+
+// FirstRefusal is a customer's first answered request under a key that was
+// refused (see Refusal), with its cause.
+type FirstRefusal struct {
+	// Attempt indexes History.Attempts. Other is the other customer's
+	// earlier attempt under the key string whose use explains the refusal
+	// (cause RefusedOtherCustomersKey), else -1.
+	Attempt, Other int
+	Cause          string
+}
+
+// FirstRefusals finds, for every customer and key, the first request whose
+// answer was read, when that answer refused it, and tells the refusal's
+// cause from the evidence. A refusal is laid at another customer's key only
+// when nothing of the customer's own explains it, because a correctly
+// scoped endpoint refuses a first request too, for reasons of the
+// customer's own:
+//
+//   - a 409 while an attempt of the customer's own under the key was sent
+//     before it or overlaps it (the day's overlaps: an impatient press, a
+//     retry after a gateway timeout that got there first) is
+//     RefusedOwnRetryInProgress;
+//   - a refusal while such an own attempt carried another request (a
+//     teller's correction) is RefusedOwnCorrection;
+//   - otherwise, when another customer used the key string before, a 409,
+//     a 422 or another 4xx that the contract gives no other meaning to
+//     (417, 403, …), or an answer byte for byte what that customer got
+//     under the key (their stored answer), is RefusedOtherCustomersKey;
+//   - anything else (a 429, a 500) is counted by its status.
+//
+// h's attempts are d's, in the day's order, as both replays record them.
+func FirstRefusals(d Day, h History) []FirstRefusal {
+	group := make(map[string]string, len(d.Attempts)) // lane → the lane its overlap group starts with
+	for _, a := range d.Attempts {
+		group[a.Lane] = a.Lane
+		if root, ok := group[a.Overlaps]; ok && a.Overlaps != "" {
+			group[a.Lane] = root
+		}
+	}
+	together := func(a, b Attempt) bool {
+		ga, ok := group[a.Lane]
+		return ok && ga == group[b.Lane]
+	}
+	byKey := map[keyID][]int{}
+	byKeyString := map[string][]int{}
+	for i, a := range h.Attempts {
+		if a.Key != "" {
+			byKey[keyID{a.Customer, a.Key}] = append(byKey[keyID{a.Customer, a.Key}], i)
+			byKeyString[a.Key] = append(byKeyString[a.Key], i)
+		}
+	}
+	answered := map[keyID]bool{}
+	var out []FirstRefusal
+	for i, a := range h.Attempts {
+		k := keyID{a.Customer, a.Key}
+		if a.Key == "" || !a.Delivered || answered[k] {
+			continue
+		}
+		answered[k] = true
+		if !Refusal(a.Status) {
+			continue
+		}
+		r := FirstRefusal{Attempt: i, Other: -1, Cause: fmt.Sprintf("status-%d", a.Status)}
+		own, ownOther := false, false
+		for _, j := range byKey[k] {
+			if b := h.Attempts[j]; j != i && (j < i || together(a, b)) {
+				own = true
+				ownOther = ownOther || !SameRequest(b.Body, a.Body)
+			}
+		}
+		switch {
+		case ownOther:
+			r.Cause = RefusedOwnCorrection
+		case own && a.Status == 409:
+			r.Cause = RefusedOwnRetryInProgress
+		default:
+			if j := foreignCause(h, byKeyString[a.Key], i); j >= 0 {
+				r.Cause, r.Other = RefusedOtherCustomersKey, j
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// foreignCause returns the attempt of another customer, sent before
+// attempt i under the same key string (sameKey lists them all), whose use
+// of the key explains i's refusal; -1 when none does. A stored answer of
+// theirs, byte for byte, explains any refusal but one nobody stores (a
+// 429, a 5xx, whose bodies repeat for everyone); an answer the contract
+// gives to a used key (409, 422, and any 4xx it gives no other meaning)
+// is explained by their first use.
+func foreignCause(h History, sameKey []int, i int) int {
+	a := h.Attempts[i]
+	first := -1
+	for _, j := range sameKey {
+		b := h.Attempts[j]
+		if j >= i {
+			break
+		}
+		if b.Customer == a.Customer {
+			continue
+		}
+		if first < 0 {
+			first = j
+		}
+		if b.Status == a.Status && bytes.Equal(b.Response, a.Response) && a.Status != 429 && a.Status < 500 {
+			return j
+		}
+	}
+	switch {
+	case first < 0 || a.Status < 400 || a.Status >= 500:
+		return -1
+	case a.Status == 400, a.Status == 401, a.Status == 413, a.Status == 429:
+		return -1 // the contract's answers to the request itself, or to its rate
+	}
+	return first
+}
+
+// refusalCauses writes the refused first requests whose cause was not
+// another customer's key, "24 while the customer's own retry was in flight
+// (409), 2 answered 429"; "" when there are none.
+func refusalCauses(causes map[string]int) string {
+	var parts []string
+	if n := causes[RefusedOwnRetryInProgress]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d while the customer's own retry under the key was in flight (409)", n))
+	}
+	if n := causes[RefusedOwnCorrection]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d after the customer's own correction under the key", n))
+	}
+	var statuses []string
+	for c := range causes {
+		if strings.HasPrefix(c, "status-") {
+			statuses = append(statuses, c)
+		}
+	}
+	sort.Strings(statuses)
+	for _, c := range statuses {
+		parts = append(parts, fmt.Sprintf("%d answered %s", causes[c], strings.TrimPrefix(c, "status-")))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteText writes the tally for a person: the counts, then every rule
@@ -126,6 +272,9 @@ func (t Tally) WriteText(w io.Writer) error {
 	if t.ForeignKeyRefusals > 0 {
 		row("refused: another customer's key", fmt.Sprintf("%d first %s refused because another customer had used the key (keys are global)",
 			t.ForeignKeyRefusals, Plural(t.ForeignKeyRefusals, "request was", "requests were")))
+	}
+	if other := refusalCauses(t.FirstRefusals); other != "" {
+		row("first requests refused, other causes", other)
 	}
 	if t.ClientDuplicates > 0 {
 		row("new-key presses paid again", fmt.Sprintf("%d (%s won; the client's bug, invisible to any server)", t.ClientDuplicates, GroupDigits(t.ClientPaidTwice)))

@@ -49,7 +49,7 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 		return
 	}
 	h := run.Tally.History
-	refused := foreignRefusals(h)
+	refused := foreignRefusals(d, h)
 	sum := DaySummary{Summary: run.Tally.Report.Summary, Statuses: run.Tally.Statuses,
 		ForeignKeyRefusals: len(refused), Conflicts409WithoutRetryAfter: run.NoRetryAfter}
 	for _, in := range h.Intents {
@@ -116,47 +116,32 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 	g.rep.Checks = append(g.rep.Checks, res)
 }
 
-// foreignRefusal is a wish never paid whose request was refused after
+// foreignRefusal is a wish never paid whose request was refused because
 // another customer had used its key string.
 type foreignRefusal struct{ attempt, other int }
 
-// foreignRefusals finds, in a history, the intents never paid and never
-// told success whose requests were refused (any status that is neither a
-// success nor a business answer) under a key string another customer had
-// used before: one refusal per intent, the first. A refusal of a request
-// that differs from the customer's own earlier one under the key (a
-// teller's correction) is the customer's own 422, not another's doing.
-func foreignRefusals(h lab.History) []foreignRefusal {
+// foreignRefusals finds, in a day's history, the intents never paid and
+// never told success whose first answered request under their key was
+// refused because of another customer's use of the key string
+// (lab.FirstRefusals tells that cause from the customer's own: a 409 of
+// its own overlapping retry, a 422 of its own correction): one refusal per
+// intent.
+func foreignRefusals(d lab.Day, h lab.History) []foreignRefusal {
 	told := map[string]bool{} // intents answered with a success at least once
 	for _, a := range h.Attempts {
 		if a.Delivered && lab.Success(a.Status) {
 			told[a.Intent] = true
 		}
 	}
-	firstUse := map[string]int{}       // key string → its first attempt
-	ownFirst := map[[2]string][]byte{} // (customer, key) → the body of the customer's first attempt
 	done := map[string]bool{}
 	var out []foreignRefusal
-	for i, a := range h.Attempts {
-		if a.Key == "" {
+	for _, r := range lab.FirstRefusals(d, h) {
+		in := h.Attempts[r.Attempt].Intent
+		if r.Cause != lab.RefusedOtherCustomersKey || done[in] || told[in] || h.TransfersPerIntent[in] > 0 {
 			continue
 		}
-		own := [2]string{a.Customer, a.Key}
-		body, usedOwn := ownFirst[own]
-		if !usedOwn {
-			ownFirst[own] = a.Body
-		}
-		j, used := firstUse[a.Key]
-		if !used {
-			firstUse[a.Key] = i
-			continue
-		}
-		if done[a.Intent] || told[a.Intent] || h.TransfersPerIntent[a.Intent] > 0 || h.Attempts[j].Customer == a.Customer ||
-			!a.Delivered || !lab.Refusal(a.Status) || usedOwn && !lab.SameRequest(body, a.Body) {
-			continue
-		}
-		done[a.Intent] = true
-		out = append(out, foreignRefusal{attempt: i, other: j})
+		done[in] = true
+		out = append(out, foreignRefusal{attempt: r.Attempt, other: r.Other})
 	}
 	return out
 }
