@@ -173,7 +173,10 @@ func newChecker(h History) *checker {
 		k := keyID{a.Customer, a.Key}
 		c.byKey[k] = append(c.byKey[k], i)
 		c.byKeyString[a.Key] = append(c.byKeyString[a.Key], i)
-		if _, ok := c.firstByKey[k]; !ok {
+		// A request refused 400 or 401 was answered before anything was
+		// claimed (the contract's order), so it is not the keyed request
+		// later ones are compared with: the repaired one is.
+		if _, ok := c.firstByKey[k]; !ok && a.Status != 400 && a.Status != 401 {
 			c.firstByKey[k] = i
 			c.keyIntent[k] = a.Intent
 		}

@@ -155,6 +155,15 @@ func TestGradeNamesEachPlantedBug(t *testing.T) {
 		more: verdict{fail: []string{"retry"}, causes: []string{"replay-status"},
 			report: []string{"status 200, first answer 201"}},
 	}, {
+		// A middleware that keeps every answer under its key keeps the 400
+		// of a bad body and the 401 of a missing customer too: the
+		// customer's repaired request gets the refusal again.
+		name:   "refusals of bad requests stored under the key",
+		base:   func(t *testing.T) string { return engineServer(t, scoped, engine.Options{}, storesRefusals) },
+		target: []string{"different-request-never-succeeds"},
+		more: verdict{fail: []string{"repaired"}, causes: []string{"stored-validation-refusal"},
+			report: []string{"a body whose amount is a JSON string", "a transfer without X-Customer-ID", "validate the headers and the body"}},
+	}, {
 		name: "409 without Retry-After",
 		base: func(t *testing.T) string {
 			return engineServer(t, scoped, engine.Options{PaymentLatency: 20 * time.Millisecond}, withoutHeader("Retry-After"))
@@ -234,6 +243,41 @@ func replayedAs(status int) func(http.Handler, *store.DB) http.Handler {
 			})
 		})
 	}
+}
+
+// storesRefusals is a middleware in front of the bank that keeps, under
+// the Idempotency-Key header's value, every 400 and 401 the bank answered
+// and answers it again to any later request under that header: the way a
+// widely used idempotency middleware stores the answer of a bad request
+// before the bank's own key table ever sees it.
+func storesRefusals(bank http.Handler, _ *store.DB) http.Handler {
+	var mu sync.Mutex
+	stored := map[string]*httptest.ResponseRecorder{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		if r.Method != "POST" || key == "" {
+			bank.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		old := stored[key]
+		mu.Unlock()
+		if old != nil { // answered from the store: the bank never sees it
+			for k, v := range old.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(old.Code)
+			w.Write(old.Body.Bytes())
+			return
+		}
+		respond(bank, w, r, func(rec *httptest.ResponseRecorder) {
+			if rec.Code == 400 || rec.Code == 401 {
+				mu.Lock()
+				stored[key] = rec
+				mu.Unlock()
+			}
+		})
+	})
 }
 
 // withoutHeader drops a header from every answer.

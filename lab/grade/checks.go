@@ -26,6 +26,7 @@ var checks = []check{
 	{"correction", "a corrected amount under a used key gets 422 and moves nothing", checkCorrection},
 	{"refusals", "a 402 or 404 is stored under its key: after a top-up, or once the account exists, the retry still gets it byte for byte", checkRefusals},
 	{"missing-key", "a transfer without Idempotency-Key gets 400, without X-Customer-ID 401, and nothing moves", checkMissingKey},
+	{"repaired", "a transfer refused 400 (bad body) or 401 (no customer) claims nothing: the repaired request under the same key is executed", checkRepaired},
 	{"malformed-keys", "keys that are not an RFC 8941 string of 1 to 255 printable characters get 400 and move nothing", checkMalformedKeys},
 	{"longest-key", "a valid key of exactly 255 characters is accepted, pays once and is replayed", checkLongestKey},
 	{"other-customer", "another customer's key is that customer's alone: each customer's own request under it gets its own transfer", checkOtherCustomer},
@@ -249,6 +250,73 @@ func checkMissingKey(cr *checkRun) error {
 	noCustomer := cr.intent("", payer, shop, cr.amount())
 	i := cr.send(noCustomer, post("", []string{lab.QuoteKey(cr.key())}, lab.RenderBody(lab.StyleCompact, payer, shop, noCustomer.Amount)))
 	cr.expect(i, "a transfer without X-Customer-ID", 401)
+	return nil
+}
+
+// checkRepaired sends two requests the contract refuses before anything
+// is claimed, a body whose amount is a JSON string (400) and a transfer
+// without X-Customer-ID (401), and then each repaired under the same key.
+// The refusal stored nothing, so the repaired request is a new request and
+// must be executed: 201 and one transfer. An endpoint (or a middleware)
+// that stores every answer under its key hands the customer the 400 again,
+// or a 422, and the transfer never happens.
+func checkRepaired(cr *checkRun) error {
+	payer, err := cr.account("payer", 5_000_000)
+	if err != nil {
+		return err
+	}
+	cust := cr.customer("shop-1")
+	type story struct {
+		what, said string
+		in         lab.Intent
+		bad, fixed int
+	}
+	var stories []story
+	for _, s := range []struct {
+		what, said string
+		status     int
+		bad        func(in lab.Intent, k string) Request
+	}{
+		{"a body whose amount is a JSON string", "its repaired body", 400, func(in lab.Intent, k string) Request {
+			return keyed(in.Customer, k, fmt.Sprintf(`{"from":%q,"to":%q,"amount":"%d"}`, in.From, in.To, in.Amount))
+		}},
+		{"a transfer without X-Customer-ID", "the same transfer with X-Customer-ID", 401, func(in lab.Intent, k string) Request {
+			return post("", []string{lab.QuoteKey(k)}, lab.RenderBody(lab.StyleCompact, in.From, in.To, in.Amount))
+		}},
+	} {
+		shop, err := cr.account(fmt.Sprintf("shop-%d", len(stories)+1), 0)
+		if err != nil {
+			return err
+		}
+		in := cr.intent(cust, payer, shop, cr.amount())
+		k := cr.key()
+		bad := cr.send(in, s.bad(in, k))
+		cr.expect(bad, s.what, s.status)
+		fixed := cr.send(in, intentRequest(in, k))
+		stories = append(stories, story{s.what, s.said, in, bad, fixed})
+	}
+	cr.afterJudge = append(cr.afterJudge, func(transfers map[string]int) {
+		for _, s := range stories {
+			b, f := cr.attempts[s.bad], cr.attempts[s.fixed]
+			switch {
+			case !b.Delivered || !f.Delivered || lab.Success(b.Status) || lab.Success(f.Status):
+				continue // no answer (noted); the bad request paid (noted); a success the checker judges
+			case transfers[s.in.ID] > 0:
+				cr.expect(s.fixed, s.said+" under the same key", 201)
+				continue
+			case f.Status != b.Status && f.Status != 422:
+				// Refused for a reason of its own, not the stored refusal.
+				cr.expect(s.fixed, s.said+" under the same key", 201)
+				continue
+			}
+			how := "answered"
+			if string(f.Response) == string(b.Response) {
+				how = "answered the refusal again,"
+			}
+			cr.fail(lab.RuleNoSilentWrong, causeStoredRefusal, fmt.Sprintf("%s (%s) was answered %d, and %s under the same key (%s) was %s %d %s and never paid: the refusal was kept under the key, so the customer's corrected request can never go through",
+				s.what, b.Lane, b.Status, s.said, f.Lane, how, f.Status, snippet(f.Response)), s.bad, s.fixed)
+		}
+	})
 	return nil
 }
 

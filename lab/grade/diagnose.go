@@ -59,6 +59,9 @@ var (
 	causeRefusalRerendered = &cause{"refusal-rerendered",
 		"the stored refusal was rendered again (through an error handler) instead of replayed: the same status, other bytes",
 		"store the refusal's status and body bytes with the key and send exactly those bytes again, as for a success"}
+	causeStoredRefusal = &cause{"stored-validation-refusal",
+		"a request refused 400 (bad body) or 401 (no customer) was stored under its key, so the repaired request under the same key got that refusal (or a 422) instead of being executed",
+		"validate the headers and the body (401, then 400) before the key is claimed, and store nothing for them: only a request that passed validation claims its key; a middleware that stores every answer must skip 400 and 401"}
 	causeShortRetention = &cause{"short-retention",
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}"}

@@ -186,6 +186,8 @@ func TestGradePeerEndpoints(t *testing.T) {
 		{"order-sensitive hash", []string{"--hash", "ordered"}, wantOrdered},
 		{"retention of exactly the horizon", []string{"--retention", "3600"}, wantHorizon},
 		{"no Retry-After", []string{"--no-retry-after"}, wantNoRetryAfter},
+		{"bad requests stored under the key", []string{"--store-bad-requests"}, verdict{target: []string{"different-request-never-succeeds"},
+			fail: []string{"repaired"}, causes: []string{"stored-validation-refusal"}, report: []string{"a body whose amount is a JSON string (repaired.1) was answered 400"}}},
 	}
 	peers := []struct {
 		interpreter, script string

@@ -11,7 +11,7 @@ idemlab's grader tests run it correct and with one realistic mistake each:
 
     python3 middleware_bank.py --port 0 [--payment-latency-ms N] [--retention S]
         [--key-by-header-alone] [--mismatch-status STATUS] [--store-2xx-only]
-        [--hash ordered|raw] [--no-retry-after]
+        [--hash ordered|raw] [--no-retry-after] [--store-bad-requests]
 
     --key-by-header-alone  the middleware's default: one key list for every customer
     --mismatch-status S    the status for a used key with another body (422 in the
@@ -22,6 +22,10 @@ idemlab's grader tests run it correct and with one realistic mistake each:
     --hash raw             the body's bytes
     --retention S          the retention published (and kept), in seconds
     --no-retry-after       409 goes out without Retry-After
+    --store-bad-requests   a 400 or 401 from the app is stored under the key like any
+                           answer (the middleware's default), so a repaired request
+                           under the same key gets it again; the contract answers them
+                           before anything is claimed
 """
 import argparse
 import hashlib
@@ -67,10 +71,11 @@ class IdempotencyMiddleware:
     """
 
     def __init__(self, app, key_func=header_key, retention=86400, mismatch_status=422,
-                 store_2xx_only=False, hash_mode="canonical", retry_after=True):
+                 store_2xx_only=False, hash_mode="canonical", retry_after=True, store_bad_requests=True):
         self.app, self.key_func, self.retention = app, key_func, retention
         self.mismatch_status, self.store_2xx_only = mismatch_status, store_2xx_only
         self.hash_mode, self.retry_after = hash_mode, retry_after
+        self.store_bad_requests = store_bad_requests
         self.records, self.lock = {}, threading.Lock()
 
     def fingerprint(self, raw):
@@ -138,6 +143,10 @@ class IdempotencyMiddleware:
         headers = [(k, v) for k, v in captured["headers"] if k.lower() == "content-type"]
         with self.lock:
             if self.store_2xx_only and not 200 <= code < 300:
+                self.records.pop(name, None)
+            elif not self.store_bad_requests and code in (400, 401):
+                # The app refused the request itself (its body, its customer):
+                # nothing was decided, so the repaired request is a new one.
                 self.records.pop(name, None)
             else:
                 self.records[name].update(state="completed", answer=(code, headers, body))
@@ -255,12 +264,14 @@ def main():
     p.add_argument("--store-2xx-only", action="store_true")
     p.add_argument("--hash", default="canonical", choices=["canonical", "ordered", "raw"])
     p.add_argument("--no-retry-after", action="store_true")
+    p.add_argument("--store-bad-requests", action="store_true")
     args = p.parse_args()
     app = IdempotencyMiddleware(
         Bank(args.retention, args.payment_latency_ms),
         key_func=header_key if args.key_by_header_alone else customer_and_key,
         retention=args.retention, mismatch_status=args.mismatch_status,
-        store_2xx_only=args.store_2xx_only, hash_mode=args.hash, retry_after=not args.no_retry_after)
+        store_2xx_only=args.store_2xx_only, hash_mode=args.hash, retry_after=not args.no_retry_after,
+        store_bad_requests=args.store_bad_requests)
     srv = make_server("127.0.0.1", args.port, app, server_class=ThreadingServer, handler_class=QuietHandler)
     print("listening on http://127.0.0.1:%d" % srv.server_address[1], flush=True)
     srv.serve_forever()
