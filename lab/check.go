@@ -340,6 +340,15 @@ func (c *checker) check(rule Rule) []Violation {
 				if c.h.Keyless {
 					retry, retryKo = "the same request sent again", "다시 보낸 같은 요청이"
 				}
+				if Success(f.Status) && TransferID(f.Response) == "" && TransferID(a.Response) != "" {
+					// The first answer names no transfer and this one is the
+					// transfer's own: the first is the one that departs.
+					vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("under key %q the attempt that answered first (%s) got %d %s, an answer that names no transfer, while %s got the transfer's own answer %d %s: every attempt must get the transfer's answer",
+						a.Key, f.Lane, f.Status, compact(f.Response), a.Lane, a.Status, compact(a.Response)),
+						fmt.Sprintf("키 %q로 먼저 응답받은 시도(%s)는 송금을 가리키지 않는 %d %s를 받았고, %s는 그 송금의 응답 %d %s를 받았습니다: 모든 시도가 송금의 응답을 받아야 합니다",
+							a.Key, f.Lane, f.Status, compact(f.Response), a.Lane, a.Status, compact(a.Response)), first, i))
+					continue
+				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("%s got %d %s, not what the attempt that answered first (%s) got: %s",
 					retry, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
 					fmt.Sprintf("%s %d %s를 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",

@@ -27,6 +27,10 @@ type diffWords struct {
 	status, none, join, added, missing, changed, sameMembers, emptyBody, partAt string
 	// long names a value too long to quote whole in a sentence.
 	long string
+	// statusMember names a body member called "status", which a sentence
+	// that also says "status 409, first answer 200" must not let pass for
+	// the HTTP status.
+	statusMember string
 }
 
 var (
@@ -34,25 +38,29 @@ var (
 		status:      "status %d, first answer %d",
 		none:        "no difference",
 		join:        "; ",
-		added:       "%q is %s, absent from the first answer",
-		missing:     "%q is missing, the first answer had %s",
-		changed:     "%q is %s, first answer %s",
+		added:       "%s is %s, absent from the first answer",
+		missing:     "%s is missing, the first answer had %s",
+		changed:     "%s is %s, first answer %s",
 		sameMembers: "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes",
 		emptyBody:   "an empty body, first answer %s",
 		partAt:      "the bodies part at byte %d: %s here, %s in the first answer",
 		long:        "a value of %d bytes",
+
+		statusMember: `the body member "status"`,
 	}
 	diffWordsKo = diffWords{
 		status:      "상태 %d, 첫 응답은 %d",
 		none:        "차이 없음",
 		join:        "; ",
-		added:       "%q가 %s인데, 첫 응답에는 없었습니다",
-		missing:     "%q가 없습니다. 첫 응답에는 %s였습니다",
-		changed:     "%q가 %s, 첫 응답은 %s",
+		added:       "%s가 %s인데, 첫 응답에는 없었습니다",
+		missing:     "%s가 없습니다. 첫 응답에는 %s였습니다",
+		changed:     "%s가 %s, 첫 응답은 %s",
 		sameMembers: "JSON 멤버는 같지만 바이트가 다릅니다(순서나 공백): 재생은 저장된 바이트를 그대로 보냅니다",
 		emptyBody:   "본문이 비어 있습니다. 첫 응답은 %s",
 		partAt:      "본문이 %d번째 바이트에서 갈립니다: 여기는 %s, 첫 응답은 %s",
 		long:        "%d바이트짜리 값",
+
+		statusMember: `본문 멤버 "status"`,
 	}
 )
 
@@ -87,13 +95,17 @@ func bodyDifference(w diffWords, first, body []byte) string {
 		for _, k := range names {
 			va, ina := a[k]
 			vb, inb := b[k]
+			name := fmt.Sprintf("%q", k)
+			if k == "status" {
+				name = w.statusMember
+			}
 			switch {
 			case !ina:
-				diffs = append(diffs, fmt.Sprintf(w.added, k, clip(w, vb)))
+				diffs = append(diffs, fmt.Sprintf(w.added, name, clip(w, vb)))
 			case !inb:
-				diffs = append(diffs, fmt.Sprintf(w.missing, k, clip(w, va)))
+				diffs = append(diffs, fmt.Sprintf(w.missing, name, clip(w, va)))
 			case !bytes.Equal(compactBytes(va), compactBytes(vb)):
-				diffs = append(diffs, fmt.Sprintf(w.changed, k, clip(w, vb), clip(w, va)))
+				diffs = append(diffs, fmt.Sprintf(w.changed, name, clip(w, vb), clip(w, va)))
 			}
 		}
 		if len(diffs) > 0 {
