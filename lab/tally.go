@@ -225,15 +225,15 @@ func foreignCause(h History, sameKey []int, i int) int {
 }
 
 // refusalCauses writes the refused first requests whose cause was not
-// another customer's key, "24 while the customer's own retry was in flight
-// (409), 2 answered 429"; "" when there are none.
+// another customer's key, "24 while the customer's own retry under the key
+// was in flight (409), 2 answered 429"; "" when there are none.
 func refusalCauses(causes map[string]int) string {
 	var parts []string
 	if n := causes[RefusedOwnRetryInProgress]; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d while the customer's own retry under the key was in flight (409)", n))
 	}
 	if n := causes[RefusedOwnCorrection]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d after the customer's own correction under the key", n))
+		parts = append(parts, fmt.Sprintf("%d because the customer had sent another request under the key (a teller's correction gets 422)", n))
 	}
 	var statuses []string
 	for c := range causes {
