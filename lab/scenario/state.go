@@ -135,6 +135,25 @@ func (w *world) keyRows(recs []engine.KeyRecord) []KeyRow {
 	return out
 }
 
+// intentsOf lists the scenario's intents, each once, in lane order, with
+// what its body asks for.
+func intentsOf(spec Spec) []lab.Intent {
+	var out []lab.Intent
+	seen := map[string]bool{}
+	for _, l := range spec.Lanes {
+		if seen[l.IntentID()] {
+			continue
+		}
+		seen[l.IntentID()] = true
+		in := lab.Intent{ID: l.IntentID(), Customer: l.Customer}
+		if t, p := engine.ParseTransfer(l.Body.Bytes); p == nil {
+			in.From, in.To, in.Amount = t.From, t.To, t.Amount
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
 // history is what the checker judges: every lane that has been sent, in
 // the order sent, with the ledger and the balances now. A lane still on its
 // way counts as an attempt with no answer yet, so a transfer it committed
@@ -146,18 +165,7 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 	for id, b := range w.spec.Accounts {
 		h.StartBalances[id] = b
 	}
-	seen := map[string]bool{}
-	for _, l := range w.spec.Lanes {
-		if seen[l.IntentID()] {
-			continue
-		}
-		seen[l.IntentID()] = true
-		in := lab.Intent{ID: l.IntentID(), Customer: l.Customer}
-		if t, p := engine.ParseTransfer(l.Body.Bytes); p == nil {
-			in.From, in.To, in.Amount = t.From, t.To, t.Amount
-		}
-		h.Intents = append(h.Intents, in)
-	}
+	h.Intents = append([]lab.Intent(nil), w.intents...)
 	started := make([]*laneRun, 0, len(w.order))
 	for _, lr := range w.order {
 		if lr.started {

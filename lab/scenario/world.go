@@ -45,6 +45,9 @@ type world struct {
 	// world shows the same rows.
 	owners map[string]string
 	start  map[string]int64
+	// intents are the scenario's intents, read from the lanes' bodies once:
+	// the checker is given them after every step.
+	intents []lab.Intent
 }
 
 type schedEntry struct {
@@ -76,7 +79,7 @@ func newWorld(spec Spec, policy engine.Policy) (*world, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &world{spec: spec, policy: policy, ctx: ctx, cancel: cancel, db: db,
 		clock: engine.NewManualClock(Start), lanes: map[string]*laneRun{},
-		owners: map[string]string{}, latency: time.Duration(spec.LatencyMS) * time.Millisecond}
+		owners: map[string]string{}, latency: time.Duration(spec.LatencyMS) * time.Millisecond, intents: intentsOf(spec)}
 	ids := make([]string, 0, len(spec.Accounts))
 	for id := range spec.Accounts {
 		ids = append(ids, id)
