@@ -100,11 +100,13 @@ func server(r, replicas int) int {
 	return r + 1
 }
 
-// replicaOf is the replica (from 0) an attempt of a check reached.
-func (cr *checkRun) replicaOf(i int) int { return max(cr.attempts[i].Server-1, 0) }
-
 // baseOf is the base URL attempt i was sent to.
-func (cr *checkRun) baseOf(i int) string { return cr.g.cs[cr.replicaOf(i)].Base() }
+func (cr *checkRun) baseOf(i int) string {
+	if s := cr.attempts[i].Server; s > 0 && s <= len(cr.g.cs) {
+		return cr.g.cs[s-1].Base()
+	}
+	return cr.g.c.Base()
+}
 
 // reached records the replica attempt i reached.
 func (cr *checkRun) reached(i, replica int) {
