@@ -131,6 +131,16 @@ func TestGradeReplicasIdemlabEngines(t *testing.T) {
 		f(&p)
 		return p
 	}
+	// gap holds each claim between its look and its INSERT, as a busy
+	// server does (bank.py's check-then-insert sleeps there too): without
+	// it, attempts on two replicas meet in that gap only when the
+	// scheduler happens to switch there.
+	gap := func(ctx context.Context, s engine.Step) engine.Fault {
+		if s.Phase == engine.PhaseClaim && s.Part == "insert" {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return engine.FaultNone
+	}
 	cases := []struct {
 		name    string
 		policy  engine.Policy
@@ -150,7 +160,7 @@ func TestGradeReplicasIdemlabEngines(t *testing.T) {
 			t.Cleanup(func() { db.Close() })
 			var bases []string
 			for i := range 2 {
-				e := engine.New(db, c.policy, engine.Options{Server: fmt.Sprint(i + 1), PaymentLatency: 20 * time.Millisecond})
+				e := engine.New(db, c.policy, engine.Options{Server: fmt.Sprint(i + 1), PaymentLatency: 20 * time.Millisecond, Hook: gap})
 				srv := httptest.NewServer(httpapiFor(e))
 				t.Cleanup(srv.Close)
 				bases = append(bases, srv.URL)
