@@ -159,11 +159,10 @@ func (cr *checkRun) send(in lab.Intent, r Request) int {
 // answered first, not of the one written first.
 func (cr *checkRun) sendTogether(ins []lab.Intent, rs []Request) []int {
 	sent := time.Now()
-	ks := make([]int, len(rs))
+	ks := cr.g.rt.split(rs)
 	cs := make([]*Client, len(rs))
-	for i, r := range rs {
-		ks[i] = cr.g.rt.pickRequest(r)
-		cs[i] = cr.g.cs[ks[i]]
+	for i, k := range ks {
+		cs[i] = cr.g.cs[k]
 	}
 	replies := together(cr.ctx, cs, rs)
 	cr.groups++

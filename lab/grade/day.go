@@ -20,8 +20,8 @@ type DayOptions struct {
 	// Timeout bounds each request; DefaultTimeout when zero.
 	Timeout time.Duration
 	// Replicas are further base URLs of the same endpoint (other processes
-	// over its database): the day's attempts go round-robin over the base
-	// and these, each retry to another replica than its key's last attempt.
+	// over its database): the day's first attempts go round-robin over the
+	// base and these, each retry to another replica than its first attempt.
 	Replicas []string
 	// Progress, when set, is called as attempts finish, from many
 	// goroutines at once; it must be safe for concurrent use.
@@ -67,8 +67,8 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	}
 	defer closeClients(cs)
 	c := cs[0]
-	// The routes are drawn in the day's order, so that each retry goes to
-	// the replica after the one its key's previous attempt reached.
+	// The routes are drawn in the day's order, so that each retry knows
+	// where its first attempt went.
 	rt := newRouter(len(cs))
 	route := make([]int, len(d.Attempts))
 	for i, a := range d.Attempts {

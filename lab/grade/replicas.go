@@ -18,47 +18,80 @@ import (
 )
 
 // router picks the replica of each request: a request under a key not
-// seen before (or under no key) goes to the next replica in turn, and every
-// later attempt under the same customer's key goes to the replica after the
-// one its previous attempt reached, so that a retry never reaches the
-// replica its first attempt did and simultaneous retries are split between
-// them. With one replica every request goes to it. It is safe for
-// concurrent use, but the order of its calls decides the routes: call it in
-// the order the attempts are meant to happen.
+// seen before (or under no key) goes to the next replica in turn; every
+// later attempt under the same customer's key goes to a replica other than
+// the one its first attempt reached (the others in turn, with three or
+// more); and simultaneous attempts (split) are spread over all replicas.
+// With one replica every request goes to it. It is safe for concurrent
+// use, but the order of its calls decides the routes: call it in the order
+// the attempts are meant to happen.
 type router struct {
 	mu   sync.Mutex
 	n    int
 	next int
-	last map[string]int // customer and key → the replica of its latest attempt
+	keys map[string]*route // customer and key → where its attempts went
 }
 
-func newRouter(n int) *router { return &router{n: n, last: map[string]int{}} }
+// route is where a key's attempts went: its first attempt's replica and
+// how many retries followed.
+type route struct{ first, retries int }
+
+func newRouter(n int) *router { return &router{n: n, keys: map[string]*route{}} }
 
 // pick returns the replica, from 0, of an attempt under key (its raw
 // Idempotency-Key header lines, "" when none) sent by customer.
 func (rt *router) pick(customer, key string) int {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	return rt.pickLocked(customer, key)
+}
+
+func (rt *router) pickLocked(customer, key string) int {
 	if rt.n <= 1 {
 		return 0
 	}
 	id := customer + "\x00" + key
-	if r, ok := rt.last[id]; ok && key != "" {
-		r = (r + 1) % rt.n
-		rt.last[id] = r
-		return r
+	if r := rt.keys[id]; r != nil && key != "" {
+		r.retries++
+		return (r.first + 1 + (r.retries-1)%(rt.n-1)) % rt.n
 	}
-	r := rt.next
+	first := rt.next
 	rt.next = (rt.next + 1) % rt.n
 	if key != "" {
-		rt.last[id] = r
+		rt.keys[id] = &route{first: first}
 	}
-	return r
+	return first
+}
+
+// split routes attempts sent at the same moment: those under one key are
+// spread over every replica in turn, from the replica pick chooses for the
+// first of them, so that a lock in one process's memory meets attempts it
+// does not see.
+func (rt *router) split(rs []Request) []int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	out := make([]int, len(rs))
+	start := map[string]int{}
+	count := map[string]int{}
+	for i, r := range rs {
+		customer, key := requestKey(r)
+		id := customer + "\x00" + key
+		if s, ok := start[id]; ok && key != "" {
+			count[id]++
+			out[i] = (s + count[id]) % max(rt.n, 1)
+			continue
+		}
+		out[i] = rt.pickLocked(customer, key)
+		start[id] = out[i]
+	}
+	return out
 }
 
 // pickRequest routes a check's request by its customer and its key lines.
-func (rt *router) pickRequest(r Request) int {
-	var customer string
+func (rt *router) pickRequest(r Request) int { return rt.pick(requestKey(r)) }
+
+// requestKey is a request's customer and its raw Idempotency-Key lines.
+func requestKey(r Request) (customer, key string) {
 	var keys []string
 	for _, h := range r.Header {
 		switch h[0] {
@@ -68,7 +101,7 @@ func (rt *router) pickRequest(r Request) int {
 			keys = append(keys, h[1])
 		}
 	}
-	return rt.pick(customer, strings.Join(keys, "\n"))
+	return customer, strings.Join(keys, "\n")
 }
 
 // newClients opens a client for each replica's base URL.
