@@ -16,8 +16,11 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: idemlab grade URL [--seed S] [--json]\n\n"+
+		fmt.Fprint(stderr, "Usage: idemlab grade URL [URL2 …] [--replica URL] [--seed S] [--json]\n\n"+
 			"URL is the base of the bank API, e.g. http://127.0.0.1:8000 or http://127.0.0.1:8080/bank/scoped.\n"+
+			"Several URLs (or --replica URL, repeated) are replicas of one endpoint over one database: every check's\n"+
+			"traffic is spread over them, each retry to another replica than its first attempt, so that a lock or a\n"+
+			"key cache in one process's memory is found. One URL sends everything to it.\n"+
 			"The contract is in docs/lab-contract.md. Checks: "+strings.Join(grade.Checks(), ", ")+".\n"+
 			"Every check ends ok, warn (no rule broke, but the answers depart from the contract) or FAIL.\n"+
 			"Exit status 0 only when every rule holds, the published retention included, and every check is ok.\n"+
@@ -28,25 +31,28 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", grade.DefaultTimeout, "limit on each request")
 	intents := fs.Int("intents", grade.DefaultDayIntents, "intents in the day replayed at the end")
+	var replicas urlList
+	fs.Var(&replicas, "replica", "base URL of another replica of the same endpoint (repeatable)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	urls := append(pos, replicas...)
+	if len(urls) == 0 {
 		fs.Usage()
-		return errors.New("grade: name one URL")
+		return errors.New("grade: name the endpoint's URL")
 	}
 	day := grade.DayParams(*intents)
 	if err := day.Validate(); err != nil {
 		return err
 	}
-	o := grade.Options{Seed: *seed, Timeout: *timeout, Day: day}
+	o := grade.Options{Seed: *seed, Timeout: *timeout, Day: day, Replicas: urls[1:]}
 	if isTerminal(stderr) {
 		p := newProgressLine(stderr)
 		o.Progress = p.show
 		defer p.clear()
 	}
-	rep, err := grade.Grade(ctx, pos[0], o)
+	rep, err := grade.Grade(ctx, urls[0], o)
 	if err != nil {
 		return err
 	}
@@ -68,5 +74,15 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return errors.New("grade: not every rule could be judged")
 	}
+	return nil
+}
+
+// urlList is a repeatable flag's values, in order.
+type urlList []string
+
+func (l *urlList) String() string { return strings.Join(*l, " ") }
+
+func (l *urlList) Set(v string) error {
+	*l = append(*l, v)
 	return nil
 }

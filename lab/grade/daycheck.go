@@ -38,6 +38,9 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 	began := time.Now()
 	defer func() { g.rep.Checks[len(g.rep.Checks)-1].ElapsedMS = time.Since(began).Milliseconds() }()
 	do := DayOptions{Concurrency: o.Concurrency, Timeout: o.Timeout}
+	for _, c := range g.cs[1:] {
+		do.Replicas = append(do.Replicas, c.Base())
+	}
 	if o.Progress != nil {
 		do.Progress = func(done, total int) { o.Progress(Progress{Check: "day", N: of, Of: of, Done: done, Total: total}) }
 	}
@@ -49,6 +52,9 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 		return
 	}
 	h := run.Tally.History
+	for _, a := range h.Attempts {
+		g.noteServer("day", a)
+	}
 	refused := foreignRefusals(h)
 	sum := DaySummary{Summary: run.Tally.Report.Summary, Statuses: run.Tally.Statuses,
 		ForeignKeyRefusals: len(refused), Conflicts409WithoutRetryAfter: run.NoRetryAfter}

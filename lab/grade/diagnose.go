@@ -59,6 +59,9 @@ var (
 	causeRefusalRerendered = &cause{"refusal-rerendered",
 		"the stored refusal was rendered again (through an error handler) instead of replayed: the same status, other bytes",
 		"store the refusal's status and body bytes with the key and send exactly those bytes again, as for a success"}
+	causeInProcessLock = &cause{"in-process-lock",
+		"the attempts under one key reached different replicas, while the same traffic sent to one replica kept the rule: what guards a key (a lock, or a cache of keys) lives in one process's memory, and the other replica has its own, so a retry there pays again",
+		"claim the key in the shared database: one INSERT into a key table whose primary key (customer, endpoint, key) is a UNIQUE constraint, the constraint error being the verdict; a lock must be in the database too (the INSERT itself, or SELECT … FOR UPDATE on PostgreSQL), never a mutex, a dict or a cache in the server's memory"}
 	causeShortRetention = &cause{"short-retention",
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}"}
