@@ -42,6 +42,9 @@ type Report struct {
 	Failures []Failure     `json:"failures"`
 	Notes    []Note        `json:"notes"`
 	Day      *DaySummary   `json:"day,omitempty"`
+	// Since compares this run with the endpoint's last one (see Compare);
+	// nil when the history is off.
+	Since *Since `json:"since,omitempty"`
 	// ElapsedMS is how long the run took.
 	ElapsedMS int64 `json:"elapsed_ms"`
 }
@@ -182,6 +185,9 @@ var marks = map[string]string{CheckOK: "ok  ", CheckWarn: "warn", CheckFail: "FA
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Grading %s (seed %d, run %s, %.1f s)\n", r.Target, r.Seed, r.Run, float64(r.ElapsedMS)/1000)
+	if r.Since != nil {
+		r.Since.writeText(&b)
+	}
 	switch {
 	case r.RetentionSeconds != nil && *r.RetentionSeconds == 0:
 		b.WriteString("Published retention: 0, which the lab reads as \"keys never expire\".\n")
