@@ -47,6 +47,10 @@ type Change struct {
 	// from that run).
 	Was string `json:"was"`
 	Now string `json:"now"`
+	// Findings, for a check whose verdict stayed the same (not ok), are
+	// its failures and notes counted in each run: fewer is progress.
+	WasFindings int `json:"was_findings,omitempty"`
+	NowFindings int `json:"now_findings,omitempty"`
 	// Rule names the rule a cause belongs to; N is the rule's number, for
 	// a rule and a cause.
 	Rule string `json:"rule,omitempty"`
@@ -70,10 +74,19 @@ func Compare(prev *Report, cur Report) *Since {
 	for _, c := range prev.Checks {
 		was[c.Name] = c
 	}
+	wasFound, nowFound := prev.findings(), cur.findings()
 	for _, c := range cur.Checks {
 		p, ok := was[c.Name]
 		ch := Change{Kind: "check", Name: c.Name, Title: c.Title, Was: p.Verdict, Now: c.Verdict}
+		same := ok && p.Verdict == c.Verdict && c.Verdict != CheckOK
+		if same {
+			ch.WasFindings, ch.NowFindings = wasFound[c.Name], nowFound[c.Name]
+		}
 		switch {
+		case same && ch.NowFindings < ch.WasFindings:
+			s.Fixed = append(s.Fixed, ch)
+		case same && ch.NowFindings > ch.WasFindings:
+			s.Broke = append(s.Broke, ch)
 		case !ok && c.Verdict != CheckOK:
 			s.Broke = append(s.Broke, ch)
 		case ok && checkRank[c.Verdict] < checkRank[p.Verdict]:
@@ -102,12 +115,12 @@ func Compare(prev *Report, cur Report) *Since {
 			// Still broken: a cause gone is progress, a new one is news.
 			for _, c := range p.Causes {
 				if !contains(v.Causes, c) {
-					s.Fixed = append(s.Fixed, Change{Kind: "cause", Name: c, Rule: v.Name, N: v.N, Was: Broken, Now: ""})
+					s.Fixed = append(s.Fixed, Change{Kind: "cause", Name: c, Title: prev.diagnosis(c), Rule: v.Name, N: v.N, Was: Broken, Now: ""})
 				}
 			}
 			for _, c := range v.Causes {
 				if !contains(p.Causes, c) {
-					s.Broke = append(s.Broke, Change{Kind: "cause", Name: c, Rule: v.Name, N: v.N, Was: "", Now: Broken})
+					s.Broke = append(s.Broke, Change{Kind: "cause", Name: c, Title: cur.diagnosis(c), Rule: v.Name, N: v.N, Was: "", Now: Broken})
 				}
 			}
 		}
@@ -120,6 +133,28 @@ func Compare(prev *Report, cur Report) *Since {
 		}
 	}
 	return s
+}
+
+// diagnosis is what the report's first failure of this cause says of it.
+func (r *Report) diagnosis(cause string) string {
+	for _, f := range r.Failures {
+		if f.Cause == cause {
+			return f.Diagnosis
+		}
+	}
+	return ""
+}
+
+// findings counts each check's failures and notes.
+func (r *Report) findings() map[string]int {
+	n := map[string]int{}
+	for _, f := range r.Failures {
+		n[f.Check]++
+	}
+	for _, x := range r.Notes {
+		n[x.Check]++
+	}
+	return n
 }
 
 // checkRank orders the check verdicts from best to worst; an absent check
@@ -191,15 +226,24 @@ func writeChanges(b *strings.Builder, heading string, cs []Change) {
 			if c.Was == "" {
 				was = "new check"
 			}
+			if c.Was == c.Now {
+				fmt.Fprintf(b, "    check %s: still %s, %d → %d %s (%s)\n", c.Name, strings.TrimSpace(marks[c.Now]), c.WasFindings, c.NowFindings,
+					lab.Plural(c.NowFindings, "finding", "findings"), c.Title)
+				continue
+			}
 			fmt.Fprintf(b, "    check %s: %s → %s (%s)\n", c.Name, was, strings.TrimSpace(marks[c.Now]), c.Title)
 		case "rule":
 			fmt.Fprintf(b, "    rule %d, %s: %s → %s\n", c.N, c.Name, orNew(c.Was), c.Now)
 		default:
 			if c.Now == "" {
-				fmt.Fprintf(b, "    cause %s of rule %d, %s: no longer seen (the rule is still broken)\n", c.Name, c.N, c.Rule)
+				fmt.Fprintf(b, "    cause %s of rule %d, %s: no longer seen, though the rule is still broken", c.Name, c.N, c.Rule)
 			} else {
-				fmt.Fprintf(b, "    cause %s of rule %d, %s: new\n", c.Name, c.N, c.Rule)
+				fmt.Fprintf(b, "    cause %s of rule %d, %s: new", c.Name, c.N, c.Rule)
 			}
+			if c.Title != "" {
+				fmt.Fprintf(b, " (%s)", c.Title)
+			}
+			b.WriteString("\n")
 		}
 	}
 }
