@@ -18,7 +18,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: idemlab grade URL [--seed S] [--json] [--compare report.json | --no-history]\n\n"+
 			"URL is the base of the bank API, e.g. http://127.0.0.1:8000 or http://127.0.0.1:8080/bank/scoped.\n"+
-			"The contract is in docs/lab-contract.md. Checks: "+strings.Join(grade.Checks(), ", ")+".\n"+
+			"The contract is docs/lab-contract.md; idemlab lab contract prints it. Checks: "+strings.Join(grade.Checks(), ", ")+".\n"+
 			"Every check ends ok, warn (no rule broke, but the answers depart from the contract) or FAIL.\n"+
 			"Exit status 0 only when every rule holds, the published retention included, and every check is ok.\n"+
 			"On a terminal, a progress line on stderr says where the grader is.\n"+
