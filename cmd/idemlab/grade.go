@@ -29,7 +29,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Int64("seed", 0, "seed for amounts, key shapes and the day (default: a random one, printed in the report)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", grade.DefaultTimeout, "limit on each request")
-	intents := fs.Int("intents", grade.DefaultDayIntents, "intents in the day replayed at the end")
+	intents := fs.Int("intents", grade.DefaultDayIntents, "wishes in the day replayed at the end; each new-key press adds an intent of its own, so the day's tally counts a few more intents")
 	compare := fs.String("compare", "", "compare with this report (written by grade --json) instead of the endpoint's last run")
 	noHistory := fs.Bool("no-history", false, "neither compare with the last run nor keep this one")
 	pos, err := parseInterspersed(fs, args)

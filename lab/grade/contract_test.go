@@ -2,6 +2,7 @@ package grade_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"idemlab/docs"
 	"idemlab/engine"
+	"idemlab/lab/grade"
 	"idemlab/server"
 )
 
@@ -156,4 +158,74 @@ func TestContractRungTable(t *testing.T) {
 			assert.Equal(t, table[level], observed, "the contract's row for %s (completed retry, simultaneous retry, another body)", level)
 		})
 	}
+}
+
+// TestContractErrorOrder holds idemlab's own endpoint to what the contract
+// says of faulty requests: which answer comes first when a request has
+// several faults, an empty X-Customer-ID, a body over the limit, a bad
+// PUT /accounts; and that none of them claims the key.
+func TestContractErrorOrder(t *testing.T) {
+	bank := bankServer(t) + "/bank/" + engine.LevelScoped
+	require.Equal(t, 200, send(t, "PUT", bank+"/accounts/order-payer", nil, `{"balance":1000000}`).status)
+	require.Equal(t, 200, send(t, "PUT", bank+"/accounts/order-payee", nil, `{"balance":0}`).status)
+	valid := `{"from":"order-payer","to":"order-payee","amount":1000}`
+	huge := `{"from":"order-payer","to":"order-payee","amount":1000,"pad":"` + strings.Repeat("x", 64<<10) + `"}`
+	const key = `"order-k"`
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		body    string
+		status  int
+	}{
+		{"413 before 401", map[string]string{"Idempotency-Key": "bare"}, huge, 413},
+		{"an empty customer is a missing one", map[string]string{"X-Customer-ID": "", "Idempotency-Key": key, "Content-Type": "application/json"}, valid, 401},
+		{"401 before the key's 400", map[string]string{"Idempotency-Key": "bare", "Content-Type": "text/plain"}, "{", 401},
+		{"the key's 400 before 415", map[string]string{"X-Customer-ID": "c1", "Idempotency-Key": "bare", "Content-Type": "text/plain"}, "{", 400},
+		{"415 before the body's 400", map[string]string{"X-Customer-ID": "c1", "Idempotency-Key": key, "Content-Type": "text/plain"}, "{", 415},
+		{"the body's 400", map[string]string{"X-Customer-ID": "c1", "Idempotency-Key": key, "Content-Type": "application/json"}, `{"from":"order-payer","to":"order-payer","amount":1000}`, 400},
+		{"no Content-Type is accepted", map[string]string{"X-Customer-ID": "c1", "Idempotency-Key": `"order-other"`}, valid, 201},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := send(t, "POST", bank+"/transfers", c.headers, c.body)
+			assert.Equal(t, c.status, a.status, "%s", a.body)
+		})
+	}
+	// None of the refusals above claimed "order-k": the repaired request
+	// under it is a new request, and pays.
+	a := send(t, "POST", bank+"/transfers", map[string]string{"X-Customer-ID": "c1", "Idempotency-Key": key, "Content-Type": "application/json"}, valid)
+	assert.Equal(t, 201, a.status, "%s", a.body)
+	assert.Equal(t, int64(2000), balanceOf(t, bank, "order-payee"))
+
+	for _, c := range []struct{ name, path, body string }{
+		{"bad id", "/accounts/al'ice", `{"balance":1}`},
+		{"negative", "/accounts/order-payee", `{"balance":-1}`},
+		{"a string", "/accounts/order-payee", `{"balance":"1"}`},
+		{"a fraction", "/accounts/order-payee", `{"balance":1.5}`},
+		{"missing", "/accounts/order-payee", `{}`},
+		{"another field", "/accounts/order-payee", `{"balance":1,"owner":"x"}`},
+		{"not JSON", "/accounts/order-payee", `balance=1`},
+	} {
+		t.Run("PUT "+c.name, func(t *testing.T) {
+			a := send(t, "PUT", bank+c.path, map[string]string{"Content-Type": "application/json"}, c.body)
+			assert.Equal(t, 400, a.status, "%s", a.body)
+		})
+	}
+	assert.Equal(t, int64(2000), balanceOf(t, bank, "order-payee"), "a bad PUT leaves the account as it was")
+	assert.Equal(t, 200, send(t, "PUT", bank+"/accounts/order-zero", nil, `{"balance":0}`).status, "0 is a balance")
+}
+
+// TestContractDayCountIsTrue: the day check's line and the tally name the
+// same number of intents; the number asked for is the wishes.
+func TestContractDayCountIsTrue(t *testing.T) {
+	o := gradeOpts()
+	rep, err := grade.Grade(context.Background(), bankServer(t)+"/bank/scoped", o)
+	require.NoError(t, err)
+	require.NotNil(t, rep.Day)
+	day, ok := rep.Check("day")
+	require.True(t, ok)
+	require.Greater(t, rep.Day.Intents, o.Day.Intents, "seed 99 has new-key presses, each an intent of its own")
+	assert.Contains(t, day.Title, fmt.Sprintf("a day of %d intents (%d wishes and their new-key presses)", rep.Day.Intents, o.Day.Intents))
+	var b strings.Builder
+	require.NoError(t, rep.WriteText(&b))
+	assert.Contains(t, b.String(), fmt.Sprintf("The day: %d intents,", rep.Day.Intents))
 }
