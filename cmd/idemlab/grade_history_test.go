@@ -16,6 +16,13 @@ import (
 	"idemlab/server"
 )
 
+// init keeps every grade this test binary runs out of the user's own
+// cache folder, tests that do not set XDG_CACHE_HOME themselves included:
+// a test must not change what the student's next real run compares with.
+func init() {
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "idemlab-test-cache"))
+}
+
 // studentEndpoint serves, at the root of one loopback URL, whichever level
 // of idemlab's bank the student's code is "at" right now: the student
 // changes their code between runs and grades the same URL again.
