@@ -62,7 +62,7 @@ func TestGradeSinceTheLastRun(t *testing.T) {
 	}
 
 	first := sinceBlock(t, grade())
-	assert.Equal(t, "Since the last run: there is no earlier run of this endpoint to compare with.\n", first)
+	assert.Equal(t, "Since the last run: there is no earlier run of this endpoint to compare with.\n\n", first)
 
 	level.Store("replay") // the student stores the first answer's bytes and fingerprints
 	second := sinceBlock(t, grade())

@@ -189,6 +189,7 @@ func contains(list []string, s string) bool {
 // writeText writes the comparison with the earlier run, first in the
 // report: a student who changed one thing reads first whether it worked.
 func (s *Since) writeText(b *strings.Builder) {
+	defer b.WriteString("\n")
 	if s.First {
 		b.WriteString("Since the last run: there is no earlier run of this endpoint to compare with.\n")
 		return
