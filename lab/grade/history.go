@@ -109,7 +109,8 @@ func Compare(prev *Report, cur Report) *Since {
 			}
 		case p.Verdict != Holds && v.Verdict == Holds:
 			s.Fixed = append(s.Fixed, ch)
-		case p.Verdict != Broken && v.Verdict == Broken:
+		case p.Verdict != Broken && v.Verdict == Broken, p.Verdict == Holds && v.Verdict == Unknown:
+			// Unknown after holds: the retention is no longer published.
 			s.Broke = append(s.Broke, ch)
 		case p.Verdict == Broken && v.Verdict == Broken:
 			// Still broken: a cause gone is progress, a new one is news.

@@ -96,3 +96,20 @@ func causeTitle(r *grade.Report, cause string) string {
 	}
 	return ""
 }
+
+// TestHistoryCompareRetentionUnpublished: a rule that held and can no
+// longer be judged (the retention went unpublished) is news, not silence.
+func TestHistoryCompareRetentionUnpublished(t *testing.T) {
+	base := bankServer(t)
+	before, err := grade.Grade(context.Background(), base+"/bank/scoped", gradeOpts())
+	require.NoError(t, err)
+	after := before
+	after.Rules = append([]grade.RuleVerdict(nil), before.Rules...)
+	after.Rules[6].Verdict = grade.Unknown
+	s := grade.Compare(&before, after)
+	require.Len(t, s.Broke, 1)
+	assert.Equal(t, "retention-outlasts-retries", s.Broke[0].Name)
+	assert.Equal(t, grade.Holds, s.Broke[0].Was)
+	assert.Empty(t, s.Fixed)
+	assert.Empty(t, s.Day, "the same run: the same day")
+}
