@@ -45,6 +45,9 @@ type Report struct {
 	Failures []Failure     `json:"failures"`
 	Notes    []Note        `json:"notes"`
 	Day      *DaySummary   `json:"day,omitempty"`
+	// Since compares this run with the endpoint's last one (see Compare);
+	// nil when the history is off.
+	Since *Since `json:"since,omitempty"`
 	// ElapsedMS is how long the run took.
 	ElapsedMS int64 `json:"elapsed_ms"`
 }
@@ -188,6 +191,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(r.Replicas) > 1 {
 		fmt.Fprintf(&b, "Over %d replicas (%s): each retry went to another replica than its first attempt, simultaneous retries were split between them, the day went round-robin.\n",
 			len(r.Replicas), strings.Join(r.Replicas, ", "))
+	}
+	if r.Since != nil {
+		r.Since.writeText(&b)
 	}
 	switch {
 	case r.RetentionSeconds != nil && *r.RetentionSeconds == 0:
