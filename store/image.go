@@ -37,5 +37,9 @@ func OpenMemory() (*DB, error) {
 	// Created databases live until deleted; deleting the name now leaves
 	// the database to the connection, and it goes when that closes.
 	defer memdb.Delete(name)
-	return open("file:/"+name+"?vfs=memdb", false)
+	db, err := open("file:/"+name+"?vfs=memdb", false)
+	if db != nil {
+		db.private = true // the name is gone: nothing else can open it
+	}
+	return db, err
 }

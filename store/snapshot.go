@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"slices"
+
+	"github.com/ncruces/go-sqlite3"
 
 	"idemlab/engine"
 )
@@ -24,69 +27,99 @@ func (db *DB) Snapshot(ctx context.Context) (Snapshot, error) {
 	return snap, err
 }
 
+// snapshotCache is the last snapshot of a private database and the
+// connection's count of changed rows when it was read.
+type snapshotCache struct {
+	valid   bool
+	changes int64
+	snap    Snapshot
+}
+
 // snapshot reads the whole database into snap. Callers hold the database.
+//
+// A private database (OpenMemory) is read again only when a row has
+// changed since the last snapshot: a lesson's bench takes one after every
+// step, most steps change nothing or one table, and in the browser each
+// statement run costs tens of microseconds however small its table. The
+// last snapshot is kept only when it was read outside a transaction: one
+// read inside could be rolled back without changing the count.
 func (db *DB) snapshot(snap *Snapshot) error {
-	s, _, err := db.conn.Prepare("SELECT id, balance FROM accounts ORDER BY id")
-	if err != nil {
-		return mapErr("snapshot accounts", err)
+	if !db.private {
+		return db.readSnapshot(snap)
 	}
-	for s.Step() {
-		snap.Accounts = append(snap.Accounts, engine.Account{ID: s.ColumnText(0), Balance: s.ColumnInt64(1)})
+	changes := db.conn.TotalChanges()
+	if c := &db.last; c.valid && c.changes == changes {
+		*snap = c.snap.clone()
+		return nil
 	}
-	if err := closeStmt(s); err != nil {
+	db.last.valid = false
+	if err := db.readSnapshot(snap); err != nil {
 		return err
 	}
-	s, _, err = db.conn.Prepare("SELECT id, from_id, to_id, amount, created_at, customer, idem_key FROM transfers ORDER BY id")
-	if err != nil {
-		return mapErr("snapshot transfers", err)
+	if db.conn.GetAutocommit() {
+		db.last = snapshotCache{valid: true, changes: changes, snap: snap.clone()}
 	}
-	for s.Step() {
+	return nil
+}
+
+// clone copies the snapshot's slices, so that a caller who changes its
+// copy leaves the cache alone. A stored response is never changed.
+func (s Snapshot) clone() Snapshot {
+	return Snapshot{Accounts: slices.Clone(s.Accounts), Transfers: slices.Clone(s.Transfers),
+		Keys: slices.Clone(s.Keys), LooseKeys: slices.Clone(s.LooseKeys)}
+}
+
+// readSnapshot reads the whole database into snap. Callers hold the
+// database.
+func (db *DB) readSnapshot(snap *Snapshot) error {
+	err := db.readAll(&db.stmts.allAccounts, "snapshot accounts", func(s *sqlite3.Stmt) error {
+		snap.Accounts = append(snap.Accounts, engine.Account{ID: s.ColumnText(0), Balance: s.ColumnInt64(1)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = db.readAll(&db.stmts.allTransfers, "snapshot transfers", func(s *sqlite3.Stmt) error {
 		snap.Transfers = append(snap.Transfers, engine.Transfer{ID: TransferID(s.ColumnInt64(0)), From: s.ColumnText(1),
 			To: s.ColumnText(2), Amount: s.ColumnInt64(3), CreatedAt: s.ColumnInt64(4), Customer: s.ColumnText(5), Key: s.ColumnText(6)})
-	}
-	if err := closeStmt(s); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	for _, t := range []string{keysTable, looseKeysTable} {
-		rows, err := db.keys(t)
+	for _, t := range []engine.KeyTable{engine.TableConstrained, engine.TableLoose} {
+		var rows []engine.KeyRecord
+		err := db.readAll(&db.stmts.keys(t).all, "snapshot keys", func(s *sqlite3.Stmt) error {
+			rec, err := scanKey(s)
+			rows = append(rows, rec)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		if t == keysTable {
-			snap.Keys = rows
-		} else {
+		if t == engine.TableLoose {
 			snap.LooseKeys = rows
+		} else {
+			snap.Keys = rows
 		}
 	}
 	return nil
 }
 
-func (db *DB) keys(table string) ([]engine.KeyRecord, error) {
-	s, _, err := db.conn.Prepare("SELECT " + keyColumns + " FROM " + table + " ORDER BY created_at, scope, idem_key")
+// readAll runs st, which binds nothing, and calls row for each row it
+// selects. Callers hold the database.
+func (db *DB) readAll(st *stmt, op string, row func(*sqlite3.Stmt) error) error {
+	s, err := db.prepare(st)
 	if err != nil {
-		return nil, mapErr("snapshot keys", err)
+		return err
 	}
-	var out []engine.KeyRecord
+	defer s.Reset()
 	for s.Step() {
-		rec, err := scanKey(s)
-		if err != nil {
-			s.Close()
-			return nil, err
+		if err := row(s); err != nil {
+			return err
 		}
-		out = append(out, rec)
 	}
-	return out, closeStmt(s)
-}
-
-func closeStmt(s interface {
-	Err() error
-	Close() error
-}) error {
-	err := s.Err()
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	return mapErr("snapshot", err)
+	return mapErr(op, s.Err())
 }
 
 // Ledger reads the transfers and the balances, for the lab's checker after

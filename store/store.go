@@ -49,6 +49,11 @@ type DB struct {
 	batch   *commitGroup // the open group, if any; guarded by mu
 	groups  atomic.Int64 // commits of groups so far
 	grouped atomic.Int64 // callers in those groups
+
+	// private: no other connection can reach the database (OpenMemory), so
+	// it changes only through conn, and Snapshot may answer from last.
+	private bool
+	last    snapshotCache // guarded by mu
 }
 
 // GroupCommits says how many group commits a file database made and how

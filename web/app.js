@@ -480,10 +480,30 @@ function nextLane() {
   return any ? any.id : null;
 }
 
-// act runs one bench action and draws its state. The time in the engine
-// (worker round trip included) and the time drawing are recorded as
-// performance measures "idemlab-engine" and "idemlab-draw". kind names the
-// action for the sentence that announces what happened (bench.news).
+// measureStep records where one bench action's time went, as performance
+// measures: "idemlab-engine" (t0 to t1: the worker round trip), "idemlab-draw"
+// (t1 to t2: the views), "idemlab-paint" (the next frame's style, layout and
+// paint: from its animation-frame callback to the first task after it) and
+// "idemlab-own", their sum: the page's own work from the engine call to the
+// painted frame, without the wait for that frame, which a busy or headless
+// browser stretches.
+function measureStep(t0, t1, t2) {
+  performance.measure('idemlab-engine', { start: t0, end: t1 });
+  performance.measure('idemlab-draw', { start: t1, end: t2 });
+  requestAnimationFrame(() => {
+    const t3 = performance.now();
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => {
+      const t4 = performance.now();
+      performance.measure('idemlab-paint', { start: t3, end: t4 });
+      performance.measure('idemlab-own', { start: t0, duration: t2 - t0 + (t4 - t3) });
+    };
+    ch.port2.postMessage(null);
+  });
+}
+
+// act runs one bench action and draws its state (measureStep). kind names
+// the action for the sentence that announces what happened (bench.news).
 function act(kind, fn) {
   return serial(async () => {
     if (!app.session) return;
@@ -498,8 +518,7 @@ function act(kind, fn) {
         $('step-count').classList.remove('error');
         bench.render();
         writeHash();
-        performance.measure('idemlab-engine', { start: t0, end: t1 });
-        performance.measure('idemlab-draw', { start: t1, end: performance.now() });
+        measureStep(t0, t1, performance.now());
         keepControlFocus();
         announce(bench.news(kind, before, state));
       }

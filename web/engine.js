@@ -8,13 +8,15 @@
 // kind is 'missing' (no module on the server), 'nowasm' (no WebAssembly)
 // or 'failed'. A call whose answer is {"error": …} rejects with an Error.
 
+// rel turns a worker's epoch milliseconds into the page's clock.
+const rel = (epoch) => epoch - performance.timeOrigin;
+
 // recordTiming turns the worker's stage times into performance measures
 // on the page's clock: idemlab-fetch (request to first byte),
 // idemlab-compile (download and compile), idemlab-go-start (the Go runtime
 // and the bridge until ready).
 function recordTiming(tm) {
   if (!tm || !performance.measure) return;
-  const rel = (epoch) => epoch - performance.timeOrigin;
   try {
     performance.measure('idemlab-fetch', { start: rel(tm.start), end: rel(tm.response) });
     performance.measure('idemlab-compile', { start: rel(tm.response), end: rel(tm.compiled) });
@@ -61,6 +63,9 @@ export function startEngine() {
         const p = pending.get(m.id);
         if (!p) break;
         pending.delete(m.id);
+        // The call's own time in the worker: the rest of its round trip is
+        // the way between the threads and the parsing.
+        if (m.ran && m.ran[1]) performance.measure('idemlab-call-' + p.fn, { start: rel(m.ran[0]), end: rel(m.ran[1]) });
         let v;
         try {
           v = JSON.parse(m.result);
@@ -92,7 +97,7 @@ export function startEngine() {
   function callWithProgress(fn, onProgress, ...args) {
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, onProgress });
+      pending.set(id, { fn, resolve, reject, onProgress });
       worker.postMessage({ id, fn, args });
     });
   }

@@ -237,8 +237,10 @@ const OUTCOME_ICON = { ok: '✔', refused: '⊘', error: '⚠', info: 'ℹ', fai
 // the same options but another cursor or step shown, it only seeks.
 export function drawRace(container, model, opts = {}) {
   const t = opts.t || defaultT;
-  const compact = opts.compact ?? (container.clientWidth > 0 && container.clientWidth < 600);
+  // The width given is the box's: reading the box again would lay the page
+  // out in the middle of the drawing.
   const width = Math.max(240, Math.floor(opts.width || container.clientWidth || 900));
+  const compact = opts.compact ?? width < 600;
   const key = [compact, width, opts.collapseOver, opts.maxRows, opts.selectedLane, [...(opts.expanded || [])].join('\u0001')].join('|');
   const old = container.firstElementChild;
   if (old && old.__race && old.__race.model === model && old.__race.key === key) {

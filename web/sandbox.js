@@ -24,9 +24,18 @@ function knobChoices(knob, current, base, known) {
   return list;
 }
 
+// shown remembers what each box of knobs was drawn from.
+const shown = new WeakMap();
+
 // renderKnobs draws the knobs of policy into box; base is the level's own
-// policy, known the values the engine offers per knob.
+// policy, known the values the engine offers per knob. Knobs that already
+// show this policy are left alone: the bench calls it after every step,
+// and each select drawn anew cost the step its options' layout and, in
+// Chromium, a form-change task of 20-160 ms that laid the page out again.
 export function renderKnobs(box, policy, { base, known, onChange }) {
+  const from = JSON.stringify([policy, base, known]);
+  if (shown.get(box) === from && [...box.querySelectorAll('select[data-knob]')].every((s) => s.value === String(policy[s.dataset.knob]))) return;
+  shown.set(box, from);
   box.replaceChildren(...KNOBS.filter((k) => k in policy).map((knob) => {
     const changed = base && JSON.stringify(base[knob]) !== JSON.stringify(policy[knob]);
     const id = 'knob-' + knob;

@@ -8,9 +8,14 @@
 //               {type: 'missing', why}    no module (or no wasm_exec.js) on the server
 //               {type: 'nowasm'}          this browser has no WebAssembly
 //               {type: 'failed', error}   the module did not start
-//               {type: 'result', id, result}   result is the module's JSON string
+//               {type: 'result', id, result, ran}   result is the module's JSON string;
+//                                          ran is [start, end] of the call, epoch ms
 //               {type: 'progress', id, done, total}   from day()
 'use strict';
+
+// Times are sent to the page as absolute epoch milliseconds, since a
+// worker's clock starts later than the page's.
+const at = () => performance.timeOrigin + performance.now();
 
 function fail(type, extra) {
   postMessage(Object.assign({ type }, extra || {}));
@@ -21,9 +26,6 @@ async function start() {
     fail('nowasm');
     return;
   }
-  // Times are sent to the page as absolute epoch milliseconds, since a
-  // worker's clock starts later than the page's.
-  const at = () => performance.timeOrigin + performance.now();
   const timing = { start: at() };
   // The module's download starts before Go's loader is read, so the two
   // travel together.
@@ -87,6 +89,7 @@ const started = start();
 onmessage = async (e) => {
   const { id, fn, args } = e.data;
   await started;
+  const ran = [0, 0];
   const api = globalThis.idemlab;
   let result;
   try {
@@ -97,9 +100,11 @@ onmessage = async (e) => {
     if (fn === 'day') {
       callArgs.push((done, total) => postMessage({ type: 'progress', id, done, total }));
     }
+    ran[0] = at();
     result = await api[fn](...callArgs);
   } catch (err) {
     result = JSON.stringify({ error: String(err && err.message ? err.message : err) });
   }
-  postMessage({ type: 'result', id, result });
+  ran[1] = at();
+  postMessage({ type: 'result', id, result, ran });
 };

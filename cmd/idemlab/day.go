@@ -24,7 +24,7 @@ const dayUsage = `Usage:
   idemlab day replay day.jsonl [--level L | --policy JSON | --target URL] [--db FILE] [--json] [--svg OUT.svg [--lang ko]]
 
 Run 'idemlab day generate -h' or 'idemlab day replay -h' for the flags.
-The file format is described in docs/lab-contract.md.
+The file format is described in docs/lab-contract.md (idemlab lab contract prints it).
 `
 
 func runDay(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -79,6 +79,7 @@ func TestDayRefusesBadInput(t *testing.T) {
 }
 
 func TestDayReplayOverHTTPAndGrade(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the grader's history stays in the test
 	banks, err := server.OpenBanks(server.Config{})
 	require.NoError(t, err)
 	defer server.CloseBanks(banks)

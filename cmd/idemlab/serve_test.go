@@ -111,7 +111,7 @@ func TestHelpListsTheCommands(t *testing.T) {
 		t.Run(arg, func(t *testing.T) {
 			var out, errOut strings.Builder
 			require.NoError(t, run(context.Background(), []string{arg}, &out, &errOut))
-			for _, name := range []string{"serve", "day", "grade", "export"} {
+			for _, name := range []string{"serve", "day", "grade", "lab", "export"} {
 				assert.Contains(t, out.String(), "\n  "+name+" ", "idemlab %s lists %s", arg, name)
 			}
 			assert.NotContains(t, out.String(), "-addr", "the commands, not serve's flags")

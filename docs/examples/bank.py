@@ -12,7 +12,14 @@ same load, and the grader's tests grade it, correct and with planted bugs:
     python3 bank.py --port 8090 --db /tmp/bank.db [--bug NAME] [--payment-latency-ms N]
 
 NAME is one of: key-only, check-then-insert, raw-bytes, no-in-progress, recompute,
-global-keys. Each plants the bug the lesson of that name is about.
+global-keys, memory-lock, memory-cache. Each plants the bug the lesson of that name is
+about; the last two are lesson 8's, correct in one process and wrong in two: memory-lock
+guards check-then-insert with a lock in the process's memory, memory-cache keeps the keys
+in a dict instead of the table. Run two replicas over one database file to see them fail:
+
+    python3 bank.py --port 8091 --db /tmp/bank.db --bug memory-lock &
+    python3 bank.py --port 8092 --db /tmp/bank.db --bug memory-lock &
+    idemlab grade http://127.0.0.1:8091 http://127.0.0.1:8092
 """
 import argparse
 import hashlib
@@ -37,6 +44,11 @@ CREATE TABLE IF NOT EXISTS idem_keys (scope TEXT NOT NULL, key TEXT NOT NULL,
 
 ARGS = None
 LOCAL = threading.local()
+# The memory-lock and memory-cache bugs: what they keep lives in this
+# process only, so a second replica has its own.
+MEMORY = threading.Lock()
+KEY_LOCKS = {}
+KEY_CACHE = {}
 
 
 def db():
@@ -129,6 +141,18 @@ def transfer(headers, raw):
     key, fp, conn = m.group(1), fingerprint(raw), db()
     scope = "*" if ARGS.bug == "global-keys" else customer + " POST /transfers"
     state = "completed" if ARGS.bug == "no-in-progress" else "in_progress"
+    if ARGS.bug == "memory-cache":
+        return cached(scope, key, fp, t)
+    if ARGS.bug == "memory-lock":
+        with MEMORY:
+            lock = KEY_LOCKS.setdefault((scope, key), threading.Lock())
+        with lock:
+            if conn.execute("SELECT 1 FROM idem_keys WHERE scope = ? AND key = ?", (scope, key)).fetchone() is None:
+                time.sleep(0.02)  # the gap between the look and the write, as in check-then-insert
+                conn.execute("INSERT OR REPLACE INTO idem_keys VALUES (?,?,?,?,NULL,NULL,NULL,?)",
+                             (scope, key, fp, state, time.time()))
+                return finish(conn, scope, key, t)
+            return replay(conn, scope, key, fp)
     if ARGS.bug == "check-then-insert":
         if conn.execute("SELECT 1 FROM idem_keys WHERE scope = ? AND key = ?", (scope, key)).fetchone() is None:
             # The gap between the look and the write, as a busy server has
@@ -145,6 +169,27 @@ def transfer(headers, raw):
     except sqlite3.IntegrityError:
         return replay(conn, scope, key, fp)
     return finish(conn, scope, key, t)
+
+
+def cached(scope, key, fp, t):
+    """The memory-cache bug: the keys and their answers in this process's dict."""
+    with MEMORY:
+        entry = KEY_CACHE.get((scope, key))
+        if entry is None:
+            entry = KEY_CACHE[(scope, key)] = {"fp": fp, "answer": None}
+            mine = True
+        else:
+            mine = False
+    if not mine:
+        if entry["fp"] != fp:
+            return problem(422, "idempotency-key-reused", "this key was used for a different request")
+        if entry["answer"] is None:
+            return problem(409, "idempotency-key-in-progress", "the first request is still running")
+        return entry["answer"] + (True,)
+    status, body, _ = execute(db(), t)
+    ctype = "application/json" if status == 201 else "application/problem+json"
+    entry["answer"] = (status, ctype, body)
+    return status, ctype, body
 
 
 def finish(conn, scope, key, t):
@@ -241,7 +286,8 @@ def main():
     p.add_argument("--payment-latency-ms", type=int, default=0,
                    help="how long the simulated payment-network call takes")
     p.add_argument("--bug", default="", choices=["", "key-only", "check-then-insert", "raw-bytes",
-                                                 "no-in-progress", "recompute", "global-keys"])
+                                                 "no-in-progress", "recompute", "global-keys",
+                                                 "memory-lock", "memory-cache"])
     ARGS = p.parse_args()
     db().executescript(SCHEMA)
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)

@@ -147,7 +147,10 @@ func intentRequest(in lab.Intent, key string) Request {
 // send sends one attempt of an intent and records it.
 func (cr *checkRun) send(in lab.Intent, r Request) int {
 	sent := time.Now()
-	return cr.record(in, r, cr.g.c.Do(cr.ctx, r), sent)
+	k := cr.g.rt.pickRequest(r)
+	i := cr.record(in, r, cr.g.cs[k].Do(cr.ctx, r), sent)
+	cr.reached(i, k)
+	return i
 }
 
 // sendTogether sends attempts at the same moment; ins[i] is the intent
@@ -156,7 +159,12 @@ func (cr *checkRun) send(in lab.Intent, r Request) int {
 // answered first, not of the one written first.
 func (cr *checkRun) sendTogether(ins []lab.Intent, rs []Request) []int {
 	sent := time.Now()
-	replies := cr.g.c.Together(cr.ctx, rs)
+	ks := cr.g.rt.split(rs)
+	cs := make([]*Client, len(rs))
+	for i, k := range ks {
+		cs[i] = cr.g.cs[k]
+	}
+	replies := together(cr.ctx, cs, rs)
 	cr.groups++
 	order := make([]int, len(rs))
 	for i := range order {
@@ -172,6 +180,7 @@ func (cr *checkRun) sendTogether(ins []lab.Intent, rs []Request) []int {
 	out := make([]int, len(rs))
 	for _, i := range order {
 		out[i] = cr.record(ins[i], rs[i], replies[i], sent)
+		cr.reached(out[i], ks[i])
 		cr.together[out[i]] = cr.groups
 	}
 	return out

@@ -318,9 +318,21 @@ const TogetherSettle = 50 * time.Millisecond
 // starts, so a server that serializes its work cannot make a warm-up wait
 // on a half-sent request.
 func (c *Client) Together(ctx context.Context, rs []Request) []Reply {
+	cs := make([]*Client, len(rs))
+	for i := range cs {
+		cs[i] = c
+	}
+	return together(ctx, cs, rs)
+}
+
+// together is Together with each request sent to its own client: rs[i]
+// goes to cs[i], so that simultaneous requests can reach several replicas
+// of one endpoint at the same moment.
+func together(ctx context.Context, cs []*Client, rs []Request) []Reply {
 	out := make([]Reply, len(rs))
 	ps := make([]*prepared, len(rs))
 	for i, r := range rs {
+		c := cs[i]
 		p, err := c.prepare(ctx, r)
 		if err == nil && !c.warm(ctx, p, warmPath(r)) {
 			p.conn.Close()
@@ -337,7 +349,7 @@ func (c *Client) Together(ctx context.Context, rs []Request) []Reply {
 		if p == nil {
 			continue
 		}
-		p.conn.SetDeadline(time.Now().Add(c.timeout + TogetherSettle))
+		p.conn.SetDeadline(time.Now().Add(cs[i].timeout + TogetherSettle))
 		raw, err := p.bytes()
 		if err == nil {
 			_, err = p.conn.Write(raw[:len(raw)-1])
@@ -363,7 +375,7 @@ func (c *Client) Together(ctx context.Context, rs []Request) []Reply {
 				out[i] = Reply{Err: fmt.Errorf("send: %w", err)}
 				return
 			}
-			out[i] = c.receive(p)
+			out[i] = cs[i].receive(p)
 		})
 	}
 	close(start)

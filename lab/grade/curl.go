@@ -86,7 +86,7 @@ func dayCurl(base string, d lab.Day, run DayRun, idx []int) []string {
 		if run.Requests[i].Cut {
 			lines = append(lines, "# the grader cut the next connection as its answer arrived, unread ("+d.Attempts[i].Loss+")")
 		}
-		lines = append(lines, Curl(base, run.Requests[i]))
+		lines = append(lines, Curl(run.baseOf(i, base), run.Requests[i]))
 	}
 	for _, id := range ids {
 		lines = append(lines, Curl(base, Request{Method: "GET", Path: "/accounts/" + id}))
@@ -178,7 +178,7 @@ func (cr *checkRun) curl(attempts []int) []string {
 		if cr.reqs[i].Cut {
 			lines = append(lines, "# the grader cut the next connection as its answer arrived, without reading it")
 		}
-		line := Curl(base, cr.reqs[i])
+		line := Curl(cr.baseOf(i), cr.reqs[i])
 		if group != 0 {
 			line += " &"
 		}

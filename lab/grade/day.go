@@ -19,6 +19,10 @@ type DayOptions struct {
 	Concurrency int
 	// Timeout bounds each request; DefaultTimeout when zero.
 	Timeout time.Duration
+	// Replicas are further base URLs of the same endpoint (other processes
+	// over its database): the day's first attempts go round-robin over the
+	// base and these, each retry to another replica than its first attempt.
+	Replicas []string
 	// Progress, when set, is called as attempts finish, from many
 	// goroutines at once; it must be safe for concurrent use.
 	Progress func(done, total int)
@@ -42,6 +46,9 @@ type DayRun struct {
 	// Answered is when each attempt's answer arrived (or it was cut), in
 	// the day's order; the history's attempts say when each was sent.
 	Answered []time.Time
+	// Targets is the base URL each attempt was sent to, in the day's
+	// order, when the day went over several replicas.
+	Targets []string
 }
 
 // ReplayDayHTTP runs a day against the endpoint at base, which follows the
@@ -54,11 +61,19 @@ type DayRun struct {
 // endpoint publishes at GET {base}.
 func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (DayRun, error) {
 	start := time.Now()
-	c, err := NewClient(base, o.Timeout)
+	cs, err := newClients(append([]string{base}, o.Replicas...), o.Timeout)
 	if err != nil {
 		return DayRun{}, err
 	}
-	defer c.Close()
+	defer closeClients(cs)
+	c := cs[0]
+	// The routes are drawn in the day's order, so that each retry knows
+	// where its first attempt went.
+	rt := newRouter(len(cs))
+	route := make([]int, len(d.Attempts))
+	for i, a := range d.Attempts {
+		route[i] = rt.pick(a.Customer, a.Key)
+	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
@@ -70,6 +85,12 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 		return DayRun{}, fmt.Errorf("replay day: open accounts: %w", err)
 	}
 	run := DayRun{Requests: make([]Request, len(d.Attempts)), Answered: make([]time.Time, len(d.Attempts))}
+	if len(cs) > 1 {
+		run.Targets = make([]string, len(d.Attempts))
+		for i := range run.Targets {
+			run.Targets[i] = cs[route[i]].Base()
+		}
+	}
 	attempts := make([]lab.Attempt, len(d.Attempts))
 	var done, failed atomic.Int64
 	var mu sync.Mutex // guards the Retry-After counts
@@ -84,6 +105,7 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 			defer signal() // even when the connection failed
 		}
 		sentAt := time.Now()
+		c := cs[route[i]]
 		var rep Reply
 		if written == nil {
 			rep = c.Do(ctx, r)
@@ -95,7 +117,8 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 			rep = c.finish(p, signal)
 		}
 		at := lab.Attempt{Lane: a.Lane, Intent: a.Intent, Customer: a.Customer, Key: a.Key, Body: []byte(a.Body),
-			Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sentAt}
+			Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sentAt,
+			Server: server(route[i], len(cs))}
 		if rep.Err != nil {
 			at.Status, at.Response = 0, nil
 			failed.Add(1)

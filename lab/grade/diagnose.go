@@ -62,6 +62,9 @@ var (
 	causeStoredRefusal = &cause{"stored-validation-refusal",
 		"a request refused 400 (bad body) or 401 (no customer) was stored under its key, so the repaired request under the same key got that refusal (or a 422) instead of being executed",
 		"validate the headers and the body (401, then 400) before the key is claimed, and store nothing for them: only a request that passed validation claims its key; a middleware that stores every answer must skip 400 and 401"}
+	causeInProcessLock = &cause{"in-process-lock",
+		"the attempts under one key reached different replicas, while the same traffic sent to one replica kept the rule: what guards a key (a lock, or a cache of keys) lives in one process's memory, and the other replica has its own, so a retry there pays again",
+		"claim the key in the shared database: one INSERT into a key table whose primary key (customer, endpoint, key) is a UNIQUE constraint, the constraint error being the verdict; a lock must be in the database too (the INSERT itself, or SELECT … FOR UPDATE on PostgreSQL), never a mutex, a dict or a cache in the server's memory"}
 	causeShortRetention = &cause{"short-retention",
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}"}

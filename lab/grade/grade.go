@@ -30,6 +30,13 @@ type Options struct {
 	Day lab.DayParams
 	// Concurrency of the day's replay; DefaultConcurrency when zero.
 	Concurrency int
+	// Replicas are further base URLs of the same endpoint: other processes
+	// over the same database, as a load balancer would reach them. Every
+	// check's traffic is spread over the base URL and these: each retry
+	// reaches another replica than its first attempt, simultaneous retries
+	// are split between them, the day goes round-robin. None: one process,
+	// every request to the base URL.
+	Replicas []string
 	// Progress, when set, is told where the run is: as each check starts,
 	// and as the day's attempts are answered. It is called from many
 	// goroutines at once during the day and must be safe for concurrent use.
@@ -49,10 +56,17 @@ type Progress struct {
 
 // grader holds one run's state.
 type grader struct {
-	c   *Client
-	run string
-	r   *mrand.Rand
-	rep *Report
+	// c is the first replica, which opens and reads the accounts; cs are
+	// all of them, c first, and rt routes each attempt to one.
+	c  *Client
+	cs []*Client
+	rt *router
+	// servers is the replica (from 1) of each attempt, by check and lane,
+	// when there are several (replicas.go).
+	servers map[string]int
+	run     string
+	r       *mrand.Rand
+	rep     *Report
 }
 
 // Grade judges the endpoint at base. It returns an error only when the
@@ -60,20 +74,28 @@ type grader struct {
 // rules are in the report.
 func Grade(ctx context.Context, base string, o Options) (Report, error) {
 	start := time.Now()
-	c, err := NewClient(base, o.Timeout)
+	cs, err := newClients(append([]string{base}, o.Replicas...), o.Timeout)
 	if err != nil {
 		return Report{}, err
 	}
-	defer c.Close()
+	defer closeClients(cs)
+	c := cs[0]
 	if o.Seed == 0 {
 		o.Seed = randomSeed()
 	}
-	g := &grader{c: c, run: lab.RandomPrefix("g"), r: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9a7e)),
+	g := &grader{c: c, cs: cs, rt: newRouter(len(cs)), run: lab.RandomPrefix("g"), r: mrand.New(mrand.NewPCG(uint64(o.Seed), 0x9a7e)),
 		rep: &Report{Target: c.Base(), Seed: o.Seed, RetryHorizonSeconds: int64(RetryHorizon / time.Second),
 			Failures: []Failure{}, Notes: []Note{}}}
 	g.rep.Run = strings.TrimSuffix(g.run, "-")
-	if rep := c.Do(ctx, Request{Method: "GET", Path: "/accounts/" + g.run + "probe"}); rep.Err != nil {
-		return Report{}, fmt.Errorf("grade: %s cannot be reached: %w", c.Base(), rep.Err)
+	if len(cs) > 1 {
+		for _, c := range cs {
+			g.rep.Replicas = append(g.rep.Replicas, c.Base())
+		}
+	}
+	for _, c := range cs {
+		if rep := c.Do(ctx, Request{Method: "GET", Path: "/accounts/" + g.run + "probe"}); rep.Err != nil {
+			return Report{}, fmt.Errorf("grade: %s cannot be reached: %w", c.Base(), rep.Err)
+		}
 	}
 	retention, known := c.Retention(ctx)
 	if known {
@@ -94,6 +116,7 @@ func Grade(ctx context.Context, base string, o Options) (Report, error) {
 		o.Progress(Progress{Check: "day", N: of, Of: of})
 	}
 	g.runDay(ctx, o, of)
+	g.confirmInProcess(ctx, o, retention)
 	if ctx.Err() != nil {
 		return Report{}, ctx.Err()
 	}

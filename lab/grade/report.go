@@ -29,8 +29,11 @@ const (
 // (JSON).
 type Report struct {
 	Target string `json:"target"`
-	Seed   int64  `json:"seed"`
-	Run    string `json:"run"`
+	// Replicas are the base URLs of the endpoint's replicas, Target first,
+	// when it was graded over several.
+	Replicas []string `json:"replicas,omitempty"`
+	Seed     int64    `json:"seed"`
+	Run      string   `json:"run"`
 	// RetentionSeconds is what the endpoint publishes, nil when nothing.
 	RetentionSeconds    *int64 `json:"retention_seconds"`
 	RetryHorizonSeconds int64  `json:"retry_horizon_seconds"`
@@ -42,6 +45,9 @@ type Report struct {
 	Failures []Failure     `json:"failures"`
 	Notes    []Note        `json:"notes"`
 	Day      *DaySummary   `json:"day,omitempty"`
+	// Since compares this run with the endpoint's last one (see Compare);
+	// nil when the history is off.
+	Since *Since `json:"since,omitempty"`
 	// ElapsedMS is how long the run took.
 	ElapsedMS int64 `json:"elapsed_ms"`
 }
@@ -182,6 +188,13 @@ var marks = map[string]string{CheckOK: "ok  ", CheckWarn: "warn", CheckFail: "FA
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Grading %s (seed %d, run %s, %.1f s)\n", r.Target, r.Seed, r.Run, float64(r.ElapsedMS)/1000)
+	if len(r.Replicas) > 1 {
+		fmt.Fprintf(&b, "Over %d replicas (%s): each retry went to another replica than its first attempt, simultaneous retries were split between them, the day went round-robin.\n",
+			len(r.Replicas), strings.Join(r.Replicas, ", "))
+	}
+	if r.Since != nil {
+		r.Since.writeText(&b)
+	}
 	switch {
 	case r.RetentionSeconds != nil && *r.RetentionSeconds == 0:
 		b.WriteString("Published retention: 0, which the lab reads as \"keys never expire\".\n")

@@ -66,10 +66,10 @@ func New(spec Spec, policy engine.Policy) (*Session, error) {
 	if len(spec.Lanes) == 0 {
 		return nil, fmt.Errorf("scenario %q is a day of traffic: play it with day(), not as a session of lanes", spec.ID)
 	}
-	w, err := newWorld(spec, policy)
-	if err != nil {
-		return nil, err
-	}
+	// The first state needs no database: it opens while the page draws
+	// that state.
+	w := newUnopenedWorld(spec, policy)
+	w.openLater()
 	s := &Session{spec: spec, policy: policy, w: w, stop: make(chan struct{})}
 	s.prepareSpare()
 	return s, nil

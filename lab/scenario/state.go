@@ -9,6 +9,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
+	"idemlab/store"
 )
 
 // State is everything the page draws after a call: the lanes with their
@@ -135,6 +136,25 @@ func (w *world) keyRows(recs []engine.KeyRecord) []KeyRow {
 	return out
 }
 
+// intentsOf lists the scenario's intents, each once, in lane order, with
+// what its body asks for.
+func intentsOf(spec Spec) []lab.Intent {
+	var out []lab.Intent
+	seen := map[string]bool{}
+	for _, l := range spec.Lanes {
+		if seen[l.IntentID()] {
+			continue
+		}
+		seen[l.IntentID()] = true
+		in := lab.Intent{ID: l.IntentID(), Customer: l.Customer}
+		if t, p := engine.ParseTransfer(l.Body.Bytes); p == nil {
+			in.From, in.To, in.Amount = t.From, t.To, t.Amount
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
 // history is what the checker judges: every lane that has been sent, in
 // the order sent, with the ledger and the balances now. A lane still on its
 // way counts as an attempt with no answer yet, so a transfer it committed
@@ -146,18 +166,7 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 	for id, b := range w.spec.Accounts {
 		h.StartBalances[id] = b
 	}
-	seen := map[string]bool{}
-	for _, l := range w.spec.Lanes {
-		if seen[l.IntentID()] {
-			continue
-		}
-		seen[l.IntentID()] = true
-		in := lab.Intent{ID: l.IntentID(), Customer: l.Customer}
-		if t, p := engine.ParseTransfer(l.Body.Bytes); p == nil {
-			in.From, in.To, in.Amount = t.From, t.To, t.Amount
-		}
-		h.Intents = append(h.Intents, in)
-	}
+	h.Intents = append([]lab.Intent(nil), w.intents...)
 	started := make([]*laneRun, 0, len(w.order))
 	for _, lr := range w.order {
 		if lr.started {
@@ -186,8 +195,8 @@ func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) 
 // state builds the State after step moves.
 func (w *world) state(step int) State {
 	st := State{Scenario: w.spec.ID, Step: step, Done: w.done(), Policy: w.policy, Next: w.next(),
-		ClockMS: w.clock.Now().Sub(Start).Milliseconds(), StartMS: Start.UnixMilli(), Servers: len(w.engs)}
-	snap, err := w.db.Snapshot(w.ctx)
+		ClockMS: w.clock.Now().Sub(Start).Milliseconds(), StartMS: Start.UnixMilli(), Servers: w.servers}
+	snap, caches, err := w.snapshot()
 	if err != nil {
 		// The store is in memory and private to this world: a failure here
 		// is a bug, shown as the last event rather than hidden.
@@ -196,8 +205,8 @@ func (w *world) state(step int) State {
 	st.Accounts, st.Transfers = nonNil(snap.Accounts), nonNil(snap.Transfers)
 	st.Keys, st.LooseKeys = w.keyRows(snap.Keys), w.keyRows(snap.LooseKeys)
 	if w.policy.Claim == engine.ClaimServerCache {
-		for i, e := range w.engs {
-			st.Caches = append(st.Caches, ServerKeys{Server: i + 1, Keys: w.keyRows(e.CachedKeys())})
+		for i, keys := range caches {
+			st.Caches = append(st.Caches, ServerKeys{Server: i + 1, Keys: w.keyRows(keys)})
 		}
 	}
 
@@ -236,6 +245,27 @@ func (w *world) state(step int) State {
 		st.Goals = []GoalState{}
 	}
 	return st
+}
+
+// snapshot reads the database and what each server keeps in memory. A
+// world whose database is not open yet has never moved: it reads what the
+// database will hold once open, the scenario's accounts and nothing else
+// (TestFirstStateNeedsNoDatabase holds the two to the same state).
+func (w *world) snapshot() (store.Snapshot, [][]engine.KeyRecord, error) {
+	caches := make([][]engine.KeyRecord, w.servers)
+	if !w.isOpen() {
+		var snap store.Snapshot
+		for id, b := range w.spec.Accounts {
+			snap.Accounts = append(snap.Accounts, engine.Account{ID: id, Balance: b})
+		}
+		sort.Slice(snap.Accounts, func(i, j int) bool { return snap.Accounts[i].ID < snap.Accounts[j].ID })
+		return snap, caches, nil
+	}
+	for i, e := range w.engs {
+		caches[i] = e.CachedKeys()
+	}
+	snap, err := w.db.Snapshot(w.ctx)
+	return snap, caches, err
 }
 
 func nonNil[T any](s []T) []T {

@@ -22,14 +22,18 @@ import (
 // world is one live playing of a scenario: the database, the clock, one
 // engine per app server (all on that database and clock, each with its own
 // memory) and one goroutine per lane that has started.
+//
+// The database and the engines come last (open). A session's first world
+// opens them in the background (openLater): its first state needs none of
+// them, and in the browser SQLite's first statements are most of the time
+// between the engine's start and the learner's first picture.
 type world struct {
 	spec     Spec
 	policy   engine.Policy
 	ctx      context.Context
 	cancel   context.CancelFunc
-	db       *store.DB
 	clock    *engine.ManualClock
-	engs     []*engine.Engine // by server, from server 1
+	servers  int
 	lanes    map[string]*laneRun
 	order    []*laneRun
 	wg       sync.WaitGroup
@@ -45,6 +49,19 @@ type world struct {
 	// world shows the same rows.
 	owners map[string]string
 	start  map[string]int64
+	// intents are the scenario's intents, read from the lanes' bodies once:
+	// the checker is given them after every step.
+	intents []lab.Intent
+
+	// opened is closed once db and engs are set (or openErr says why not);
+	// until then nothing reads them. hurry cuts openLater's pause short.
+	opened    chan struct{}
+	hurry     chan struct{}
+	hurryOnce sync.Once
+	openOnce  sync.Once
+	openErr   error
+	db        *store.DB
+	engs      []*engine.Engine // by server, from server 1
 }
 
 type schedEntry struct {
@@ -68,35 +85,24 @@ type laneRun struct {
 	scripted bool // the scripted fault has struck
 }
 
+// newWorld returns a world with its database open.
 func newWorld(spec Spec, policy engine.Policy) (*world, error) {
-	db, err := store.OpenMemory()
-	if err != nil {
-		return nil, fmt.Errorf("scenario %q: %w", spec.ID, err)
+	w := newUnopenedWorld(spec, policy)
+	if err := w.open(); err != nil {
+		w.close()
+		return nil, err
 	}
+	return w, nil
+}
+
+// newUnopenedWorld returns a world whose database is not open yet: call
+// open or openLater.
+func newUnopenedWorld(spec Spec, policy engine.Policy) *world {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &world{spec: spec, policy: policy, ctx: ctx, cancel: cancel, db: db,
+	w := &world{spec: spec, policy: policy, ctx: ctx, cancel: cancel, servers: spec.ServerCount(),
 		clock: engine.NewManualClock(Start), lanes: map[string]*laneRun{},
-		owners: map[string]string{}, latency: time.Duration(spec.LatencyMS) * time.Millisecond}
-	ids := make([]string, 0, len(spec.Accounts))
-	for id := range spec.Accounts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if _, err := db.PutAccount(ctx, id, spec.Accounts[id]); err != nil {
-			w.close()
-			return nil, fmt.Errorf("scenario %q: account %s: %w", spec.ID, id, err)
-		}
-	}
-	// The payment latency is played on the manual clock, not slept: the
-	// learner is the one who decides when the network answers.
-	for i := range spec.ServerCount() {
-		o := engine.Options{Clock: w.clock, Hook: w.hook, Trace: w.trace}
-		if spec.ServerCount() > 1 {
-			o.Server = strconv.Itoa(i + 1)
-		}
-		w.engs = append(w.engs, engine.New(db, policy, o))
-	}
+		owners: map[string]string{}, latency: time.Duration(spec.LatencyMS) * time.Millisecond, intents: intentsOf(spec),
+		opened: make(chan struct{}), hurry: make(chan struct{})}
 	for _, l := range spec.Lanes {
 		lr := &laneRun{spec: l, arrived: make(chan engine.Step), release: make(chan engine.Fault),
 			done: make(chan struct{}), next: engine.Step{Lane: l.ID, Phase: engine.PhaseReceive}}
@@ -107,7 +113,87 @@ func newWorld(spec Spec, policy engine.Policy) (*world, error) {
 		lane, target, _ := strings.Cut(e, "@")
 		w.schedule = append(w.schedule, schedEntry{lane: lane, target: target})
 	}
-	return w, nil
+	return w
+}
+
+// openPause is how long openLater waits before it opens the database. In
+// the browser the module has one thread: any pause at all lets the answer
+// of the call that opened the session reach the page first; a little more
+// leaves the page's first layout and paint the machine to themselves.
+const openPause = 50 * time.Millisecond
+
+// openLater opens the world's database in a goroutine after openPause; a
+// move that comes sooner waits for it (ready) without the pause.
+func (w *world) openLater() {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTimer(openPause)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-w.hurry:
+		case <-w.ctx.Done():
+		}
+		w.open()
+	}()
+}
+
+// open opens the database with the scenario's accounts and the engines on
+// it, once; it returns why it could not.
+func (w *world) open() error {
+	w.openOnce.Do(func() {
+		defer close(w.opened)
+		if err := w.ctx.Err(); err != nil {
+			w.openErr = err
+			return
+		}
+		db, err := store.OpenMemory()
+		if err != nil {
+			w.openErr = fmt.Errorf("scenario %q: %w", w.spec.ID, err)
+			return
+		}
+		ids := make([]string, 0, len(w.spec.Accounts))
+		for id := range w.spec.Accounts {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if _, err := db.PutAccount(w.ctx, id, w.spec.Accounts[id]); err != nil {
+				db.Close()
+				w.openErr = fmt.Errorf("scenario %q: account %s: %w", w.spec.ID, id, err)
+				return
+			}
+		}
+		// The payment latency is played on the manual clock, not slept: the
+		// learner is the one who decides when the network answers.
+		for i := range w.servers {
+			o := engine.Options{Clock: w.clock, Hook: w.hook, Trace: w.trace}
+			if w.servers > 1 {
+				o.Server = strconv.Itoa(i + 1)
+			}
+			w.engs = append(w.engs, engine.New(db, w.policy, o))
+		}
+		w.db = db
+	})
+	return w.openErr
+}
+
+// ready waits until the database is open, hurrying openLater along.
+func (w *world) ready() error {
+	w.hurryOnce.Do(func() { close(w.hurry) })
+	<-w.opened
+	return w.openErr
+}
+
+// isOpen reports whether the database is open, without waiting.
+func (w *world) isOpen() bool {
+	select {
+	case <-w.opened:
+		return w.openErr == nil
+	default:
+		return false
+	}
 }
 
 // hook parks the calling lane's goroutine before a phase until the session
@@ -145,6 +231,9 @@ func (w *world) move(lane string, fault engine.Fault) error {
 	}
 	if lr.finished {
 		return fmt.Errorf("%w: %s", ErrFinished, lane)
+	}
+	if err := w.ready(); err != nil {
+		return err
 	}
 	onSchedule := w.scheduled() == lane
 	if !lr.started {
@@ -328,5 +417,7 @@ func (w *world) close() {
 	}
 	w.cancel()
 	w.wg.Wait()
-	w.db.Close()
+	if w.isOpen() {
+		w.db.Close()
+	}
 }
