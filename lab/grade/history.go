@@ -208,7 +208,7 @@ func (s *Since) writeText(b *strings.Builder) {
 	}
 	parts := make([]string, len(s.Day))
 	for i, d := range s.Day {
-		parts[i] = fmt.Sprintf("%s %d → %d", d.Name, d.Was, d.Now)
+		parts[i] = fmt.Sprintf("%s %s → %s", d.Name, lab.GroupDigits(d.Was), lab.GroupDigits(d.Now))
 	}
 	fmt.Fprintf(b, "  day: %s\n", strings.Join(parts, ", "))
 }
