@@ -16,8 +16,9 @@ import (
 // When several intents share a payee (a new-key press repeating a wish,
 // another customer sending the same body), each intent that may have been
 // executed (it got a success, or an answer that was never read) is given
-// one transfer in order, and any surplus goes to the first: the total is
-// exact, the split is the most charitable reading.
+// one transfer in order (those whose receipt was read first), and any
+// surplus goes to the first: the total is exact, the split is the most
+// charitable reading.
 func InferTransfers(intents []Intent, attempts []Attempt, start, end map[string]int64) map[string]int {
 	byIntent := map[string][]Attempt{}
 	for _, a := range attempts {
@@ -44,12 +45,19 @@ func InferTransfers(intents []Intent, attempts []Attempt, start, end map[string]
 			}
 		}
 		n := countTransfers(end[to]-start[to], amounts)
-		var maybe []string
+		// An intent whose receipt (a delivered answer naming its transfer)
+		// was read is given its transfer before those whose answer was
+		// never read: an unread attempt may have been refused.
+		var paid, maybe []string
 		for _, in := range ins {
-			if mayHaveRun(byIntent[in.ID]) {
+			switch {
+			case receiptRead(byIntent[in.ID]):
+				paid = append(paid, in.ID)
+			case mayHaveRun(byIntent[in.ID]):
 				maybe = append(maybe, in.ID)
 			}
 		}
+		maybe = append(paid, maybe...)
 		if len(maybe) == 0 && n > 0 {
 			maybe = []string{ins[0].ID}
 		}
@@ -127,6 +135,17 @@ func amountOf(body []byte, fallback int64) int64 {
 
 // mayHaveRun reports whether any attempt may have moved money: it got a
 // success, or its answer was never read.
+// receiptRead says whether one of the attempts was answered with a success
+// naming its transfer, and the client read it.
+func receiptRead(as []Attempt) bool {
+	for _, a := range as {
+		if a.Delivered && Success(a.Status) && TransferID(a.Response) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func mayHaveRun(as []Attempt) bool {
 	for _, a := range as {
 		if !a.Delivered || a.Status == 0 || Success(a.Status) {
