@@ -21,7 +21,7 @@ import (
 
 const dayUsage = `Usage:
   idemlab day generate [--seed S] [--customers N] [--intents M] [...] [-o day.jsonl]
-  idemlab day replay day.jsonl [--level L | --policy JSON | --target URL] [--db FILE] [--json] [--svg OUT.svg [--lang ko]]
+  idemlab day replay day.jsonl [--level L | --policy JSON | --target URL [--replica URL …]] [--db FILE] [--json] [--svg OUT.svg [--lang ko]]
 
 Run 'idemlab day generate -h' or 'idemlab day replay -h' for the flags.
 The file format is described in docs/lab-contract.md (idemlab lab contract prints it).
@@ -150,6 +150,8 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbPath := fs.String("db", "", "in-process: SQLite file to use (default: a fresh file in a temporary folder, removed after)")
 	latency := fs.Duration("payment-latency", 0, "in-process: how long each payment-network call takes")
 	target := fs.String("target", "", "replay over HTTP against this base URL instead (any endpoint of the lab contract)")
+	var replicas urlList
+	fs.Var(&replicas, "replica", "over HTTP: base URL of another replica of the --target endpoint, on the same database (repeatable); each retry goes to another replica than its first attempt")
 	prefix := fs.String("prefix", "fresh", "over HTTP: prefix for every id and key so the day never meets an earlier run ('fresh': a random one, '': none)")
 	concurrency := fs.Int("concurrency", grade.DefaultConcurrency, "over HTTP: groups of attempts in flight at once")
 	asJSON := fs.Bool("json", false, "print the tally as JSON")
@@ -166,8 +168,8 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("day replay: --lang %q: say en or ko", *lang)
 	}
 	if *level == "ladder" {
-		if *target != "" || *policy != "" || *dbPath != "" {
-			return errors.New("day replay: --level ladder runs in-process on fresh databases; drop --target, --policy and --db")
+		if *target != "" || *policy != "" || *dbPath != "" || len(replicas) > 0 {
+			return errors.New("day replay: --level ladder runs in-process on fresh databases; drop --target, --replica, --policy and --db")
 		}
 		if *svgPath != "" {
 			return errors.New("day replay: --svg draws one replay; name a level instead of ladder")
@@ -191,6 +193,9 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if len(replicas) > 0 && *target == "" {
+		return errors.New("day replay: --replica names another replica of the --target endpoint; name --target too")
+	}
 	bar := newProgressBar(stdout)
 	var tally lab.Tally
 	if *target != "" {
@@ -198,7 +203,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if p == "fresh" {
 			p = lab.RandomPrefix("r")
 		}
-		run, err := grade.ReplayDayHTTP(ctx, d.WithPrefix(p), *target, grade.DayOptions{Concurrency: *concurrency, Progress: bar.update})
+		run, err := grade.ReplayDayHTTP(ctx, d.WithPrefix(p), *target, grade.DayOptions{Concurrency: *concurrency, Progress: bar.update, Replicas: replicas})
 		bar.done()
 		if err != nil {
 			return err

@@ -107,3 +107,34 @@ func TestDayReplayOverHTTPAndGrade(t *testing.T) {
 	require.ErrorContains(t, err, "one-transfer-per-intent")
 	assert.Contains(t, out, `"ok": false`)
 }
+
+// TestDayReplayOverReplicas replays a day over two replicas of /bank/scoped
+// (two listeners over one database): each retry reaches another replica
+// than its first attempt, the tally names both, and every rule holds. A
+// replica without the endpoint it belongs to is refused in words.
+func TestDayReplayOverReplicas(t *testing.T) {
+	banks, err := server.OpenBanks(server.Config{})
+	require.NoError(t, err)
+	defer server.CloseBanks(banks)
+	var urls []string
+	for range 2 {
+		h, err := server.New(banks, server.Options{})
+		require.NoError(t, err)
+		defer h.Close()
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		urls = append(urls, srv.URL+"/bank/scoped")
+	}
+	a, _, err := runCmd(t, "day", "generate", "--seed", "5", "--customers", "6", "--intents", "60")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "day.jsonl")
+	require.NoError(t, os.WriteFile(file, []byte(a), 0o600))
+
+	out, _, err := runCmd(t, "day", "replay", file, "--target", urls[0], "--replica", urls[1])
+	require.NoError(t, err)
+	assert.Contains(t, out, "Day replayed against "+urls[0]+" and "+urls[1])
+	assert.Contains(t, out, "Every rule holds")
+
+	_, _, err = runCmd(t, "day", "replay", file, "--replica", urls[1])
+	require.ErrorContains(t, err, "name --target too")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,6 +181,14 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 	h.TransfersPerIntent = lab.InferTransfers(h.Intents, h.Attempts, h.StartBalances, h.EndBalances)
 	run.Tally = lab.NewTally(d, h, h.TransfersPerIntent)
 	run.Tally.Target, run.Tally.RetentionKnown, run.Tally.Elapsed = c.Base(), known, time.Since(start)
+	if len(cs) > 1 {
+		// The tally says where the day went: every replica, in order.
+		bases := make([]string, len(cs))
+		for i, r := range cs {
+			bases[i] = r.Base()
+		}
+		run.Tally.Target = strings.Join(bases, " and ")
+	}
 	return run, nil
 }
 
