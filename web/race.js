@@ -611,7 +611,7 @@ function planLedger(r, c) {
       const next = blocks[k + 1];
       const room = (next ? next.px - next.w / 2 - 6 : c.textRight) - (x + bk.w / 2 + 4);
       const label = !again && bk.list.length === 1 && p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
-      if (label && room >= textW(label, 10)) {
+      if (label && room >= textW(label, 11)) {
         inTime.append(svg('text', { x: x + bk.w / 2 + 4, y: r.y + 22, class: 'row-sub balance-after', 'data-lane': p.lane, 'data-i': p.i, text: label }));
       }
     });
