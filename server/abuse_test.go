@@ -245,7 +245,7 @@ func TestClassroomJoinFloodFromOneAddress(t *testing.T) {
 		Students int
 		Refused  map[string]int
 		Roster   []struct{ Nickname string }
-	}](t, proj.until("state", func(m msg) bool {
+	}](t, untilState(clk, proj, func(m msg) bool {
 		return decode[struct{ Students int }](t, m).Students == 5
 	}))
 	assert.Len(t, st.Roster, 5)
@@ -265,7 +265,7 @@ func TestClassBehindOneAddressGetsIn(t *testing.T) {
 	proj := env.projector(code)
 	proj.send(map[string]any{"type": "size", "size": 200})
 	clk.Advance(time.Second)
-	proj.until("state", func(m msg) bool {
+	untilState(clk, proj, func(m msg) bool {
 		return decode[struct {
 			ClassSize int `json:"class_size"`
 		}](t, m).ClassSize == 200
@@ -285,7 +285,7 @@ func TestClassBehindOneAddressGetsIn(t *testing.T) {
 		}
 	}
 	clk.Advance(time.Second)
-	proj.until("state", func(m msg) bool { return decode[struct{ Students int }](t, m).Students == 200 })
+	untilState(clk, proj, func(m msg) bool { return decode[struct{ Students int }](t, m).Students == 200 })
 
 	late, _, err := env.dialFrom("127.0.0.2", code)
 	require.NoError(t, err)
@@ -299,18 +299,18 @@ func TestClassBehindOneAddressGetsIn(t *testing.T) {
 	assert.Contains(t, e.Detail, "the room is full (200 of 200 students)")
 	assert.Equal(t, 10, e.RetryAfter)
 	clk.Advance(time.Second)
-	proj.until("state", func(m msg) bool { return decode[struct{ Refused map[string]int }](t, m).Refused["full"] == 1 })
+	untilState(clk, proj, func(m msg) bool { return decode[struct{ Refused map[string]int }](t, m).Refused["full"] == 1 })
 
 	proj.send(map[string]any{"type": "size", "size": 201})
 	clk.Advance(time.Second)
-	proj.until("state", func(m msg) bool {
+	untilState(clk, proj, func(m msg) bool {
 		return decode[struct {
 			ClassSize int `json:"class_size"`
 		}](t, m).ClassSize == 201
 	})
 	env.studentFrom("127.0.0.2", code, "late", secret(9999))
 	clk.Advance(time.Second)
-	st := decode[struct{ Refused map[string]int }](t, proj.until("state", func(m msg) bool {
+	st := decode[struct{ Refused map[string]int }](t, untilState(clk, proj, func(m msg) bool {
 		return decode[struct{ Students int }](t, m).Students == 201
 	}))
 	assert.Empty(t, st.Refused, "the phone that got in is no longer counted as refused")
@@ -432,4 +432,33 @@ func TestClassroomStateIsNotSentPerConnection(t *testing.T) {
 	assert.Equal(t, 1, states, "200 connections and a vote, one state message")
 	assert.Equal(t, "null", string(decode[struct{ Roster json.RawMessage }](t, last).Roster),
 		"nobody joined: the roster, unchanged, is not sent again")
+}
+
+// untilState waits for a state message as until does, moving the frozen
+// clock a second every 20 ms meanwhile. A room sends states at most
+// StatesPerSecond on its own clock: a change it takes after the tick that
+// used the test's last move of the clock would otherwise wait for a move
+// that never comes (seen once in CI, at load 8).
+func untilState(clk *engine.ManualClock, c *wsClient, ok func(msg) bool) msg {
+	c.t.Helper()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				clk.Advance(time.Second)
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	return c.until("state", ok)
 }
