@@ -271,7 +271,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 		ev := Event{Phase: PhaseClaim, SQL: ins.SQL, Outcome: OutcomeClaimed, Note: "1 row inserted",
 			Rows: rowsIf(true), KeyState: keyStateOf(&rec)}
 		if !ins.Inserted {
-			ev.Note = "0 rows inserted, no error: the code cannot tell a retry from a new request and carries on"
+			ev.Note = "0 rows inserted, no error: this code does not read the changed-rows count, so it takes a retry for a new request and carries on"
 			ev.Rows, ev.KeyState = rowsIf(false), ""
 		}
 		a.record(ev)

@@ -28,7 +28,8 @@ const (
 	ClaimCheckThenInsert
 	// ClaimInsertOrIgnore runs INSERT OR IGNORE against the constrained
 	// table and proceeds whatever happened: the statement succeeds for a
-	// retry as it does for a new request, so the code cannot tell them apart.
+	// retry as it does for a new request, and only the changed-rows count
+	// (0, not 1) tells them apart, a count this code never reads.
 	ClaimInsertOrIgnore
 	// ClaimConstraint runs one plain INSERT against the table whose primary
 	// key is (scope, key); SQLite's constraint error is the verdict.

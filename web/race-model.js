@@ -72,7 +72,8 @@ function markOf(e) {
   switch (e.phase) {
     case 'claim':
       // INSERT OR IGNORE "claims" even when it wrote nothing: the code
-      // cannot tell, the picture can (rows is 0, not absent).
+      // never reads the changed-rows count, the picture does (rows is 0,
+      // not absent).
       if (o === 'claimed' && e.rows === 0) return M_CLAIM_IGNORED;
       if (o === 'claimed') return M_CLAIM;
       if (o === 'taken-over') return M_TAKEOVER;
