@@ -26,7 +26,10 @@ import (
 	"idemlab/lab/scenario"
 )
 
-//go:embed */*.md
+// Lessons are LANG/NN-name.md; other Markdown beside them (ko/GLOSSARY.md) is
+// for the people who write them, not a lesson.
+//
+//go:embed */[0-9][0-9]-*.md
 var embedded embed.FS
 
 // DefaultLang is the language every lesson exists in.
@@ -96,7 +99,7 @@ func LoadDir(dir string) (*Set, error) { return LoadFS(os.DirFS(dir)) }
 
 // LoadFS loads the lessons from fsys: LANG/NN-name.md.
 func LoadFS(fsys fs.FS) (*Set, error) {
-	files, err := fs.Glob(fsys, "*/*.md")
+	files, err := fs.Glob(fsys, "*/[0-9][0-9]-*.md")
 	if err != nil {
 		return nil, fmt.Errorf("lessons: list: %w", err)
 	}

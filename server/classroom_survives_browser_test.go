@@ -394,7 +394,7 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 	assert.Equal(t, "참여", text(t, phone, "#join-form button[type=submit]"))
 	run(t, phone, chromedp.Evaluate[chromedp.Void](`document.getElementById('nickname').value = 'ana'`),
 		click(`#join-form button[type=submit]`), waitJS(`!document.getElementById('client').hidden`))
-	assert.Equal(t, "이체 보내기", text(t, phone, "#send"))
+	assert.Equal(t, "송금하기", text(t, phone, "#send"))
 	run(t, phone, waitJS(`document.getElementById('conn').textContent === '연결됨'`))
 	// The next visit, without ?lang, stays Korean.
 	run(t, phone, chromedp.Navigate(ts.URL+"/classroom/?room="+code), waitJS(`document.documentElement.lang === 'ko'`))

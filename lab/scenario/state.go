@@ -340,7 +340,7 @@ func verdict(lr *laneRun, committed bool, broken []lab.Rule) (code, en, ko strin
 		ko += ": 키 테이블이 기억해 둔 응답입니다"
 	case st == 409:
 		en += ": the first attempt is still running, try again later"
-		ko += ": 첫 시도가 아직 진행 중이니 나중에 다시 보내세요"
+		ko += ": 첫 시도를 아직 처리하고 있으니 잠시 뒤에 다시 보내세요"
 	case st == 422:
 		en += ": this key was used for a different request"
 		ko += ": 이 키는 다른 요청에 쓰였습니다"
