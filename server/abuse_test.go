@@ -416,6 +416,17 @@ func TestClassroomStateIsNotSentPerConnection(t *testing.T) {
 	proj := env.projector(code)
 	clk.Advance(time.Second)
 	proj.next("state") // the projector's own arrival
+	// The count starts with the last state sent at the clock's own time:
+	// the arrival may have gone out before the clock moved, and a state
+	// would then be owed to the first change below. A new class size, sent
+	// after the clock moves, is answered by a state at that time.
+	clk.Advance(time.Second)
+	proj.send(map[string]any{"type": "size", "size": 61})
+	proj.until("state", func(m msg) bool {
+		return decode[struct {
+			ClassSize int `json:"class_size"`
+		}](t, m).ClassSize == 61
+	})
 	for range 200 {
 		c, _, err := env.dial(code, "", false, env.ts.URL, nil)
 		require.NoError(t, err)
