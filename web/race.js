@@ -635,13 +635,15 @@ function ledgerBlocks(ledger, c) {
     const again = bk.list.some((q) => q.again);
     bk.text = (again ? '✘' : '■') + (bk.list.length > 1 ? bk.list.length : '');
     bk.w = bk.list.length > 1 ? Math.max(18, textW(bk.text, 12, 700) + 6) : narrow;
+    // A block grown by its count stays inside the plot.
+    if (bk.left + bk.w > c.textRight) bk.left = Math.max(c.plotLeft, c.textRight - bk.w);
     bk.px = bk.left + bk.w / 2;
   };
   for (const p of ledger) {
     const left = X(p.x) - narrow / 2;
     const prev = blocks[blocks.length - 1];
     const prevRight = prev ? prev.left + prev.w + 2 : -Infinity;
-    if (prev && left < prevRight && (prev.list.every((q) => q.again === p.again) || prevRight + narrow > c.textRight)) {
+    if (prev && (left < prevRight || prevRight + narrow > c.textRight) && (prev.list.every((q) => q.again === p.again) || prevRight + narrow > c.textRight)) {
       prev.list.push(p);
       size(prev);
       continue;
