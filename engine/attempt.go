@@ -25,6 +25,7 @@ type attempt struct {
 	table    KeyTable
 	result   Result
 	unlock   func() // lets go of the in-memory lock (LockMemory); nil when none is held
+	charge   string // the processor's charge this attempt's payment call got; "" before the call
 }
 
 // crashed is returned by step when the hook crashed the attempt.
@@ -108,7 +109,9 @@ func (a *attempt) fail(p Phase, sql string, err error) Response {
 	keyState := ""
 	if a.owner != "" && a.e.policy.InProgress == InProgressTwoPhase {
 		// Release the claim so that the client's retry starts afresh instead
-		// of waiting out the lease: nothing was charged.
+		// of waiting out the lease: nothing moved in the ledger. (A charge
+		// the processor made stays; with the key passed downstream the
+		// retry gets that same charge back.)
 		rel, _ := a.e.store.ReleaseKey(a.ctx, a.table, a.scope, a.key, a.owner)
 		sql = joinSQL(sql, rel.SQL)
 		if rel.Changed {
@@ -397,6 +400,12 @@ func short(fp string) string {
 	return fp
 }
 
+// downstreamKey is the key a payment call carries to the processor: the
+// request's key under its customer, since the processor sees every
+// customer's calls from this one merchant and two customers may pick the
+// same key.
+func downstreamKey(customer, key string) string { return customer + ":" + key }
+
 func joinSQL(a, b string) string {
 	switch {
 	case a == "":
@@ -407,7 +416,7 @@ func joinSQL(a, b string) string {
 	return a + ";\n" + b
 }
 
-// execute calls the payment network, commits the ledger and records the
+// execute calls the payment processor, commits the ledger and records the
 // key according to the in-progress mode.
 func (a *attempt) execute() Response {
 	e, p := a.e, a.e.policy
@@ -420,7 +429,30 @@ func (a *attempt) execute() Response {
 			t.Stop()
 		}
 	}
-	a.emit(PhaseExecute, "", OutcomeExecuted, 0, "payment network called")
+	charge := ChargeArgs{From: a.body.From, To: a.body.To, Amount: a.body.Amount, At: a.nowMS(),
+		Customer: a.customer, Key: a.key}
+	if p.DownstreamKey == DownstreamOn && a.key != "" {
+		charge.IdempotencyKey = downstreamKey(a.customer, a.key)
+	}
+	// The processor's charge is committed on its own, before the ledger's
+	// transaction begins: whatever happens to this attempt from here on,
+	// a rollback of ours cannot take it back.
+	ch, err := e.store.Charge(a.ctx, charge)
+	if err != nil {
+		return a.fail(PhaseExecute, ch.SQL, err)
+	}
+	called := Event{Phase: PhaseExecute, SQL: ch.SQL, Outcome: OutcomeExecuted, Amount: ch.Charge.Amount,
+		ChargeID: ch.Charge.ID, Charge: ChargeNew, DownstreamKey: charge.IdempotencyKey,
+		Note: "payment processor called without a key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID}
+	switch {
+	case ch.Replayed:
+		called.Charge = ChargeReplayed
+		called.Note = "the processor knew the key and answered with its first charge, " + ch.Charge.ID + "; nothing new was charged"
+	case charge.IdempotencyKey != "":
+		called.Note = "payment processor called with the key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID
+	}
+	a.charge = ch.Charge.ID
+	a.record(called)
 
 	a.step(PhaseCommit, "")
 	args := TransferArgs{From: a.body.From, To: a.body.To, Amount: a.body.Amount, At: a.nowMS(),
@@ -434,7 +466,7 @@ func (a *attempt) execute() Response {
 		return a.fail(PhaseCommit, tr.SQL, err)
 	}
 	if twoPhase && !tr.Completed {
-		a.emit(PhaseCommit, tr.SQL, OutcomeConflict, 409, "this attempt lost its claim to a retry; its transaction rolled back, nothing moved")
+		a.emit(PhaseCommit, tr.SQL, OutcomeConflict, 409, "this attempt lost its claim to a retry; its ledger transaction rolled back, but the processor's charge "+a.charge+" stands: no rollback of ours reaches it")
 		return a.conflict("another attempt took this key over; retry to get its answer")
 	}
 	resp := renderOutcome(tr)

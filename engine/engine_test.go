@@ -285,6 +285,8 @@ func TestTraceHasEveryPhaseAndSQL(t *testing.T) {
 	assert.Equal(t, []engine.Phase{engine.PhaseReceive, engine.PhaseValidate, engine.PhaseFingerprint,
 		engine.PhaseClaim, engine.PhaseExecute, engine.PhaseCommit, engine.PhaseRespond}, phases)
 	assert.Contains(t, events[3].SQL, "INSERT INTO idem_keys")
+	assert.Contains(t, events[4].SQL, "INSERT INTO processor_charges", "the processor's charge, apart from the ledger")
+	assert.NotContains(t, events[5].SQL, "processor_charges")
 	assert.Contains(t, events[5].SQL, "INSERT INTO transfers")
 	assert.Contains(t, events[5].SQL, "UPDATE idem_keys SET state = 'completed'")
 
@@ -302,7 +304,7 @@ func TestPublication(t *testing.T) {
 		require.Equal(t, 200, r.Response.Status)
 		assert.JSONEq(t, `{"level":"scoped","scope":"(customer, endpoint, key)","retention_seconds":86400,"lease_seconds":30,
 			"policy":{"level":"scoped","claim":"constraint","fingerprint":"canonical","in_progress":"two-phase","replay":"stored",
-			"scope":"customer-endpoint","lock":"none","retention":"24h0m0s","lease":"30s"}}`, string(r.Response.Body))
+			"scope":"customer-endpoint","lock":"none","retention":"24h0m0s","lease":"30s","downstream_key":"on"}}`, string(r.Response.Body))
 	}
 	assert.Equal(t, 405, b.do(t, engine.Request{Method: "POST", Path: "/"}).Response.Status)
 }

@@ -114,6 +114,23 @@ const (
 	ScopeCustomerEndpoint
 )
 
+// DownstreamMode says whether the engine's call to the payment processor
+// carries the idempotency key.
+type DownstreamMode int
+
+const (
+	// DownstreamOff calls the processor without a key: every call is a new
+	// charge to the processor, so a retry that calls again after an attempt
+	// that already called (a lease takeover of a slow worker, a crash after
+	// the call) charges the customer a second time, whatever the ledger
+	// says.
+	DownstreamOff DownstreamMode = iota
+	// DownstreamOn passes a key derived from the request's own key with the
+	// call (the customer and the key), so the processor answers a repeated
+	// key with its first charge and charges nothing new.
+	DownstreamOn
+)
+
 // Policy is one setting of every knob the engine has. Each level of the
 // ladder is a preset Policy; the sandbox flips one knob at a time. A Policy
 // is a plain value and safe to copy.
@@ -134,6 +151,10 @@ type Policy struct {
 	// run out, a retry may take the claim over. Zero means a claim never
 	// runs out, so a worker that died wedges its key forever.
 	Lease Duration `json:"lease"`
+	// DownstreamKey says whether the payment call carries the key to the
+	// processor, whose charges no rollback of the ledger undoes. Off below
+	// the scoped rung; on in the full engine.
+	DownstreamKey DownstreamMode `json:"downstream_key"`
 }
 
 // Level names, in ladder order.
@@ -177,6 +198,7 @@ func Preset(level string) (Policy, bool) {
 			p.Replay = ReplayStored
 		case LevelScoped:
 			p.Scope, p.Retention, p.Lease = ScopeCustomerEndpoint, Duration(ScopedRetention), Duration(ScopedLease)
+			p.DownstreamKey = DownstreamOn
 		}
 		p.Level = l
 		if l == level {
@@ -235,6 +257,7 @@ var (
 	replayNames      = []string{"generic", "recompute", "stored"}
 	scopeNames       = []string{"global", "customer-endpoint"}
 	lockNames        = []string{"none", "memory"}
+	downstreamNames  = []string{"off", "on"}
 )
 
 // KnobValues returns, by each knob's JSON name, the values it can take, in
@@ -242,12 +265,13 @@ var (
 // a fresh copy on every call.
 func KnobValues() map[string][]string {
 	return map[string][]string{
-		"claim":       slices.Clone(claimNames),
-		"fingerprint": slices.Clone(fingerprintNames),
-		"in_progress": slices.Clone(inProgressNames),
-		"replay":      slices.Clone(replayNames),
-		"scope":       slices.Clone(scopeNames),
-		"lock":        slices.Clone(lockNames),
+		"claim":          slices.Clone(claimNames),
+		"fingerprint":    slices.Clone(fingerprintNames),
+		"in_progress":    slices.Clone(inProgressNames),
+		"replay":         slices.Clone(replayNames),
+		"scope":          slices.Clone(scopeNames),
+		"lock":           slices.Clone(lockNames),
+		"downstream_key": slices.Clone(downstreamNames),
 	}
 }
 
@@ -277,6 +301,7 @@ func (v InProgressMode) String() string  { return nameOf(inProgressNames, int(v)
 func (v ReplayMode) String() string      { return nameOf(replayNames, int(v)) }
 func (v ScopeMode) String() string       { return nameOf(scopeNames, int(v)) }
 func (v LockMode) String() string        { return nameOf(lockNames, int(v)) }
+func (v DownstreamMode) String() string  { return nameOf(downstreamNames, int(v)) }
 
 func (v ClaimStrategy) MarshalText() ([]byte, error)   { return []byte(v.String()), nil }
 func (v FingerprintMode) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
@@ -284,6 +309,7 @@ func (v InProgressMode) MarshalText() ([]byte, error)  { return []byte(v.String(
 func (v ReplayMode) MarshalText() ([]byte, error)      { return []byte(v.String()), nil }
 func (v ScopeMode) MarshalText() ([]byte, error)       { return []byte(v.String()), nil }
 func (v LockMode) MarshalText() ([]byte, error)        { return []byte(v.String()), nil }
+func (v DownstreamMode) MarshalText() ([]byte, error)  { return []byte(v.String()), nil }
 
 func (v *ClaimStrategy) UnmarshalJSON(b []byte) error {
 	n, err := parseName("claim strategy", claimNames, b)
@@ -314,6 +340,12 @@ func (v *ScopeMode) UnmarshalJSON(b []byte) error {
 func (v *LockMode) UnmarshalJSON(b []byte) error {
 	n, err := parseName("lock mode", lockNames, b)
 	*v = LockMode(n)
+	return err
+}
+
+func (v *DownstreamMode) UnmarshalJSON(b []byte) error {
+	n, err := parseName("downstream key mode", downstreamNames, b)
+	*v = DownstreamMode(n)
 	return err
 }
 

@@ -159,6 +159,43 @@ type TransferResult struct {
 	SQL       string
 }
 
+// ChargeArgs is one call to the payment processor: a foreign party with its
+// own record of charges.
+type ChargeArgs struct {
+	From, To string
+	Amount   int64
+	At       int64 // Unix ms
+	// Customer and Key are the merchant's reference on the charge (whose
+	// request, under which of its keys), which the processor stores and
+	// does not read; the checker ties a charge to its intent by them.
+	Customer, Key string
+	// IdempotencyKey is the key the call carries downstream; empty when it
+	// carries none (DownstreamOff), and then every call is a new charge.
+	IdempotencyKey string
+}
+
+// Charge is one charge in the processor's records.
+type Charge struct {
+	ID             string `json:"charge_id"`
+	From           string `json:"from"`
+	To             string `json:"to"`
+	Amount         int64  `json:"amount"`
+	CreatedAt      int64  `json:"created_at_ms"`
+	Customer       string `json:"customer,omitempty"`
+	Key            string `json:"key,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// ChargeResult is what the processor answered.
+type ChargeResult struct {
+	Charge Charge
+	// Replayed is true when the call's idempotency key was one the
+	// processor had seen: the answer is its first charge and nothing new
+	// was charged.
+	Replayed bool
+	SQL      string
+}
+
 // Store is what the engine needs from a database. Each method is one short
 // unit of work; none holds a transaction open across a call, so a scheduler
 // can pause a request between any two calls. Implementations must be safe
@@ -176,6 +213,13 @@ type Store interface {
 	// nowMS, that row has expired or is an in_progress claim whose lease ran
 	// out. It is one conditional UPDATE, so only one attempt can win.
 	TakeOverKey(ctx context.Context, t KeyTable, rec KeyRecord, nowMS int64) (WriteResult, error)
+	// Charge calls the simulated payment processor: it records the charge
+	// in the processor's own table, committed on its own (never inside the
+	// ledger's transaction), so that no rollback of the ledger undoes it, as
+	// no rollback of ours undoes a real processor's charge. A call with an
+	// IdempotencyKey the processor has already recorded charges nothing and
+	// answers with the first charge.
+	Charge(ctx context.Context, a ChargeArgs) (ChargeResult, error)
 	// Transfer runs the ledger transaction.
 	Transfer(ctx context.Context, a TransferArgs) (TransferResult, error)
 	// StoreResponse saves the response on a key after the fact.

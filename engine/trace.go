@@ -102,9 +102,21 @@ type Event struct {
 	// share one database (Options.Server).
 	Server string `json:"server,omitempty"`
 
-	// Amount is the won a commit moved (outcome committed); 0 on every
-	// other event.
+	// Amount is the won a commit moved (outcome committed) or the
+	// processor's charge was for (outcome executed); 0 on every other
+	// event.
 	Amount int64 `json:"amount,omitempty"`
+	// ChargeID is the processor's charge the payment call got back
+	// (outcome executed): a new one, or, when the call carried a key the
+	// processor had seen, its first charge.
+	ChargeID string `json:"charge_id,omitempty"`
+	// Charge says what the processor did with the call: ChargeNew (it
+	// charged the customer) or ChargeReplayed (it recognised the key and
+	// charged nothing). Empty on every event but the payment call's.
+	Charge string `json:"charge,omitempty"`
+	// DownstreamKey is the idempotency key the payment call carried to the
+	// processor; empty when it carried none.
+	DownstreamKey string `json:"downstream_key,omitempty"`
 	// TransferID is the ledger's transfer this event is about: the one a
 	// commit made, the one a stored response records on the key, or the
 	// one the key named when its answer was replayed.
@@ -121,6 +133,12 @@ type Event struct {
 	// inserted nothing does not read the row it hit).
 	KeyState string `json:"key_state,omitempty"`
 }
+
+// What the processor did with a payment call (Event.Charge).
+const (
+	ChargeNew      = "charged"  // a new charge: the customer paid
+	ChargeReplayed = "replayed" // the key was known: the first charge, nothing new
+)
 
 // KeyAbsent is an Event's KeyState when there is no row for the key, or
 // only one whose retention ran out, which counts as none.
@@ -156,7 +174,7 @@ const (
 	OutcomeMismatch  = "mismatch"  // same key, different request: 422
 	OutcomeConflict  = "conflict"  // still in progress: 409
 	OutcomeReplayed  = "replayed"  // answered from what is stored
-	OutcomeExecuted  = "executed"  // the payment network was called
+	OutcomeExecuted  = "executed"  // the payment processor was called (Event.Charge says what it did)
 	OutcomeCommitted = "committed" // the ledger moved money
 	OutcomeDeclined  = "declined"  // a business outcome: 402 or 404, recorded
 	OutcomeStored    = "stored"

@@ -32,6 +32,16 @@ func typedFields(e engine.Event, ids map[string]string) string {
 		}
 		fmt.Fprintf(&b, " transfer=%s", id)
 	}
+	if e.ChargeID != "" {
+		id, ok := ids[e.ChargeID]
+		if !ok {
+			id = "unknown:" + e.ChargeID
+		}
+		fmt.Fprintf(&b, " charge=%s %s", id, e.Charge)
+	}
+	if e.DownstreamKey != "" {
+		fmt.Fprintf(&b, " downstream=%s", e.DownstreamKey)
+	}
 	if e.Rows != nil {
 		fmt.Fprintf(&b, " rows=%d", *e.Rows)
 	}
@@ -59,44 +69,44 @@ func TestTraceCarriesTypedFields(t *testing.T) {
 		first, retry []string
 	}{
 		{"naive", engine.MustPreset(engine.LevelNaive),
-			[]string{"commit committed status=201 amount=200000 transfer=T1"},
-			[]string{"commit committed status=201 amount=200000 transfer=T2"}},
+			[]string{"execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1"},
+			[]string{"execute executed amount=200000 charge=C2 charged", "commit committed status=201 amount=200000 transfer=T2"}},
 		{"unique", unique,
-			[]string{"claim claimed rows=1 key=completed", "commit committed status=201 amount=200000 transfer=T1",
+			[]string{"claim claimed rows=1 key=completed", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1",
 				"store-response stored transfer=T1 rows=1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=200 transfer=T1 key=completed"}},
 		{"unique, insert-or-ignore", with(unique, func(p *engine.Policy) { p.Claim = engine.ClaimInsertOrIgnore }),
-			[]string{"claim claimed rows=1 key=completed", "commit committed status=201 amount=200000 transfer=T1",
+			[]string{"claim claimed rows=1 key=completed", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1",
 				"store-response stored transfer=T1 rows=1 key=completed"},
 			// 0 rows, and the claim carries on: the second payment.
-			[]string{"claim claimed rows=0", "commit committed status=201 amount=200000 transfer=T2", "store-response skipped rows=0"}},
+			[]string{"claim claimed rows=0", "execute executed amount=200000 charge=C2 charged", "commit committed status=201 amount=200000 transfer=T2", "store-response skipped rows=0"}},
 		{"unique, check-then-insert", with(unique, func(p *engine.Policy) { p.Claim = engine.ClaimCheckThenInsert }),
-			[]string{"claim ok key=absent", "claim claimed rows=1 key=completed", "commit committed status=201 amount=200000 transfer=T1",
+			[]string{"claim ok key=absent", "claim claimed rows=1 key=completed", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1",
 				"store-response stored transfer=T1 rows=1 key=completed"},
 			[]string{"claim duplicate key=completed", "compare replayed status=200 transfer=T1 key=completed"}},
 		{"unique, no state column", with(unique, func(p *engine.Policy) { p.InProgress = engine.InProgressNone }),
-			[]string{"claim claimed rows=1 key=completed", "commit committed status=201 amount=200000 transfer=T1",
+			[]string{"claim claimed rows=1 key=completed", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1",
 				"store-response stored transfer=T1 rows=1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=200 transfer=T1 key=completed"}},
 		{"unique, execute-first", with(unique, func(p *engine.Policy) { p.InProgress = engine.InProgressExecuteFirst }),
-			[]string{"claim ok key=absent", "commit committed status=201 amount=200000 transfer=T1",
+			[]string{"claim ok key=absent", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1",
 				"store-response stored transfer=T1 rows=1 key=completed"},
 			[]string{"claim duplicate key=completed", "compare replayed status=200 transfer=T1 key=completed"}},
 		{"fingerprint", engine.MustPreset(engine.LevelFingerprint),
-			[]string{"claim claimed rows=1 key=completed", "commit committed status=201 amount=200000 transfer=T1",
+			[]string{"claim claimed rows=1 key=completed", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1",
 				"store-response stored transfer=T1 rows=1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=200 transfer=T1 key=completed"}},
 		{"in-progress", engine.MustPreset(engine.LevelInProgress),
-			[]string{"claim claimed rows=1 key=in_progress", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
+			[]string{"claim claimed rows=1 key=in_progress", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=200 transfer=T1 key=completed"}},
 		{"replay", engine.MustPreset(engine.LevelReplay),
-			[]string{"claim claimed rows=1 key=in_progress", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
+			[]string{"claim claimed rows=1 key=in_progress", "execute executed amount=200000 charge=C1 charged", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=201 transfer=T1 key=completed"}},
 		{"scoped", engine.MustPreset(engine.LevelScoped),
-			[]string{"claim claimed rows=1 key=in_progress", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
+			[]string{"claim claimed rows=1 key=in_progress", "execute executed amount=200000 charge=C1 charged downstream=c1:k1", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=201 transfer=T1 key=completed"}},
 		{"scoped, server-cache", with(engine.MustPreset(engine.LevelScoped), func(p *engine.Policy) { p.Claim = engine.ClaimServerCache }),
-			[]string{"claim claimed rows=1 key=in_progress", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
+			[]string{"claim claimed rows=1 key=in_progress", "execute executed amount=200000 charge=C1 charged downstream=c1:k1", "commit committed status=201 amount=200000 transfer=T1 key=completed"},
 			[]string{"claim duplicate rows=0 key=completed", "compare replayed status=201 transfer=T1 key=completed"}},
 	}
 	for _, c := range cases {
@@ -113,14 +123,18 @@ func TestTraceCarriesTypedFields(t *testing.T) {
 			}
 			first, retry := play(), play()
 			ids := map[string]string{}
-			for i, tr := range b.snapshot(t).Transfers {
+			snap := b.snapshot(t)
+			for i, tr := range snap.Transfers {
 				ids[tr.ID] = fmt.Sprintf("T%d", i+1)
+			}
+			for i, ch := range snap.Charges {
+				ids[ch.ID] = fmt.Sprintf("C%d", i+1)
 			}
 			lines := func(evs []engine.Event) []string {
 				var out []string
 				for _, e := range evs {
 					switch e.Phase {
-					case engine.PhaseClaim, engine.PhaseCompare, engine.PhaseCommit, engine.PhaseStoreResponse:
+					case engine.PhaseClaim, engine.PhaseCompare, engine.PhaseExecute, engine.PhaseCommit, engine.PhaseStoreResponse:
 						out = append(out, typedFields(e, ids))
 					default:
 						assert.Zero(t, e.Amount, "%s", e.Phase)

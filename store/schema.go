@@ -19,13 +19,15 @@ var migrations = []string{
 	// reaper only collects garbage, and it walks the table in key order
 	// instead (DB.Reap).
 	`DROP INDEX IF EXISTS idem_keys_expiry`,
+	// 3: the payment processor's record of charges.
+	chargesDDL,
 }
 
 // schema is what all the migrations leave, written out: a new database is
 // created with it in one step instead of replaying history (in the
 // browser, every lesson opens a new one). A test holds it to the
 // migrations: both give the same sqlite_schema.
-var schema = ledgerAndKeysDDL + "\n\t" + looseKeysDDL
+var schema = ledgerAndKeysDDL + "\n\t" + looseKeysDDL + "\n\t" + chargesDDL
 
 // The tables that migration 1 created and no migration has changed since,
 // shared by migration 1 and schema so that the two cannot drift apart.
@@ -47,6 +49,23 @@ var (
 	looseKeysDDL = keyTableDDL(looseKeysTable, "") + `;
 	CREATE INDEX idem_keys_unconstrained_key ON idem_keys_unconstrained (scope, idem_key);`
 )
+
+// chargesDDL is the simulated payment processor's table. It stands for a
+// foreign party's records: the store writes it on its own, never inside
+// the ledger's transaction, so that no rollback of the ledger undoes a
+// charge. The idempotency key is NULL for a call that carried none (NULLs
+// never collide), and unique for those that did: the processor's own
+// idempotency.
+const chargesDDL = `CREATE TABLE ` + chargesTable + ` (
+		id              INTEGER PRIMARY KEY AUTOINCREMENT,
+		idempotency_key TEXT UNIQUE,
+		from_id         TEXT NOT NULL,
+		to_id           TEXT NOT NULL,
+		amount          INTEGER NOT NULL CHECK (amount > 0),
+		created_at      INTEGER NOT NULL,
+		customer        TEXT NOT NULL DEFAULT '',
+		idem_key        TEXT NOT NULL DEFAULT ''
+	);`
 
 // keyTableDDL is the key table's definition. The constrained table's primary
 // key over (scope, key) is what makes the second INSERT fail; it is a

@@ -17,6 +17,9 @@ type Snapshot struct {
 	Keys      []engine.KeyRecord `json:"keys"`
 	// LooseKeys are the rows of the unconstrained key table.
 	LooseKeys []engine.KeyRecord `json:"loose_keys,omitempty"`
+	// Charges are the payment processor's records, which no rollback of
+	// the ledger undoes.
+	Charges []engine.Charge `json:"charges,omitempty"`
 }
 
 // Snapshot reads the whole database. It is meant for lessons, tests and the
@@ -66,7 +69,7 @@ func (db *DB) snapshot(snap *Snapshot) error {
 // copy leaves the cache alone. A stored response is never changed.
 func (s Snapshot) clone() Snapshot {
 	return Snapshot{Accounts: slices.Clone(s.Accounts), Transfers: slices.Clone(s.Transfers),
-		Keys: slices.Clone(s.Keys), LooseKeys: slices.Clone(s.LooseKeys)}
+		Keys: slices.Clone(s.Keys), LooseKeys: slices.Clone(s.LooseKeys), Charges: slices.Clone(s.Charges)}
 }
 
 // readSnapshot reads the whole database into snap. Callers hold the
@@ -82,6 +85,13 @@ func (db *DB) readSnapshot(snap *Snapshot) error {
 	err = db.readAll(&db.stmts.allTransfers, "snapshot transfers", func(s *sqlite3.Stmt) error {
 		snap.Transfers = append(snap.Transfers, engine.Transfer{ID: TransferID(s.ColumnInt64(0)), From: s.ColumnText(1),
 			To: s.ColumnText(2), Amount: s.ColumnInt64(3), CreatedAt: s.ColumnInt64(4), Customer: s.ColumnText(5), Key: s.ColumnText(6)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = db.readAll(&db.stmts.allCharges, "snapshot charges", func(s *sqlite3.Stmt) error {
+		snap.Charges = append(snap.Charges, scanCharge(s))
 		return nil
 	})
 	if err != nil {

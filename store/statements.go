@@ -10,7 +10,12 @@ import (
 const (
 	keysTable      = "idem_keys"
 	looseKeysTable = "idem_keys_unconstrained"
+	// chargesTable is the simulated payment processor's record of charges:
+	// in the same file, but written outside the ledger's transactions.
+	chargesTable = "processor_charges"
 )
+
+const chargeColumns = "id, from_id, to_id, amount, created_at, customer, idem_key, coalesce(idempotency_key, '')"
 
 const keyColumns = "scope, idem_key, customer, fingerprint, state, owner, lease_until, created_at, expires_at, status, headers, body, transfer_id"
 
@@ -39,7 +44,10 @@ type statements struct {
 	// after every step: parsing them anew each time was a third of a
 	// step's time in the browser's module.
 	allAccounts, allTransfers stmt
-	constrained, loose        keyStatements
+	// The payment processor's own table (DB.Charge), and Snapshot's read
+	// of it.
+	charge, chargeByKey, allCharges stmt
+	constrained, loose              keyStatements
 }
 
 // keyStatements are the statements of one key table.
@@ -73,6 +81,7 @@ func (s *statements) each(f func(table, name string, st *stmt)) {
 		{"begin", &s.begin}, {"commit", &s.commit}, {"rollback", &s.rollback},
 		{"savepoint", &s.savepoint}, {"release", &s.release}, {"rollbackTo", &s.rollbackTo}, {"usage", &s.usage},
 		{"allAccounts", &s.allAccounts}, {"allTransfers", &s.allTransfers},
+		{"charge", &s.charge}, {"chargeByKey", &s.chargeByKey}, {"allCharges", &s.allCharges},
 	} {
 		f("", st.name, st.st)
 	}
@@ -115,6 +124,12 @@ var unprepared = statements{
 		" (SELECT (p.page_count - f.freelist_count) * s.page_size FROM pragma_page_count() p, pragma_freelist_count() f, pragma_page_size() s)"},
 	allAccounts:  stmt{sql: "SELECT id, balance FROM accounts ORDER BY id"},
 	allTransfers: stmt{sql: "SELECT id, from_id, to_id, amount, created_at, customer, idem_key FROM transfers ORDER BY id"},
+	// A repeated idempotency key inserts nothing and returns no row; the
+	// processor then answers with the charge that key made first.
+	charge: stmt{sql: "INSERT INTO " + chargesTable + "(idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" +
+		" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"},
+	chargeByKey: stmt{sql: "SELECT " + chargeColumns + " FROM " + chargesTable + " WHERE idempotency_key = ?1"},
+	allCharges:  stmt{sql: "SELECT " + chargeColumns + " FROM " + chargesTable + " ORDER BY id"},
 	constrained: keyTableStatements(keysTable, keySweep{
 		// The constrained table is walked in primary-key order: the window
 		// starts after (?1, ?2) and ends at (?3, ?4).

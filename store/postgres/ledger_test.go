@@ -56,8 +56,10 @@ func scopedTransfer(key, body string) engine.Request {
 		Key: []string{`"` + key + `"`}, Body: []byte(body), ContentType: "application/json"}
 }
 
-// A transfer with a fresh key at scoped costs two round trips, the claim
-// and the ledger's one statement, from the connection's first transfer on;
+// A transfer with a fresh key at scoped costs three round trips, the claim,
+// the payment processor's charge (committed apart from the ledger, as a
+// foreign party's is) and the ledger's one statement, from the
+// connection's first transfer on;
 // its retry costs two as well, the claim that fails with 23505 and the
 // read of the stored answer; and the claim after a duplicate costs no
 // more than any other.
@@ -76,12 +78,12 @@ func TestRoundTripsPerTransfer(t *testing.T) {
 		status int
 		trips  int64
 	}{
-		{"first transfer on the connection", "k-1", 201, 2},
-		{"another fresh key", "k-2", 201, 2},
+		{"first transfer on the connection", "k-1", 201, 3},
+		{"another fresh key", "k-2", 201, 3},
 		{"retry of a completed key", "k-1", 201, 2},
-		{"fresh key after a duplicate", "k-3", 201, 2},
+		{"fresh key after a duplicate", "k-3", 201, 3},
 		{"retry again", "k-3", 201, 2},
-		{"and a fresh key", "k-4", 201, 2},
+		{"and a fresh key", "k-4", 201, 3},
 	}
 	for _, c := range cases {
 		before := rt.n.Load()

@@ -34,7 +34,25 @@ var migrations = []string{
 	// 3: the hot tables' CHECKs as domains (domainsDDL), and the ledger
 	// function with less work per call (ledger.go).
 	domainsDDL + "\n\t" + ledgerTransfer3DDL,
+	// 4: the payment processor's record of charges.
+	chargesDDL,
 }
+
+// chargesDDL is the simulated payment processor's table: a foreign party's
+// records, written by statements of their own and never inside the
+// ledger's transaction, so that no rollback of the ledger undoes a charge.
+// The idempotency key is NULL for a call that carried none (NULLs never
+// collide) and unique for those that did: the processor's own idempotency.
+const chargesDDL = `CREATE TABLE ` + chargesTable + ` (
+		id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		idempotency_key TEXT UNIQUE,
+		from_id         TEXT NOT NULL,
+		to_id           TEXT NOT NULL,
+		amount          money_amount NOT NULL,
+		created_at      BIGINT NOT NULL,
+		customer        TEXT NOT NULL DEFAULT '',
+		idem_key        TEXT NOT NULL DEFAULT ''
+	);`
 
 // domainsDDL is migration 3: the rules the CHECK constraints of migration 1
 // kept (a balance never below zero, an amount above zero, a key's state

@@ -58,6 +58,14 @@ func (db *DB) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	if err != nil {
 		return snap, mapErr("snapshot transfers", err)
 	}
+	rows, err = tx.Query(ctx, string(snapshotCharges))
+	if err != nil {
+		return snap, mapErr("snapshot charges", err)
+	}
+	snap.Charges, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Charge, error) { return scanCharge(r) })
+	if err != nil {
+		return snap, mapErr("snapshot charges", err)
+	}
 	for _, k := range []struct {
 		s    stmt
 		into *[]engine.KeyRecord

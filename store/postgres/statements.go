@@ -39,7 +39,20 @@ const (
 		" (SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r')"
 	snapshotAccounts  stmt = "SELECT id, balance FROM accounts ORDER BY id"
 	snapshotTransfers stmt = "SELECT id, from_id, to_id, amount, created_at, customer, idem_key FROM transfers ORDER BY id"
+
+	// The payment processor (DB.Charge). A repeated idempotency key inserts
+	// nothing and returns no row; the processor then answers with the
+	// charge that key made first.
+	charge stmt = "INSERT INTO " + chargesTable + " (idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) VALUES ($1, $2, $3, $4, $5, $6, $7)" +
+		" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"
+	chargeByKey     stmt = "SELECT " + chargeColumns + " FROM " + chargesTable + " WHERE idempotency_key = $1"
+	snapshotCharges stmt = "SELECT " + chargeColumns + " FROM " + chargesTable + " ORDER BY id"
 )
+
+// chargesTable is the simulated payment processor's record of charges.
+const chargesTable = "processor_charges"
+
+const chargeColumns = "id, from_id, to_id, amount, created_at, customer, idem_key, coalesce(idempotency_key, '')"
 
 // Table names, as they appear in the SQL the traces show.
 const (
@@ -104,7 +117,7 @@ func newStmts() stmts {
 // every is every statement the store runs, for Open to prepare.
 func (s *stmts) every() []stmt {
 	list := []stmt{putAccount, getAccount, transferByID, ledger, begin, commit, rollback, lockAccounts, nextID,
-		debit, credit, addTransfer, usage, snapshotAccounts, snapshotTransfers}
+		debit, credit, addTransfer, usage, snapshotAccounts, snapshotTransfers, charge, chargeByKey, snapshotCharges}
 	for _, k := range []*keyStmts{&s.keys, &s.looseKeys} {
 		list = append(list, k.lookup, k.insert, k.insertIgnore, k.insertNoState, k.insertIgnoreNoState, k.takeOver,
 			k.lockKey, k.complete, k.storeResponse, k.release, k.all, k.sweep)

@@ -217,8 +217,40 @@ func testCrashAtEveryPhase(t *testing.T, h Harness) {
 }
 
 // testLeaseTakeOver: a slow worker (not dead) whose lease ran out loses its
-// claim: its commit rolls back, so the key still pays once.
+// claim: its commit rolls back, so the ledger still pays once. It had
+// called the processor already, and so does the retry that took its claim
+// over: without the key passed downstream the processor charges twice;
+// with it, once.
 func testLeaseTakeOver(t *testing.T, h Harness) {
+	for _, c := range []struct {
+		name       string
+		downstream engine.DownstreamMode
+		charges    int
+	}{
+		{"key passed downstream", engine.DownstreamOn, 1},
+		{"no key downstream", engine.DownstreamOff, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := engine.MustPreset(engine.LevelScoped).With(func(p *engine.Policy) { p.DownstreamKey = c.downstream })
+			b := leaseTakeOver(t, h, p)
+			snap := snapshot(t, b.db)
+			require.Len(t, snap.Charges, c.charges, "the processor's charges: %+v", snap.Charges)
+			for _, ch := range snap.Charges {
+				assert.Equal(t, "k1", ch.Key, "a charge names the request's key")
+				assert.Equal(t, int64(200_000), ch.Amount)
+			}
+			if c.downstream == engine.DownstreamOn {
+				assert.Equal(t, "c1:k1", snap.Charges[0].IdempotencyKey)
+			} else {
+				assert.Empty(t, snap.Charges[0].IdempotencyKey)
+			}
+		})
+	}
+}
+
+// leaseTakeOver runs a slow worker whose lease runs out before its commit
+// and the retry that takes its claim over, and checks the ledger.
+func leaseTakeOver(t *testing.T, h Harness, p engine.Policy) *bank {
 	step := make(chan struct{})
 	hook := func(ctx context.Context, s engine.Step) engine.Fault {
 		if s.Lane == "slow" && s.Phase == engine.PhaseCommit {
@@ -226,7 +258,7 @@ func testLeaseTakeOver(t *testing.T, h Harness) {
 		}
 		return engine.FaultNone
 	}
-	b := newBank(t, h.Open(t), engine.MustPreset(engine.LevelScoped), engine.Options{Hook: hook})
+	b := newBank(t, h.Open(t), p, engine.Options{Hook: hook})
 	done := make(chan engine.Result)
 	go func() {
 		r := transferReq("c1", "k1", body200k)
@@ -244,6 +276,7 @@ func testLeaseTakeOver(t *testing.T, h Harness) {
 	replay := b.do(transferReq("c1", "k1", body200k))
 	assert.Equal(t, fast.Response.Body, replay.Response.Body)
 	assert.Equal(t, int64(800_000), b.balance(t, "alice"))
+	return b
 }
 
 func testRetention(t *testing.T, h Harness) {

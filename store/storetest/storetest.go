@@ -46,6 +46,8 @@ func Run(t *testing.T, h Harness) {
 		{"TakeOverOnlyOnce", testTakeOverOnlyOnce},
 		{"CompletionGuardedByOwner", testCompletionGuardedByOwner},
 		{"DeclinesMoveNothingInEitherOrder", testDeclinesMoveNothing},
+		{"ProcessorChargesOncePerKey", testProcessorChargesOncePerKey},
+		{"ChargeOutlivesALedgerRollback", testChargeOutlivesRollback},
 		{"EveryResultCarriesItsSQL", testResultsCarrySQL},
 		{"ManyWritersOnOneDatabase", testManyWriters},
 		{"ReapSweepDeletesExactlyTheExpiredKeys", testReapSweep},
@@ -448,4 +450,91 @@ func testReapEmptyWindow(t *testing.T, h Harness) {
 	db := h.Open(t)
 	_, _, err := db.Reap(context.Background(), 1, 0)
 	assert.Error(t, err)
+}
+
+// testProcessorChargesOncePerKey: the processor charges every call that
+// carries no key, answers a repeated key with its first charge, also when
+// the calls come at once from two handles, and keeps two keys apart.
+func testProcessorChargesOncePerKey(t *testing.T, h Harness) {
+	db := h.Open(t)
+	ctx := context.Background()
+	call := engine.ChargeArgs{From: "alice", To: "bob", Amount: 5000, At: 7, Customer: "c1", Key: "k1"}
+	var ids []string
+	for range 2 {
+		res, err := db.Charge(ctx, call)
+		require.NoError(t, err)
+		assert.False(t, res.Replayed, "a call without a key is a new charge")
+		assert.Contains(t, res.SQL, "INSERT INTO processor_charges")
+		ids = append(ids, res.Charge.ID)
+	}
+	assert.NotEqual(t, ids[0], ids[1])
+
+	other := db
+	if h.Share != nil {
+		other = h.Share(t, db)
+	}
+	keyed := call
+	keyed.IdempotencyKey = "c1:k1"
+	const n = 8
+	results := make([]engine.ChargeResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := db
+			if i%2 == 1 {
+				s = other
+			}
+			var err error
+			results[i], err = s.Charge(ctx, keyed)
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	fresh := 0
+	for _, r := range results {
+		if !r.Replayed {
+			fresh++
+		}
+	}
+	assert.Equal(t, 1, fresh, "one of the keyed calls charges")
+	first := results[0].Charge.ID
+	for _, r := range results {
+		assert.Equal(t, first, r.Charge.ID, "every keyed call gets the one charge")
+		assert.Equal(t, "c1:k1", r.Charge.IdempotencyKey)
+	}
+	again := keyed
+	again.IdempotencyKey = "c2:k1"
+	res, err := db.Charge(ctx, again)
+	require.NoError(t, err)
+	assert.False(t, res.Replayed, "another key is another charge")
+
+	snap := snapshot(t, db)
+	require.Len(t, snap.Charges, 4)
+	assert.Equal(t, []string{ids[0], ids[1]}, []string{snap.Charges[0].ID, snap.Charges[1].ID})
+	assert.Equal(t, engine.Charge{ID: ids[0], From: "alice", To: "bob", Amount: 5000, CreatedAt: 7, Customer: "c1", Key: "k1"}, snap.Charges[0])
+}
+
+// testChargeOutlivesRollback: a charge made before a ledger transaction
+// that rolls back (its claim was taken over) stays in the processor's
+// records, as a real processor's would.
+func testChargeOutlivesRollback(t *testing.T, h Harness) {
+	db := h.Open(t)
+	ctx := context.Background()
+	for id, bal := range map[string]int64{"alice": 100_000, "bob": 0} {
+		_, err := db.PutAccount(ctx, id, bal)
+		require.NoError(t, err)
+	}
+	_, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, key("s", "k"))
+	require.NoError(t, err)
+	_, err = db.Charge(ctx, engine.ChargeArgs{From: "alice", To: "bob", Amount: 30_000, At: 2, Customer: "c1", Key: "k"})
+	require.NoError(t, err)
+	tr, err := db.Transfer(ctx, engine.TransferArgs{From: "alice", To: "bob", Amount: 30_000, At: 3, Customer: "c1", Key: "k",
+		Complete: &engine.Completion{Table: engine.TableConstrained, Scope: "s", Key: "k", Owner: "someone-else", Render: render}})
+	require.NoError(t, err)
+	require.False(t, tr.Completed, "the owner guard rolled the ledger back")
+	snap := snapshot(t, db)
+	assert.Empty(t, snap.Transfers)
+	assert.Len(t, snap.Charges, 1, "the processor's charge stands")
 }
