@@ -1,5 +1,5 @@
 // Package lab drives the engine from outside and judges it: histories of
-// client attempts (history.go), the invariant checker and its seven rules
+// client attempts (history.go), the invariant checker and its eight rules
 // (check.go), the day of traffic (day.go: its params and limits; daygen.go
 // generates it, dayfile.go reads and writes its file), its replay through
 // the engine (replay.go), tally (tally.go) and picture (picture*.go). The
@@ -34,7 +34,7 @@ func (r Rule) TitleIn(lang string) string {
 	return r.Title
 }
 
-// The seven rules of the invariant checker.
+// The eight rules of the invariant checker.
 var (
 	RuleOneTransfer   = Rule{1, "one-transfer-per-intent", "at most one transfer per intent", "의도 하나에 송금은 최대 한 번"}
 	RuleNoSilentWrong = Rule{2, "different-request-never-succeeds", "a request that differs from the keyed one is never answered with success", "키를 처음 쓴 요청과 다른 요청에는 절대 성공으로 답하지 않는다"}
@@ -43,10 +43,14 @@ var (
 	RuleOwnResponses  = Rule{5, "customers-see-own-responses", "no customer ever receives another customer's response", "어떤 고객도 다른 고객의 응답을 받지 않는다"}
 	RuleConservation  = Rule{6, "money-conserved", "money is conserved", "돈은 보존된다"}
 	RuleRetention     = Rule{7, "retention-outlasts-retries", "the retention outlasts the clients' retry horizon", "보존 기간이 클라이언트의 재시도 기간보다 길다"}
+	// RuleOneCharge is rule 1 at the payment processor, whose charges no
+	// rollback of the ledger undoes. It is judged only when the history
+	// holds the processor's records (History.Charges).
+	RuleOneCharge = Rule{8, "one-charge-per-intent", "the processor charges each intent at most once", "결제 대행사는 의도 하나에 최대 한 번 청구한다"}
 )
 
 // Rules lists the rules in order.
-var Rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention}
+var Rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention, RuleOneCharge}
 
 // Violation is one broken rule with the shortest history that shows it.
 type Violation struct {
@@ -141,8 +145,9 @@ type keyID struct{ customer, key string }
 type checker struct {
 	h            History
 	intents      map[string]Intent
-	order        []string       // intent ids in first-seen order
-	transfers    map[string]int // per intent
+	order        []string            // intent ids in first-seen order
+	transfers    map[string]int      // per intent
+	charges      map[string][]string // the processor's charge ids per intent
 	byTransferID map[string]LedgerTransfer
 	keyIntent    map[keyID]string // (customer, key) → intent of its first attempt
 	firstByKey   map[keyID]int    // (customer, key) → index of its first attempt
@@ -154,7 +159,7 @@ type checker struct {
 }
 
 func newChecker(h History) *checker {
-	c := &checker{h: h, intents: map[string]Intent{}, transfers: map[string]int{},
+	c := &checker{h: h, intents: map[string]Intent{}, transfers: map[string]int{}, charges: map[string][]string{},
 		byTransferID: map[string]LedgerTransfer{}, keyIntent: map[keyID]string{}, firstByKey: map[keyID]int{},
 		byKey: map[keyID][]int{}, byKeyString: map[string][]int{}, byIntent: map[string][]int{}}
 	for _, in := range h.Intents {
@@ -191,6 +196,11 @@ func newChecker(h History) *checker {
 	} else {
 		for in, n := range h.TransfersPerIntent {
 			c.transfers[in] = n
+		}
+	}
+	for _, ch := range h.Charges {
+		if in, ok := c.keyIntent[keyID{ch.Customer, ch.Key}]; ok {
+			c.charges[in] = append(c.charges[in], ch.ID)
 		}
 	}
 	return c
@@ -305,6 +315,21 @@ func (c *checker) check(rule Rule) []Violation {
 				}
 				vs = append(vs, v)
 			}
+		}
+	case RuleOneCharge:
+		for _, id := range c.order {
+			ids := c.charges[id]
+			if len(ids) < 2 {
+				continue
+			}
+			in := c.intents[id]
+			n, paid := len(ids), c.transfers[id]
+			vs = append(vs, c.violation(rule, id,
+				fmt.Sprintf("the processor charged intent %s %d times (%s won each: %s), while the ledger shows %d %s: a rollback of ours does not undo a processor's charge; only a key passed downstream makes it answer a repeated call with its first charge",
+					id, n, GroupDigits(in.Amount), strings.Join(ids, ", "), paid, Plural(paid, "transfer", "transfers")),
+				fmt.Sprintf("결제 대행사가 의도 %s에 %d번 청구했습니다(건당 %s원: %s). 원장의 송금은 %d건입니다: 우리 쪽 롤백은 결제 대행사의 청구를 되돌리지 못합니다. 키를 결제 대행사에 넘겨야 같은 호출에 첫 청구로 답합니다",
+					id, n, GroupDigits(in.Amount), strings.Join(ids, ", "), paid),
+				c.attemptsOf(id)...))
 		}
 	case RuleNoSilentWrong:
 		for i, a := range c.h.Attempts {

@@ -66,6 +66,7 @@ func runStory(t *testing.T, p engine.Policy) lab.Report {
 	snap, err = db.Snapshot(ctx)
 	require.NoError(t, err)
 	h.Ledger, h.StartBalances, h.EndBalances = lab.LedgerOf(snap.Transfers), start, lab.BalancesOf(snap.Accounts)
+	h.Charges = lab.ChargesOf(snap.Charges)
 	h.Retention, h.RetryHorizon = p.Retention.D(), time.Hour
 	h.Keyless = !p.Keyed()
 	return lab.Check(h)
@@ -73,7 +74,7 @@ func runStory(t *testing.T, p engine.Policy) lab.Report {
 
 func TestCheckerOnTheLadder(t *testing.T) {
 	want := map[string][]string{
-		engine.LevelNaive:       {"one-transfer-per-intent", "replay-is-byte-identical"},
+		engine.LevelNaive:       {"one-transfer-per-intent", "replay-is-byte-identical", "one-charge-per-intent"},
 		engine.LevelUnique:      {"different-request-never-succeeds", "replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
 		engine.LevelFingerprint: {"replay-is-byte-identical", "retention-outlasts-retries"},
 		engine.LevelInProgress:  {"replay-is-byte-identical", "retention-outlasts-retries"},
@@ -251,4 +252,78 @@ func TestKeylessRulesTwoAndFive(t *testing.T) {
 	}
 	assert.Equal(t, `a request sent as {"from":"alice","to":"bob","amount":200000} was sent again as {"from":"alice","to":"bob","amount":300000} and answered 201 instead of 422: the server keeps no key table, so nothing compared the two`,
 		keyless.Rule(lab.RuleNoSilentWrong).Violations[0].Message)
+}
+
+// TestRuleEightSeesTheChargeTheLedgerRolledBack plays a slow worker whose
+// lease runs out after it called the processor, and the retry that takes
+// its claim over: the ledger holds one transfer either way, and rule 8 is
+// what tells the two apart. Without the processor's records it is not
+// judged.
+func TestRuleEightSeesTheChargeTheLedgerRolledBack(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		downstream engine.DownstreamMode
+		broken     []string
+	}{
+		{"no key downstream", engine.DownstreamOff, []string{"one-charge-per-intent"}},
+		{"key passed downstream", engine.DownstreamOn, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, err := store.OpenMemory()
+			require.NoError(t, err)
+			defer db.Close()
+			ctx := context.Background()
+			for id, bal := range map[string]int64{"jiho": 200_000, "cafe": 0} {
+				_, err := db.PutAccount(ctx, id, bal)
+				require.NoError(t, err)
+			}
+			clock := engine.NewManualClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+			called := make(chan struct{})
+			resume := make(chan struct{})
+			hook := func(ctx context.Context, s engine.Step) engine.Fault {
+				if s.Lane == "A1" && s.Phase == engine.PhaseCommit {
+					close(called)
+					<-resume
+				}
+				return engine.FaultNone
+			}
+			p := engine.MustPreset(engine.LevelScoped).With(func(p *engine.Policy) { p.DownstreamKey = c.downstream })
+			eng := engine.New(db, p, engine.Options{Hook: hook, Clock: clock})
+			h := lab.History{Intents: []lab.Intent{{ID: "coffee", Customer: "jiho", From: "jiho", To: "cafe", Amount: 30_000}},
+				StartBalances: map[string]int64{"jiho": 200_000, "cafe": 0}, Retention: p.Retention.D(), RetryHorizon: time.Hour}
+			req := func(lane string) engine.Request {
+				return engine.Request{Method: "POST", Path: "/transfers", Customer: "jiho", HasCustomer: true, Lane: lane, Intent: "coffee",
+					Key: []string{`"coffee-0412"`}, Body: []byte(`{"from":"jiho","to":"cafe","amount":30000}`), ContentType: "application/json"}
+			}
+			slow := make(chan engine.Result)
+			go func() { slow <- eng.Handle(ctx, req("A1")) }()
+			<-called
+			clock.Advance(engine.ScopedLease + time.Second)
+			a2 := eng.Handle(ctx, req("A2"))
+			require.Equal(t, 201, a2.Response.Status)
+			close(resume)
+			a1 := <-slow
+			assert.Equal(t, 409, a1.Response.Status, "the slow worker lost its claim")
+			h.Attempts = []lab.Attempt{lab.AttemptOf(req("A1"), a1, clock.Now()), lab.AttemptOf(req("A2"), a2, clock.Now())}
+			snap, err := db.Snapshot(ctx)
+			require.NoError(t, err)
+			h.Ledger, h.EndBalances = lab.LedgerOf(snap.Transfers), lab.BalancesOf(snap.Accounts)
+			require.Len(t, h.Ledger, 1, "the ledger pays once either way")
+
+			blind := lab.Check(h)
+			assert.True(t, blind.OK, "without the processor's records rule 8 is not judged: %v", blind.Broken())
+
+			h.Charges = lab.ChargesOf(snap.Charges)
+			rep := lab.Check(h)
+			assert.ElementsMatch(t, c.broken, rep.Broken())
+			if c.broken != nil {
+				v := rep.Rule(lab.RuleOneCharge).Violations[0]
+				assert.Equal(t, "coffee", v.Intent)
+				assert.Contains(t, v.Message, "charged intent coffee 2 times")
+				assert.Contains(t, v.Message, "the ledger shows 1 transfer")
+				assert.Contains(t, v.MessageKo, "2번 청구했습니다")
+				assert.Equal(t, []string{"A1", "A2"}, v.Lanes)
+			}
+		})
+	}
 }

@@ -49,6 +49,19 @@ type LedgerTransfer struct {
 	Amount   int64  `json:"amount"`
 }
 
+// ProcessorCharge is a charge the payment processor recorded, when the
+// checker can see the processor (in-process runs, where it is the store's
+// processor_charges table). Customer and Key, the merchant's reference on
+// the charge, tie it to an intent.
+type ProcessorCharge struct {
+	ID       string `json:"charge_id"`
+	Customer string `json:"customer"`
+	Key      string `json:"key"`
+	Amount   int64  `json:"amount"`
+	// IdempotencyKey is the key the call carried downstream, if any.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
 // History is everything the checker judges.
 type History struct {
 	Intents  []Intent  `json:"intents"`
@@ -58,8 +71,12 @@ type History struct {
 	// each intent caused, as the grader infers from balances.
 	Ledger             []LedgerTransfer `json:"ledger,omitempty"`
 	TransfersPerIntent map[string]int   `json:"transfers_per_intent,omitempty"`
-	StartBalances      map[string]int64 `json:"start_balances"`
-	EndBalances        map[string]int64 `json:"end_balances"`
+	// Charges are the payment processor's charges when known. Nil when
+	// they are not (a black-box endpoint: its processor is a foreign party
+	// the grader cannot read), and the eighth rule is then not judged.
+	Charges       []ProcessorCharge `json:"charges,omitempty"`
+	StartBalances map[string]int64  `json:"start_balances"`
+	EndBalances   map[string]int64  `json:"end_balances"`
 	// Retention is the server's published key retention (0: forever) and
 	// RetryHorizon how long the clients keep retrying.
 	Retention    time.Duration `json:"retention"`
@@ -118,6 +135,16 @@ func LedgerOf(ts []engine.Transfer) []LedgerTransfer {
 	out := make([]LedgerTransfer, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, LedgerTransfer{ID: t.ID, Customer: t.Customer, Key: t.Key, From: t.From, To: t.To, Amount: t.Amount})
+	}
+	return out
+}
+
+// ChargesOf converts the processor's charges for the checker. It never
+// returns nil: an empty list is a processor that charged nothing.
+func ChargesOf(cs []engine.Charge) []ProcessorCharge {
+	out := make([]ProcessorCharge, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, ProcessorCharge{ID: c.ID, Customer: c.Customer, Key: c.Key, Amount: c.Amount, IdempotencyKey: c.IdempotencyKey})
 	}
 	return out
 }

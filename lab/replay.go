@@ -95,10 +95,12 @@ func dayHook(ctx context.Context, s engine.Step) engine.Fault {
 }
 
 // DayStore is what a day is replayed on: the engine's store, and a read of
-// the ledger and the balances at the end, for the checker. *store.DB is one.
+// the ledger, the balances and the processor's charges at the end, for the
+// checker. *store.DB is one.
 type DayStore interface {
 	engine.Store
 	Ledger(ctx context.Context) ([]engine.Transfer, []engine.Account, error)
+	Charges(ctx context.Context) ([]engine.Charge, error)
 }
 
 // ReplayOptions tune ReplayDay. The zero value replays with no payment
@@ -156,12 +158,16 @@ func ReplayDay(ctx context.Context, d Day, st DayStore, policy engine.Policy, op
 	if err != nil {
 		return Tally{}, fmt.Errorf("replay day: read ledger: %w", err)
 	}
-	h := History{Intents: d.HistoryIntents(), Attempts: attempts, Ledger: LedgerOf(transfers),
+	charges, err := st.Charges(ctx)
+	if err != nil {
+		return Tally{}, fmt.Errorf("replay day: read charges: %w", err)
+	}
+	h := History{Intents: d.HistoryIntents(), Attempts: attempts, Ledger: LedgerOf(transfers), Charges: ChargesOf(charges),
 		StartBalances: startBal, EndBalances: BalancesOf(accounts),
 		Retention: eng.Policy().Retention.D(), RetryHorizon: d.RetryHorizon(), Keyless: !eng.Policy().Keyed()}
 	t := NewTally(d, h, perIntentFromLedger(h))
 	t.Level, t.Elapsed = eng.Policy().Level, time.Since(start)
-	t.RetentionKnown = true
+	t.RetentionKnown, t.ChargesKnown = true, true
 	return t, nil
 }
 

@@ -40,8 +40,12 @@ type Tally struct {
 	ForeignKeyRefusals int `json:"foreign_key_refusals"`
 	// RetentionKnown is false when a black-box endpoint did not publish
 	// its retention, so rule 7 could not be judged.
-	RetentionKnown bool          `json:"retention_known"`
-	Elapsed        time.Duration `json:"elapsed_ns"`
+	RetentionKnown bool `json:"retention_known"`
+	// ChargesKnown is true when the checker read the payment processor's
+	// charges (an in-process replay); a black-box endpoint's processor is
+	// out of sight, and rule 8 is not judged.
+	ChargesKnown bool          `json:"charges_known,omitempty"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
 	// History is what the checker judged, for a caller that wants to show
 	// the requests behind a violation.
 	History History `json:"-"`
@@ -286,6 +290,8 @@ func (t Tally) WriteText(w io.Writer) error {
 		switch {
 		case rr.Rule == RuleRetention && !t.RetentionKnown:
 			verdict = "UNKNOWN (the endpoint publishes no retention_seconds)"
+		case rr.Rule == RuleOneCharge && !t.ChargesKnown:
+			verdict = "NOT JUDGED (the endpoint's processor is out of sight)"
 		case !rr.OK:
 			verdict = "BROKEN"
 		}

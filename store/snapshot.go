@@ -132,6 +132,19 @@ func (db *DB) readAll(st *stmt, op string, row func(*sqlite3.Stmt) error) error 
 	return mapErr(op, s.Err())
 }
 
+// Charges reads the payment processor's charges, for the lab's checker
+// after a replayed day (lab.DayStore).
+func (db *DB) Charges(ctx context.Context) ([]engine.Charge, error) {
+	var out []engine.Charge
+	err := db.hold(ctx, func() error {
+		return db.readAll(&db.stmts.allCharges, "read charges", func(s *sqlite3.Stmt) error {
+			out = append(out, scanCharge(s))
+			return nil
+		})
+	})
+	return out, err
+}
+
 // Ledger reads the transfers and the balances, for the lab's checker after
 // a replayed day (lab.DayStore).
 func (db *DB) Ledger(ctx context.Context) ([]engine.Transfer, []engine.Account, error) {

@@ -15,6 +15,7 @@ var ruleFixes = map[string]string{
 	lab.RuleNothingLost.Name:   "never answer success for a key whose transfer does not exist: complete the key in the same transaction as the transfer",
 	lab.RuleOwnResponses.Name:  "scope keys by customer: the key table's primary key is (customer, endpoint, key), so one customer's key never meets another's",
 	lab.RuleConservation.Name:  "debit and credit in one transaction; never create or destroy money",
+	lab.RuleOneCharge.Name:     "pass the idempotency key (scoped by customer) to the payment processor with every charge, and record a recovery point before and after the call, so that a retry that takes a claim over gets the first charge back instead of charging again",
 	lab.RuleRetention.Name:     "keep keys longer than clients retry (the lab's retry for up to an hour, so more than 3600 s) and publish it: GET {base} answers {\"retention_seconds\": N}",
 }
 

@@ -13,6 +13,11 @@ const (
 	Holds   = "holds"
 	Broken  = "broken"
 	Unknown = "unknown"
+	// NotJudged is rule 8's verdict on every endpoint: the processor an
+	// endpoint charges is a foreign party whose records the grader cannot
+	// read, and an endpoint's own account of its charges would be a claim,
+	// not evidence.
+	NotJudged = "not-judged"
 )
 
 // Verdicts of a check. A check is ok only when its promise holds: no rule
@@ -242,11 +247,13 @@ func (r Report) WriteText(w io.Writer) error {
 			verdict = "BROKEN"
 		case Unknown:
 			verdict = "UNKNOWN (not published)"
+		case NotJudged:
+			verdict = "NOT JUDGED (the processor is out of the grader's sight)"
 		}
 		fmt.Fprintf(&b, "  %d. %-34s %s\n", v.N, v.Name, verdict)
 	}
 	for _, v := range r.Rules {
-		if v.Verdict == Holds {
+		if v.Verdict == Holds || v.Verdict == NotJudged {
 			continue
 		}
 		fmt.Fprintf(&b, "\nRule %d, %s: %s.\n", v.N, v.Name, v.Title)

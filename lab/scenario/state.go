@@ -39,8 +39,11 @@ type State struct {
 	Caches    []ServerKeys      `json:"caches,omitempty"`
 	Accounts  []engine.Account  `json:"accounts"`
 	Transfers []engine.Transfer `json:"transfers"`
-	Report    lab.Report        `json:"report"`
-	Goals     []GoalState       `json:"goals"`
+	// Charges are the payment processor's records, which no rollback of
+	// the ledger undoes.
+	Charges []engine.Charge `json:"charges"`
+	Report  lab.Report      `json:"report"`
+	Goals   []GoalState     `json:"goals"`
 }
 
 // Lane states.
@@ -159,8 +162,8 @@ func intentsOf(spec Spec) []lab.Intent {
 // the order sent, with the ledger and the balances now. A lane still on its
 // way counts as an attempt with no answer yet, so a transfer it committed
 // is tied to its intent at once.
-func (w *world) history(accounts []engine.Account, transfers []engine.Transfer) (lab.History, int) {
-	h := lab.History{Ledger: lab.LedgerOf(transfers), StartBalances: map[string]int64{},
+func (w *world) history(accounts []engine.Account, transfers []engine.Transfer, charges []engine.Charge) (lab.History, int) {
+	h := lab.History{Ledger: lab.LedgerOf(transfers), Charges: lab.ChargesOf(charges), StartBalances: map[string]int64{},
 		EndBalances: lab.BalancesOf(accounts), Retention: w.policy.Retention.D(), RetryHorizon: w.spec.RetryHorizon.D(),
 		MemoryGuard: lab.MemoryGuardOf(w.policy), Keyless: !w.policy.Keyed()}
 	for id, b := range w.spec.Accounts {
@@ -202,7 +205,7 @@ func (w *world) state(step int) State {
 		// is a bug, shown as the last event rather than hidden.
 		st.Last = &engine.Event{Phase: "snapshot", Outcome: engine.OutcomeError, Note: err.Error()}
 	}
-	st.Accounts, st.Transfers = nonNil(snap.Accounts), nonNil(snap.Transfers)
+	st.Accounts, st.Transfers, st.Charges = nonNil(snap.Accounts), nonNil(snap.Transfers), nonNil(snap.Charges)
 	st.Keys, st.LooseKeys = w.keyRows(snap.Keys), w.keyRows(snap.LooseKeys)
 	if w.policy.Claim == engine.ClaimServerCache {
 		for i, keys := range caches {
@@ -210,7 +213,7 @@ func (w *world) state(step int) State {
 		}
 	}
 
-	h, pending := w.history(snap.Accounts, snap.Transfers)
+	h, pending := w.history(snap.Accounts, snap.Transfers, snap.Charges)
 	st.Report = lab.Check(h)
 	st.Report.Summary.Lost -= pending // a lane still on its way has not lost anything yet
 	failing := map[string][]lab.Rule{}

@@ -314,6 +314,7 @@ func (run *run) history(ctx context.Context) (lab.History, store.Snapshot, error
 		return lab.History{}, snap, fmt.Errorf("snapshot run %d: %w", run.id, err)
 	}
 	h.Ledger = lab.LedgerOf(snap.Transfers)
+	h.Charges = lab.ChargesOf(snap.Charges)
 	h.EndBalances = lab.BalancesOf(snap.Accounts)
 	sort.SliceStable(h.Attempts, func(i, j int) bool { return h.Attempts[i].SentAt.Before(h.Attempts[j].SentAt) })
 	return h, snap, nil
