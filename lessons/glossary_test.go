@@ -207,6 +207,8 @@ func TestKoreanLessonsUseTheGlossaryTerms(t *testing.T) {
 		{"race view", regexp.MustCompile(`(?i)\brace view\b`)},
 		{"claim (a key)", regexp.MustCompile(`(?i)\bclaim(s|ed|ing)?\b`)},
 		{"on-call alarm, page", regexp.MustCompile(`(?i)\bpager\b|\bon-call\b`)},
+		{"payment processor", regexp.MustCompile(`(?i)\b(payment )?processors?\b`)},
+		{"recovery point", regexp.MustCompile(`(?i)\brecovery points?\b`)},
 		// "their statement" in lesson 1 is a bank statement, not SQL.
 		{"SQL statement, query", regexp.MustCompile(`(?i)\b(one|two|the|each|sql) statements?\b`)},
 	}
