@@ -445,6 +445,9 @@ func (a *attempt) execute() Response {
 		ChargeID: ch.Charge.ID, Charge: ChargeNew, DownstreamKey: charge.IdempotencyKey,
 		Note: "payment processor called without a key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID}
 	switch {
+	case ch.Declined:
+		called.Charge, called.ChargeID, called.Amount = ChargeDeclined, "", 0
+		called.Note = "the processor declined the call (an unknown account, or too little money): nothing was charged"
 	case ch.Replayed:
 		called.Charge = ChargeReplayed
 		called.Note = "the processor knew the key and answered with its first charge, " + ch.Charge.ID + "; nothing new was charged"

@@ -193,6 +193,11 @@ type ChargeResult struct {
 	// processor had seen: the answer is its first charge and nothing new
 	// was charged.
 	Replayed bool
+	// Declined is true when the processor refused the call (the payer's
+	// account is unknown or short of the amount, or the payee's unknown):
+	// nothing was charged, and Charge is empty. The ledger then declines
+	// the transfer for the same reason.
+	Declined bool
 	SQL      string
 }
 
@@ -218,7 +223,8 @@ type Store interface {
 	// ledger's transaction), so that no rollback of the ledger undoes it, as
 	// no rollback of ours undoes a real processor's charge. A call with an
 	// IdempotencyKey the processor has already recorded charges nothing and
-	// answers with the first charge.
+	// answers with the first charge. A call for a payer short of funds, or
+	// between unknown accounts, is declined and charges nothing.
 	Charge(ctx context.Context, a ChargeArgs) (ChargeResult, error)
 	// Transfer runs the ledger transaction.
 	Transfer(ctx context.Context, a TransferArgs) (TransferResult, error)

@@ -111,8 +111,9 @@ type Event struct {
 	// processor had seen, its first charge.
 	ChargeID string `json:"charge_id,omitempty"`
 	// Charge says what the processor did with the call: ChargeNew (it
-	// charged the customer) or ChargeReplayed (it recognised the key and
-	// charged nothing). Empty on every event but the payment call's.
+	// charged the customer), ChargeReplayed (it recognised the key and
+	// charged nothing) or ChargeDeclined. Empty on every event but the
+	// payment call's.
 	Charge string `json:"charge,omitempty"`
 	// DownstreamKey is the idempotency key the payment call carried to the
 	// processor; empty when it carried none.
@@ -138,6 +139,7 @@ type Event struct {
 const (
 	ChargeNew      = "charged"  // a new charge: the customer paid
 	ChargeReplayed = "replayed" // the key was known: the first charge, nothing new
+	ChargeDeclined = "declined" // refused: unknown account or short of funds, nothing charged
 )
 
 // KeyAbsent is an Event's KeyState when there is no row for the key, or

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -16,7 +15,8 @@ import (
 // commit, the group's transaction, committed before Charge returns), never
 // inside the ledger's transaction, so a ledger rollback leaves it standing.
 // A call whose idempotency key the processor has recorded charges nothing
-// and answers with that key's first charge.
+// and answers with that key's first charge; a call for a payer short of
+// funds, or between unknown accounts, is declined.
 func (db *DB) Charge(ctx context.Context, a engine.ChargeArgs) (res engine.ChargeResult, err error) {
 	st := &db.stmts.charge
 	var ran []string
@@ -47,7 +47,12 @@ func (db *DB) Charge(ctx context.Context, a engine.ChargeArgs) (res engine.Charg
 		if err := s.Err(); err != nil {
 			return mapErr("charge", err)
 		}
-		// No row came back: the key is one the processor has seen.
+		// No row came back: the key is one the processor has seen, or it
+		// declined the call.
+		if a.IdempotencyKey == "" {
+			res.Declined = true
+			return nil
+		}
 		q, err := db.prepare(&db.stmts.chargeByKey)
 		if err != nil {
 			return err
@@ -59,7 +64,8 @@ func (db *DB) Charge(ctx context.Context, a engine.ChargeArgs) (res engine.Charg
 			if err := q.Err(); err != nil {
 				return mapErr("charge by key", err)
 			}
-			return fmt.Errorf("store: charge %q: the key's charge vanished", a.IdempotencyKey)
+			res.Declined = true
+			return nil
 		}
 		res.Charge, res.Replayed = scanCharge(q), true
 		return nil

@@ -126,7 +126,10 @@ var unprepared = statements{
 	allTransfers: stmt{sql: "SELECT id, from_id, to_id, amount, created_at, customer, idem_key FROM transfers ORDER BY id"},
 	// A repeated idempotency key inserts nothing and returns no row; the
 	// processor then answers with the charge that key made first.
-	charge: stmt{sql: "INSERT INTO " + chargesTable + "(idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" +
+	// The processor declines a payer short of funds and unknown accounts:
+	// then too it inserts nothing.
+	charge: stmt{sql: "INSERT INTO " + chargesTable + "(idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7" +
+		" WHERE (SELECT balance FROM accounts WHERE id = ?2) >= ?4 AND EXISTS (SELECT 1 FROM accounts WHERE id = ?3)" +
 		" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"},
 	chargeByKey: stmt{sql: "SELECT " + chargeColumns + " FROM " + chargesTable + " WHERE idempotency_key = ?1"},
 	allCharges:  stmt{sql: "SELECT " + chargeColumns + " FROM " + chargesTable + " ORDER BY id"},

@@ -230,6 +230,11 @@ export function buildRace(input) {
 
   const marks = [];
   const arrows = [];
+  // The payment processor's side: every payment call, as the processor
+  // answered it (a new charge, or its first charge again for a key it
+  // knew). A second new charge for one wish is a charge again.
+  const processor = [];
+  const chargedBy = new Map(); // intent → how many new charges
   events.forEach((e, i) => {
     const a = attempt(e.lane, e);
     if (!a.key && e.key) a.key = e.key;
@@ -255,6 +260,13 @@ export function buildRace(input) {
         entry.balances = [...balances.entries()];
       }
       ledger.push(entry);
+    }
+    if (e.phase === 'execute' && (e.charge === 'charged' || e.charge === 'replayed')) {
+      const n = chargedBy.get(a.intent) || 0;
+      const fresh = e.charge === 'charged';
+      if (fresh) chargedBy.set(a.intent, n + 1);
+      processor.push({ i, x: xs[i], lane: a.id, intent: a.intent, amount: e.amount || amountOf(a, e), charge: e.charge_id || '',
+        replayed: !fresh, again: fresh && n > 0, key: e.downstream_key || '' });
     }
     a.marks.push(m);
     marks.push(m);
@@ -347,7 +359,13 @@ export function buildRace(input) {
   // Several app servers: each attempt's row says which one it reached.
   let servers = Number(input.servers) || 0;
   for (const a of attempts.values()) servers = Math.max(servers, a.server);
-  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, opening: [...opening.entries()], violations, policy, servers };
+  // The processor's row is drawn where it tells what the ledger's does
+  // not: a wish charged more often than the ledger paid it, or a call the
+  // processor answered with its first charge (the key passed downstream).
+  const paidTimes = new Map();
+  for (const p of ledger) paidTimes.set(p.intent, (paidTimes.get(p.intent) || 0) + 1);
+  const showProcessor = processor.some((p) => p.replayed) || [...chargedBy].some(([intent, n]) => n > (paidTimes.get(intent) || 0));
+  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, processor, showProcessor, opening: [...opening.entries()], violations, policy, servers };
 }
 
 // answerOf is what the client heard, as a mark kind and words.

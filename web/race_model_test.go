@@ -117,6 +117,8 @@ type wireEvent struct {
 	TransferID string          `json:"transfer_id"`
 	Rows       json.RawMessage `json:"rows"`
 	KeyState   string          `json:"key_state"`
+	ChargeID   string          `json:"charge_id"`
+	Charge     string          `json:"charge"`
 }
 
 type wireState struct {
@@ -128,12 +130,18 @@ type wireState struct {
 		ID     string `json:"transfer_id"`
 		Amount int64  `json:"amount"`
 	} `json:"transfers"`
+	Charges []struct {
+		ID     string `json:"charge_id"`
+		Amount int64  `json:"amount"`
+	} `json:"charges"`
 }
 
 // TestTraceJSONCarriesWhatTheRaceDraws reads the events of every lesson
 // played at every level as the page gets them, in JSON, and checks that
-// each commit says the amount and the transfer it moved, and each claim
-// that wrote or tried to write a key row how many rows it wrote.
+// each commit says the amount and the transfer it moved, each payment
+// call the processor's charge and what the processor did with it, and
+// each claim that wrote or tried to write a key row how many rows it
+// wrote.
 func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 	runs := playLessons(t)
 	kinds := map[string]int{}
@@ -144,7 +152,11 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 		for _, tr := range st.Transfers {
 			amounts[tr.ID] = tr.Amount
 		}
-		committed := 0
+		charges := map[string]int64{}
+		for _, ch := range st.Charges {
+			charges[ch.ID] = ch.Amount
+		}
+		committed, charged := 0, 0
 		for _, l := range st.Lanes {
 			for _, e := range l.Events {
 				where := fmt.Sprintf("%s: %s %s %s (%s)", r.Name, l.ID, e.Phase, e.Outcome, e.Note)
@@ -154,6 +166,21 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 					kinds["commit"]++
 					require.Contains(t, amounts, e.TransferID, where)
 					assert.JSONEq(t, fmt.Sprint(amounts[e.TransferID]), string(e.Amount), where)
+				case e.Phase == "execute" && e.Outcome == engine.OutcomeExecuted && e.Charge == engine.ChargeDeclined:
+					kinds["charge declined"]++
+					assert.Empty(t, e.ChargeID, where)
+					assert.Nil(t, e.Amount, where)
+				case e.Phase == "execute" && e.Outcome == engine.OutcomeExecuted:
+					kinds["charge "+e.Charge]++
+					require.Contains(t, charges, e.ChargeID, where)
+					assert.JSONEq(t, fmt.Sprint(charges[e.ChargeID]), string(e.Amount), where)
+					switch e.Charge {
+					case engine.ChargeNew:
+						charged++
+					case engine.ChargeReplayed:
+					default:
+						t.Errorf("%s: charge %q", where, e.Charge)
+					}
 				case e.Phase == "claim" && (e.Outcome == engine.OutcomeClaimed || e.Outcome == engine.OutcomeTakenOver):
 					kinds["claim "+r.Claim]++
 					require.NotNil(t, e.Rows, where)
@@ -170,8 +197,9 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 			}
 		}
 		assert.Equal(t, len(st.Transfers), committed, "%s: every transfer has its commit event", r.Name)
+		assert.Equal(t, len(st.Charges), charged, "%s: every charge has its payment call", r.Name)
 	}
-	for _, k := range []string{"commit", "claim check-then-insert", "claim insert-or-ignore", "claim constraint", "claim server-cache", "claim that inserted nothing"} {
+	for _, k := range []string{"commit", "charge charged", "charge replayed", "charge declined", "claim check-then-insert", "claim insert-or-ignore", "claim constraint", "claim server-cache", "claim that inserted nothing"} {
 		assert.Positive(t, kinds[k], "the lessons trace at least one %s", k)
 	}
 }
@@ -216,6 +244,7 @@ function picture(model) {
     groups: model.groups.map((g) => ({ id: g.id, winner: g.winner, claim: markOf(g.claimMark), stored: markOf(g.storedMark), rows: g.db.map(rowOf) })),
     arrows: model.arrows.map((a) => ({ kind: a.kind, i: a.i, from: markOf(a.from), to: a.to && (a.to.db ? { db: true, lane: a.to.lane, x: a.to.x } : markOf(a.to)), toLane: a.toLane, toDb: a.toDb })),
     ledger: model.ledger,
+    processor: model.processor, show_processor: model.showProcessor,
     violations: model.violations.map((v) => ({ n: v.n, rule: v.rule.name, lanes: v.lanes })),
   };
 }
@@ -303,8 +332,34 @@ func TestRaceViewIgnoresNotes(t *testing.T) {
 					Transfer string
 					Amount   int64
 				}
+				Processor []struct {
+					Charge   string
+					Amount   int64
+					Again    bool
+					Replayed bool
+				}
+				ShowProcessor bool `json:"show_processor"`
 			}
 			require.NoError(t, json.Unmarshal(m.AsTraced, &pic))
+			// The processor's row is the processor's records: every new
+			// charge once, the calls it answered from a known key marked
+			// as such, and the row drawn when it tells more than the
+			// ledger's (more charges than transfers, or a replayed call).
+			charges := map[string]int64{}
+			for _, ch := range st.Charges {
+				charges[ch.ID] = ch.Amount
+			}
+			fresh, replayed := map[string]int64{}, 0
+			for _, p := range pic.Processor {
+				if p.Replayed {
+					replayed++
+					assert.Contains(t, charges, p.Charge)
+					continue
+				}
+				fresh[p.Charge] = p.Amount
+			}
+			assert.Equal(t, charges, fresh, "the picture's processor is the store's")
+			assert.Equal(t, replayed > 0 || len(st.Charges) > len(st.Transfers), pic.ShowProcessor, "the processor's row is drawn when it tells more")
 			got := map[string]int64{}
 			for _, e := range pic.Ledger {
 				got[e.Transfer] = e.Amount

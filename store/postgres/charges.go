@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,7 +14,8 @@ import (
 // own table, in a statement that is its own transaction and never part of
 // the ledger's, so a ledger rollback leaves it standing. A call whose
 // idempotency key the processor has recorded charges nothing and answers
-// with that key's first charge.
+// with that key's first charge; a call for a payer short of funds, or
+// between unknown accounts, is declined.
 func (db *DB) Charge(ctx context.Context, a engine.ChargeArgs) (engine.ChargeResult, error) {
 	res := engine.ChargeResult{SQL: string(charge)}
 	var key *string
@@ -32,11 +32,17 @@ func (db *DB) Charge(ctx context.Context, a engine.ChargeArgs) (engine.ChargeRes
 	case !errors.Is(err, pgx.ErrNoRows):
 		return res, mapErr("charge", err)
 	}
-	// No row came back: the key is one the processor has seen.
+	// No row came back: the key is one the processor has seen, or it
+	// declined the call.
+	if a.IdempotencyKey == "" {
+		res.Declined = true
+		return res, nil
+	}
 	res.SQL += ";\n" + string(chargeByKey)
 	ch, err := scanCharge(db.pool.QueryRow(ctx, string(chargeByKey), a.IdempotencyKey))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return res, fmt.Errorf("postgres: charge %q: the key's charge vanished", a.IdempotencyKey)
+		res.Declined = true
+		return res, nil
 	}
 	if err != nil {
 		return res, mapErr("charge by key", err)

@@ -41,9 +41,11 @@ const (
 	snapshotTransfers stmt = "SELECT id, from_id, to_id, amount, created_at, customer, idem_key FROM transfers ORDER BY id"
 
 	// The payment processor (DB.Charge). A repeated idempotency key inserts
-	// nothing and returns no row; the processor then answers with the
-	// charge that key made first.
-	charge stmt = "INSERT INTO " + chargesTable + " (idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) VALUES ($1, $2, $3, $4, $5, $6, $7)" +
+	// nothing and returns no row, and the processor answers with the charge
+	// that key made first; a call it declines (a payer short of funds, an
+	// unknown account) inserts nothing either.
+	charge stmt = "INSERT INTO " + chargesTable + " (idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) SELECT $1, $2, $3, $4, $5, $6, $7" +
+		" WHERE (SELECT balance FROM accounts WHERE id = $2) >= $4 AND EXISTS (SELECT 1 FROM accounts WHERE id = $3)" +
 		" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"
 	chargeByKey     stmt = "SELECT " + chargeColumns + " FROM " + chargesTable + " WHERE idempotency_key = $1"
 	snapshotCharges stmt = "SELECT " + chargeColumns + " FROM " + chargesTable + " ORDER BY id"

@@ -458,6 +458,22 @@ func testReapEmptyWindow(t *testing.T, h Harness) {
 func testProcessorChargesOncePerKey(t *testing.T, h Harness) {
 	db := h.Open(t)
 	ctx := context.Background()
+	for id, bal := range map[string]int64{"alice": 100_000, "bob": 0} {
+		_, err := db.PutAccount(ctx, id, bal)
+		require.NoError(t, err)
+	}
+	// The processor declines what the ledger would: nothing is charged.
+	for name, a := range map[string]engine.ChargeArgs{
+		"short of funds": {From: "alice", To: "bob", Amount: 100_001, At: 1, Customer: "c1", Key: "k0"},
+		"unknown payer":  {From: "nobody", To: "bob", Amount: 1, At: 1, Customer: "c1", Key: "k0", IdempotencyKey: "c1:k0"},
+		"unknown payee":  {From: "alice", To: "nobody", Amount: 1, At: 1, Customer: "c1", Key: "k0"},
+	} {
+		res, err := db.Charge(ctx, a)
+		require.NoError(t, err, name)
+		assert.True(t, res.Declined, name)
+		assert.Empty(t, res.Charge.ID, name)
+	}
+	require.Empty(t, snapshot(t, db).Charges, "a declined call charges nothing")
 	call := engine.ChargeArgs{From: "alice", To: "bob", Amount: 5000, At: 7, Customer: "c1", Key: "k1"}
 	var ids []string
 	for range 2 {
