@@ -81,6 +81,7 @@ function layoutRows(model, opts) {
   let hidden = 0;
   const laneRow = new Map();
   rows.push({ type: 'ledger' });
+  if (model.showProcessor) rows.push({ type: 'processor' });
   for (const g of model.groups) {
     // A group's key row counts against maxRows like its attempts: three
     // hundred phones each with its own key would otherwise draw three
@@ -278,6 +279,7 @@ export function drawRace(container, model, opts = {}) {
   // place them.
   for (const r of rows) {
     if (r.type === 'ledger') planLedger(r, c);
+    else if (r.type === 'processor') planProcessor(r, c);
     else if (r.type === 'db') planDB(r, c);
     else planAttempt(r, c);
   }
@@ -619,6 +621,57 @@ function planLedger(r, c) {
     if (againLines.length) {
       const last = again[again.length - 1];
       g.append(lines(againLines, c.plotLeft, ly + 2, ruleH, { class: 'paid-again-text', 'data-mark': again.length > 1 ? 'paid-again-total' : 'paid-again-text', 'data-lane': again.length === 1 ? last.lane : null, 'data-i': last.i }));
+    }
+    return g;
+  };
+}
+
+// CHARGE_ICON is the sign of each kind of block in the processor's row.
+const CHARGE_ICON = { charged: '$', again: '✘', replayed: '↺' };
+
+// planProcessor draws the payment processor's row under the ledger's: its
+// own records, which no rollback of the ledger undoes. One block per new
+// charge (a second for one wish is red: charged again), and a hollow ↺
+// where the processor answered a call with the first charge of its key.
+function planProcessor(r, c) {
+  const { X, t, fs, model } = c;
+  r.band = 36;
+  const labelLines = wrap('⇄ ' + t('raceProcessor'), c.labelW - 10, fs.label, 600);
+  const charges = model.processor.filter((p) => !p.replayed);
+  const again = charges.filter((p) => p.again);
+  const againText = again.length ? '✘ ' + again.map((p) => t('raceChargedAgain', { amount: won(p.amount) }) + ' (' + labelOfLane(model, p.lane) + ')').join(' · ') : '';
+  const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
+  const ruleH = fs.rule + 4;
+  r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + againLines.length * ruleH + 4);
+  r.draw = () => {
+    const g = svg('g', { class: 'row row-ledger row-processor', 'data-row': 'processor' },
+      svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
+      lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
+      svg('title', { text: t('raceProcessor') }));
+    const inTime = svg('g', { 'clip-path': c.clip });
+    for (const bk of ledgerBlocks(charges, c)) {
+      const p = bk.list[0];
+      const isAgain = bk.list.some((q) => q.again);
+      const word = t(isAgain ? 'raceChargedAgain' : 'raceCharged', { amount: won(bk.list.reduce((n, q) => n + q.amount, 0)) });
+      inTime.append(svg('g', {
+        class: 'money charge' + (isAgain ? ' money-again' : '') + (bk.w < 14 ? ' small' : ''), 'data-mark': isAgain ? 'charged-again' : 'charged',
+        'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i, 'data-n': bk.list.length > 1 ? bk.list.length : null,
+      },
+        svg('rect', { x: bk.px - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
+        svg('text', { x: bk.px, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: (isAgain ? CHARGE_ICON.again : CHARGE_ICON.charged) + (bk.list.length > 1 ? bk.list.length : '') }),
+        svg('title', { text: word + ' · ' + bk.list.map((q) => labelOfLane(model, q.lane) + ' ' + q.charge).join(', ') })));
+    }
+    for (const p of model.processor.filter((q) => q.replayed)) {
+      const w = Math.max(9, Math.min(18, c.unit - 2));
+      inTime.append(svg('g', { class: 'money charge charge-replayed', 'data-mark': 'charge-replayed', 'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i },
+        svg('rect', { x: X(p.x) - w / 2, y: r.y + 6, width: w, height: 24, rx: 3 }),
+        svg('text', { x: X(p.x), y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON.replayed }),
+        svg('title', { text: t('raceChargeReplayed', { charge: p.charge }) + ' · ' + labelOfLane(model, p.lane) + (p.key ? ' · ' + p.key : '') })));
+    }
+    g.append(inTime);
+    if (againLines.length) {
+      const last = again[again.length - 1];
+      g.append(lines(againLines, c.plotLeft, r.y + r.band + fs.rule, ruleH, { class: 'paid-again-text', 'data-mark': 'charged-again-text', 'data-lane': last.lane, 'data-i': last.i }));
     }
     return g;
   };
@@ -1069,6 +1122,12 @@ function planLegend(model, rows, violations, c) {
   }
   if (model.ledger.some((p) => !p.again)) items.push({ kind: 'money', again: false, words: t('raceLg_money') });
   if (model.ledger.some((p) => p.again)) items.push({ kind: 'money', again: true, words: t('raceLg_money_again') });
+  if (rows.some((r) => r.type === 'processor')) {
+    const p = model.processor;
+    if (p.some((q) => !q.replayed && !q.again)) items.push({ kind: 'charge', charge: 'charged', words: t('raceLg_charge') });
+    if (p.some((q) => q.again)) items.push({ kind: 'charge', charge: 'again', words: t('raceLg_charge_again') });
+    if (p.some((q) => q.replayed)) items.push({ kind: 'charge', charge: 'replayed', words: t('raceLg_charge_replayed') });
+  }
   const states = new Set();
   for (const r of rows) if (r.type === 'db') { if (r.group.key && model.policy.claim !== 'none') states.add('absent'); for (const s of r.group.db) states.add(s.state); }
   for (const s of ['absent', 'in_progress', 'completed', 'recorded']) if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s) });
@@ -1105,7 +1164,7 @@ function planLegend(model, rows, violations, c) {
       for (const { it, x: ix, line: l, sw, ws } of placedItems) {
         const y = top + l * lh;
         const cy = y + size / 2 + 4;
-        const item = svg('g', { class: 'legend-item', 'data-legend-item': it.kind + (it.o || it.arrow || it.state || (it.m && it.m.kind) || '') });
+        const item = svg('g', { class: 'legend-item', 'data-legend-item': it.kind + (it.o || it.arrow || it.state || it.charge || (it.m && it.m.kind) || '') });
         if (it.kind === 'outcome') item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-outcome lg-' + it.o, text: OUTCOME_ICON[it.o] }));
         else if (it.kind === 'winner') item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-winner', text: '★' }));
         else if (it.kind === 'count') item.append(svg('text', { x: ix + sw / 2, y: cy + 4, 'text-anchor': 'middle', class: 'lg-count', text: '×n' }));
@@ -1113,6 +1172,7 @@ function planLegend(model, rows, violations, c) {
         else if (it.kind === 'steps') item.append(svg('text', { x: ix + 2, y: cy + 5, class: 'lg-steps', text: it.icons }));
         else if (it.kind === 'arrow') item.append(svg('path', { d: `M${ix + 2},${cy} H${ix + sw - 4}`, class: 'lg-arrow arrow-' + it.arrow, 'marker-end': 'url(#race-head-' + it.arrow + '-' + c.heads + ')' }));
         else if (it.kind === 'money') item.append(svg('g', { class: 'lg-money' + (it.again ? ' again' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: it.again ? '✘' : '■' })));
+        else if (it.kind === 'charge') item.append(svg('g', { class: 'money charge' + (it.charge === 'again' ? ' money-again' : it.charge === 'replayed' ? ' charge-replayed' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON[it.charge] })));
         else if (it.kind === 'state') {
           item.append(it.state === 'absent'
             ? svg('line', { x1: ix + 2, x2: ix + sw - 2, y1: cy, y2: cy, class: 'absent' })

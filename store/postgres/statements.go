@@ -44,7 +44,7 @@ const (
 	// nothing and returns no row, and the processor answers with the charge
 	// that key made first; a call it declines (a payer short of funds, an
 	// unknown account) inserts nothing either.
-	charge stmt = "INSERT INTO " + chargesTable + " (idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) SELECT $1, $2, $3, $4, $5, $6, $7" +
+	charge stmt = "INSERT INTO " + chargesTable + " (idempotency_key, from_id, to_id, amount, created_at, customer, idem_key) SELECT $1::text, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text" +
 		" WHERE (SELECT balance FROM accounts WHERE id = $2) >= $4 AND EXISTS (SELECT 1 FROM accounts WHERE id = $3)" +
 		" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"
 	chargeByKey     stmt = "SELECT " + chargeColumns + " FROM " + chargesTable + " WHERE idempotency_key = $1"
