@@ -99,7 +99,7 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 		for _, lang := range []string{"en", "ko"} {
 			t.Run(scr.String()+"-"+lang, func(t *testing.T) {
 				ctx := screenTab(t, scr)
-				for _, lesson := range []string{"01-naive", "04-in-progress", "05-replay", "08-two-servers"} {
+				for _, lesson := range []string{"01-naive", "04-in-progress", "05-replay", "08-two-servers", "09-processor"} {
 					openLessonIn(t, ctx, ts.URL+"/?lang="+lang, lesson)
 					ids := eval[[]string](t, ctx, `[...document.querySelectorAll('#lesson-text button.open-scenario')].map((b) => b.dataset.scenario)`)
 					for _, id := range ids {

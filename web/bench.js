@@ -304,6 +304,10 @@ export function eventNews(ev) {
   switch (ev.outcome) {
     case 'committed':
       return t(ev.transfer_id ? 'news_committed_as' : 'news_committed', v);
+    case 'executed':
+      // What the processor did with the call: charged, answered with its
+      // first charge, or declined.
+      return t(ev.charge ? 'news_executed_' + ev.charge : 'news_executed', Object.assign(v, { charge: ev.charge_id || '' }));
     case 'duplicate':
       return t(ev.rows === 0 ? 'news_claim_ignored' : 'news_duplicate', v);
     case 'ok':
@@ -316,7 +320,6 @@ export function eventNews(ev) {
     case 'mismatch':
     case 'claimed':
     case 'taken-over':
-    case 'executed':
     case 'declined':
     case 'stored':
     case 'crashed':

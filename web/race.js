@@ -654,7 +654,7 @@ function planProcessor(r, c) {
       const isAgain = bk.list.some((q) => q.again);
       const word = t(isAgain ? 'raceChargedAgain' : 'raceCharged', { amount: won(bk.list.reduce((n, q) => n + q.amount, 0)) });
       inTime.append(svg('g', {
-        class: 'money charge' + (isAgain ? ' money-again' : '') + (bk.w < 14 ? ' small' : ''), 'data-mark': isAgain ? 'charged-again' : 'charged',
+        class: 'charge' + (isAgain ? ' charge-again' : '') + (bk.w < 14 ? ' small' : ''), 'data-mark': isAgain ? 'charged-again' : 'charged',
         'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i, 'data-n': bk.list.length > 1 ? bk.list.length : null,
       },
         svg('rect', { x: bk.px - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
@@ -663,7 +663,7 @@ function planProcessor(r, c) {
     }
     for (const p of model.processor.filter((q) => q.replayed)) {
       const w = Math.max(9, Math.min(18, c.unit - 2));
-      inTime.append(svg('g', { class: 'money charge charge-replayed', 'data-mark': 'charge-replayed', 'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i },
+      inTime.append(svg('g', { class: 'charge charge-replayed', 'data-mark': 'charge-replayed', 'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i },
         svg('rect', { x: X(p.x) - w / 2, y: r.y + 6, width: w, height: 24, rx: 3 }),
         svg('text', { x: X(p.x), y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON.replayed }),
         svg('title', { text: t('raceChargeReplayed', { charge: p.charge }) + ' · ' + labelOfLane(model, p.lane) + (p.key ? ' · ' + p.key : '') })));
@@ -1172,7 +1172,7 @@ function planLegend(model, rows, violations, c) {
         else if (it.kind === 'steps') item.append(svg('text', { x: ix + 2, y: cy + 5, class: 'lg-steps', text: it.icons }));
         else if (it.kind === 'arrow') item.append(svg('path', { d: `M${ix + 2},${cy} H${ix + sw - 4}`, class: 'lg-arrow arrow-' + it.arrow, 'marker-end': 'url(#race-head-' + it.arrow + '-' + c.heads + ')' }));
         else if (it.kind === 'money') item.append(svg('g', { class: 'lg-money' + (it.again ? ' again' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: it.again ? '✘' : '■' })));
-        else if (it.kind === 'charge') item.append(svg('g', { class: 'money charge' + (it.charge === 'again' ? ' money-again' : it.charge === 'replayed' ? ' charge-replayed' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON[it.charge] })));
+        else if (it.kind === 'charge') item.append(svg('g', { class: 'lg-charge' + (it.charge === 'again' ? ' charge-again' : it.charge === 'replayed' ? ' charge-replayed' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON[it.charge] })));
         else if (it.kind === 'state') {
           item.append(it.state === 'absent'
             ? svg('line', { x1: ix + 2, x2: ix + sw - 2, y1: cy, y2: cy, class: 'absent' })

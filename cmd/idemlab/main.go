@@ -46,7 +46,7 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the playground, the classroom and the bank API at every level (the default)", serve},
 		{"day", "generate a day of traffic (day generate), or replay one in-process or against an endpoint (day replay)", runDay},
-		{"grade", "judge any endpoint of the lab contract by the seven rules (exit 0 only when all hold and every check is ok)", runGrade},
+		{"grade", "judge any endpoint of the lab contract by the checker's rules (exit 0 only when all it can judge hold and every check is ok)", runGrade},
 		{"lab", "print the lab contract (lab contract) or write the example endpoint, with a bug if asked (lab example)", runLab},
 		{"export", "write the playground as a static site (page, lessons as JSON, engine module) into DIR", export},
 	}

@@ -1,6 +1,7 @@
 // Package grade is idemlab's black-box grader: it speaks the lab contract
 // (docs/lab-contract.md) over HTTP to any endpoint, in any language, and
-// judges it by the lab's seven rules. It also replays a day of traffic over
+// judges it by the lab's rules, all but the eighth: the endpoint's payment
+// processor is out of its sight. It also replays a day of traffic over
 // HTTP. It lives apart from package lab so that the browser's WebAssembly
 // module, which imports the lab, carries no net/http.
 package grade
