@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/lab"
 	"idemlab/lab/grade"
 	"idemlab/store"
 )
@@ -325,6 +326,16 @@ func TestGradeScopedEngineWithPublishedRetentionPasses(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.OK, "%v", rep.Broken())
 	assert.Empty(t, rep.Notes)
+	// Rule 8 is about the endpoint's processor, which the grader never
+	// sees: it says so, and the run passes without it.
+	require.Len(t, rep.Rules, len(lab.Rules))
+	last := rep.Rules[len(rep.Rules)-1]
+	assert.Equal(t, lab.RuleOneCharge.Name, last.Name)
+	assert.Equal(t, grade.NotJudged, last.Verdict)
+	var b strings.Builder
+	require.NoError(t, rep.WriteText(&b))
+	assert.Contains(t, b.String(), "8. one-charge-per-intent")
+	assert.Contains(t, b.String(), "NOT JUDGED (the processor is out of the grader's sight)")
 }
 
 func TestGradeWithoutPublishedRetentionIsUnknown(t *testing.T) {
