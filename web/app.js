@@ -13,7 +13,7 @@
 
 import { t, setLang } from './strings.js';
 import { el, won } from './dom.js';
-import { exportRace } from './race.js';
+import { exportRace, warmRaceFonts } from './race.js';
 import { startEngine } from './engine.js';
 import * as bench from './bench.js';
 import { showPicture, showMoment } from './day.js';
@@ -459,6 +459,7 @@ function interactive() {
   requestAnimationFrame(() => requestAnimationFrame(() => {
     performance.mark('idemlab-interactive');
     document.body.dataset.interactive = 'true';
+    warmRaceFonts();
   }));
 }
 
