@@ -291,7 +291,11 @@ let lessonPaintedMarked = false;
 function lessonPainted() {
   if (lessonPaintedMarked) return;
   lessonPaintedMarked = true;
-  requestAnimationFrame(() => requestAnimationFrame(() => performance.mark('idemlab-lesson-painted')));
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    performance.mark('idemlab-lesson-painted');
+    // While the engine still compiles, the race view's fonts are found.
+    warmRaceFonts();
+  }));
 }
 
 function escapeHTML(s) {
@@ -478,7 +482,6 @@ function interactive() {
   requestAnimationFrame(() => requestAnimationFrame(() => {
     performance.mark('idemlab-interactive');
     document.body.dataset.interactive = 'true';
-    warmRaceFonts();
   }));
 }
 
