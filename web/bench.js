@@ -5,7 +5,7 @@
 // app.js's (the actions given to initBench).
 
 import { t, ruleTitle, inLang, extraPayments } from './strings.js';
-import { el, won } from './dom.js';
+import { el, won, patch } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
 
@@ -124,17 +124,17 @@ export function render() {
 
   drawBenchRace();
   renderLast();
-  $('keys-table').replaceChildren(keyTable(st.keys || [], 'keys'));
+  patch($('keys-table'), keyTable(st.keys || [], 'keys'));
   const loose = st.loose_keys || [];
   $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
-  $('loose-keys-table').replaceChildren(keyTable(loose, 'loose-keys'));
+  patch($('loose-keys-table'), keyTable(loose, 'loose-keys'));
   // Under the server-cache claim, each server's own memory is its key table.
   const caches = st.caches || [];
   $('caches-wrap').hidden = !caches.length;
-  $('caches-table').replaceChildren(...caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
+  patch($('caches-table'), ...caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
     el('h4', { text: t('laneServer', { n: c.server }) }), keyTable(c.keys || [], 'cache-' + c.server))));
-  $('accounts-table').replaceChildren(accountsTable(st.accounts || []));
-  $('transfers-table').replaceChildren(transfersTable(st.transfers || []));
+  patch($('accounts-table'), accountsTable(st.accounts || []));
+  patch($('transfers-table'), transfersTable(st.transfers || []));
   renderReport(st.report, $('summary'), $('rules'));
   // The engine judged the goals (a goal's knobs included); the page shows them.
   const goals = st.goals || [];
@@ -338,11 +338,11 @@ export function renderLast() {
   const ev = app.lastEvent || (app.state && app.state.last);
   const box = $('last-step');
   if (!ev) {
-    box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
+    patch(box, el('p', { class: 'empty', text: t('lastNone') }));
     return;
   }
   const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
-  box.replaceChildren(...[
+  patch(box, ...[
     lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, inLang(lane.verdict_text, lane.verdict_text_ko))) : null,
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
@@ -357,7 +357,7 @@ export function renderLast() {
 export function renderReport(report, summaryBox, list) {
   if (!report) {
     summaryBox.textContent = '';
-    list.replaceChildren();
+    patch(list);
     return;
   }
   const s = report.summary || {};
@@ -367,7 +367,7 @@ export function renderReport(report, summaryBox, list) {
   });
   summaryBox.dataset.duplicates = s.duplicates ?? 0;
   summaryBox.dataset.paidTwice = s.paid_twice ?? 0;
-  list.replaceChildren(...(report.rules || []).map((r) => el('li', {
+  patch(list, ...(report.rules || []).map((r) => el('li', {
     class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
   },
   el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
@@ -385,7 +385,7 @@ export function renderReport(report, summaryBox, list) {
 
 export function renderGoals(goals, list = $('goals')) {
   if (list.id === 'goals') $('bench-goals-panel').hidden = !goals.length;
-  list.replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
+  patch(list, ...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
     el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }), ' ',
     el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
     g.policy && Object.keys(g.policy).length ? el('button', {
