@@ -194,7 +194,7 @@ function wordW(s, size, weight) {
 // measured at a size and weight: measured in headless Chromium, 0.1–0.8 s
 // on the first step that showed a new sign. One size and weight per idle
 // moment, so that a click never waits behind it.
-const GLYPHS = '✔⊘⚠ℹ✘◌★⛁▤▣▭⇢✓#=✉◆↻≡‖?≠↺→■✂⚡◇▶▸▾◐≈✗✸…—–·×가한';
+const GLYPHS = '✔⊘⚠ℹ✘◌★⛁⇄▤▣▭⇢✓#=✉◆↻≡‖?≠↺→■✂⚡◇▶▸▾◐≈✗✸…—–·×가한';
 export function warmRaceFonts() {
   if (typeof document === 'undefined' || typeof requestIdleCallback !== 'function') return;
   const todo = [];
