@@ -210,7 +210,14 @@ func testCrashAtEveryPhase(t *testing.T, h Harness) {
 					retry = b.do(transferReq("c1", "k1", body200k))
 				}
 				assert.Equal(t, w.retryStatus, retry.Response.Status, "%s", retry.Response.Body)
-				assert.Len(t, snapshot(t, b.db).Transfers, w.transfers)
+				snap := snapshot(t, b.db)
+				assert.Len(t, snap.Transfers, w.transfers)
+				if mode == "scoped" {
+					// The full engine passes the key downstream: a crash
+					// after the payment call and the retry's takeover still
+					// leave one charge at the processor.
+					assert.LessOrEqual(t, len(snap.Charges), 1, "the processor's charges: %+v", snap.Charges)
+				}
 			})
 		}
 	}
