@@ -26,6 +26,9 @@ type attempt struct {
 	result   Result
 	unlock   func() // lets go of the in-memory lock (LockMemory); nil when none is held
 	charge   string // the processor's charge this attempt's payment call got; "" before the call
+	// tookFrom is the owner whose claim this attempt took over when its
+	// lease ran out: the one whose recovery point it may trust.
+	tookFrom string
 }
 
 // crashed is returned by step when the hook crashed the attempt.
@@ -302,7 +305,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 		ins.ConstraintError = "cache hit on " + e.serverName() + ": this server has seen the key"
 	}
 	old := ins.Existing
-	takeOver := ""
+	takeOver, leaseOf := "", ""
 	switch {
 	case old == nil:
 		// The row vanished between the failed INSERT and the read (reaped);
@@ -313,7 +316,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 	case a.expired(old):
 		takeOver = "the old key expired (retention), so it counts as absent"
 	case a.leaseRanOut(old) && (p.Fingerprint == FingerprintNone || old.Fingerprint == a.fp):
-		takeOver = "the earlier attempt's lease ran out, so its claim is taken over"
+		takeOver, leaseOf = "the earlier attempt's lease ran out, so its claim is taken over", old.Owner
 	}
 	if takeOver != "" {
 		took, err := e.store.TakeOverKey(a.ctx, a.table, rec, a.nowMS())
@@ -322,7 +325,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 			return a.fail(PhaseClaim, sql, err), true
 		}
 		if took.Changed {
-			a.owner = rec.Owner
+			a.owner, a.tookFrom = rec.Owner, leaseOf
 			a.record(Event{Phase: PhaseClaim, SQL: sql, Outcome: OutcomeTakenOver, Note: ins.ConstraintError + "; " + takeOver,
 				Rows: rowsIf(true), KeyState: keyStateOf(&rec)})
 			return Response{}, false
@@ -400,6 +403,11 @@ func short(fp string) string {
 	return fp
 }
 
+// PartRecord is the Step.Part of the step between the payment call and
+// the recovery point recorded after it (Policy.RecoveryPoints): a crash
+// there leaves only charge_started behind.
+const PartRecord = "record"
+
 // downstreamKey is the key a payment call carries to the processor: the
 // request's key under its customer, since the processor sees every
 // customer's calls from this one merchant and two customers may pick the
@@ -419,7 +427,7 @@ func joinSQL(a, b string) string {
 // execute calls the payment processor, commits the ledger and records the
 // key according to the in-progress mode.
 func (a *attempt) execute() Response {
-	e, p := a.e, a.e.policy
+	e := a.e
 	a.step(PhaseExecute, "")
 	if e.latency > 0 {
 		t := time.NewTimer(e.latency)
@@ -429,19 +437,62 @@ func (a *attempt) execute() Response {
 			t.Stop()
 		}
 	}
+	if resp, done := a.pay(); done {
+		return resp
+	}
+	return a.commit()
+}
+
+// pay calls the payment processor, between recovery points when the policy
+// records them. done is true when the attempt has its answer already (an
+// error).
+func (a *attempt) pay() (resp Response, done bool) {
+	e, p := a.e, a.e.policy
 	charge := ChargeArgs{From: a.body.From, To: a.body.To, Amount: a.body.Amount, At: a.nowMS(),
 		Customer: a.customer, Key: a.key}
 	if p.DownstreamKey == DownstreamOn && a.key != "" {
 		charge.IdempotencyKey = downstreamKey(a.customer, a.key)
+	}
+	points := p.RecoveryPoints == RecoveryPoints && p.Keyed() && a.owner != ""
+	before := ""
+	if points {
+		if a.tookFrom != "" {
+			look, err := e.store.LookupRecoveryPoint(a.ctx, a.scope, a.key)
+			if err != nil {
+				return a.fail(PhaseExecute, look.SQL, err), true
+			}
+			if rp := look.Point; rp != nil && rp.Owner == a.tookFrom && rp.Point == RecoveryChargeMade && rp.ChargeID != "" {
+				// The worker this attempt took over from got the charge and
+				// recorded it: carry on from there, without a call.
+				saved, err := e.store.SaveRecoveryPoint(a.ctx, RecoveryPoint{Scope: a.scope, Key: a.key, Owner: a.owner,
+					Point: RecoveryChargeMade, ChargeID: rp.ChargeID, At: a.nowMS()})
+				sql := joinSQL(look.SQL, saved.SQL)
+				if err != nil {
+					return a.fail(PhaseExecute, sql, err), true
+				}
+				a.charge = rp.ChargeID
+				a.record(Event{Phase: PhaseExecute, SQL: sql, Outcome: OutcomeSkipped, Amount: a.body.Amount, ChargeID: rp.ChargeID,
+					Charge: ChargeRecovered, Recovery: RecoveryChargeMade,
+					Note: "the recovery point of the claim taken over says charge_made, " + rp.ChargeID + ": no call; carry on from there"})
+				return Response{}, false
+			}
+			before = look.SQL
+		}
+		saved, err := e.store.SaveRecoveryPoint(a.ctx, RecoveryPoint{Scope: a.scope, Key: a.key, Owner: a.owner,
+			Point: RecoveryChargeStarted, At: a.nowMS()})
+		before = joinSQL(before, saved.SQL)
+		if err != nil {
+			return a.fail(PhaseExecute, before, err), true
+		}
 	}
 	// The processor's charge is committed on its own, before the ledger's
 	// transaction begins: whatever happens to this attempt from here on,
 	// a rollback of ours cannot take it back.
 	ch, err := e.store.Charge(a.ctx, charge)
 	if err != nil {
-		return a.fail(PhaseExecute, ch.SQL, err)
+		return a.fail(PhaseExecute, joinSQL(before, ch.SQL), err), true
 	}
-	called := Event{Phase: PhaseExecute, SQL: ch.SQL, Outcome: OutcomeExecuted, Amount: ch.Charge.Amount,
+	called := Event{Phase: PhaseExecute, SQL: joinSQL(before, ch.SQL), Outcome: OutcomeExecuted, Amount: ch.Charge.Amount,
 		ChargeID: ch.Charge.ID, Charge: ChargeNew, DownstreamKey: charge.IdempotencyKey,
 		Note: "payment processor called without a key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID}
 	switch {
@@ -454,8 +505,30 @@ func (a *attempt) execute() Response {
 	case charge.IdempotencyKey != "":
 		called.Note = "payment processor called with the key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID
 	}
+	if points {
+		called.Recovery = RecoveryChargeStarted
+	}
 	a.charge = ch.Charge.ID
 	a.record(called)
+	if points && !ch.Declined {
+		// A crash here leaves charge_started: whoever takes the claim over
+		// cannot tell whether the charge was made, and calls again.
+		a.step(PhaseExecute, PartRecord)
+		saved, err := e.store.SaveRecoveryPoint(a.ctx, RecoveryPoint{Scope: a.scope, Key: a.key, Owner: a.owner,
+			Point: RecoveryChargeMade, ChargeID: ch.Charge.ID, At: a.nowMS()})
+		if err != nil {
+			return a.fail(PhaseExecute, saved.SQL, err), true
+		}
+		a.record(Event{Phase: PhaseExecute, SQL: saved.SQL, Outcome: OutcomeStored, ChargeID: ch.Charge.ID, Recovery: RecoveryChargeMade,
+			Note: "recovery point charge_made recorded with " + ch.Charge.ID})
+	}
+	return Response{}, false
+}
+
+// commit runs the ledger's transaction and records the key according to
+// the in-progress mode.
+func (a *attempt) commit() Response {
+	e, p := a.e, a.e.policy
 
 	a.step(PhaseCommit, "")
 	args := TransferArgs{From: a.body.From, To: a.body.To, Amount: a.body.Amount, At: a.nowMS(),

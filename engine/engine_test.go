@@ -304,7 +304,7 @@ func TestPublication(t *testing.T) {
 		require.Equal(t, 200, r.Response.Status)
 		assert.JSONEq(t, `{"level":"scoped","scope":"(customer, endpoint, key)","retention_seconds":86400,"lease_seconds":30,
 			"policy":{"level":"scoped","claim":"constraint","fingerprint":"canonical","in_progress":"two-phase","replay":"stored",
-			"scope":"customer-endpoint","lock":"none","retention":"24h0m0s","lease":"30s","downstream_key":"on"}}`, string(r.Response.Body))
+			"scope":"customer-endpoint","lock":"none","retention":"24h0m0s","lease":"30s","downstream_key":"on","recovery_points":"off"}}`, string(r.Response.Body))
 	}
 	assert.Equal(t, 405, b.do(t, engine.Request{Method: "POST", Path: "/"}).Response.Status)
 }

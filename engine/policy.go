@@ -131,6 +131,24 @@ const (
 	DownstreamOn
 )
 
+// RecoveryMode says whether the engine records recovery points around
+// the payment call.
+type RecoveryMode int
+
+const (
+	// RecoveryOff records nothing around the call: a retry that takes a
+	// claim over calls the processor again, whatever the first worker did.
+	RecoveryOff RecoveryMode = iota
+	// RecoveryPoints commits a recovery point in this database before the
+	// payment call (charge_started) and another after it with the charge's
+	// id (charge_made). A retry that takes a claim over reads the point its
+	// predecessor left: after charge_made it carries on from the recorded
+	// charge without calling; after charge_started it cannot know whether
+	// the call arrived, and calls again (safe only with the key passed
+	// downstream).
+	RecoveryPoints
+)
+
 // Policy is one setting of every knob the engine has. Each level of the
 // ladder is a preset Policy; the sandbox flips one knob at a time. A Policy
 // is a plain value and safe to copy.
@@ -155,6 +173,10 @@ type Policy struct {
 	// processor, whose charges no rollback of the ledger undoes. Off below
 	// the scoped rung; on in the full engine.
 	DownstreamKey DownstreamMode `json:"downstream_key"`
+	// RecoveryPoints says whether the engine commits recovery points around
+	// the payment call, atomic phases' way; off in every preset (lesson 9
+	// turns it on).
+	RecoveryPoints RecoveryMode `json:"recovery_points"`
 }
 
 // Level names, in ladder order.
@@ -258,6 +280,7 @@ var (
 	scopeNames       = []string{"global", "customer-endpoint"}
 	lockNames        = []string{"none", "memory"}
 	downstreamNames  = []string{"off", "on"}
+	recoveryNames    = []string{"off", "on"}
 )
 
 // KnobValues returns, by each knob's JSON name, the values it can take, in
@@ -265,13 +288,14 @@ var (
 // a fresh copy on every call.
 func KnobValues() map[string][]string {
 	return map[string][]string{
-		"claim":          slices.Clone(claimNames),
-		"fingerprint":    slices.Clone(fingerprintNames),
-		"in_progress":    slices.Clone(inProgressNames),
-		"replay":         slices.Clone(replayNames),
-		"scope":          slices.Clone(scopeNames),
-		"lock":           slices.Clone(lockNames),
-		"downstream_key": slices.Clone(downstreamNames),
+		"claim":           slices.Clone(claimNames),
+		"fingerprint":     slices.Clone(fingerprintNames),
+		"in_progress":     slices.Clone(inProgressNames),
+		"replay":          slices.Clone(replayNames),
+		"scope":           slices.Clone(scopeNames),
+		"lock":            slices.Clone(lockNames),
+		"downstream_key":  slices.Clone(downstreamNames),
+		"recovery_points": slices.Clone(recoveryNames),
 	}
 }
 
@@ -302,6 +326,7 @@ func (v ReplayMode) String() string      { return nameOf(replayNames, int(v)) }
 func (v ScopeMode) String() string       { return nameOf(scopeNames, int(v)) }
 func (v LockMode) String() string        { return nameOf(lockNames, int(v)) }
 func (v DownstreamMode) String() string  { return nameOf(downstreamNames, int(v)) }
+func (v RecoveryMode) String() string    { return nameOf(recoveryNames, int(v)) }
 
 func (v ClaimStrategy) MarshalText() ([]byte, error)   { return []byte(v.String()), nil }
 func (v FingerprintMode) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
@@ -310,6 +335,7 @@ func (v ReplayMode) MarshalText() ([]byte, error)      { return []byte(v.String(
 func (v ScopeMode) MarshalText() ([]byte, error)       { return []byte(v.String()), nil }
 func (v LockMode) MarshalText() ([]byte, error)        { return []byte(v.String()), nil }
 func (v DownstreamMode) MarshalText() ([]byte, error)  { return []byte(v.String()), nil }
+func (v RecoveryMode) MarshalText() ([]byte, error)    { return []byte(v.String()), nil }
 
 func (v *ClaimStrategy) UnmarshalJSON(b []byte) error {
 	n, err := parseName("claim strategy", claimNames, b)
@@ -346,6 +372,12 @@ func (v *LockMode) UnmarshalJSON(b []byte) error {
 func (v *DownstreamMode) UnmarshalJSON(b []byte) error {
 	n, err := parseName("downstream key mode", downstreamNames, b)
 	*v = DownstreamMode(n)
+	return err
+}
+
+func (v *RecoveryMode) UnmarshalJSON(b []byte) error {
+	n, err := parseName("recovery points mode", recoveryNames, b)
+	*v = RecoveryMode(n)
 	return err
 }
 

@@ -201,6 +201,31 @@ type ChargeResult struct {
 	SQL      string
 }
 
+// Recovery points a request records around its payment call.
+const (
+	RecoveryChargeStarted = "charge_started" // about to call the processor
+	RecoveryChargeMade    = "charge_made"    // the processor answered: ChargeID
+)
+
+// RecoveryPoint is how far the claim of (Scope, Key) held by Owner got
+// with its payment call, recorded in this database, apart from the key's
+// row. A worker that takes the claim over trusts it only when Owner is the
+// claim's owner it took over from.
+type RecoveryPoint struct {
+	Scope    string `json:"scope"`
+	Key      string `json:"key"`
+	Owner    string `json:"owner"`
+	Point    string `json:"point"`
+	ChargeID string `json:"charge_id,omitempty"`
+	At       int64  `json:"at"`
+}
+
+// RecoveryLookup is the recovery point read for a key, if any.
+type RecoveryLookup struct {
+	Point *RecoveryPoint
+	SQL   string
+}
+
 // Store is what the engine needs from a database. Each method is one short
 // unit of work; none holds a transaction open across a call, so a scheduler
 // can pause a request between any two calls. Implementations must be safe
@@ -226,6 +251,11 @@ type Store interface {
 	// answers with the first charge. A call for a payer short of funds, or
 	// between unknown accounts, is declined and charges nothing.
 	Charge(ctx context.Context, a ChargeArgs) (ChargeResult, error)
+	// SaveRecoveryPoint records rp for its (Scope, Key), replacing the one
+	// there, in a transaction of its own.
+	SaveRecoveryPoint(ctx context.Context, rp RecoveryPoint) (WriteResult, error)
+	// LookupRecoveryPoint reads the recovery point of (scope, key), if any.
+	LookupRecoveryPoint(ctx context.Context, scope, key string) (RecoveryLookup, error)
 	// Transfer runs the ledger transaction.
 	Transfer(ctx context.Context, a TransferArgs) (TransferResult, error)
 	// StoreResponse saves the response on a key after the fact.

@@ -112,12 +112,16 @@ type Event struct {
 	ChargeID string `json:"charge_id,omitempty"`
 	// Charge says what the processor did with the call: ChargeNew (it
 	// charged the customer), ChargeReplayed (it recognised the key and
-	// charged nothing) or ChargeDeclined. Empty on every event but the
+	// charged nothing), ChargeDeclined or ChargeRecovered (no call: a
+	// recovery point named the charge). Empty on every event but the
 	// payment call's.
 	Charge string `json:"charge,omitempty"`
 	// DownstreamKey is the idempotency key the payment call carried to the
 	// processor; empty when it carried none.
 	DownstreamKey string `json:"downstream_key,omitempty"`
+	// Recovery is the recovery point the phase committed (charge_started,
+	// charge_made) or, on a call skipped, the one it read.
+	Recovery string `json:"recovery,omitempty"`
 	// TransferID is the ledger's transfer this event is about: the one a
 	// commit made, the one a stored response records on the key, or the
 	// one the key named when its answer was replayed.
@@ -140,6 +144,9 @@ const (
 	ChargeNew      = "charged"  // a new charge: the customer paid
 	ChargeReplayed = "replayed" // the key was known: the first charge, nothing new
 	ChargeDeclined = "declined" // refused: unknown account or short of funds, nothing charged
+	// ChargeRecovered: no call; the recovery point the previous owner of
+	// the claim committed says the charge was made, and names it.
+	ChargeRecovered = "recovered"
 )
 
 // KeyAbsent is an Event's KeyState when there is no row for the key, or

@@ -106,13 +106,44 @@ func TestProcessorLessonChargesWhatItSays(t *testing.T) {
 				assert.Equal(t, 409, status(st, "A1"))
 				assert.True(t, st.Report.OK, "%v", st.Report.Broken())
 			})
-			t.Run("sandbox: a crash after the call", func(t *testing.T) {
-				spec := specs["s3"]
+			t.Run("recovery points: the takeover carries on from charge_made", func(t *testing.T) {
+				st := play(t, "s3", nil)
+				assert.Equal(t, engine.DownstreamOff, st.Policy.DownstreamKey)
+				assert.Equal(t, engine.RecoveryPoints, st.Policy.RecoveryPoints)
+				assert.Len(t, st.Transfers, 1)
+				require.Len(t, st.Charges, 1, "one call: the retry did not call again")
+				a1 := called(t, st, "A1")
+				assert.Equal(t, engine.RecoveryChargeStarted, a1.Recovery)
+				var made, carried bool
+				for _, ls := range st.Lanes {
+					for _, e := range ls.Events {
+						if e.Phase != engine.PhaseExecute {
+							continue
+						}
+						switch {
+						case ls.ID == "A1" && e.Recovery == engine.RecoveryChargeMade:
+							made = e.ChargeID == a1.ChargeID
+						case ls.ID == "A2":
+							assert.NotEqual(t, engine.OutcomeExecuted, e.Outcome, "A2 never calls the processor")
+							if e.Charge == engine.ChargeRecovered {
+								carried = e.ChargeID == a1.ChargeID
+							}
+						}
+					}
+				}
+				assert.True(t, made, "A1 recorded charge_made with its charge")
+				assert.True(t, carried, "A2 carried on from A1's charge")
+				assert.Equal(t, 201, status(st, "A2"))
+				assert.True(t, st.Report.OK, "%v", st.Report.Broken())
+			})
+			t.Run("sandbox: a crash between the call and charge_made", func(t *testing.T) {
+				spec := specs["s4"]
 				require.True(t, spec.Sandbox)
 				for _, g := range spec.Goals {
 					p, err := spec.GoalPolicy(g)
 					require.NoError(t, err)
-					st := play(t, "s3", &p)
+					assert.Equal(t, engine.RecoveryPoints, p.RecoveryPoints, "the recovery points are on and do not help")
+					st := play(t, "s4", &p)
 					want := map[string]int{scenario.ExpectBreak: 2, scenario.ExpectHold: 1}[g.Expect]
 					assert.Len(t, st.Charges, want, "%s under %s", g.ID, policyJSON(p))
 					assert.Len(t, st.Transfers, 1, "%s: the retry's transfer, once", g.ID)

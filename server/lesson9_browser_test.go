@@ -57,12 +57,19 @@ func TestProcessorLessonInTheBrowser(t *testing.T) {
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-charge-per-intent")
 
 	// The sandbox: the knob is there, like the others; on holds.
+	// Recovery points: A2 carries on from A1's charge_made, no call.
 	openScenario(t, ctx, "s3", false)
+	runToEnd(t, ctx)
+	assert.Zero(t, count(`#race [data-row="processor"]`), "one charge and no call answered: the ledger's row tells it all")
+	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-charge-per-intent")
+
+	openScenario(t, ctx, "s4", false)
 	runToEnd(t, ctx)
 	assertRuleShown(t, ctx, "#rules", "#summary", "break", "one-charge-per-intent")
 	run(t, ctx, click(`#sandbox > summary`),
 		waitJS(`!!document.querySelector('#knobs select[data-knob="downstream_key"]')`))
 	assert.Equal(t, "off", eval[string](t, ctx, `document.querySelector('#knobs select[data-knob="downstream_key"]').value`))
+	assert.Equal(t, "on", eval[string](t, ctx, `document.querySelector('#knobs select[data-knob="recovery_points"]').value`))
 	assert.Contains(t, text(t, ctx, `#knobs [data-knob="downstream_key"] label`), "key to the processor")
 	run(t, ctx, choose(`#knobs select[data-knob="downstream_key"]`, "on"),
 		waitJS(`document.querySelector('#step-count').dataset.step === '0' && !!document.querySelector('#bench-meta .sandboxed')`))

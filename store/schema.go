@@ -21,13 +21,15 @@ var migrations = []string{
 	`DROP INDEX IF EXISTS idem_keys_expiry`,
 	// 3: the payment processor's record of charges.
 	chargesDDL,
+	// 4: recovery points around the payment call.
+	recoveryDDL,
 }
 
 // schema is what all the migrations leave, written out: a new database is
 // created with it in one step instead of replaying history (in the
 // browser, every lesson opens a new one). A test holds it to the
 // migrations: both give the same sqlite_schema.
-var schema = ledgerAndKeysDDL + "\n\t" + looseKeysDDL + "\n\t" + chargesDDL
+var schema = ledgerAndKeysDDL + "\n\t" + looseKeysDDL + "\n\t" + chargesDDL + "\n\t" + recoveryDDL
 
 // The tables that migration 1 created and no migration has changed since,
 // shared by migration 1 and schema so that the two cannot drift apart.
@@ -66,6 +68,19 @@ const chargesDDL = `CREATE TABLE ` + chargesTable + ` (
 		customer        TEXT NOT NULL DEFAULT '',
 		idem_key        TEXT NOT NULL DEFAULT ''
 	);`
+
+// recoveryDDL is where a claimed request records how far it got with its
+// payment call (engine.RecoveryPoint): one row per key, beside the key
+// tables, written in transactions of its own.
+const recoveryDDL = `CREATE TABLE ` + recoveryTable + ` (
+		scope     TEXT NOT NULL,
+		idem_key  TEXT NOT NULL,
+		owner     TEXT NOT NULL,
+		point     TEXT NOT NULL CHECK (point IN ('charge_started', 'charge_made')),
+		charge_id TEXT NOT NULL DEFAULT '',
+		at        INTEGER NOT NULL,
+		PRIMARY KEY (scope, idem_key)
+	) WITHOUT ROWID;`
 
 // keyTableDDL is the key table's definition. The constrained table's primary
 // key over (scope, key) is what makes the second INSERT fail; it is a

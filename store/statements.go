@@ -13,6 +13,8 @@ const (
 	// chargesTable is the simulated payment processor's record of charges:
 	// in the same file, but written outside the ledger's transactions.
 	chargesTable = "processor_charges"
+	// recoveryTable holds the recovery points around payment calls.
+	recoveryTable = "idem_recovery"
 )
 
 const chargeColumns = "id, from_id, to_id, amount, created_at, customer, idem_key, coalesce(idempotency_key, '')"
@@ -47,7 +49,9 @@ type statements struct {
 	// The payment processor's own table (DB.Charge), and Snapshot's read
 	// of it.
 	charge, chargeByKey, allCharges stmt
-	constrained, loose              keyStatements
+	// Recovery points (DB.SaveRecoveryPoint, DB.LookupRecoveryPoint).
+	saveRecovery, lookupRecovery stmt
+	constrained, loose           keyStatements
 }
 
 // keyStatements are the statements of one key table.
@@ -82,6 +86,7 @@ func (s *statements) each(f func(table, name string, st *stmt)) {
 		{"savepoint", &s.savepoint}, {"release", &s.release}, {"rollbackTo", &s.rollbackTo}, {"usage", &s.usage},
 		{"allAccounts", &s.allAccounts}, {"allTransfers", &s.allTransfers},
 		{"charge", &s.charge}, {"chargeByKey", &s.chargeByKey}, {"allCharges", &s.allCharges},
+		{"saveRecovery", &s.saveRecovery}, {"lookupRecovery", &s.lookupRecovery},
 	} {
 		f("", st.name, st.st)
 	}
@@ -133,6 +138,9 @@ var unprepared = statements{
 		" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"},
 	chargeByKey: stmt{sql: "SELECT " + chargeColumns + " FROM " + chargesTable + " WHERE idempotency_key = ?1"},
 	allCharges:  stmt{sql: "SELECT " + chargeColumns + " FROM " + chargesTable + " ORDER BY id"},
+	saveRecovery: stmt{sql: "INSERT INTO " + recoveryTable + "(scope, idem_key, owner, point, charge_id, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)" +
+		" ON CONFLICT (scope, idem_key) DO UPDATE SET owner = excluded.owner, point = excluded.point, charge_id = excluded.charge_id, at = excluded.at"},
+	lookupRecovery: stmt{sql: "SELECT owner, point, charge_id, at FROM " + recoveryTable + " WHERE scope = ?1 AND idem_key = ?2"},
 	constrained: keyTableStatements(keysTable, keySweep{
 		// The constrained table is walked in primary-key order: the window
 		// starts after (?1, ?2) and ends at (?3, ?4).

@@ -166,6 +166,11 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 					kinds["commit"]++
 					require.Contains(t, amounts, e.TransferID, where)
 					assert.JSONEq(t, fmt.Sprint(amounts[e.TransferID]), string(e.Amount), where)
+				case e.Phase == "execute" && e.Charge == engine.ChargeRecovered:
+					// No call: the charge a recovery point named.
+					kinds["charge recovered"]++
+					require.Contains(t, charges, e.ChargeID, where)
+					assert.JSONEq(t, fmt.Sprint(charges[e.ChargeID]), string(e.Amount), where)
 				case e.Phase == "execute" && e.Outcome == engine.OutcomeExecuted && e.Charge == engine.ChargeDeclined:
 					kinds["charge declined"]++
 					assert.Empty(t, e.ChargeID, where)
@@ -199,7 +204,7 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 		assert.Equal(t, len(st.Transfers), committed, "%s: every transfer has its commit event", r.Name)
 		assert.Equal(t, len(st.Charges), charged, "%s: every charge has its payment call", r.Name)
 	}
-	for _, k := range []string{"commit", "charge charged", "charge replayed", "charge declined", "claim check-then-insert", "claim insert-or-ignore", "claim constraint", "claim server-cache", "claim that inserted nothing"} {
+	for _, k := range []string{"commit", "charge charged", "charge replayed", "charge declined", "charge recovered", "claim check-then-insert", "claim insert-or-ignore", "claim constraint", "claim server-cache", "claim that inserted nothing"} {
 		assert.Positive(t, kinds[k], "the lessons trace at least one %s", k)
 	}
 }

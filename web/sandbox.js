@@ -6,7 +6,7 @@
 import { t } from './strings.js';
 import { el } from './dom.js';
 
-const KNOBS = ['claim', 'fingerprint', 'in_progress', 'replay', 'scope', 'lock', 'retention', 'lease', 'downstream_key'];
+const KNOBS = ['claim', 'fingerprint', 'in_progress', 'replay', 'scope', 'lock', 'retention', 'lease', 'downstream_key', 'recovery_points'];
 
 // DURATION_CHOICES are the retention and lease values the sandbox offers
 // beside the policy's own: forever (0s), the lower rungs' 5 minutes, an

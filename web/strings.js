@@ -197,6 +197,7 @@ const en = {
   knob_retention: 'retention',
   knob_lease: 'lease',
   knob_downstream_key: 'key to the processor',
+  knob_recovery_points: 'recovery points',
 
   day: 'A day of traffic',
   runDay: 'Run the day',
@@ -465,6 +466,7 @@ const ko = {
   colServer: '서버',
   knob_lock: '메모리 잠금',
   knob_downstream_key: '결제 대행사에 키 전달',
+  knob_recovery_points: '복구 지점',
   laneServer: '서버 {n}',
   raceWaitsLock: '잠금을 기다리는 중',
   raceMark_lock: '이 서버의 메모리 잠금을 잡음',

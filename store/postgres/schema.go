@@ -36,7 +36,22 @@ var migrations = []string{
 	domainsDDL + "\n\t" + ledgerTransfer3DDL,
 	// 4: the payment processor's record of charges.
 	chargesDDL,
+	// 5: recovery points around the payment call.
+	recoveryDDL,
 }
+
+// recoveryDDL is where a claimed request records how far it got with its
+// payment call (engine.RecoveryPoint): one row per key, beside the key
+// tables, written by statements of their own.
+const recoveryDDL = `CREATE TABLE ` + recoveryTable + ` (
+		scope     TEXT NOT NULL,
+		idem_key  TEXT NOT NULL,
+		owner     TEXT NOT NULL,
+		point     TEXT NOT NULL CHECK (point IN ('charge_started', 'charge_made')),
+		charge_id TEXT NOT NULL DEFAULT '',
+		at        BIGINT NOT NULL,
+		PRIMARY KEY (scope, idem_key)
+	);`
 
 // chargesDDL is the simulated payment processor's table: a foreign party's
 // records, written by statements of their own and never inside the

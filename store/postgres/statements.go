@@ -54,6 +54,16 @@ const (
 // chargesTable is the simulated payment processor's record of charges.
 const chargesTable = "processor_charges"
 
+// recoveryTable holds the recovery points around payment calls.
+const recoveryTable = "idem_recovery"
+
+// Recovery points (DB.SaveRecoveryPoint, DB.LookupRecoveryPoint).
+const (
+	saveRecovery stmt = "INSERT INTO " + recoveryTable + " (scope, idem_key, owner, point, charge_id, at) VALUES ($1, $2, $3, $4, $5, $6)" +
+		" ON CONFLICT (scope, idem_key) DO UPDATE SET owner = excluded.owner, point = excluded.point, charge_id = excluded.charge_id, at = excluded.at"
+	lookupRecovery stmt = "SELECT owner, point, charge_id, at FROM " + recoveryTable + " WHERE scope = $1 AND idem_key = $2"
+)
+
 const chargeColumns = "id, from_id, to_id, amount, created_at, customer, idem_key, coalesce(idempotency_key, '')"
 
 // Table names, as they appear in the SQL the traces show.
@@ -119,7 +129,8 @@ func newStmts() stmts {
 // every is every statement the store runs, for Open to prepare.
 func (s *stmts) every() []stmt {
 	list := []stmt{putAccount, getAccount, transferByID, ledger, begin, commit, rollback, lockAccounts, nextID,
-		debit, credit, addTransfer, usage, snapshotAccounts, snapshotTransfers, charge, chargeByKey, snapshotCharges}
+		debit, credit, addTransfer, usage, snapshotAccounts, snapshotTransfers, charge, chargeByKey, snapshotCharges,
+		saveRecovery, lookupRecovery}
 	for _, k := range []*keyStmts{&s.keys, &s.looseKeys} {
 		list = append(list, k.lookup, k.insert, k.insertIgnore, k.insertNoState, k.insertIgnoreNoState, k.takeOver,
 			k.lockKey, k.complete, k.storeResponse, k.release, k.all, k.sweep)

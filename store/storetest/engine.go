@@ -429,3 +429,57 @@ func testRetriesAcrossTwoHandles(t *testing.T, h Harness) {
 	assert.Len(t, snapshot(t, first).Transfers, 1)
 	assert.Equal(t, int64(990_000), servers[1].balance(t, "alice"))
 }
+
+// testRecoveryPoints: with recovery points, a slow worker that recorded
+// charge_made before its lease ran out is carried on from by the retry
+// that takes its claim over, without a second call, even with no key
+// downstream. A worker that dies between the call and charge_made leaves
+// only charge_started: the retry calls again, and only the key passed
+// downstream keeps that to one charge.
+func testRecoveryPoints(t *testing.T, h Harness) {
+	policy := func(down engine.DownstreamMode) engine.Policy {
+		return engine.MustPreset(engine.LevelScoped).With(func(p *engine.Policy) {
+			p.RecoveryPoints, p.DownstreamKey = engine.RecoveryPoints, down
+		})
+	}
+	t.Run("slow worker after charge_made", func(t *testing.T) {
+		b := leaseTakeOver(t, h, policy(engine.DownstreamOff))
+		snap := snapshot(t, b.db)
+		require.Len(t, snap.Charges, 1, "the retry carried on from the recorded charge")
+		rp, err := b.db.LookupRecoveryPoint(context.Background(), "c1 POST /transfers", "k1")
+		require.NoError(t, err)
+		require.NotNil(t, rp.Point)
+		assert.Equal(t, engine.RecoveryChargeMade, rp.Point.Point)
+		assert.Equal(t, snap.Charges[0].ID, rp.Point.ChargeID)
+	})
+	for _, c := range []struct {
+		name    string
+		down    engine.DownstreamMode
+		charges int
+	}{
+		{"crash before charge_made, no key downstream", engine.DownstreamOff, 2},
+		{"crash before charge_made, key downstream", engine.DownstreamOn, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			crashed := false
+			hook := func(ctx context.Context, s engine.Step) engine.Fault {
+				if s.Lane == "first" && s.Phase == engine.PhaseExecute && s.Part == engine.PartRecord && !crashed {
+					crashed = true
+					return engine.FaultCrash
+				}
+				return engine.FaultNone
+			}
+			b := newBank(t, h.Open(t), policy(c.down), engine.Options{Hook: hook})
+			first := transferReq("c1", "k1", body200k)
+			first.Lane = "first"
+			b.do(first)
+			require.True(t, crashed)
+			b.clock.Advance(engine.ScopedLease + time.Second)
+			retry := b.do(transferReq("c1", "k1", body200k))
+			assert.Equal(t, 201, retry.Response.Status, "%s", retry.Response.Body)
+			snap := snapshot(t, b.db)
+			assert.Len(t, snap.Transfers, 1)
+			assert.Len(t, snap.Charges, c.charges)
+		})
+	}
+}

@@ -48,6 +48,8 @@ func Run(t *testing.T, h Harness) {
 		{"DeclinesMoveNothingInEitherOrder", testDeclinesMoveNothing},
 		{"ProcessorChargesOncePerKey", testProcessorChargesOncePerKey},
 		{"ChargeOutlivesALedgerRollback", testChargeOutlivesRollback},
+		{"RecoveryPointIsReplacedAndRead", testRecoveryPointStore},
+		{"RecoveryPointsAroundThePaymentCall", testRecoveryPoints},
 		{"EveryResultCarriesItsSQL", testResultsCarrySQL},
 		{"ManyWritersOnOneDatabase", testManyWriters},
 		{"ReapSweepDeletesExactlyTheExpiredKeys", testReapSweep},
@@ -553,4 +555,31 @@ func testChargeOutlivesRollback(t *testing.T, h Harness) {
 	snap := snapshot(t, db)
 	assert.Empty(t, snap.Transfers)
 	assert.Len(t, snap.Charges, 1, "the processor's charge stands")
+}
+
+// testRecoveryPointStore: a key has no recovery point until one is saved,
+// then the last one saved, whoever saved it.
+func testRecoveryPointStore(t *testing.T, h Harness) {
+	db := h.Open(t)
+	ctx := context.Background()
+	none, err := db.LookupRecoveryPoint(ctx, "s", "k")
+	require.NoError(t, err)
+	assert.Nil(t, none.Point)
+	assert.Contains(t, none.SQL, "idem_recovery")
+	for _, rp := range []engine.RecoveryPoint{
+		{Scope: "s", Key: "k", Owner: "o1", Point: engine.RecoveryChargeStarted, At: 1},
+		{Scope: "s", Key: "k", Owner: "o1", Point: engine.RecoveryChargeMade, ChargeID: "ch_000001", At: 2},
+		{Scope: "s", Key: "k", Owner: "o2", Point: engine.RecoveryChargeStarted, At: 3},
+	} {
+		saved, err := db.SaveRecoveryPoint(ctx, rp)
+		require.NoError(t, err)
+		assert.NotEmpty(t, saved.SQL)
+		got, err := db.LookupRecoveryPoint(ctx, "s", "k")
+		require.NoError(t, err)
+		require.NotNil(t, got.Point)
+		assert.Equal(t, rp, *got.Point)
+	}
+	other, err := db.LookupRecoveryPoint(ctx, "s2", "k")
+	require.NoError(t, err)
+	assert.Nil(t, other.Point, "another scope's key has none")
 }
