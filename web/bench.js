@@ -301,6 +301,10 @@ const OK_PHASE = { receive: 'news_ok_receive', validate: 'news_ok_validate', fin
 // from its outcome, amount, status, transfer id, rows and key state.
 export function eventNews(ev) {
   const v = { lane: ev.lane, phase: ev.phase, key: ev.key || '', status: ev.status || '', amount: won(ev.amount), transfer: ev.transfer_id || '' };
+  // A recovery point recorded after the payment call, or read in its place.
+  if (ev.phase === 'execute' && ev.recovery && ev.outcome !== 'executed') {
+    return t(ev.charge === 'recovered' ? 'news_recovered' : 'news_recovery_made', Object.assign(v, { charge: ev.charge_id || '' }));
+  }
   switch (ev.outcome) {
     case 'committed':
       return t(ev.transfer_id ? 'news_committed_as' : 'news_committed', v);
