@@ -84,9 +84,12 @@ export function drawBenchWaiting(spec) {
     { onSelectLane: () => {}, width: raceWidth(), selectedLane: firstLane(spec) });
   app.lastEvent = null;
   renderLast();
+  $('keys-table').__drawn = undefined;
   $('keys-table').replaceChildren(keyTable([], 'keys'));
   $('loose-keys-wrap').hidden = true;
+  $('accounts-table').__drawn = undefined;
   $('accounts-table').replaceChildren(accountsTable(Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance }))));
+  $('transfers-table').__drawn = undefined;
   $('transfers-table').replaceChildren(transfersTable([]));
   $('summary').textContent = '';
   $('rules').replaceChildren(...(app.lesson.rules || []).map((r) => el('li', { class: 'rule pending', 'data-rule': r.name },
@@ -124,17 +127,17 @@ export function render() {
 
   drawBenchRace();
   renderLast();
-  patch($('keys-table'), keyTable(st.keys || [], 'keys'));
+  patchIf($('keys-table'), [st.keys, st.start_ms], () => keyTable(st.keys || [], 'keys'));
   const loose = st.loose_keys || [];
   $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
-  patch($('loose-keys-table'), keyTable(loose, 'loose-keys'));
+  patchIf($('loose-keys-table'), [loose, st.start_ms], () => keyTable(loose, 'loose-keys'));
   // Under the server-cache claim, each server's own memory is its key table.
   const caches = st.caches || [];
   $('caches-wrap').hidden = !caches.length;
-  patch($('caches-table'), ...caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
+  patchIf($('caches-table'), [caches, st.start_ms], () => caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
     el('h4', { text: t('laneServer', { n: c.server }) }), keyTable(c.keys || [], 'cache-' + c.server))));
-  patch($('accounts-table'), accountsTable(st.accounts || []));
-  patch($('transfers-table'), transfersTable(st.transfers || []));
+  patchIf($('accounts-table'), st.accounts, () => accountsTable(st.accounts || []));
+  patchIf($('transfers-table'), st.transfers, () => transfersTable(st.transfers || []));
   renderReport(st.report, $('summary'), $('rules'));
   // The engine judged the goals (a goal's knobs included); the page shows them.
   const goals = st.goals || [];
@@ -142,6 +145,17 @@ export function render() {
   renderKnobs($('knobs'), st.policy, { base: app.base, known: app.engineInfo && app.engineInfo.knobs, onChange: on.setKnob });
   $('btn-sandbox-reset').disabled = !app.override;
   on.saveGoals(app.lesson.id, app.spec.id, goals);
+}
+
+// patchIf redraws a table only when the data it is drawn from (or the
+// page's language) changed since it was last drawn: most steps change
+// one table of five, and building the others anew to find nothing to
+// patch cost the step as much as patching them.
+function patchIf(box, data, build) {
+  const key = app.lang + '\u0001' + JSON.stringify(data ?? null);
+  if (box.__drawn === key) return;
+  box.__drawn = key;
+  patch(box, build());
 }
 
 export function fmtDuration(ms) {
