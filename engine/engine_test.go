@@ -13,20 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
 type bank struct {
 	eng   *engine.Engine
-	db    *store.DB
+	db    *sqlite.DB
 	clock *engine.ManualClock
 }
 
 func newBank(t testing.TB, p engine.Policy, o engine.Options) *bank {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	clock := engine.NewManualClock(t0)
@@ -58,7 +58,7 @@ func (b *bank) do(t testing.TB, r engine.Request) engine.Result {
 	return b.eng.Handle(context.Background(), r)
 }
 
-func (b *bank) snapshot(t testing.TB) store.Snapshot {
+func (b *bank) snapshot(t testing.TB) sqlite.Snapshot {
 	t.Helper()
 	s, err := b.db.Snapshot(context.Background())
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // runStory plays a small story in-process and checks it: a transfer whose
@@ -22,7 +22,7 @@ import (
 // under the same key, then another customer reusing the key.
 func runStory(t *testing.T, p engine.Policy) lab.Report {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"idemlab/engine"
-	"idemlab/store"
 	"idemlab/store/postgres"
+	"idemlab/store/sqlite"
 )
 
 // Config configures a Server.
@@ -43,17 +43,17 @@ type Bank struct {
 }
 
 // BankDB is a level's database: the engine's store, and what the bank's
-// budget and the tests read of it. store.DB (SQLite) and postgres.DB are
+// budget and the tests read of it. sqlite.DB (SQLite) and postgres.DB are
 // BankDBs.
 type BankDB interface {
 	engine.Store
-	Usage(ctx context.Context) (store.Usage, error)
-	Snapshot(ctx context.Context) (store.Snapshot, error)
+	Usage(ctx context.Context) (sqlite.Usage, error)
+	Snapshot(ctx context.Context) (sqlite.Snapshot, error)
 	Close() error
 }
 
 var (
-	_ BankDB = (*store.DB)(nil)
+	_ BankDB = (*sqlite.DB)(nil)
 	_ BankDB = (*postgres.DB)(nil)
 )
 
@@ -67,13 +67,13 @@ func LevelSchema(level string) string {
 func openLevel(cfg Config, level string) (BankDB, error) {
 	switch {
 	case cfg.DB == "":
-		return store.OpenMemory()
+		return sqlite.OpenMemory()
 	case postgres.IsURL(cfg.DB):
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		return postgres.Open(ctx, cfg.DB, LevelSchema(level))
 	}
-	return store.OpenFile(LevelPath(cfg.DB, level))
+	return sqlite.OpenFile(LevelPath(cfg.DB, level))
 }
 
 // LevelPath returns the database file of a level for the configured path.

@@ -21,7 +21,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // The bank API benchmarks run side by side in one `make bench`: transfers
@@ -33,7 +33,7 @@ const benchBody = `{"from":"alice","to":"bob","amount":1}`
 
 func benchEngine(b *testing.B, level string) *engine.Engine {
 	b.Helper()
-	db, err := store.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
+	db, err := sqlite.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func sendTransfers(b *testing.B, client *http.Client, url string, n int) []time.
 func BenchmarkRetainedKeys(b *testing.B) {
 	for range b.N {
 		dir := b.TempDir()
-		db, err := store.OpenFile(filepath.Join(dir, "keys.db"))
+		db, err := sqlite.OpenFile(filepath.Join(dir, "keys.db"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/server/classroom"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // TestClassroomRoomsSurviveARestart runs a lesson on a server with a
@@ -110,7 +110,7 @@ func copyFiles(t *testing.T, from, to string) {
 
 // openRoomsForTest reads every room's record of a rooms file as one string.
 func openRoomsForTest(path string) (string, error) {
-	db, err := store.OpenRooms(path)
+	db, err := sqlite.OpenRooms(path)
 	if err != nil {
 		return "", err
 	}

@@ -11,7 +11,7 @@ import (
 	"idemlab/engine/httpapi"
 	"idemlab/server/limit"
 	"idemlab/server/peer"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // BankLimits hold the bank API up on a network anyone can reach: a request
@@ -91,7 +91,7 @@ type bankGuard struct {
 	mu sync.Mutex
 	// usage is the last count; pending the writes admitted since, which the
 	// budget counts as rows added until the next count says otherwise.
-	usage     store.Usage
+	usage     sqlite.Usage
 	pending   int64
 	counted   bool
 	countedAt time.Time
@@ -187,7 +187,7 @@ func (g *bankGuard) room(ctx context.Context, kind int) (bool, error) {
 
 // over reports whether u plus n more writes of a kind passes a limit that
 // kind can grow.
-func (g *bankGuard) over(u store.Usage, n int64, kind int) bool {
+func (g *bankGuard) over(u sqlite.Usage, n int64, kind int) bool {
 	l := g.limits
 	if u.Bytes+n*rowBytes > l.MaxBytes {
 		return true
@@ -206,15 +206,15 @@ type bankPublication struct {
 }
 
 type publishedLimits struct {
-	RequestsPerSecond float64     `json:"requests_per_second_per_address"`
-	Burst             float64     `json:"burst_per_address"`
-	Exempt            string      `json:"exempt_address"`
-	MaxKeys           int64       `json:"max_keys"`
-	MaxAccounts       int64       `json:"max_accounts"`
-	MaxTransfers      int64       `json:"max_transfers"`
-	MaxBytes          int64       `json:"max_bytes"`
-	Usage             store.Usage `json:"usage"`
-	Note              string      `json:"note"`
+	RequestsPerSecond float64      `json:"requests_per_second_per_address"`
+	Burst             float64      `json:"burst_per_address"`
+	Exempt            string       `json:"exempt_address"`
+	MaxKeys           int64        `json:"max_keys"`
+	MaxAccounts       int64        `json:"max_accounts"`
+	MaxTransfers      int64        `json:"max_transfers"`
+	MaxBytes          int64        `json:"max_bytes"`
+	Usage             sqlite.Usage `json:"usage"`
+	Note              string       `json:"note"`
 }
 
 // publication counts the tables at most once a second, however often it

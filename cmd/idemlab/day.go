@@ -16,7 +16,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab"
 	"idemlab/lab/grade"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 const dayUsage = `Usage:
@@ -285,7 +285,7 @@ func replayInProcess(ctx context.Context, d lab.Day, p engine.Policy, path strin
 		defer os.RemoveAll(dir)
 		path = filepath.Join(dir, "day.db")
 	}
-	db, err := store.OpenFile(path)
+	db, err := sqlite.OpenFile(path)
 	if err != nil {
 		return lab.Tally{}, err
 	}

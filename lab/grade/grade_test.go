@@ -10,7 +10,7 @@ import (
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/server"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // bankServer serves idemlab's own bank API, every level under /bank/{level},
@@ -31,9 +31,9 @@ func bankServer(t testing.TB) string {
 // engineServer serves one engine's bank API at the root of a loopback
 // socket (the engine itself publishes its retention at GET /); wrap, when
 // not nil, goes around it to plant a bug.
-func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(http.Handler, *store.DB) http.Handler) string {
+func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(http.Handler, *sqlite.DB) http.Handler) string {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	var bank http.Handler = httpapi.Handler{Engine: engine.New(db, p, o)}

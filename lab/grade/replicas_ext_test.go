@@ -15,7 +15,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab"
 	"idemlab/lab/grade"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // pythonReplicas starts docs/examples/bank.py twice, two processes on two
@@ -155,7 +155,7 @@ func TestGradeReplicasIdemlabEngines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := store.OpenFile(filepath.Join(t.TempDir(), "bank.db"))
+			db, err := sqlite.OpenFile(filepath.Join(t.TempDir(), "bank.db"))
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			var bases []string

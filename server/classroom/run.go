@@ -14,7 +14,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // Accounts of every classroom ledger: the payer starts rich enough that no
@@ -55,7 +55,7 @@ type run struct {
 	id     int
 	level  string
 	policy engine.Policy
-	db     *store.DB
+	db     *sqlite.DB
 	path   string
 	eng    *engine.Engine
 	clock  *offsetClock
@@ -93,11 +93,11 @@ func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
 		intents: map[string]lab.Intent{}}
 	var err error
 	if r.cl.cfg.DB == "" {
-		nr.db, err = store.OpenMemory()
+		nr.db, err = sqlite.OpenMemory()
 	} else {
 		nr.path = ledgerPath(r.cl.cfg.DB, r.code, id)
 		removeDB(nr.path) // a leftover from a crashed server is not this run's ledger
-		nr.db, err = store.OpenFileWith(nr.path, store.FileOptions{Serial: true})
+		nr.db, err = sqlite.OpenFileWith(nr.path, sqlite.FileOptions{Serial: true})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open classroom ledger: %w", err)
@@ -296,7 +296,7 @@ type stormInfo struct {
 // attempts and one transfer where there were two.) A transfer of a request
 // still running may be in the ledger before its attempt is recorded, which
 // is what happened.
-func (run *run) history(ctx context.Context) (lab.History, store.Snapshot, error) {
+func (run *run) history(ctx context.Context) (lab.History, sqlite.Snapshot, error) {
 	run.mu.Lock()
 	h := lab.History{
 		Attempts:      append([]lab.Attempt(nil), run.attempts...),

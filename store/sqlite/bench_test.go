@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"idemlab/engine"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // The store's own benchmarks: what one call of each kind costs, through the
@@ -23,7 +23,7 @@ const storeBenchBody = `{"from":"alice","to":"bob","amount":1}`
 
 var storeBenchKeys atomic.Int64
 
-func benchAccounts(b *testing.B, db *store.DB) {
+func benchAccounts(b *testing.B, db *sqlite.DB) {
 	b.Helper()
 	ctx := context.Background()
 	if _, err := db.PutAccount(ctx, "alice", 1<<50); err != nil {
@@ -51,7 +51,7 @@ func BenchmarkEngineMemory(b *testing.B) {
 				name = level + "/retry"
 			}
 			b.Run(name, func(b *testing.B) {
-				db, err := store.OpenMemory()
+				db, err := sqlite.OpenMemory()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -85,7 +85,7 @@ func BenchmarkEngineFileParallel(b *testing.B) {
 	if runtime.GOOS == "js" {
 		b.Skip("needs a file database")
 	}
-	db, err := store.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
+	db, err := sqlite.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func BenchmarkEngineFileParallel(b *testing.B) {
 // BenchmarkReap is the reaper's sweep over 2,000 keys of which half have
 // expired, in steps of 500; each iteration puts back the keys it deleted.
 func BenchmarkReap(b *testing.B) {
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,13 +156,13 @@ func BenchmarkReap(b *testing.B) {
 // BenchmarkOpenMemory is opening and closing a fresh in-memory database:
 // what every lesson, reset and sandbox change costs in the browser.
 func BenchmarkOpenMemory(b *testing.B) {
-	warm, err := store.OpenMemory()
+	warm, err := sqlite.OpenMemory()
 	if err != nil {
 		b.Fatal(err)
 	}
 	warm.Close()
 	for b.Loop() {
-		db, err := store.OpenMemory()
+		db, err := sqlite.OpenMemory()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,7 +11,7 @@
 // tables, ledger.go the accounts and transfers, reaper.go the sweep of
 // expired keys, usage.go and snapshot.go read the whole database; rooms.go
 // is the live classroom's own file.
-package store
+package sqlite
 
 import (
 	"errors"

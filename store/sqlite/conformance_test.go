@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"path/filepath"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"idemlab/store"
+	"idemlab/store/sqlite"
 	"idemlab/store/storetest"
 )
 
@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 			return openFileOrMemory(t)
 		}
 		path := filepath.Join(t.TempDir(), "ledger.db")
-		db, err := store.OpenFile(path)
+		db, err := sqlite.OpenFile(path)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		mu.Lock()
@@ -36,7 +36,7 @@ func TestConformance(t *testing.T) {
 			mu.Lock()
 			path := paths[s]
 			mu.Unlock()
-			db, err := store.OpenFile(path)
+			db, err := sqlite.OpenFile(path)
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			return db

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -10,19 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
-func openFileOrMemory(t testing.TB) *store.DB {
+func openFileOrMemory(t testing.TB) *sqlite.DB {
 	t.Helper()
 	var (
-		db  *store.DB
+		db  *sqlite.DB
 		err error
 	)
 	if runtime.GOOS == "js" {
-		db, err = store.OpenMemory() // no file locking under Node
+		db, err = sqlite.OpenMemory() // no file locking under Node
 	} else {
-		db, err = store.OpenFile(filepath.Join(t.TempDir(), "ledger.db"))
+		db, err = sqlite.OpenFile(filepath.Join(t.TempDir(), "ledger.db"))
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
@@ -73,12 +73,12 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 		t.Skip("needs a file database")
 	}
 	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := store.OpenFile(path)
+	db, err := sqlite.OpenFile(path)
 	require.NoError(t, err)
 	_, err = db.PutAccount(context.Background(), "a", 7)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
-	db, err = store.OpenFile(path)
+	db, err = sqlite.OpenFile(path)
 	require.NoError(t, err)
 	defer db.Close()
 	a, err := db.GetAccount(context.Background(), "a")
@@ -91,6 +91,6 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 func TestTransferIDHasSixDigitsAtLeast(t *testing.T) {
 	for id, want := range map[int64]string{0: "tr_000000", 7: "tr_000007", 999999: "tr_999999", 1000000: "tr_1000000",
 		1<<53 - 1: "tr_9007199254740991", -5: "tr_-00005"} {
-		assert.Equal(t, want, store.TransferID(id))
+		assert.Equal(t, want, sqlite.TransferID(id))
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // Group commit on a file database: callers that arrive while others hold
@@ -27,7 +27,7 @@ func TestGroupCommitAnswersOnlyAfterItsCommit(t *testing.T) {
 		t.Skip("needs a file database")
 	}
 	path := filepath.Join(t.TempDir(), "group.db")
-	db, err := store.OpenFile(path)
+	db, err := sqlite.OpenFile(path)
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()
