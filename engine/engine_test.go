@@ -58,7 +58,7 @@ func (b *bank) do(t testing.TB, r engine.Request) engine.Result {
 	return b.eng.Handle(context.Background(), r)
 }
 
-func (b *bank) snapshot(t testing.TB) sqlite.Snapshot {
+func (b *bank) snapshot(t testing.TB) engine.Snapshot {
 	t.Helper()
 	s, err := b.db.Snapshot(context.Background())
 	require.NoError(t, err)

@@ -47,8 +47,8 @@ type Bank struct {
 // BankDBs.
 type BankDB interface {
 	engine.Store
-	Usage(ctx context.Context) (sqlite.Usage, error)
-	Snapshot(ctx context.Context) (sqlite.Snapshot, error)
+	Usage(ctx context.Context) (engine.Usage, error)
+	Snapshot(ctx context.Context) (engine.Snapshot, error)
 	Close() error
 }
 

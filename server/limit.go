@@ -11,7 +11,6 @@ import (
 	"idemlab/engine/httpapi"
 	"idemlab/server/limit"
 	"idemlab/server/peer"
-	"idemlab/store/sqlite"
 )
 
 // BankLimits hold the bank API up on a network anyone can reach: a request
@@ -91,7 +90,7 @@ type bankGuard struct {
 	mu sync.Mutex
 	// usage is the last count; pending the writes admitted since, which the
 	// budget counts as rows added until the next count says otherwise.
-	usage     sqlite.Usage
+	usage     engine.Usage
 	pending   int64
 	counted   bool
 	countedAt time.Time
@@ -187,7 +186,7 @@ func (g *bankGuard) room(ctx context.Context, kind int) (bool, error) {
 
 // over reports whether u plus n more writes of a kind passes a limit that
 // kind can grow.
-func (g *bankGuard) over(u sqlite.Usage, n int64, kind int) bool {
+func (g *bankGuard) over(u engine.Usage, n int64, kind int) bool {
 	l := g.limits
 	if u.Bytes+n*rowBytes > l.MaxBytes {
 		return true
@@ -213,7 +212,7 @@ type publishedLimits struct {
 	MaxAccounts       int64        `json:"max_accounts"`
 	MaxTransfers      int64        `json:"max_transfers"`
 	MaxBytes          int64        `json:"max_bytes"`
-	Usage             sqlite.Usage `json:"usage"`
+	Usage             engine.Usage `json:"usage"`
 	Note              string       `json:"note"`
 }
 

@@ -296,7 +296,7 @@ type stormInfo struct {
 // attempts and one transfer where there were two.) A transfer of a request
 // still running may be in the ledger before its attempt is recorded, which
 // is what happened.
-func (run *run) history(ctx context.Context) (lab.History, sqlite.Snapshot, error) {
+func (run *run) history(ctx context.Context) (lab.History, engine.Snapshot, error) {
 	run.mu.Lock()
 	h := lab.History{
 		Attempts:      append([]lab.Attempt(nil), run.attempts...),

@@ -15,7 +15,6 @@ import (
 	"idemlab/engine"
 	"idemlab/internal/pgtest"
 	"idemlab/store/postgres"
-	"idemlab/store/sqlite"
 )
 
 // roundTrips counts the messages the store waits on PostgreSQL for: each
@@ -122,7 +121,7 @@ func TestStoredAnswerIsTheAnswerGiven(t *testing.T) {
 		assert.True(t, again.Replayed)
 		assert.Equal(t, string(first.Response.Body), string(again.Response.Body))
 	}
-	assert.Equal(t, sqlite.TransferID(1000001), "tr_1000001", "ledger_transfer writes ids as sqlite.TransferID does")
+	assert.Equal(t, engine.TransferID(1000001), "tr_1000001", "ledger_transfer writes ids as engine.TransferID does")
 }
 
 // Responses that ledger_transfer cannot fill in ahead (a value written in

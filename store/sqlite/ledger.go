@@ -193,21 +193,9 @@ func (l ledgerTx) move(a engine.TransferArgs, fromBal int64, res *engine.Transfe
 	if err := s.Exec(); err != nil {
 		return mapErr("record transfer", err)
 	}
-	res.Transfer = engine.Transfer{ID: TransferID(db.conn.LastInsertRowID()), From: a.From, To: a.To, Amount: a.Amount,
+	res.Transfer = engine.Transfer{ID: engine.TransferID(db.conn.LastInsertRowID()), From: a.From, To: a.To, Amount: a.Amount,
 		BalanceAfter: fromBal - a.Amount, CreatedAt: a.At, Customer: a.Customer, Key: a.Key}
 	return nil
-}
-
-// TransferID formats a ledger row id as a transfer id.
-func TransferID(rowid int64) string {
-	if rowid < 0 {
-		return fmt.Sprintf("tr_%06d", rowid)
-	}
-	n := strconv.FormatInt(rowid, 10)
-	if len(n) < 6 {
-		n = "000000"[len(n):] + n
-	}
-	return "tr_" + n
 }
 
 func parseTransferID(id string) (int64, bool) {

@@ -9,20 +9,10 @@ import (
 	"idemlab/engine"
 )
 
-// Snapshot is everything a view shows after a step: balances, the ledger
-// and the key tables.
-type Snapshot struct {
-	Accounts  []engine.Account   `json:"accounts"`
-	Transfers []engine.Transfer  `json:"transfers"`
-	Keys      []engine.KeyRecord `json:"keys"`
-	// LooseKeys are the rows of the unconstrained key table.
-	LooseKeys []engine.KeyRecord `json:"loose_keys,omitempty"`
-}
-
 // Snapshot reads the whole database. It is meant for lessons, tests and the
 // checker, on small databases.
-func (db *DB) Snapshot(ctx context.Context) (Snapshot, error) {
-	var snap Snapshot
+func (db *DB) Snapshot(ctx context.Context) (engine.Snapshot, error) {
+	var snap engine.Snapshot
 	err := db.hold(ctx, func() error { return db.snapshot(&snap) })
 	return snap, err
 }
@@ -32,7 +22,7 @@ func (db *DB) Snapshot(ctx context.Context) (Snapshot, error) {
 type snapshotCache struct {
 	valid   bool
 	changes int64
-	snap    Snapshot
+	snap    engine.Snapshot
 }
 
 // snapshot reads the whole database into snap. Callers hold the database.
@@ -43,13 +33,13 @@ type snapshotCache struct {
 // statement run costs tens of microseconds however small its table. The
 // last snapshot is kept only when it was read outside a transaction: one
 // read inside could be rolled back without changing the count.
-func (db *DB) snapshot(snap *Snapshot) error {
+func (db *DB) snapshot(snap *engine.Snapshot) error {
 	if !db.private {
 		return db.readSnapshot(snap)
 	}
 	changes := db.conn.TotalChanges()
 	if c := &db.last; c.valid && c.changes == changes {
-		*snap = c.snap.clone()
+		*snap = cloneSnapshot(c.snap)
 		return nil
 	}
 	db.last.valid = false
@@ -57,21 +47,21 @@ func (db *DB) snapshot(snap *Snapshot) error {
 		return err
 	}
 	if db.conn.GetAutocommit() {
-		db.last = snapshotCache{valid: true, changes: changes, snap: snap.clone()}
+		db.last = snapshotCache{valid: true, changes: changes, snap: cloneSnapshot(*snap)}
 	}
 	return nil
 }
 
-// clone copies the snapshot's slices, so that a caller who changes its
-// copy leaves the cache alone. A stored response is never changed.
-func (s Snapshot) clone() Snapshot {
-	return Snapshot{Accounts: slices.Clone(s.Accounts), Transfers: slices.Clone(s.Transfers),
+// cloneSnapshot copies the snapshot's slices, so that a caller who changes
+// its copy leaves the cache alone. A stored response is never changed.
+func cloneSnapshot(s engine.Snapshot) engine.Snapshot {
+	return engine.Snapshot{Accounts: slices.Clone(s.Accounts), Transfers: slices.Clone(s.Transfers),
 		Keys: slices.Clone(s.Keys), LooseKeys: slices.Clone(s.LooseKeys)}
 }
 
 // readSnapshot reads the whole database into snap. Callers hold the
 // database.
-func (db *DB) readSnapshot(snap *Snapshot) error {
+func (db *DB) readSnapshot(snap *engine.Snapshot) error {
 	err := db.readAll(&db.stmts.allAccounts, "snapshot accounts", func(s *sqlite3.Stmt) error {
 		snap.Accounts = append(snap.Accounts, engine.Account{ID: s.ColumnText(0), Balance: s.ColumnInt64(1)})
 		return nil
@@ -80,7 +70,7 @@ func (db *DB) readSnapshot(snap *Snapshot) error {
 		return err
 	}
 	err = db.readAll(&db.stmts.allTransfers, "snapshot transfers", func(s *sqlite3.Stmt) error {
-		snap.Transfers = append(snap.Transfers, engine.Transfer{ID: TransferID(s.ColumnInt64(0)), From: s.ColumnText(1),
+		snap.Transfers = append(snap.Transfers, engine.Transfer{ID: engine.TransferID(s.ColumnInt64(0)), From: s.ColumnText(1),
 			To: s.ColumnText(2), Amount: s.ColumnInt64(3), CreatedAt: s.ColumnInt64(4), Customer: s.ColumnText(5), Key: s.ColumnText(6)})
 		return nil
 	})

@@ -21,8 +21,8 @@ func TestSnapshotFollowsEveryChange(t *testing.T) {
 	defer db.Close()
 	require.True(t, db.private)
 
-	fresh := func() Snapshot {
-		var s Snapshot
+	fresh := func() engine.Snapshot {
+		var s engine.Snapshot
 		db.mu.Lock()
 		defer db.mu.Unlock()
 		require.NoError(t, db.readSnapshot(&s))

@@ -85,12 +85,3 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), a.Balance, "reopening runs no migration twice and keeps the data")
 }
-
-// TestTransferIDHasSixDigitsAtLeast: ids are zero-padded to six digits and
-// grow past them, as fmt's %06d writes them.
-func TestTransferIDHasSixDigitsAtLeast(t *testing.T) {
-	for id, want := range map[int64]string{0: "tr_000000", 7: "tr_000007", 999999: "tr_999999", 1000000: "tr_1000000",
-		1<<53 - 1: "tr_9007199254740991", -5: "tr_-00005"} {
-		assert.Equal(t, want, sqlite.TransferID(id))
-	}
-}

@@ -40,7 +40,7 @@ func TestUsageCountsWhatGrows(t *testing.T) {
 			}
 			u, err := db.Usage(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, Usage{Keys: 2, Accounts: 1, Transfers: 0, Bytes: u.Bytes}, u)
+			assert.Equal(t, engine.Usage{Keys: 2, Accounts: 1, Transfers: 0, Bytes: u.Bytes}, u)
 			assert.GreaterOrEqual(t, u.Bytes, u0.Bytes)
 		})
 	}
