@@ -88,4 +88,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzTransferBody -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzTransferCanonical -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./lab/scenario/
-	$(GO) test -run='^$$' -fuzz=FuzzDecodeClientMessage -fuzztime=$(FUZZTIME) ./server/classroom/
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeClientMessage -fuzztime=$(FUZZTIME) ./classroom/

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
 	"idemlab/server"
-	"idemlab/server/classroom"
 	"idemlab/server/peer"
 )
 

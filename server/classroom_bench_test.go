@@ -26,7 +26,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"idemlab/server/classroom"
+	"idemlab/classroom"
 )
 
 // The classroom's load benchmark: 300 websocket clients in one room (one

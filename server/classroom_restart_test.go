@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
 	"idemlab/engine"
-	"idemlab/server/classroom"
 	"idemlab/store/sqlite"
 )
 

@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/server/classroom"
 )
 
 // The classroom's tests run over real sockets: httptest.NewServer over

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"idemlab/classroom"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/lessons"
-	"idemlab/server/classroom"
 	"idemlab/server/peer"
 )
 

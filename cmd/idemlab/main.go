@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"idemlab/classroom"
 	"idemlab/engine"
 	"idemlab/server"
-	"idemlab/server/classroom"
 	"idemlab/server/peer"
 	"idemlab/store/postgres"
 )
