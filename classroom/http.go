@@ -12,7 +12,7 @@ import (
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/server/peer"
-	classroomweb "idemlab/web/classroom"
+	pages "idemlab/web/classroom"
 )
 
 // The classroom's HTTP side: its pages, its JSON API and the websocket
@@ -20,7 +20,7 @@ import (
 
 // Register adds the classroom's routes to mux.
 func (c *Classroom) Register(mux *http.ServeMux) {
-	files := http.FileServerFS(classroomweb.Files)
+	files := http.FileServerFS(pages.Files)
 	mux.HandleFunc("GET /classroom", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/classroom/", http.StatusMovedPermanently)
 	})
@@ -50,7 +50,7 @@ func securityHeaders(w http.ResponseWriter) {
 func servePage(w http.ResponseWriter, r *http.Request, name string) {
 	securityHeaders(w)
 	w.Header().Set("Cache-Control", "no-cache")
-	http.ServeFileFS(w, r, classroomweb.Files, name)
+	http.ServeFileFS(w, r, pages.Files, name)
 }
 
 func noDirs(h http.Handler) http.Handler {
