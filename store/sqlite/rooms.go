@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"idemlab/internal/sqlitemigrate"
 )
 
 // Rooms is the live classroom's own SQLite file: its settings (the
@@ -19,6 +21,10 @@ type Rooms struct {
 	mu   sync.Mutex
 	conn *sqlite3.Conn
 }
+
+// busyTimeout is how long a statement waits for another process's lock,
+// as long as the bank's store waits.
+const busyTimeout = 5 * time.Second
 
 // roomMigrations are applied in order, PRAGMA user_version counting them,
 // as the bank's migrations are. Append, never edit.
@@ -60,42 +66,13 @@ func OpenRooms(path string) (*Rooms, error) {
 }
 
 func (db *Rooms) init() error {
-	if err := db.conn.BusyTimeout(BusyTimeout); err != nil {
+	if err := db.conn.BusyTimeout(busyTimeout); err != nil {
 		return err
 	}
 	if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); err != nil {
 		return err
 	}
-	return migrateConn(db.conn, roomMigrations)
-}
-
-// migrateConn brings conn's schema up to the last of migrations, each in
-// its own transaction with its user_version, and refuses a file written by
-// a newer idemlab.
-func migrateConn(conn *sqlite3.Conn, migrations []string) error {
-	stmt, _, err := conn.Prepare("PRAGMA user_version")
-	if err != nil {
-		return err
-	}
-	v := 0
-	if stmt.Step() {
-		v = stmt.ColumnInt(0)
-	}
-	err = errors.Join(stmt.Err(), stmt.Close())
-	if err != nil {
-		return err
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this idemlab's %d", v, len(migrations))
-	}
-	for i := v; i < len(migrations); i++ {
-		sql := "BEGIN IMMEDIATE;" + migrations[i] + fmt.Sprintf(";PRAGMA user_version=%d;COMMIT;", i+1)
-		if err := conn.Exec(sql); err != nil {
-			conn.Exec("ROLLBACK")
-			return fmt.Errorf("migration %d: %w", i+1, err)
-		}
-	}
-	return nil
+	return sqlitemigrate.Migrate(db.conn, roomMigrations)
 }
 
 // Setting returns a setting's value, and whether it is set.

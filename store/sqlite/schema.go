@@ -3,6 +3,8 @@ package sqlite
 import (
 	"fmt"
 	"strings"
+
+	"idemlab/internal/sqlitemigrate"
 )
 
 // migrations are applied in order; PRAGMA user_version counts how many a
@@ -98,7 +100,7 @@ func (db *DB) migrate() error {
 		}
 		return nil
 	}
-	if err := migrateConn(db.conn, migrations); err != nil {
+	if err := sqlitemigrate.Migrate(db.conn, migrations); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
