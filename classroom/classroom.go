@@ -31,9 +31,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"idemlab/classroom/roomdb"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/store/sqlite"
 )
 
 // Config configures a Classroom. Zero fields take the defaults in
@@ -151,7 +151,7 @@ type Classroom struct {
 	upgrader   websocket.Upgrader
 
 	// db keeps the rooms across restarts; nil without a database path.
-	db *sqlite.Rooms
+	db *roomdb.Rooms
 	// madeToken says the secret was made at this start: nobody knows it yet.
 	madeToken bool
 
@@ -169,13 +169,13 @@ type Classroom struct {
 // the file has none, it generates the secret unless cfg gives one.
 func New(cfg Config) (*Classroom, error) {
 	cfg.defaults()
-	var db *sqlite.Rooms
+	var db *roomdb.Rooms
 	if cfg.DB != "" {
 		if n := removeLeftoverLedgers(cfg.DB); n > 0 {
 			cfg.Logger.Info("classroom: removed storm ledgers left by a stopped server", "files", n)
 		}
 		var err error
-		if db, err = sqlite.OpenRooms(roomsPath(cfg.DB)); err != nil {
+		if db, err = roomdb.OpenRooms(roomsPath(cfg.DB)); err != nil {
 			return nil, fmt.Errorf("classroom: %w", err)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"idemlab/classroom/roomdb"
 	"idemlab/engine"
-	"idemlab/store/sqlite"
 )
 
 // A classroom with a database path keeps its rooms in a SQLite file beside
@@ -66,7 +66,7 @@ func globEscape(s string) string {
 // the rooms file, or makes the secret and writes it there. A token given
 // in the configuration replaces the stored one (and ends the sessions it
 // signed in); rotate makes a new one.
-func secretsFrom(db *sqlite.Rooms, token string, rotate bool) (tok, sessions string, made bool, err error) {
+func secretsFrom(db *roomdb.Rooms, token string, rotate bool) (tok, sessions string, made bool, err error) {
 	if db != nil && !rotate {
 		stored, ok, err := db.Setting(settingToken)
 		if err != nil {

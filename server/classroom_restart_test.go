@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/classroom"
+	"idemlab/classroom/roomdb"
 	"idemlab/engine"
-	"idemlab/store/sqlite"
 )
 
 // TestClassroomRoomsSurviveARestart runs a lesson on a server with a
@@ -110,7 +110,7 @@ func copyFiles(t *testing.T, from, to string) {
 
 // openRoomsForTest reads every room's record of a rooms file as one string.
 func openRoomsForTest(path string) (string, error) {
-	db, err := sqlite.OpenRooms(path)
+	db, err := roomdb.OpenRooms(path)
 	if err != nil {
 		return "", err
 	}
