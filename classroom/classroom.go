@@ -31,7 +31,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"idemlab/classroom/roomdb"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 )
@@ -55,8 +54,16 @@ type Config struct {
 	// another (idemlab-classroom-<code>-<n>.db), a fresh file for every
 	// storm. Empty means rooms that live in memory only and an in-memory
 	// database per storm.
-	DB     string
-	Logger *slog.Logger
+	DB string
+	// OpenLedger opens a fresh database for one storm: a file at path, or
+	// an in-memory one when path is "". Required: cmd/idemlab hands in the
+	// SQLite store (store/sqlite), each storm's transactions run one at a
+	// time so that the SQL projected is what one request runs.
+	OpenLedger func(path string) (Ledger, error)
+	// OpenRooms opens the rooms file at path (beside DB). Nil, or no DB,
+	// keeps the rooms in memory only. cmd/idemlab hands in classroom/roomdb.
+	OpenRooms func(path string) (Rooms, error)
+	Logger    *slog.Logger
 
 	// SendQueue is how many messages may wait for one connection's writer
 	// before the connection is dropped as too slow.
@@ -151,7 +158,7 @@ type Classroom struct {
 	upgrader   websocket.Upgrader
 
 	// db keeps the rooms across restarts; nil without a database path.
-	db *roomdb.Rooms
+	db Rooms
 	// madeToken says the secret was made at this start: nobody knows it yet.
 	madeToken bool
 
@@ -169,13 +176,18 @@ type Classroom struct {
 // the file has none, it generates the secret unless cfg gives one.
 func New(cfg Config) (*Classroom, error) {
 	cfg.defaults()
-	var db *roomdb.Rooms
+	var db Rooms
+	if cfg.OpenLedger == nil {
+		return nil, errors.New("classroom: no Config.OpenLedger to open the storms' ledgers with")
+	}
 	if cfg.DB != "" {
 		if n := removeLeftoverLedgers(cfg.DB); n > 0 {
 			cfg.Logger.Info("classroom: removed storm ledgers left by a stopped server", "files", n)
 		}
+	}
+	if cfg.DB != "" && cfg.OpenRooms != nil {
 		var err error
-		if db, err = roomdb.OpenRooms(roomsPath(cfg.DB)); err != nil {
+		if db, err = cfg.OpenRooms(roomsPath(cfg.DB)); err != nil {
 			return nil, fmt.Errorf("classroom: %w", err)
 		}
 	}

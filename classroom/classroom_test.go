@@ -19,10 +19,11 @@ import (
 
 	"idemlab/engine"
 	"idemlab/server/peer"
+	"idemlab/store/sqlite"
 )
 
 func TestOfferDropsWhenTheQueueIsFull(t *testing.T) {
-	cl, err := New(Config{SendQueue: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cl, err := New(testConfig(Config{SendQueue: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -118,7 +119,7 @@ func TestOriginRefusal(t *testing.T) {
 }
 
 func TestIdleRoomsMakeSpace(t *testing.T) {
-	cl, err := New(Config{MaxRooms: 1, IdleRoom: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cl, err := New(testConfig(Config{MaxRooms: 1, IdleRoom: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	a, err := cl.createRoom()
@@ -139,7 +140,7 @@ func TestIdleRoomsMakeSpace(t *testing.T) {
 // and when the classroom closes.
 func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 	dir := t.TempDir()
-	cl, err := New(Config{DB: filepath.Join(dir, "idemlab.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cl, err := New(testConfig(Config{DB: filepath.Join(dir, "idemlab.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	room, err := cl.createRoom()
 	require.NoError(t, err)
@@ -175,7 +176,7 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 // a socket attaching) is refused at once: it neither runs nor waits.
 func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
 	var logs lockedBuffer
-	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	cl, err := New(testConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -224,7 +225,7 @@ func (b *lockedBuffer) String() string {
 func TestRefusalsAreLoggedOncePerClientAndMinute(t *testing.T) {
 	var logs lockedBuffer
 	clk := engine.NewManualClock(time.Unix(1_700_000_000, 0))
-	cl, err := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clk.Now})
+	cl, err := New(testConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clk.Now}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -253,4 +254,17 @@ func TestRefusalsAreLoggedOncePerClientAndMinute(t *testing.T) {
 	assert.Empty(t, counts(), "a phone that stopped asking drops out of the count")
 	note("secret-a", refusedLocked)
 	assert.Equal(t, 4, strings.Count(logs.String(), "classroom: refused"))
+}
+
+// testConfig hands cfg the SQLite store's ledgers, as cmd/idemlab does
+// (internal/stores.Ledger, which imports this package). The rooms file is
+// left out: these tests keep their rooms in memory.
+func testConfig(cfg Config) Config {
+	cfg.OpenLedger = func(path string) (Ledger, error) {
+		if path == "" {
+			return sqlite.OpenMemory()
+		}
+		return sqlite.OpenFileWith(path, sqlite.FileOptions{Serial: true})
+	}
+	return cfg
 }

@@ -1,6 +1,7 @@
 package classroom
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"idemlab/classroom/roomdb"
 	"idemlab/engine"
 )
 
@@ -21,6 +21,44 @@ import (
 // every phone finds its room and its student again. The storms' ledgers
 // themselves are not kept: a restarted room starts its next ledger fresh,
 // and the files a killed process left are removed at start-up.
+
+// Rooms keeps the classroom's rooms and settings across restarts: the
+// instructor's secret and sessions, and each room as a document the
+// classroom writes and reads back at start-up. cmd/idemlab hands in a
+// SQLite file (classroom/roomdb). Implementations must be safe for
+// concurrent use.
+type Rooms interface {
+	// Setting returns a setting's value, and whether it is set.
+	Setting(name string) (value string, ok bool, err error)
+	// SetSetting writes a setting.
+	SetSetting(name, value string) error
+	// SaveRoom writes a room's document, and its record unless record is
+	// nil (the record, a storm's events, is large and changes less often).
+	SaveRoom(code string, doc, record []byte, now time.Time) error
+	// DeleteRoom forgets a room.
+	DeleteRoom(code string) error
+	// LoadRooms returns every saved room, oldest change first.
+	LoadRooms() ([]SavedRoom, error)
+	Close() error
+}
+
+// SavedRoom is one room as it was last saved.
+type SavedRoom struct {
+	Code string
+	// Doc is the room (students, votes, level); Record the last ledger's
+	// storm, events and verdict (nil if none was saved).
+	Doc, Record []byte
+	Updated     time.Time
+}
+
+// Ledger is one storm's database: the engine's store, and the whole of it
+// read back for the checker. cmd/idemlab hands in the SQLite store
+// (store/sqlite) through Config.OpenLedger.
+type Ledger interface {
+	engine.Store
+	Snapshot(ctx context.Context) (engine.Snapshot, error)
+	Close() error
+}
 
 // Settings in the rooms file.
 const (
@@ -66,7 +104,7 @@ func globEscape(s string) string {
 // the rooms file, or makes the secret and writes it there. A token given
 // in the configuration replaces the stored one (and ends the sessions it
 // signed in); rotate makes a new one.
-func secretsFrom(db *roomdb.Rooms, token string, rotate bool) (tok, sessions string, made bool, err error) {
+func secretsFrom(db Rooms, token string, rotate bool) (tok, sessions string, made bool, err error) {
 	if db != nil && !rotate {
 		stored, ok, err := db.Setting(settingToken)
 		if err != nil {

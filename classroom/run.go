@@ -14,7 +14,6 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store/sqlite"
 )
 
 // Accounts of every classroom ledger: the payer starts rich enough that no
@@ -55,7 +54,7 @@ type run struct {
 	id     int
 	level  string
 	policy engine.Policy
-	db     *sqlite.DB
+	db     Ledger
 	path   string
 	eng    *engine.Engine
 	clock  *offsetClock
@@ -92,13 +91,11 @@ func (r *Room) newRun(level string, spec *StormSpec) (*run, error) {
 	nr := &run{id: id, level: level, policy: p, clock: &offsetClock{}, horizon: r.cl.cfg.LateRetryAfter,
 		intents: map[string]lab.Intent{}}
 	var err error
-	if r.cl.cfg.DB == "" {
-		nr.db, err = sqlite.OpenMemory()
-	} else {
+	if r.cl.cfg.DB != "" {
 		nr.path = ledgerPath(r.cl.cfg.DB, r.code, id)
 		removeDB(nr.path) // a leftover from a crashed server is not this run's ledger
-		nr.db, err = sqlite.OpenFileWith(nr.path, sqlite.FileOptions{Serial: true})
 	}
+	nr.db, err = r.cl.cfg.OpenLedger(nr.path)
 	if err != nil {
 		return nil, fmt.Errorf("open classroom ledger: %w", err)
 	}

@@ -95,7 +95,7 @@ func dayHook(ctx context.Context, s engine.Step) engine.Fault {
 }
 
 // DayStore is what a day is replayed on: the engine's store, and a read of
-// the ledger and the balances at the end, for the checker. *store.DB is one.
+// the ledger and the balances at the end, for the checker. *sqlite.DB is one.
 type DayStore interface {
 	engine.Store
 	Ledger(ctx context.Context) ([]engine.Transfer, []engine.Account, error)

@@ -38,6 +38,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/server"
 	"idemlab/web"
 )
@@ -318,10 +319,10 @@ func copyFile(src, dst string) error {
 // playground starts idemlab's server with in-memory banks over webDir.
 func playground(t testing.TB, webDir string) *httptest.Server {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
-	s, err := server.New(banks, server.Options{WebDir: webDir})
+	s, err := server.New(banks, stores.Options(server.Options{WebDir: webDir}))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	ts := browserServer(s)

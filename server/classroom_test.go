@@ -62,10 +62,10 @@ func newClassroomEnvOn(t testing.TB, cfg classroom.Config, wrap func(net.Conn) n
 func newClassroomEnvWith(t testing.TB, cfg classroom.Config, opts Options, wrap func(net.Conn) net.Conn, jar http.CookieJar) *classroomEnv {
 	t.Helper()
 	opts.Classroom = cfg
-	banks, err := OpenBanks(Config{DB: opts.DB})
+	banks, err := OpenBanks(Config{Open: testBanks(opts.DB)})
 	require.NoError(t, err)
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := New(banks, opts)
+	srv, err := New(banks, testOptions(opts))
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(srv)
 	if wrap != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/internal/stores"
 	"idemlab/server"
 	"idemlab/store/sqlite"
 )
@@ -70,7 +71,7 @@ func TestInternalErrorsAreLoggedOnceAndNeverShown(t *testing.T) {
 	eng := engine.New(failingStore{db}, engine.MustPreset(engine.LevelScoped), engine.Options{})
 	var logs syncBuffer
 	h, err := server.New([]*server.Bank{{Level: engine.LevelScoped, Engine: eng, DB: db}},
-		server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+		stores.Options(server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	ts := httptest.NewServer(h)

@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -89,9 +90,9 @@ func TestScreenshots(t *testing.T) {
 		t.Log("no Hangul font: the Korean pictures will show boxes (apt-get install fonts-nanum)")
 	}
 
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
-	s, err := server.New(banks, server.Options{WebDir: playgroundDir(t), InstructorToken: browserToken})
+	s, err := server.New(banks, stores.Options(server.Options{WebDir: playgroundDir(t), InstructorToken: browserToken}))
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() {

@@ -1,3 +1,6 @@
+// Package roomdb keeps the classroom's rooms (classroom.Rooms) in a
+// SQLite file of their own, beside the bank's: cmd/idemlab opens it and
+// hands it to the classroom.
 package roomdb
 
 import (
@@ -8,6 +11,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"idemlab/classroom"
 	"idemlab/internal/sqlitemigrate"
 )
 
@@ -21,6 +25,8 @@ type Rooms struct {
 	mu   sync.Mutex
 	conn *sqlite3.Conn
 }
+
+var _ classroom.Rooms = (*Rooms)(nil)
 
 // busyTimeout is how long a statement waits for another process's lock,
 // as long as the bank's store waits.
@@ -42,25 +48,16 @@ var roomMigrations = []string{
 	) WITHOUT ROWID;`,
 }
 
-// SavedRoom is one room as it was last saved.
-type SavedRoom struct {
-	Code string
-	// Doc is the room (students, votes, level); Record the last ledger's
-	// storm, events and verdict (nil if none was saved).
-	Doc, Record []byte
-	Updated     time.Time
-}
-
 // OpenRooms opens (creating if needed) the classroom's file at path.
 func OpenRooms(path string) (*Rooms, error) {
 	conn, err := sqlite3.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("roomdb: open %s: %w", path, err)
 	}
 	db := &Rooms{conn: conn}
 	if err := db.init(); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
+		return nil, fmt.Errorf("roomdb: %s: %w", path, err)
 	}
 	return db, nil
 }
@@ -121,7 +118,7 @@ func (db *Rooms) DeleteRoom(code string) error {
 }
 
 // LoadRooms returns every saved room, oldest change first.
-func (db *Rooms) LoadRooms() ([]SavedRoom, error) {
+func (db *Rooms) LoadRooms() ([]classroom.SavedRoom, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	stmt, _, err := db.conn.Prepare("SELECT code, doc, record, updated_ms FROM rooms ORDER BY updated_ms")
@@ -129,9 +126,9 @@ func (db *Rooms) LoadRooms() ([]SavedRoom, error) {
 		return nil, err
 	}
 	defer stmt.Close()
-	var out []SavedRoom
+	var out []classroom.SavedRoom
 	for stmt.Step() {
-		out = append(out, SavedRoom{Code: stmt.ColumnText(0), Doc: stmt.ColumnBlob(1, nil), Record: stmt.ColumnBlob(2, nil),
+		out = append(out, classroom.SavedRoom{Code: stmt.ColumnText(0), Doc: stmt.ColumnBlob(1, nil), Record: stmt.ColumnBlob(2, nil),
 			Updated: time.UnixMilli(stmt.ColumnInt64(3))})
 	}
 	return out, stmt.Err()

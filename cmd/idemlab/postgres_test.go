@@ -21,7 +21,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/internal/pgtest"
-	"idemlab/server"
+	"idemlab/internal/stores"
 	"idemlab/store/postgres"
 )
 
@@ -132,7 +132,7 @@ func TestServersShareOnePostgres(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int32(1), created.Load(), "one attempt executes across both servers")
-	store, err := postgres.Open(context.Background(), db, server.LevelSchema(engine.LevelScoped))
+	store, err := postgres.Open(context.Background(), db, stores.LevelSchema(engine.LevelScoped))
 	require.NoError(t, err)
 	defer store.Close()
 	snap, err := store.Snapshot(context.Background())
@@ -246,7 +246,7 @@ func TestCrashRecoveryAcrossServers(t *testing.T) {
 		cycles, killed, len(intents), attempts.Load(), downs.Load(), conflicts.Load())
 	assert.Positive(t, downs.Load(), "the kills landed while clients were sending")
 
-	store, err := postgres.Open(context.Background(), db, server.LevelSchema(engine.LevelScoped))
+	store, err := postgres.Open(context.Background(), db, stores.LevelSchema(engine.LevelScoped))
 	require.NoError(t, err)
 	defer store.Close()
 	snap, err := store.Snapshot(context.Background())

@@ -9,6 +9,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/internal/stores"
 	"idemlab/server"
 	"idemlab/store/sqlite"
 )
@@ -17,10 +18,10 @@ import (
 // on a real loopback socket.
 func bankServer(t testing.TB) string {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	srv := httptest.NewServer(h)

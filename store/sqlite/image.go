@@ -8,8 +8,8 @@ import (
 )
 
 // emptyImage is a database file holding the schema at the current schema
-// version and no rows (store/empty.db, rewritten by
-// `go test ./store -run TestSchemaIsWhatTheMigrationsLeave -update-image`;
+// version and no rows (store/sqlite/empty.db, rewritten by
+// `go test ./store/sqlite -run TestSchemaIsWhatTheMigrationsLeave -update-image`;
 // that test fails while it differs from what the migrations leave). Every
 // new in-memory database starts as a copy of it instead of running the
 // schema's DDL, and skips the schema version check.

@@ -143,7 +143,7 @@ func TestSchemaIsWhatTheMigrationsLeave(t *testing.T) {
 	image, err := OpenMemory()
 	require.NoError(t, err)
 	defer image.Close()
-	require.Equal(t, read(history), read(image.conn), "empty.db: run go test ./store -run TestSchemaIsWhatTheMigrationsLeave -update-image")
+	require.Equal(t, read(history), read(image.conn), "empty.db: run go test ./store/sqlite -run TestSchemaIsWhatTheMigrationsLeave -update-image")
 	require.Equal(t, SchemaVersion, version(image.conn), "empty.db's schema version")
 }
 

@@ -1,4 +1,4 @@
-// Package store implements engine.Store on SQLite through
+// Package sqlite implements engine.Store on SQLite through
 // github.com/ncruces/go-sqlite3: the ledger (accounts and transfers) and the
 // two key tables. On the server it is a file in WAL mode; in the browser and
 // in tests it is an in-memory database on the memdb VFS.
@@ -9,8 +9,8 @@
 // each; commit.go holds the database for one unit of work and shares the
 // transactions of a file's callers (group commit); keys.go is the key
 // tables, ledger.go the accounts and transfers, reaper.go the sweep of
-// expired keys, usage.go and snapshot.go read the whole database; rooms.go
-// is the live classroom's own file.
+// expired keys, usage.go and snapshot.go read the whole database. The
+// classroom's rooms file is classroom/roomdb, not here: a room is not money.
 package sqlite
 
 import (
