@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 	"idemlab/store/sqlite"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 )
 
 // Roles of a connection.

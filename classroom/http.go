@@ -11,7 +11,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 	pages "idemlab/web/classroom"
 )
 

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 )
 
 // Where phones reach the server: the link and QR code a projector shows.

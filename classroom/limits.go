@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"idemlab/engine/httpapi"
-	"idemlab/server/limit"
-	"idemlab/server/peer"
+	"idemlab/internal/limit"
+	"idemlab/internal/peer"
 )
 
 // Limits are what the classroom admits. A class often reaches the server

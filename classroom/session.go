@@ -13,7 +13,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 )
 
 // MinTokenLength is the shortest instructor secret the classroom accepts:

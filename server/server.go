@@ -14,8 +14,8 @@ import (
 	"idemlab/classroom"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/internal/peer"
 	"idemlab/lessons"
-	"idemlab/server/peer"
 )
 
 // Server is idemlab's HTTP handler: the classroom, the playground and the

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 )
 
 // TestHTTPSMakesCookiesSecure: the instructor's cookie is Secure and the

@@ -21,9 +21,9 @@ import (
 
 	"idemlab/classroom"
 	"idemlab/engine"
+	"idemlab/internal/peer"
 	"idemlab/internal/stores"
 	"idemlab/server"
-	"idemlab/server/peer"
 )
 
 func main() {

@@ -9,8 +9,8 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/server/limit"
-	"idemlab/server/peer"
+	"idemlab/internal/limit"
+	"idemlab/internal/peer"
 )
 
 // BankLimits hold the bank API up on a network anyone can reach: a request
