@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"idemlab/lab"
 )
 
 // The room's commands about its people: a phone joining, its vote, the
@@ -231,4 +233,45 @@ func (r *Room) uniqueNickname(st *student, nick string) string {
 			return n
 		}
 	}
+}
+
+// secondRetry finds what the second request of the first intent got: the
+// answer the room voted on.
+func secondRetry(h lab.History, rep lab.Report) *actual {
+	if len(h.Intents) == 0 {
+		return nil
+	}
+	first := h.Intents[0].ID
+	n := 0
+	for _, a := range h.Attempts {
+		if a.Intent != first {
+			continue
+		}
+		if n++; n < 2 {
+			continue
+		}
+		act := &actual{Status: a.Status, Lane: a.Lane}
+		transfers := 0
+		for _, t := range h.Ledger {
+			if t.Customer == a.Customer && t.Key == a.Key {
+				transfers++
+			}
+		}
+		switch {
+		case transfers > 1:
+			act.Choice = ChoiceDouble
+		case !a.Delivered:
+			act.Choice = ChoiceNoAnswer
+		case a.Status == 201:
+			act.Choice = Choice201
+		case a.Status == 200:
+			act.Choice = Choice200
+		case a.Status == 409:
+			act.Choice = Choice409
+		case a.Status == 422:
+			act.Choice = Choice422
+		}
+		return act
+	}
+	return nil
 }
