@@ -199,6 +199,26 @@ func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
 	room.close()        // twice is once
 }
 
+// TestDoFromTheRoomsOwnGoroutine: a command that calls do (code written
+// for other goroutines, reached from the room's) runs the inner command
+// there and then, instead of waiting for itself forever.
+func TestDoFromTheRoomsOwnGoroutine(t *testing.T) {
+	cl, err := New(testConfig(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	require.NoError(t, err)
+	defer cl.Close()
+	room, err := cl.createRoom()
+	require.NoError(t, err)
+	inner, returned := false, make(chan bool, 1)
+	go func() { returned <- room.do(func() { inner = room.do(func() {}) }) }()
+	select {
+	case ok := <-returned:
+		assert.True(t, ok)
+		assert.True(t, inner, "the inner command ran on the room's goroutine")
+	case <-time.After(10 * time.Second):
+		t.Fatal("do called on the room's goroutine waited for itself")
+	}
+}
+
 // lockedBuffer is a log's destination that the room's goroutine and the
 // test may use at once.
 type lockedBuffer struct {

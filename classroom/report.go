@@ -62,11 +62,16 @@ type stormInfo struct {
 	DurationMS int64     `json:"duration_ms"`
 }
 
-// sendReport judges a run and broadcasts the verdict. Without a storm it
-// runs on the room's goroutine. After a storm it runs on the storm's: the
-// verdict and its picture are drawn there, and the room's goroutine
-// reveals the vote with it and broadcasts it.
+// sendReport judges a run and broadcasts the verdict. It runs off the
+// room's goroutine, on the storm's after a storm and on one the room spawns
+// otherwise: reading the ledger, checking the history and drawing the
+// picture take as long as the history is big, and the room goes on
+// answering meanwhile. The verdict is then handed to the room's goroutine
+// (do), which reveals the vote with a storm's and broadcasts it. A report
+// whose reading began before that of one already broadcast is dropped: it
+// would show the screens an older ledger.
 func (r *Room) sendReport(run *run, storm *stormInfo) {
+	seq := r.reportSeq.Add(1)
 	h, snap, err := run.history(context.WithoutCancel(r.ctx))
 	if err != nil {
 		r.cl.cfg.Logger.Warn("classroom report", "room", r.code, "err", err)
@@ -86,7 +91,13 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 		msg.Keys = []keyRow{}
 	}
 	if storm == nil {
-		r.recordAndBroadcast(run.id, keepReport, msg, msg)
+		r.do(func() {
+			if r.reportSent > seq {
+				return
+			}
+			r.reportSent = seq
+			r.recordAndBroadcast(run.id, keepReport, msg, msg)
+		})
 		return
 	}
 	// The projector gets the picture with each moment's attempts, so that
@@ -108,8 +119,12 @@ func (r *Room) sendReport(run *run, storm *stormInfo) {
 	phones.Picture = &bare
 	phones.PictureSVG = ""
 	phones.PictureSVGKo = ""
-	second := secondRetry(h, rep)
+	second := secondRetry(h)
 	r.do(func() {
+		if r.reportSent > seq {
+			return
+		}
+		r.reportSent = seq
 		if r.vote.Run == run.id {
 			r.reveal(second)
 		}

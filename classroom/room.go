@@ -1,10 +1,13 @@
 package classroom
 
 import (
+	"bytes"
 	"context"
 	"net/netip"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,8 +41,10 @@ type Room struct {
 	cancel context.CancelFunc
 	// cmds carries commands to the room's goroutine; stopped is closed
 	// when it has returned, after which no command runs.
-	cmds      chan func()
-	stopped   chan struct{}
+	cmds    chan func()
+	stopped chan struct{}
+	// loopID is the room's goroutine's id, for do to know its own caller.
+	loopID    atomic.Uint64
 	closeOnce sync.Once
 	// wg counts the goroutines the room's goroutine spawned (spawn).
 	wg sync.WaitGroup
@@ -106,6 +111,28 @@ type Room struct {
 	// it on every phase.
 	pmu     sync.Mutex
 	pending []wireEvent
+
+	// reportSeq numbers the reports as their reading begins (sendReport,
+	// off the room's goroutine); reportSent, owned by the room's goroutine,
+	// is the number of the last one broadcast.
+	reportSeq  atomic.Int64
+	reportSent int64
+}
+
+// goroutineID is the id of the calling goroutine, read from the first
+// line of its stack ("goroutine 42 [running]:"). Go keeps the id out of
+// its API on purpose; do needs it only to tell its own loop from everyone
+// else. It answers 0, which no goroutine has, if the line ever reads
+// otherwise; do then takes the channel, as before.
+func goroutineID() uint64 {
+	var buf [32]byte
+	n := runtime.Stack(buf[:], false)
+	b := bytes.TrimPrefix(buf[:n], []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
 }
 
 // newRoom opens a room; fill, when not nil, sets what a saved room had
@@ -131,6 +158,7 @@ func newRoom(c *Classroom, code string, fill func(*Room)) *Room {
 // loop is the room's goroutine: it runs the commands it is handed, one at
 // a time, and at every tick sends what accumulated.
 func (r *Room) loop() {
+	r.loopID.Store(goroutineID())
 	defer close(r.stopped)
 	t := time.NewTicker(r.cl.cfg.Tick)
 	defer t.Stop()
@@ -160,9 +188,15 @@ func (r *Room) command(f func()) {
 }
 
 // do runs f on the room's goroutine and returns once it has run. It
-// reports false, without running f, when the room has stopped. It must not
-// be called from the room's goroutine itself.
+// reports false, without running f, when the room has stopped. Called on
+// the room's goroutine itself (a command that reaches code written for
+// other goroutines), it runs f there and then: handing f to the loop would
+// wait for the loop, which is the caller, forever.
 func (r *Room) do(f func()) bool {
+	if id := goroutineID(); id != 0 && id == r.loopID.Load() {
+		f()
+		return true
+	}
 	done := make(chan struct{})
 	select {
 	case r.cmds <- func() { defer close(done); f() }:
@@ -199,8 +233,8 @@ func (r *Room) tick() {
 	}
 	if report {
 		r.dirtyRun = false
-		if r.run != nil {
-			r.sendReport(r.run, nil)
+		if run := r.run; run != nil {
+			r.spawn(func() { r.sendReport(run, nil) })
 		}
 	}
 	// The room is written when it changed; its record (a storm's events,
@@ -338,8 +372,10 @@ func (r *Room) spawn(f func()) bool {
 	return true
 }
 
-// handle acts on one validated message from a connection, on the room's
-// goroutine.
+// handle acts on one validated message from a connection. It runs on the
+// connection's reader (readLoop): an instructor-only message from a phone
+// is refused there, and anything else is handed to the room's goroutine
+// (do), where the room's state is read and changed.
 func (r *Room) handle(c *conn, m ClientMessage) {
 	if instructorOnly[m.Type] && c.role != RoleProjector {
 		r.tell(c, errorMsg("forbidden", "only the instructor controls the room"))

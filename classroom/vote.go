@@ -204,7 +204,7 @@ func (r *Room) setLevel(c *conn, level string) {
 		return
 	}
 	r.sendState()
-	r.sendReport(nr, nil)
+	r.spawn(func() { r.sendReport(nr, nil) })
 }
 
 // uniqueNickname is nick, or nick with the first free number after it
@@ -237,7 +237,7 @@ func (r *Room) uniqueNickname(st *student, nick string) string {
 
 // secondRetry finds what the second request of the first intent got: the
 // answer the room voted on.
-func secondRetry(h lab.History, rep lab.Report) *actual {
+func secondRetry(h lab.History) *actual {
 	if len(h.Intents) == 0 {
 		return nil
 	}
