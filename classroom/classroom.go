@@ -33,6 +33,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/internal/limit"
 )
 
 // Config configures a Classroom. Zero fields take the defaults in
@@ -102,7 +103,7 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	set, setD, setF := setDefault[int], setDefault[time.Duration], setDefault[float64]
+	set, setD, setF := limit.Default[int], limit.Default[time.Duration], limit.Default[float64]
 	set(&c.SendQueue, 256)
 	setD(&c.WriteWait, 10*time.Second)
 	setD(&c.PongWait, 60*time.Second)

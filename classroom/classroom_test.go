@@ -61,16 +61,6 @@ func TestOfferDropsWhenTheQueueIsFull(t *testing.T) {
 	assert.Error(t, err, "the socket was closed")
 }
 
-func TestBucket(t *testing.T) {
-	b := newBucket(1, 2)
-	now := time.Unix(0, 0)
-	assert.True(t, b.allow(now))
-	assert.True(t, b.allow(now))
-	assert.False(t, b.allow(now), "the burst is spent")
-	assert.False(t, b.allow(now.Add(500*time.Millisecond)))
-	assert.True(t, b.allow(now.Add(1500*time.Millisecond)), "a token a second")
-}
-
 func TestOriginRefusal(t *testing.T) {
 	trusted, err := peer.ParseTrusted([]string{"127.0.0.1/32"})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"idemlab/internal/limit"
 	"idemlab/internal/peer"
 )
 
@@ -31,7 +32,7 @@ type conn struct {
 	done chan struct{}
 	once sync.Once
 	// limit bounds every message this connection sends, whoever it is.
-	limit *bucket
+	limit *limit.Bucket
 
 	// student is set once a phone has joined; owned by the room's goroutine.
 	student *student
@@ -50,7 +51,7 @@ type conn struct {
 
 func newConn(ws *websocket.Conn, r *Room, role string) *conn {
 	return &conn{ws: ws, room: r, role: role, send: make(chan *websocket.PreparedMessage, r.cl.cfg.SendQueue),
-		done: make(chan struct{}), limit: newBucket(r.cl.cfg.MessagesPerSecond, r.cl.cfg.MessageBurst)}
+		done: make(chan struct{}), limit: limit.NewBucket(r.cl.cfg.MessagesPerSecond, r.cl.cfg.MessageBurst)}
 }
 
 // offer queues m for the writer. It never blocks: a full queue means the
@@ -163,7 +164,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
-		if !c.limit.allow(time.Now()) {
+		if !c.limit.Allow(time.Now()) {
 			// A client that keeps flooding after being told is cut off.
 			strikes++
 			if strikes > 20 {
@@ -214,35 +215,4 @@ func (c *conn) readMessage() (int, []byte, error) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// bucket is a token bucket: rate tokens a second, at most burst saved up.
-// It is safe for concurrent use.
-type bucket struct {
-	mu     sync.Mutex
-	rate   float64
-	burst  float64
-	tokens float64
-	last   time.Time
-}
-
-func newBucket(rate, burst float64) *bucket {
-	return &bucket{rate: rate, burst: burst, tokens: burst}
-}
-
-func (b *bucket) allow(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.last.IsZero() {
-		b.tokens += now.Sub(b.last).Seconds() * b.rate
-		if b.tokens > b.burst {
-			b.tokens = b.burst
-		}
-	}
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
 }

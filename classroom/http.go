@@ -11,6 +11,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/internal/clip"
 	"idemlab/internal/peer"
 	pages "idemlab/web/classroom"
 )
@@ -79,7 +80,7 @@ func (c *Classroom) originRefusal(r *http.Request) string {
 	}
 	o, ok := normalOrigin(origin)
 	if !ok {
-		return fmt.Sprintf("the Origin %q is not an http(s) origin", truncate(origin, 100))
+		return fmt.Sprintf("the Origin %q is not an http(s) origin", clip.String(origin, 100))
 	}
 	p := peer.Of(r)
 	own, _ := normalOrigin(p.Origin())
@@ -100,7 +101,7 @@ func (c *Classroom) originRefusal(r *http.Request) string {
 		return fmt.Sprintf("the page's origin %s is not the %s this server was reached at: a reverse proxy dropped the port from Host. "+
 			"Pass it (nginx: proxy_set_header Host $http_host) or start idemlab with --public-url %s", o, own, o)
 	}
-	return fmt.Sprintf("the page's origin %s is not this server's (%s)", truncate(o, 100), own)
+	return fmt.Sprintf("the page's origin %s is not this server's (%s)", clip.String(o, 100), own)
 }
 
 // normalOrigin reads an origin (or a URL) as scheme://host[:port], lower

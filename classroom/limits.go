@@ -84,26 +84,19 @@ const (
 const refusalRetry = 10 * time.Second
 
 func (l *Limits) defaults() {
-	setDefault(&l.ClassSize, DefaultClassSize)
-	setDefault(&l.SocketsPerStudent, DefaultSocketsPerStudent)
-	setDefault(&l.JoinWait, DefaultJoinWait)
-	setDefault(&l.ConnsPerClient, DefaultConnsPerClient)
-	setDefault(&l.ConnectsPerSecond, DefaultConnectsPerSecond)
-	setDefault(&l.ConnectBurst, DefaultConnectBurst)
-	setDefault(&l.NewStudentsPerMinute, DefaultNewStudentsPerMinute)
-	setDefault(&l.NewStudentBurst, DefaultNewStudentBurst)
-	setDefault(&l.FailedSignInsPerMinute, DefaultFailedSignInsPerMinute)
-	setDefault(&l.FailedSignInBurst, DefaultFailedSignInBurst)
-	setDefault(&l.UnknownCodesPerMinute, DefaultUnknownCodesPerMinute)
-	setDefault(&l.UnknownCodeBurst, DefaultUnknownCodeBurst)
-	setDefault(&l.StatesPerSecond, DefaultStatesPerSecond)
-}
-
-// setDefault sets *v to d when it is zero or less.
-func setDefault[T int | int64 | float64 | time.Duration](v *T, d T) {
-	if *v <= 0 {
-		*v = d
-	}
+	limit.Default(&l.ClassSize, DefaultClassSize)
+	limit.Default(&l.SocketsPerStudent, DefaultSocketsPerStudent)
+	limit.Default(&l.JoinWait, DefaultJoinWait)
+	limit.Default(&l.ConnsPerClient, DefaultConnsPerClient)
+	limit.Default(&l.ConnectsPerSecond, DefaultConnectsPerSecond)
+	limit.Default(&l.ConnectBurst, DefaultConnectBurst)
+	limit.Default(&l.NewStudentsPerMinute, DefaultNewStudentsPerMinute)
+	limit.Default(&l.NewStudentBurst, DefaultNewStudentBurst)
+	limit.Default(&l.FailedSignInsPerMinute, DefaultFailedSignInsPerMinute)
+	limit.Default(&l.FailedSignInBurst, DefaultFailedSignInBurst)
+	limit.Default(&l.UnknownCodesPerMinute, DefaultUnknownCodesPerMinute)
+	limit.Default(&l.UnknownCodeBurst, DefaultUnknownCodeBurst)
+	limit.Default(&l.StatesPerSecond, DefaultStatesPerSecond)
 }
 
 // clientLimits holds the classroom's per-address limiters.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"idemlab/engine"
+	"idemlab/internal/clip"
 )
 
 // Limits on what a browser may send over the room's websocket.
@@ -199,7 +200,7 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 	}
 	want, ok := allowed[m.Type]
 	if !ok {
-		return ClientMessage{}, bad("unknown message type %q", truncate(m.Type, 20))
+		return ClientMessage{}, bad("unknown message type %q", clip.String(m.Type, 20))
 	}
 	for f := range fields {
 		if !slices.Contains(want, f) {
@@ -350,11 +351,4 @@ func validSecret(s string) bool {
 		}
 	}
 	return true
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

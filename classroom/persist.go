@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"idemlab/engine"
+	"idemlab/internal/limit"
 )
 
 // A classroom with a database path keeps its rooms in a SQLite file beside
@@ -221,7 +222,7 @@ func (c *Classroom) restore() error {
 				r.level = engine.LevelNaive
 			}
 			for _, sd := range d.Students {
-				st := &student{id: sd.ID, nickname: sd.Nickname, vote: sd.Vote, kicked: sd.Kicked, sends: newBucket(c.cfg.SendsPerSecond, c.cfg.SendBurst)}
+				st := &student{id: sd.ID, nickname: sd.Nickname, vote: sd.Vote, kicked: sd.Kicked, sends: limit.NewBucket(c.cfg.SendsPerSecond, c.cfg.SendBurst)}
 				r.students[sd.Hash] = st
 				r.byID[st.id] = st
 				if st.kicked {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"idemlab/engine"
+	"idemlab/internal/clip"
 )
 
 // stormMsg announces a storm to every screen.
@@ -159,7 +160,7 @@ func (r *Room) studentSend(c *conn, basement bool) {
 	case st.inFlight:
 		r.tell(c, errorMsg("wait", "your last transfer is still on its way"))
 		return
-	case !st.sends.allow(time.Now()):
+	case !st.sends.Allow(time.Now()):
 		r.tell(c, errorMsg("rate-limited", "one transfer a second, please"))
 		return
 	}
@@ -201,7 +202,7 @@ func (r *Room) studentSend(c *conn, basement bool) {
 			Delivered: res.Delivered, Replayed: res.Replayed, Retrying: !settled, Level: run.level}
 		if res.Delivered {
 			out.Status = status
-			out.Body = truncate(string(res.Response.Body), 400)
+			out.Body = clip.String(string(res.Response.Body), 400)
 		}
 		r.tell(c, out)
 	})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"idemlab/internal/limit"
 	"idemlab/lab"
 )
 
@@ -21,7 +22,7 @@ import (
 type student struct {
 	id       string
 	nickname string
-	sends    *bucket
+	sends    *limit.Bucket
 	vote     string
 
 	// The student's current wish and its key. open is true while the last
@@ -110,7 +111,7 @@ func (r *Room) join(c *conn, m ClientMessage) {
 			r.refuse(c, h, *f)
 			return
 		}
-		st = &student{id: "s" + strconv.Itoa(len(r.byID)+1), sends: newBucket(r.cl.cfg.SendsPerSecond, r.cl.cfg.SendBurst)}
+		st = &student{id: "s" + strconv.Itoa(len(r.byID)+1), sends: limit.NewBucket(r.cl.cfg.SendsPerSecond, r.cl.cfg.SendBurst)}
 		r.students[h] = st
 		r.byID[st.id] = st
 	}

@@ -47,16 +47,7 @@ const (
 )
 
 func (l *BankLimits) defaults() {
-	setF := func(v *float64, d float64) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setI := func(v *int64, d int64) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
+	setF, setI := limit.Default[float64], limit.Default[int64]
 	setF(&l.RequestsPerSecond, DefaultBankRequestsPerSecond)
 	setF(&l.Burst, DefaultBankBurst)
 	setI(&l.MaxKeys, DefaultMaxKeys)

@@ -33,6 +33,54 @@ type bucket struct {
 	last   time.Time
 }
 
+// refill adds the tokens earned since the bucket was last seen, at per a
+// second, and keeps at most burst. A new bucket (no last) starts full.
+func (b *bucket) refill(now time.Time, per, burst float64) {
+	if d := now.Sub(b.last); d > 0 {
+		b.tokens = math.Min(burst, b.tokens+d.Seconds()*per)
+	}
+	b.last = now
+}
+
+// Bucket is one token bucket, for one thing rather than one address
+// (a connection's messages, a student's transfers): Burst tokens saved up
+// at most, Per tokens added a second. It is safe for concurrent use.
+type Bucket struct {
+	per, burst float64
+
+	mu sync.Mutex
+	b  bucket
+}
+
+// NewBucket returns a full bucket.
+func NewBucket(per, burst float64) *Bucket {
+	return &Bucket{per: per, burst: burst, b: bucket{tokens: burst}}
+}
+
+// Allow takes a token at now, or returns false when none is left.
+func (b *Bucket) Allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b.last.IsZero() {
+		b.b.last = now // full from the first call, not from year one
+	}
+	b.b.refill(now, b.per, b.burst)
+	if b.b.tokens < 1 {
+		return false
+	}
+	b.b.tokens--
+	return true
+}
+
+// Default sets *v to d when *v is zero or less: the one way a
+// configuration's unset figures (limits, sizes, durations) take their
+// defaults.
+func Default[T int | int64 | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
 // NewRate returns a limiter that lets each client do burst things at once
 // and per things a second after that. now is the clock; nil means
 // time.Now (tests inject their own, so that nothing depends on how fast
@@ -70,12 +118,7 @@ func (l *Rate) bucketLocked(a netip.Addr, now time.Time) *bucket {
 	return b
 }
 
-func (l *Rate) refill(b *bucket, now time.Time) {
-	if d := now.Sub(b.last); d > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+d.Seconds()*l.per)
-	}
-	b.last = now
-}
+func (l *Rate) refill(b *bucket, now time.Time) { b.refill(now, l.per, l.burst) }
 
 func (l *Rate) forgetFullLocked(now time.Time) {
 	for a, b := range l.m {

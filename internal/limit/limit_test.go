@@ -94,3 +94,15 @@ func TestCount(t *testing.T) {
 	assert.Empty(t, c.m[a])
 	assert.NotContains(t, c.m, a)
 }
+
+// TestBucket: a connection's or a student's bucket starts full and earns
+// a token a second.
+func TestBucket(t *testing.T) {
+	b := NewBucket(1, 2)
+	now := time.Unix(0, 0)
+	assert.True(t, b.Allow(now))
+	assert.True(t, b.Allow(now))
+	assert.False(t, b.Allow(now), "the burst is spent")
+	assert.False(t, b.Allow(now.Add(500*time.Millisecond)))
+	assert.True(t, b.Allow(now.Add(1500*time.Millisecond)), "a token a second")
+}
