@@ -68,8 +68,11 @@ const (
 	choiceUndecided = ""
 )
 
-// Choices lists every vote answer in the order the phones show them.
-var Choices = []string{ChoiceDouble, Choice201, Choice200, Choice409, Choice422, ChoiceNoAnswer}
+// Choices returns every vote answer in the order the phones show them, a
+// fresh copy for each caller.
+func Choices() []string { return slices.Clone(choices) }
+
+var choices = []string{ChoiceDouble, Choice201, Choice200, Choice409, Choice422, ChoiceNoAnswer}
 
 // ChoicesFor is the vote's answers at a level: the ones its server can
 // give, plus "charged twice" and "no answer", which every level can.
@@ -217,12 +220,12 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 			return ClientMessage{}, bad("the secret is 32 to 128 lowercase hex digits")
 		}
 	case MsgVote:
-		if !slices.Contains(Choices, m.Choice) {
-			return ClientMessage{}, bad("a vote is one of %v", Choices)
+		if !slices.Contains(choices, m.Choice) {
+			return ClientMessage{}, bad("a vote is one of %v", choices)
 		}
 	case MsgLevel, MsgAsk:
-		if (m.Type == MsgLevel || m.Level != "") && !slices.Contains(engine.Levels, m.Level) {
-			return ClientMessage{}, bad("a level is one of %v", engine.Levels)
+		if (m.Type == MsgLevel || m.Level != "") && !slices.Contains(engine.Levels(), m.Level) {
+			return ClientMessage{}, bad("a level is one of %v", engine.Levels())
 		}
 	case MsgSize:
 		if m.Size < 1 || m.Size > MaxClassSize {
@@ -244,8 +247,8 @@ func DecodeClientMessage(b []byte) (ClientMessage, error) {
 }
 
 func (s *StormSpec) validate() error {
-	if !slices.Contains(engine.Levels, s.Level) {
-		return bad("a level is one of %v", engine.Levels)
+	if !slices.Contains(engine.Levels(), s.Level) {
+		return bad("a level is one of %v", engine.Levels())
 	}
 	if s.Clients < 1 || s.Clients > MaxStormClients {
 		return bad("a storm has 1 to %d clients", MaxStormClients)
@@ -273,8 +276,8 @@ func (s *StormSpec) validate() error {
 		if s.Phase == "" {
 			s.Phase = engine.PhaseExecute
 		}
-		if !slices.Contains(engine.Phases, s.Phase) {
-			return bad("a phase is one of %v", engine.Phases)
+		if !slices.Contains(engine.Phases(), s.Phase) {
+			return bad("a phase is one of %v", engine.Phases())
 		}
 	default:
 		if s.Phase != "" {

@@ -98,7 +98,7 @@ func TestLadderSequential(t *testing.T) {
 		engine.LevelReplay:      {201, 1, 201, 422, 422},
 		engine.LevelScoped:      {201, 1, 201, 422, 201},
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		w := cases[level]
 		t.Run(level, func(t *testing.T) {
 			b := newBank(t, engine.MustPreset(level), engine.Options{})
@@ -333,7 +333,7 @@ func TestEveryKnobCombination(t *testing.T) {
 	}
 	if runtime.GOOS == "js" {
 		policies = policies[:0:0]
-		for _, l := range engine.Levels {
+		for _, l := range engine.Levels() {
 			policies = append(policies, engine.MustPreset(l))
 		}
 	}

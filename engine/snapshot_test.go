@@ -14,3 +14,12 @@ func TestTransferIDHasSixDigitsAtLeast(t *testing.T) {
 		assert.Equal(t, want, TransferID(id))
 	}
 }
+
+// TestCataloguesAreCopies: a caller that changes the list it was given
+// changes nobody else's.
+func TestCataloguesAreCopies(t *testing.T) {
+	Levels()[0] = "mine"
+	Phases()[0] = "mine"
+	assert.Equal(t, LevelNaive, Levels()[0])
+	assert.Equal(t, PhaseReceive, Phases()[0])
+}

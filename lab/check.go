@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,8 +46,10 @@ var (
 	RuleRetention     = Rule{7, "retention-outlasts-retries", "the retention outlasts the clients' retry horizon", "보존 기간이 클라이언트의 재시도 기간보다 길다"}
 )
 
-// Rules lists the rules in order.
-var Rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention}
+// Rules returns the rules in order, a fresh copy for each caller.
+func Rules() []Rule { return slices.Clone(rules) }
+
+var rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention}
 
 // Violation is one broken rule with the shortest history that shows it.
 type Violation struct {
@@ -124,7 +127,7 @@ const maxViolations = 5
 func Check(h History) Report {
 	c := newChecker(h)
 	rep := Report{OK: true, Summary: c.summary()}
-	for _, rule := range Rules {
+	for _, rule := range rules {
 		vs := c.check(rule)
 		if len(vs) > maxViolations {
 			vs = vs[:maxViolations]

@@ -80,7 +80,7 @@ func TestCheckerOnTheLadder(t *testing.T) {
 		engine.LevelReplay:      {"retention-outlasts-retries"},
 		engine.LevelScoped:      nil,
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep := runStory(t, engine.MustPreset(level))
 			assert.ElementsMatch(t, want[level], rep.Broken(), "%+v", rep.Rules)

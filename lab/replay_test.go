@@ -58,7 +58,7 @@ func TestReplayDayOnTheLadder(t *testing.T) {
 		engine.LevelReplay:      {"one-transfer-per-intent", "replay-is-byte-identical", "retention-outlasts-retries"},
 		engine.LevelScoped:      nil,
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			tally := replay(t, d, engine.MustPreset(level))
 			var b strings.Builder

@@ -54,7 +54,7 @@ func OpenBanks(cfg Config) ([]*Bank, error) {
 		return nil, errors.New("server: no Config.Open to open the levels' databases with")
 	}
 	var banks []*Bank
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		db, err := cfg.Open(level)
 		if err != nil {
 			CloseBanks(banks)

@@ -92,7 +92,7 @@ func (c client) transfer(customer, key, body string) (*http.Response, []byte) {
 
 func TestEveryLevelIsServedOnItsOwnLedger(t *testing.T) {
 	ts := newServer(t, 0)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		c := client{t, ts.URL + "/bank/" + level, ts.Client()}
 		c.putAccount("alice", 1_000_000)
 		c.putAccount("bob", 0)

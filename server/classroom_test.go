@@ -299,7 +299,7 @@ func TestClassroomStormAtEachLevel(t *testing.T) {
 	for i := range 3 {
 		phones = append(phones, env.student(code, fmt.Sprintf("student %d", i), secret(i)))
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep := fireStorm(t, proj, phones, classroom.StormSpec{Level: level, Clients: 8, Keys: 2, Attempts: 2, LatencyMS: 20})
 			s := rep.Report.Summary

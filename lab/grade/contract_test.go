@@ -111,9 +111,9 @@ func rungTable(t *testing.T) map[string][3]string {
 // what the engine answers.
 func TestContractRungTable(t *testing.T) {
 	table := rungTable(t)
-	require.Len(t, table, len(engine.Levels))
+	require.Len(t, table, len(engine.Levels()))
 	base := slowBank(t, 300*time.Millisecond)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			bank := base + "/bank/" + level
 			observed := [3]string{}

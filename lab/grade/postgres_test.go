@@ -48,7 +48,7 @@ func TestGradeLadderThroughThreeServersOnPostgres(t *testing.T) {
 		r.Out.Host = u.Host
 	}})
 	t.Cleanup(proxy.Close)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep, err := grade.Grade(context.Background(), proxy.URL+"/bank/"+level, gradeOpts())
 			require.NoError(t, err)
@@ -59,5 +59,5 @@ func TestGradeLadderThroughThreeServersOnPostgres(t *testing.T) {
 			}
 		})
 	}
-	assert.Greater(t, next.Load(), uint64(3*len(engine.Levels)), "the requests went round the three servers")
+	assert.Greater(t, next.Load(), uint64(3*len(engine.Levels())), "the requests went round the three servers")
 }
