@@ -267,9 +267,17 @@ const moduleGCFlags = "-gcflags=github.com/ncruces/go-sqlite3-wasm/v6=-B"
 // make wasm builds): it was compiled with the flags the tests build their
 // own module with when none is embedded, so both play the same engine.
 func TestModuleBuiltAsTheTestsBuildIt(t *testing.T) {
+	// The Makefile's recipe uses the flags the tests build with. This part
+	// needs no module, so it runs on a fresh checkout too.
+	makefile, err := os.ReadFile("../Makefile")
+	require.NoError(t, err)
+	assert.Contains(t, string(makefile), "\nWASM_GCFLAGS := "+moduleGCFlags+"\n", "make wasm compiles with the tests' flags")
+	assert.Regexp(t, `(?m)^\tGOOS=js GOARCH=wasm \$\(GO\) build \$\(WASM_GCFLAGS\) -trimpath .* \./wasm$`, string(makefile), "make wasm's recipe")
+
 	zipped, err := fs.ReadFile(web.Files, web.ModuleGzip)
 	if err != nil {
-		t.Skipf("no embedded module to read (%v): make wasm builds it", err)
+		t.Logf("no embedded module to read (%v): make wasm builds it; its recipe was checked above", err)
+		return
 	}
 	zr, err := gzip.NewReader(strings.NewReader(string(zipped)))
 	require.NoError(t, err)
@@ -1030,7 +1038,23 @@ func TestLessonInKorean(t *testing.T) {
 	assert.Equal(t, "ko", eval[string](t, ctx, `document.querySelector('#lang-select').value`))
 	assert.Contains(t, text(t, ctx, "#btn-reset"), "처음부터", "the player's own words are Korean too")
 	runToEnd(t, ctx)
-	assert.NotEqual(t, "<missing>", attr(t, ctx, "#rules li", "data-ok"))
+	// The bench played the lesson's first scenario as the page opens it:
+	// the Korean page shows what that scenario's first goal expects, the
+	// same verdict the English page shows.
+	first := fetchLessons(t, ts.URL)[0].Scenarios[0]
+	require.NotEmpty(t, first.Goals)
+	g := first.Goals[0]
+	require.Empty(t, g.Policy, "the first goal plays the scenario as it opens")
+	assert.Equal(t, first.ID, attr(t, ctx, "#lesson-text .scenario.active", "data-scenario"))
+	require.NotEmpty(t, g.Rule)
+	// The words are Korean; the attributes are the same on both pages.
+	want := map[string]string{"hold": "true", "break": "false"}[g.Expect]
+	assert.Equal(t, want, attr(t, ctx, `#rules li[data-rule="`+g.Rule+`"]`, "data-ok"), "%s is shown %s", g.Rule, g.Expect)
+	if g.Expect == "hold" {
+		assert.Equal(t, "0", duplicates(t, ctx, "#summary"))
+	} else {
+		assert.NotEqual(t, "0", duplicates(t, ctx, "#summary"))
+	}
 }
 
 // TestPlayerScreenshots writes screenshots for a person to look at; it runs

@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,8 +42,19 @@ func TestUsageCountsWhatGrows(t *testing.T) {
 			}
 			u, err := db.Usage(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, engine.Usage{Keys: 2, Accounts: 1, Transfers: 0, Bytes: u.Bytes}, u)
+			assert.Equal(t, []int64{2, 1, 0}, []int64{u.Keys, u.Accounts, u.Transfers}, "keys, accounts, transfers")
 			assert.GreaterOrEqual(t, u.Bytes, u0.Bytes)
+
+			// Bytes counts pages in use: rows that fill pages grow it.
+			for i := range 200 {
+				_, err = db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, engine.KeyRecord{Scope: "*", Key: fmt.Sprintf("grow-%03d", i),
+					Customer: "c", Fingerprint: strings.Repeat("f", 64), State: engine.StateCompleted, CreatedAt: 1})
+				require.NoError(t, err)
+			}
+			grown, err := db.Usage(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(202), grown.Keys)
+			assert.Greater(t, grown.Bytes, u.Bytes, "200 more keys take more pages")
 		})
 	}
 }
