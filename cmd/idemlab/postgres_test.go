@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -25,7 +26,13 @@ import (
 	"idemlab/store/postgres"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
+}
 
 // roundRobin is the load balancer in front of several idemlab servers: each
 // request goes to the next server in turn. A server that is down answers

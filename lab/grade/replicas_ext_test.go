@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/internal/endpointtest"
 	"idemlab/lab"
 	"idemlab/lab/grade"
 	"idemlab/store/sqlite"
@@ -30,7 +31,7 @@ func pythonReplicas(t *testing.T, bug string) []string {
 		if bug != "" {
 			args = append(args, "--bug", bug)
 		}
-		bases = append(bases, startEndpoint(t, "python3", args...))
+		bases = append(bases, endpointtest.Start(t, "python3", args...))
 	}
 	return bases
 }
