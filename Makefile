@@ -6,7 +6,7 @@ WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
 
-.PHONY: run build test test-js vet bench clean wasm soak fuzz
+.PHONY: run build test test-short test-js vet bench clean wasm soak fuzz
 
 # SQLite in the browser's module is compiled without Go's bounds checks
 # (-B, for that one package: SQLite's C translated to Go). Its C runs
@@ -49,9 +49,20 @@ AXE := bin/axe/node_modules/axe-core/axe.min.js
 $(AXE):
 	-npm install --no-save --no-package-lock --no-audit --no-fund --prefix bin/axe axe-core@4.14.1
 
+# TEST_TIMEOUT bounds each package's tests: ./server under -race on two
+# shared cores takes minutes, close to go test's default of 10.
+TEST_TIMEOUT ?= 30m
+
 test: vet wasm $(AXE)
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
 	$(MAKE) test-js
+
+# The edit-test loop: every package's tests under -short, which starts no
+# Chromium, no idemlab process, no PostgreSQL cluster and no endpoint in
+# another language (each such test says so as it skips), and builds no
+# module. Under a minute here (README).
+test-short:
+	$(GO) test -short -count=1 -timeout=5m ./...
 
 # make bench runs every benchmark side by side in one run, one package at a
 # time (-p 1: two benchmarks at once on this 2-core machine would measure

@@ -136,9 +136,12 @@ func tab(t testing.TB) context.Context {
 }
 
 // startBrowser starts the shared headless Chromium once, or skips the test
-// when there is none.
+// when there is none, or under -short (make test-short).
 func startBrowser(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no browser (make test runs the browser tests)")
+	}
 	chromium.once.Do(func() {
 		path := chromiumPath()
 		if path == "" {

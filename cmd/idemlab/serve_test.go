@@ -28,9 +28,13 @@ var binary struct {
 	err       error
 }
 
-// buildBinary builds idemlab once per test run and returns its path.
+// buildBinary builds idemlab once per test run and returns its path. Under
+// -short (make test-short) it skips the test: no real process runs.
 func buildBinary(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no real idemlab process (make test runs them)")
+	}
 	binary.once.Do(func() {
 		if binary.dir, binary.err = os.MkdirTemp("", "idemlab-test-bin-"); binary.err != nil {
 			return

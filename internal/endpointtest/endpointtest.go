@@ -17,9 +17,13 @@ import (
 // Start runs interpreter with args (skipping t when the interpreter is not
 // installed), waits for the line "listening on URL" the endpoint prints
 // once its socket is open, and returns URL. The process is killed when t
-// ends; what it wrote on stderr is logged if t failed.
+// ends; what it wrote on stderr is logged if t failed. Under -short (make
+// test-short) it skips t: no other process runs.
 func Start(t testing.TB, interpreter string, args ...string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: no %s endpoint (make test runs them)", interpreter)
+	}
 	bin, err := exec.LookPath(interpreter)
 	if err != nil {
 		t.Skipf("%s is not installed, so this endpoint cannot run", interpreter)

@@ -54,9 +54,13 @@ func Run(m *testing.M) int {
 }
 
 // URL returns the URL of a new, empty database in the cluster, dropped
-// when t ends, or skips t when there is no PostgreSQL.
+// when t ends, or skips t when there is no PostgreSQL, or under -short
+// (make test-short: no cluster starts).
 func URL(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no PostgreSQL cluster (make test starts one)")
+	}
 	once.Do(func() { stop = start() })
 	if baseURL == "" {
 		t.Skip("no PostgreSQL for this test: " + reason)
