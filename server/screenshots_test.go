@@ -529,3 +529,65 @@ func signedIn(t *testing.T, ctx context.Context, base string) {
 		run(t, ctx, signInSteps(base))
 	}
 }
+
+// TestPlayerScreenshots writes screenshots for a person to look at; it runs
+// only with -screenshots DIR.
+func TestPlayerScreenshots(t *testing.T) {
+	if *screenshots == "" {
+		t.Skip("pass -screenshots DIR to write screenshots of the player")
+	}
+	require.NoError(t, os.MkdirAll(*screenshots, 0o755))
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	shot := func(name string) {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(*screenshots, name+".png"), png, 0o644))
+	}
+	openLesson(t, ctx, ts.URL, "02-unique")
+	shot("01-lesson2-start")
+	openScenario(t, ctx, "s1", false)
+	for i := 1; i <= 6; i++ {
+		run(t, ctx, click(`#btn-step`),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+fmt.Sprint(i)+`'`))
+	}
+	shot("02-lesson2-mid-race")
+	runToEnd(t, ctx)
+	shot("03-lesson2-race-done")
+	run(t, ctx, chromedp.EmulateViewport(1600, 2600))
+	shot("03b-lesson2-race-done-tall")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000), focus(`#bench`), chromedp.KeyEvent("?"))
+	shot("03c-keys")
+	run(t, ctx, chromedp.KeyEvent("?"))
+	openScenario(t, ctx, "s4", false)
+	run(t, ctx, click(`#goals li[data-goal="g5"] button.goal-policy`),
+		waitJS(`!!document.querySelector('#bench-meta .sandboxed')`),
+		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector('#sandbox').open = true`)(ctx, tgt)
+			return err
+		}))
+	runToEnd(t, ctx)
+	run(t, ctx, chromedp.EmulateViewport(1600, 2600))
+	shot("03d-lesson2-sandbox-tall")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000))
+	run(t, ctx, click(`#theme-toggle`))
+	shot("04-lesson2-dark")
+	openLesson(t, ctx, ts.URL, "07-full-day")
+	runToEnd(t, ctx)
+	shot("05-lesson7-dark")
+	run(t, ctx, click(`#theme-toggle`), chromedp.EmulateViewport(1024, 768))
+	openLesson(t, ctx, ts.URL, "01-naive")
+	openScenario(t, ctx, "s2", true)
+	run(t, ctx, click(`#btn-day`),
+		waitJS(`document.querySelector('#day-status').textContent.startsWith('The day is over')`))
+	shot("06-lesson1-day-1024")
+	run(t, ctx, chromedp.EmulateViewport(420, 900))
+	openScenario(t, ctx, "s1", false)
+	runToEnd(t, ctx)
+	shot("07-lesson1-phone")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000),
+		chromedp.Navigate(ts.URL+"/?lang=ko#lesson=02-unique"),
+		waitJS(`document.body.dataset.lesson === '02-unique'`))
+	runToEnd(t, ctx)
+	shot("08-lesson2-korean")
+}
