@@ -1,7 +1,10 @@
 package server_test
 
-// (Over 500 lines on purpose: the one Chromium every browser test in the
-// package shares, and the helpers they all use, live here.)
+// This file is the harness alone: the one Chromium every browser test in
+// the package shares, the servers they load pages from, and the helpers
+// they all use. The tests live by page: player_browser_test.go,
+// loading_browser_test.go, classroom_browser_test.go,
+// projector_browser_test.go, and the rest named for what they open.
 
 // Browser tests: a real Chromium loads the playground from a real server,
 // waits for the engine (Go and SQLite in WebAssembly, in a Web Worker),
@@ -37,7 +40,7 @@ import (
 	"idemlab/web"
 )
 
-var screenshots = flag.String("screenshots", "", "write PNG screenshots of the player into this folder (TestPlayerScreenshots)")
+var screenshots = flag.String("screenshots", "", "write PNG screenshots of the player and the classroom into this folder (TestScreenshots)")
 
 // slowEngineFlag runs every browser test with the page's engine answering
 // this much late, as on a slow machine: a wait that passes only because

@@ -152,6 +152,10 @@ func TestScreenshots(t *testing.T) {
 			shootClass(t, ts.URL, dir, lang)
 		})
 	}
+	// The player's and the projector's working pictures, each in a folder
+	// of its own beside the set above.
+	t.Run("player", func(t *testing.T) { shootPlayer(t, filepath.Join(dir, "player")) })
+	t.Run("projector", func(t *testing.T) { shootProjector(t, filepath.Join(dir, "projector")) })
 }
 
 // shootClass runs a lesson as an instructor does with eight phones: the
@@ -530,19 +534,17 @@ func signedIn(t *testing.T, ctx context.Context, base string) {
 	}
 }
 
-// TestPlayerScreenshots writes screenshots for a person to look at; it runs
-// only with -screenshots DIR.
-func TestPlayerScreenshots(t *testing.T) {
-	if *screenshots == "" {
-		t.Skip("pass -screenshots DIR to write screenshots of the player")
-	}
-	require.NoError(t, os.MkdirAll(*screenshots, 0o755))
+// shootPlayer writes the player's working pictures into dir: lesson 2's
+// race from start to end, its key table and sandbox, the dark theme,
+// lesson 1's day, a phone and the Korean page (TestScreenshots/player).
+func shootPlayer(t *testing.T, dir string) {
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	shot := func(name string) {
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(*screenshots, name+".png"), png, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
 	}
 	openLesson(t, ctx, ts.URL, "02-unique")
 	shot("01-lesson2-start")
