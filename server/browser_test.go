@@ -369,11 +369,28 @@ func waitJS(cond string) chromedp.Action[chromedp.Void] {
 }
 
 // click clicks the first element that matches a CSS selector, once it is
-// visible.
+// visible and stands still. A click is sent to a point on the screen: an
+// element still moving (the page scrolling smoothly to a scenario's card,
+// or after a space bar pressed on the bench) would be missed, and the
+// click land on whatever is there next. On a busy machine such a scroll
+// lasted long enough to lose the click.
 func click(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		ctx, cancel := context.WithTimeout(ctx, stepTimeout)
 		defer cancel()
+		if _, err := chromedp.Evaluate[bool](`new Promise((resolve) => {
+			const box = () => { const e = document.querySelector(`+quoteJS(sel)+`); if (!e) return ''; const r = e.getBoundingClientRect(); return r.x + ',' + r.y + ',' + r.width + ',' + r.height; };
+			let last = box(), still = 0;
+			const tick = () => {
+				const now = box();
+				still = now === last ? still + 1 : 0;
+				last = now;
+				if (still >= 2) resolve(true); else requestAnimationFrame(tick);
+			};
+			requestAnimationFrame(tick);
+		})`, chromedp.EvalAwaitPromise)(ctx, tgt); err != nil {
+			return fmt.Errorf("click %s: wait for it to stand still: %w", sel, err)
+		}
 		if _, err := chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)(ctx, tgt); err != nil {
 			return fmt.Errorf("click %s: %w", sel, err)
 		}

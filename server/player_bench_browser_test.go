@@ -49,6 +49,7 @@ func BenchmarkPlaygroundFirstInteractive(b *testing.B) {
 		at := func(name, js string) { marks[name] = append(marks[name], eval[float64](b, ctx, js)) }
 		at("to-interactive", `performance.getEntriesByName('idemlab-interactive')[0].startTime`)
 		at("to-drawn", `performance.getEntriesByName('idemlab-drawn')[0].startTime`)
+		at("to-lesson-painted", `performance.getEntriesByName('idemlab-lesson-painted')[0].startTime`)
 		at("to-engine-ready", `performance.getEntriesByName('idemlab-engine-ready')[0].startTime`)
 		at("worker-started", `(performance.getEntriesByName('idemlab-worker')[0] || {startTime: 0}).startTime`)
 		for _, stage := range []string{"fetch", "compile", "go-start", "open", "call-open"} {

@@ -13,7 +13,7 @@
 
 import { t, setLang } from './strings.js';
 import { el, won } from './dom.js';
-import { exportRace } from './race.js';
+import { exportRace, warmRaceFonts } from './race.js';
 import { startEngine } from './engine.js';
 import * as bench from './bench.js';
 import { showPicture, showMoment } from './day.js';
@@ -82,6 +82,13 @@ function applyI18n(root = document) {
 }
 
 async function fetchJSON(url) {
+  // boot.js may have asked already (the first lesson's files).
+  const early = globalThis.idemlabEarly;
+  if (early && early[url]) {
+    const p = early[url];
+    delete early[url];
+    return p;
+  }
   const r = await fetch(url);
   if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
   return r.json();
@@ -273,6 +280,22 @@ async function showLesson(seq, lesson, fromHash) {
   writeHash();
   if (app.engineInfo) await openScenarioNow();
   else bench.drawBenchWaiting(app.spec);
+  lessonPainted();
+}
+
+// lessonPainted marks "idemlab-lesson-painted" once the first lesson opened
+// has been painted: its text and its bench (the engine's state, or the
+// scenario waiting for the engine: its lanes, balances and rules). What
+// the learner first sees; "idemlab-interactive" is when the bench steps.
+let lessonPaintedMarked = false;
+function lessonPainted() {
+  if (lessonPaintedMarked) return;
+  lessonPaintedMarked = true;
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    performance.mark('idemlab-lesson-painted');
+    // While the engine still compiles, the race view's fonts are found.
+    warmRaceFonts();
+  }));
 }
 
 function escapeHTML(s) {

@@ -5,7 +5,7 @@
 // app.js's (the actions given to initBench).
 
 import { t, ruleTitle, inLang, extraPayments } from './strings.js';
-import { el, won } from './dom.js';
+import { el, won, patch } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
 
@@ -84,9 +84,12 @@ export function drawBenchWaiting(spec) {
     { onSelectLane: () => {}, width: raceWidth(), selectedLane: firstLane(spec) });
   app.lastEvent = null;
   renderLast();
+  $('keys-table').__drawn = undefined;
   $('keys-table').replaceChildren(keyTable([], 'keys'));
   $('loose-keys-wrap').hidden = true;
+  $('accounts-table').__drawn = undefined;
   $('accounts-table').replaceChildren(accountsTable(Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance }))));
+  $('transfers-table').__drawn = undefined;
   $('transfers-table').replaceChildren(transfersTable([]));
   $('summary').textContent = '';
   $('rules').replaceChildren(...(app.lesson.rules || []).map((r) => el('li', { class: 'rule pending', 'data-rule': r.name },
@@ -124,17 +127,17 @@ export function render() {
 
   drawBenchRace();
   renderLast();
-  $('keys-table').replaceChildren(keyTable(st.keys || [], 'keys'));
+  patchIf($('keys-table'), [st.keys, st.start_ms], () => keyTable(st.keys || [], 'keys'));
   const loose = st.loose_keys || [];
   $('loose-keys-wrap').hidden = !loose.length && st.policy.claim !== 'check-then-insert';
-  $('loose-keys-table').replaceChildren(keyTable(loose, 'loose-keys'));
+  patchIf($('loose-keys-table'), [loose, st.start_ms], () => keyTable(loose, 'loose-keys'));
   // Under the server-cache claim, each server's own memory is its key table.
   const caches = st.caches || [];
   $('caches-wrap').hidden = !caches.length;
-  $('caches-table').replaceChildren(...caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
+  patchIf($('caches-table'), [caches, st.start_ms], () => caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
     el('h4', { text: t('laneServer', { n: c.server }) }), keyTable(c.keys || [], 'cache-' + c.server))));
-  $('accounts-table').replaceChildren(accountsTable(st.accounts || []));
-  $('transfers-table').replaceChildren(transfersTable(st.transfers || []));
+  patchIf($('accounts-table'), st.accounts, () => accountsTable(st.accounts || []));
+  patchIf($('transfers-table'), st.transfers, () => transfersTable(st.transfers || []));
   renderReport(st.report, $('summary'), $('rules'));
   // The engine judged the goals (a goal's knobs included); the page shows them.
   const goals = st.goals || [];
@@ -142,6 +145,17 @@ export function render() {
   renderKnobs($('knobs'), st.policy, { base: app.base, known: app.engineInfo && app.engineInfo.knobs, onChange: on.setKnob });
   $('btn-sandbox-reset').disabled = !app.override;
   on.saveGoals(app.lesson.id, app.spec.id, goals);
+}
+
+// patchIf redraws a table only when the data it is drawn from (or the
+// page's language) changed since it was last drawn: most steps change
+// one table of five, and building the others anew to find nothing to
+// patch cost the step as much as patching them.
+function patchIf(box, data, build) {
+  const key = app.lang + '\u0001' + JSON.stringify(data ?? null);
+  if (box.__drawn === key) return;
+  box.__drawn = key;
+  patch(box, build());
 }
 
 export function fmtDuration(ms) {
@@ -335,11 +349,11 @@ export function renderLast() {
   const ev = app.lastEvent || (app.state && app.state.last);
   const box = $('last-step');
   if (!ev) {
-    box.replaceChildren(el('p', { class: 'empty', text: t('lastNone') }));
+    patch(box, el('p', { class: 'empty', text: t('lastNone') }));
     return;
   }
   const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
-  box.replaceChildren(...[
+  patch(box, ...[
     lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, inLang(lane.verdict_text, lane.verdict_text_ko))) : null,
     el('p', { class: 'last-head' },
       el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
@@ -354,7 +368,7 @@ export function renderLast() {
 export function renderReport(report, summaryBox, list) {
   if (!report) {
     summaryBox.textContent = '';
-    list.replaceChildren();
+    patch(list);
     return;
   }
   const s = report.summary || {};
@@ -364,7 +378,7 @@ export function renderReport(report, summaryBox, list) {
   });
   summaryBox.dataset.duplicates = s.duplicates ?? 0;
   summaryBox.dataset.paidTwice = s.paid_twice ?? 0;
-  list.replaceChildren(...(report.rules || []).map((r) => el('li', {
+  patch(list, ...(report.rules || []).map((r) => el('li', {
     class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
   },
   el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
@@ -382,7 +396,7 @@ export function renderReport(report, summaryBox, list) {
 
 export function renderGoals(goals, list = $('goals')) {
   if (list.id === 'goals') $('bench-goals-panel').hidden = !goals.length;
-  list.replaceChildren(...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
+  patch(list, ...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
     el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }), ' ',
     el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
     g.policy && Object.keys(g.policy).length ? el('button', {

@@ -63,7 +63,7 @@
 // data-violation (the rule's name) with data-lanes.
 
 
-import { svg, won } from './dom.js';
+import { svg, won, listen, patch } from './dom.js';
 import { t as defaultT, ruleTitle, inLang, extraPayments } from './strings.js';
 import { KEY_PHASES } from './race-model.js';
 
@@ -156,16 +156,28 @@ function sizes(compact) {
 }
 
 let measureCtx;
+let measureFont = '';
 const widths = new Map();
-// textW is the width of s in the view's font at size px and weight.
+// textW is the width of s in the view's font at size px and weight: the sum
+// of its words' widths and the spaces between them. Each word is measured
+// once (a canvas measureText, 0.1–1 ms for a new string in Chromium), so
+// the next step's new sentences ("+3 ms", "paid 500,000") cost a lookup.
 function textW(s, size, weight = 400) {
+  if (s.indexOf(' ') < 0) return wordW(s, size, weight);
+  let w = 0;
+  for (const word of s.split(' ')) w += wordW(word, size, weight);
+  return w + (s.split(' ').length - 1) * wordW(' ', size, weight);
+}
+
+function wordW(s, size, weight) {
   const k = size + '|' + weight + '|' + s;
   let w = widths.get(k);
   if (w === undefined) {
     if (measureCtx === undefined) measureCtx = (typeof document !== 'undefined' && document.createElement('canvas').getContext('2d')) || null;
     if (measureCtx) {
-      measureCtx.font = weight + ' ' + size + 'px ' + FONT;
-      w = measureCtx.measureText(s).width * 1.04 + 1;
+      const font = weight + ' ' + size + 'px ' + FONT;
+      if (font !== measureFont) measureCtx.font = measureFont = font;
+      w = measureCtx.measureText(s).width * 1.04 + (s === ' ' ? 0 : 1);
     } else {
       w = [...s].length * size * 0.62;
     }
@@ -173,6 +185,26 @@ function textW(s, size, weight = 400) {
     widths.set(k, w);
   }
   return w;
+}
+
+// warmRaceFonts finds, while the learner reads, the fonts the view's signs
+// come from. A sign that the first font lacks (⇢, ⛁, ★, Hangul…) sends the
+// browser looking through the system's fonts the first time it is drawn or
+// measured at a size and weight: measured in headless Chromium, 0.1–0.8 s
+// on the first step that showed a new sign. One size and weight per idle
+// moment, so that a click never waits behind it.
+const GLYPHS = '✔⊘⚠ℹ✘◌★⛁▤▣▭⇢✓#=✉◆↻≡‖?≠↺→■✂⚡◇▶▸▾◐≈✗✸…—–·×가한';
+export function warmRaceFonts() {
+  if (typeof document === 'undefined' || typeof requestIdleCallback !== 'function') return;
+  const todo = [];
+  for (const size of [11, 12, 13, 14, 15]) for (const weight of [400, 600, 700]) todo.push([size, weight]);
+  const next = () => {
+    const job = todo.shift();
+    if (!job) return;
+    textW(GLYPHS + ' ' + job.join(' '), job[0], job[1]);
+    requestIdleCallback(next, { timeout: 2000 });
+  };
+  requestIdleCallback(next, { timeout: 2000 });
 }
 
 // wrap breaks s into lines no wider than maxW: at spaces, and inside a word
@@ -298,21 +330,24 @@ export function drawRace(container, model, opts = {}) {
   const height = Math.ceil(legendTop + legend.h + 6);
 
   const selectable = !!opts.onSelectLane;
-  const root = svg('svg', {
+  let root = svg('svg', {
     xmlns: 'http://www.w3.org/2000/svg', class: 'race' + (compact ? ' compact' : ''), width, height,
     viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': t('raceTitle'), 'data-clock': model.clock,
     'data-attempts': model.attempts.size, 'data-columns': cols, 'data-plot-x': plotLeft,
   });
   root.append(svg('title', { text: t('raceTitle') }));
-  const clipId = 'race-now-' + ++clipIds;
+  // A view drawn again over its old self keeps its ids, so that the
+  // elements that name them stay as they are (patch below).
+  const num = old && old.__race ? old.__race.num : ++clipIds;
+  const clipId = 'race-now-' + num;
   const clipRect = svg('rect', { x: 0, y: 0, width, height });
   root.append(svg('defs', {},
     svg('clipPath', { id: clipId }, clipRect),
     ...['duplicate', 'conflict', 'mismatch', 'replay'].map((k) => svg('marker', {
-      id: 'race-head-' + k + '-' + clipIds, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
+      id: 'race-head-' + k + '-' + num, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
     }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'head head-' + k })))));
   c.clip = 'url(#' + clipId + ')';
-  c.heads = clipIds;
+  c.heads = num;
 
   root.append(drawAxis(model, { X, t, height: rowsEnd }));
   // The lanes that can move next are a radio group (the bench): each row's
@@ -360,8 +395,19 @@ export function drawRace(container, model, opts = {}) {
   // a moment, in order; the bench never needs that list.
   now.setAttribute('visibility', 'hidden');
   root.setAttribute('data-cursor', model.events.length);
-  root.__race = { model, key, X, unit, clipRect, now, vio, labelW: plotLeft, timed: null, idx: null, cursor: model.events.length, current: undefined };
-  container.replaceChildren(root);
+  root.__race = { model, key, num, X, unit, clipRect, now, vio, labelW: plotLeft, timed: null, idx: null, cursor: model.events.length, current: undefined };
+  if (old && old.__race) {
+    // The new drawing is laid over the old view: only what changed is
+    // touched (a step adds a mark or two), and the browser lays out and
+    // paints that, not thousands of elements anew. The view's handles
+    // then point at the kept elements.
+    patch(container, root);
+    const kept = container.firstElementChild;
+    Object.assign(kept.__race, { clipRect: kept.querySelector('defs clipPath rect'), now: kept.querySelector('[data-now]'), vio: kept.querySelector('g.violations') });
+    root = kept;
+  } else {
+    container.replaceChildren(root);
+  }
   seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
   if (focused) {
     const again = root.querySelector('[data-focus="' + focused + '"]') || root.querySelector('[role=radio][tabindex="0"]') ||
@@ -903,7 +949,7 @@ function planAttempt(r, c) {
       label.setAttribute('data-lane', a.id);
       if (!movable) label.setAttribute('aria-disabled', 'true');
       label.setAttribute('tabindex', '-1');
-      label.addEventListener('keydown', (e) => radioKey(e, a.id, movable, opts));
+      listen(label, 'keydown', (e) => radioKey(e, a.id, movable, opts));
       label.prepend(svg('rect', { x: 2, y: r.y + 2, width: c.labelW - 2, height: r.h - 4, class: 'pick' }));
     }
     g.append(label);
@@ -913,8 +959,8 @@ function planAttempt(r, c) {
       if (opts.onToggle) {
         for (const [k, v] of Object.entries({ role: 'button', tabindex: 0, 'data-focus': (collapsed ? 'x:' : 'c:') + id, [collapsed ? 'data-expand' : 'data-collapse']: id,
           'aria-label': collapsed ? t('raceExpand') + ' (× ' + r.members.length + ')' : t('raceCollapse') })) ex.setAttribute(k, v);
-        ex.addEventListener('click', (e) => { e.stopPropagation(); opts.onToggle(id); });
-        ex.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); e.stopPropagation(); opts.onToggle(id); } });
+        listen(ex, 'click', (e) => { e.stopPropagation(); opts.onToggle(id); });
+        listen(ex, 'keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); e.stopPropagation(); opts.onToggle(id); } });
       }
       g.append(ex);
     }
