@@ -6,7 +6,7 @@ WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
 
-.PHONY: run build test test-js vet bench clean wasm soak fuzz
+.PHONY: run build test test-short test-js vet bench clean wasm soak fuzz
 
 # SQLite in the browser's module is compiled without Go's bounds checks
 # (-B, for that one package: SQLite's C translated to Go). Its C runs
@@ -40,7 +40,7 @@ vet:
 # The engine and the store run again under GOOS=js GOARCH=wasm, in Node, as
 # the browser will run them.
 test-js:
-	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test $(WASM_GCFLAGS) -exec="$(WASM_EXEC)" ./engine/ ./store/ ./lab/ ./lab/scenario/ ./wasm/
+	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test $(WASM_GCFLAGS) -exec="$(WASM_EXEC)" ./engine/ ./store/sqlite/ ./lab/ ./lab/scenario/ ./wasm/
 
 # axe-core checks the pages' accessibility in the browser tests. It comes
 # from npm, once, into bin/axe; without npm or a network the step is
@@ -49,9 +49,20 @@ AXE := bin/axe/node_modules/axe-core/axe.min.js
 $(AXE):
 	-npm install --no-save --no-package-lock --no-audit --no-fund --prefix bin/axe axe-core@4.14.1
 
+# TEST_TIMEOUT bounds each package's tests: ./server under -race on two
+# shared cores takes minutes, close to go test's default of 10.
+TEST_TIMEOUT ?= 30m
+
 test: vet wasm $(AXE)
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
 	$(MAKE) test-js
+
+# The edit-test loop: every package's tests under -short, which starts no
+# Chromium, no idemlab process, no PostgreSQL cluster and no endpoint in
+# another language (each such test says so as it skips), and builds no
+# module. Under a minute here (README).
+test-short:
+	$(GO) test -short -count=1 -timeout=5m ./...
 
 # make bench runs every benchmark side by side in one run, one package at a
 # time (-p 1: two benchmarks at once on this 2-core machine would measure
@@ -64,7 +75,7 @@ bench: wasm
 	@{ echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$($(GO) version | cut -d' ' -f3-)"; \
 	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ), load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  echo "command: make bench"; } > $(BENCH_OUT)
-	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/ ./store/postgres/ ./server/ ./lab/scenario/ 2>&1 | tee -a $(BENCH_OUT)
+	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/sqlite/ ./store/postgres/ ./server/ ./lab/scenario/ 2>&1 | tee -a $(BENCH_OUT)
 	# ./store/postgres/ is /bank/scoped on SQLite and on PostgreSQL, one server and three (a throwaway cluster; skipped without PostgreSQL).
 	# ./server/ includes the classroom's load: 300 websocket clients, a 2,000-request storm (docs/PERFORMANCE.md).
 	# A 100,000-attempt day at scoped: in-process on a SQLite file, then over HTTP (docs/PERFORMANCE.md).
@@ -88,4 +99,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzTransferBody -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzTransferCanonical -fuzztime=$(FUZZTIME) ./engine/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) ./lab/scenario/
-	$(GO) test -run='^$$' -fuzz=FuzzDecodeClientMessage -fuzztime=$(FUZZTIME) ./server/classroom/
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeClientMessage -fuzztime=$(FUZZTIME) ./classroom/

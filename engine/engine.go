@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"idemlab/internal/clip"
 )
 
 // Options configure an Engine beyond its Policy. Every field may be zero.
@@ -204,7 +206,7 @@ func checkContentType(ct string) *Problem {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return CauseMediaType.Problemf("got %q; send Content-Type: application/json", truncate(ct, 60))
+		return CauseMediaType.Problemf("got %q; send Content-Type: application/json", clip.String(ct, 60))
 	}
 	return nil
 }

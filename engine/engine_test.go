@@ -13,20 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
 type bank struct {
 	eng   *engine.Engine
-	db    *store.DB
+	db    *sqlite.DB
 	clock *engine.ManualClock
 }
 
 func newBank(t testing.TB, p engine.Policy, o engine.Options) *bank {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	clock := engine.NewManualClock(t0)
@@ -58,7 +58,7 @@ func (b *bank) do(t testing.TB, r engine.Request) engine.Result {
 	return b.eng.Handle(context.Background(), r)
 }
 
-func (b *bank) snapshot(t testing.TB) store.Snapshot {
+func (b *bank) snapshot(t testing.TB) engine.Snapshot {
 	t.Helper()
 	s, err := b.db.Snapshot(context.Background())
 	require.NoError(t, err)
@@ -98,7 +98,7 @@ func TestLadderSequential(t *testing.T) {
 		engine.LevelReplay:      {201, 1, 201, 422, 422},
 		engine.LevelScoped:      {201, 1, 201, 422, 201},
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		w := cases[level]
 		t.Run(level, func(t *testing.T) {
 			b := newBank(t, engine.MustPreset(level), engine.Options{})
@@ -335,7 +335,7 @@ func TestEveryKnobCombination(t *testing.T) {
 	}
 	if runtime.GOOS == "js" {
 		policies = policies[:0:0]
-		for _, l := range engine.Levels {
+		for _, l := range engine.Levels() {
 			policies = append(policies, engine.MustPreset(l))
 		}
 	}

@@ -201,14 +201,16 @@ const (
 	ShortRetention = 5 * time.Minute
 )
 
-// Levels lists the ladder in order.
-var Levels = []string{LevelNaive, LevelUnique, LevelFingerprint, LevelInProgress, LevelReplay, LevelScoped}
+// Levels returns the ladder in order, a fresh copy for each caller.
+func Levels() []string { return slices.Clone(levels) }
+
+var levels = []string{LevelNaive, LevelUnique, LevelFingerprint, LevelInProgress, LevelReplay, LevelScoped}
 
 // Preset returns the Policy of a level of the ladder. Each preset is the
 // one before it plus one fix.
 func Preset(level string) (Policy, bool) {
 	p := Policy{Level: LevelNaive}
-	for _, l := range Levels {
+	for _, l := range levels {
 		switch l {
 		case LevelUnique:
 			p.Claim, p.InProgress, p.Retention = ClaimConstraint, InProgressCompletedFirst, Duration(ShortRetention)

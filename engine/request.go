@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dunglas/httpsfv"
+
+	"idemlab/internal/clip"
 )
 
 // Header is one response header. Responses keep headers as an ordered list
@@ -207,11 +209,11 @@ func parseAmount(v any) (int64, *Problem) {
 	}
 	s := string(num)
 	if s == "" || s[0] == '-' || s == "0" {
-		return 0, CauseAmountInvalid.Problemf("amount must be greater than zero, got %s", truncate(s, 40))
+		return 0, CauseAmountInvalid.Problemf("amount must be greater than zero, got %s", clip.String(s, 40))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, CauseAmountInvalid.Problemf("amount must be a whole number of won written with digits only, got %s", truncate(s, 40))
+			return 0, CauseAmountInvalid.Problemf("amount must be a whole number of won written with digits only, got %s", clip.String(s, 40))
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -219,13 +221,6 @@ func parseAmount(v any) (int64, *Problem) {
 		return 0, CauseAmountInvalid.Problemf("amount must be at most %d", int64(MaxAmount))
 	}
 	return n, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // parseFlatObject reads one JSON object whose values are strings or numbers,
@@ -251,7 +246,7 @@ func parseFlatObject(body []byte, allowed ...string) (map[string]any, *Problem) 
 		}
 		name, _ := tok.(string)
 		if !contains(allowed, name) {
-			return nil, CauseFieldInvalid.Problemf("unknown field %q (allowed: %s)", truncate(name, 40), strings.Join(allowed, ", "))
+			return nil, CauseFieldInvalid.Problemf("unknown field %q (allowed: %s)", clip.String(name, 40), strings.Join(allowed, ", "))
 		}
 		if _, dup := fields[name]; dup {
 			return nil, CauseBodyInvalid.Problemf("field %q appears twice", name)

@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Phase names one step of a request's path through the engine:
 // receive → validate → fingerprint → claim → (compare | execute → commit →
@@ -19,8 +22,10 @@ const (
 	PhaseRespond       Phase = "respond"
 )
 
-// Phases lists every phase in path order.
-var Phases = []Phase{PhaseReceive, PhaseValidate, PhaseFingerprint, PhaseClaim, PhaseCompare,
+// Phases returns every phase in path order, a fresh copy for each caller.
+func Phases() []Phase { return slices.Clone(phases) }
+
+var phases = []Phase{PhaseReceive, PhaseValidate, PhaseFingerprint, PhaseClaim, PhaseCompare,
 	PhaseExecute, PhaseCommit, PhaseStoreResponse, PhaseRespond}
 
 // Step is what the hook is told before a phase runs.

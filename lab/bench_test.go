@@ -10,7 +10,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // benchAttempts is the size of the day the benchmarks replay.
@@ -30,7 +30,7 @@ func BenchmarkDayReplayInProcess(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		db, err := store.OpenFile(filepath.Join(b.TempDir(), "day.db"))
+		db, err := sqlite.OpenFile(filepath.Join(b.TempDir(), "day.db"))
 		require.NoError(b, err)
 		b.StartTimer()
 		start := time.Now()

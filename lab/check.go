@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,8 +50,10 @@ var (
 	RuleOneCharge = Rule{8, "one-charge-per-intent", "the processor charges each intent at most once", "결제 대행사는 의도 하나에 최대 한 번 청구한다"}
 )
 
-// Rules lists the rules in order.
-var Rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention, RuleOneCharge}
+// Rules returns the rules in order, a fresh copy for each caller.
+func Rules() []Rule { return slices.Clone(rules) }
+
+var rules = []Rule{RuleOneTransfer, RuleNoSilentWrong, RuleByteReplay, RuleNothingLost, RuleOwnResponses, RuleConservation, RuleRetention, RuleOneCharge}
 
 // Violation is one broken rule with the shortest history that shows it.
 type Violation struct {
@@ -128,7 +131,7 @@ const maxViolations = 5
 func Check(h History) Report {
 	c := newChecker(h)
 	rep := Report{OK: true, Summary: c.summary()}
-	for _, rule := range Rules {
+	for _, rule := range rules {
 		vs := c.check(rule)
 		if len(vs) > maxViolations {
 			vs = vs[:maxViolations]

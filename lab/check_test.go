@@ -14,7 +14,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // runStory plays a small story in-process and checks it: a transfer whose
@@ -22,7 +22,7 @@ import (
 // under the same key, then another customer reusing the key.
 func runStory(t *testing.T, p engine.Policy) lab.Report {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()
@@ -81,7 +81,7 @@ func TestCheckerOnTheLadder(t *testing.T) {
 		engine.LevelReplay:      {"retention-outlasts-retries"},
 		engine.LevelScoped:      nil,
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep := runStory(t, engine.MustPreset(level))
 			assert.ElementsMatch(t, want[level], rep.Broken(), "%+v", rep.Rules)
@@ -269,7 +269,7 @@ func TestRuleEightSeesTheChargeTheLedgerRolledBack(t *testing.T) {
 		{"key passed downstream", engine.DownstreamOn, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := store.OpenMemory()
+			db, err := sqlite.OpenMemory()
 			require.NoError(t, err)
 			defer db.Close()
 			ctx := context.Background()

@@ -12,7 +12,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // pic is a hand-built history: one intent of 10,000 won from alice to bob,
@@ -345,7 +345,7 @@ func TestPictureOfAReplayedDay(t *testing.T) {
 	d := lab.GenerateDay(p)
 	for _, level := range []string{engine.LevelNaive, engine.LevelUnique, engine.LevelScoped} {
 		t.Run(level, func(t *testing.T) {
-			db, err := store.OpenMemory()
+			db, err := sqlite.OpenMemory()
 			require.NoError(t, err)
 			defer db.Close()
 			tally, err := lab.ReplayDay(context.Background(), d, db, engine.MustPreset(level), lab.ReplayOptions{})

@@ -96,7 +96,7 @@ func dayHook(ctx context.Context, s engine.Step) engine.Fault {
 
 // DayStore is what a day is replayed on: the engine's store, and a read of
 // the ledger, the balances and the processor's charges at the end, for the
-// checker. *store.DB is one.
+// checker. *sqlite.DB is one.
 type DayStore interface {
 	engine.Store
 	Ledger(ctx context.Context) ([]engine.Transfer, []engine.Account, error)

@@ -13,19 +13,19 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // replay runs a day in-process at policy p on a fresh in-memory SQLite.
 func replay(t testing.TB, d lab.Day, p engine.Policy) lab.Tally {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
 	return replayOn(t, db, d, p)
 }
 
-func replayOn(t testing.TB, db *store.DB, d lab.Day, p engine.Policy) lab.Tally {
+func replayOn(t testing.TB, db *sqlite.DB, d lab.Day, p engine.Policy) lab.Tally {
 	t.Helper()
 	var calls atomic.Int64
 	tally, err := lab.ReplayDay(context.Background(), d, db, p, lab.ReplayOptions{Progress: func(done, total int) {
@@ -37,7 +37,7 @@ func replayOn(t testing.TB, db *store.DB, d lab.Day, p engine.Policy) lab.Tally 
 	return tally
 }
 
-var _ lab.DayStore = (*store.DB)(nil)
+var _ lab.DayStore = (*sqlite.DB)(nil)
 
 // dayForLadder is small enough for -race and still holds every kind of
 // trouble: overlaps, corrections, late retries and colliding keys.
@@ -60,7 +60,7 @@ func TestReplayDayOnTheLadder(t *testing.T) {
 		engine.LevelReplay:      {"one-transfer-per-intent", "replay-is-byte-identical", "retention-outlasts-retries", "one-charge-per-intent"},
 		engine.LevelScoped:      nil,
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			tally := replay(t, d, engine.MustPreset(level))
 			var b strings.Builder
@@ -97,7 +97,7 @@ func TestReplayDayOnAFile(t *testing.T) {
 	if runtime.GOOS == "js" {
 		t.Skip("SQLite files need an operating system; under js/wasm the store runs in memory only")
 	}
-	db, err := store.OpenFile(filepath.Join(t.TempDir(), "day.db"))
+	db, err := sqlite.OpenFile(filepath.Join(t.TempDir(), "day.db"))
 	require.NoError(t, err)
 	defer db.Close()
 	p := lab.DefaultDayParams()
@@ -107,7 +107,7 @@ func TestReplayDayOnAFile(t *testing.T) {
 }
 
 func TestReplayDayStopsWithItsContext(t *testing.T) {
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -123,7 +123,7 @@ func TestInferTransfersAgreesWithTheLedger(t *testing.T) {
 	d := dayForLadder()
 	for _, level := range []string{engine.LevelNaive, engine.LevelUnique, engine.LevelScoped} {
 		t.Run(level, func(t *testing.T) {
-			db, err := store.OpenMemory()
+			db, err := sqlite.OpenMemory()
 			require.NoError(t, err)
 			defer db.Close()
 			tally, err := lab.ReplayDay(context.Background(), d, db, engine.MustPreset(level), lab.ReplayOptions{})

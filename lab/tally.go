@@ -395,7 +395,7 @@ func WriteLadder(w io.Writer, tallies []Tally) error {
 			s.Conflicts, s.Mismatches, s.Replays, rules)
 	}
 	b.WriteString("\nRules: ")
-	for i, r := range Rules {
+	for i, r := range rules {
 		if i > 0 {
 			b.WriteString(", ")
 		}

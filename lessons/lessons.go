@@ -214,7 +214,7 @@ func parseLesson(src []byte, lang string) (*Lesson, error) {
 	if !ok {
 		return nil, errors.New("the front matter has no closing --- line")
 	}
-	l := &Lesson{Lang: lang, Hints: []string{}, Rules: lab.Rules}
+	l := &Lesson{Lang: lang, Hints: []string{}, Rules: lab.Rules()}
 	for i, line := range strings.Split(head, "\n") {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue

@@ -96,7 +96,7 @@ func assertGoalOnReport(t *testing.T, g scenario.Goal, rep lab.Report) {
 
 func rule(t testing.TB, name string) lab.Rule {
 	t.Helper()
-	for _, r := range lab.Rules {
+	for _, r := range lab.Rules() {
 		if r.Name == name {
 			return r
 		}

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
 	"idemlab/engine"
-	"idemlab/server/classroom"
 )
 
 // The attacks of "Hold up under abuse", each from another loopback address

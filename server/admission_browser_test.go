@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
+	"idemlab/internal/peer"
 	"idemlab/server"
-	"idemlab/server/classroom"
-	"idemlab/server/peer"
 )
 
 // pressJoin opens the phone page of a room in a fresh tab of its own

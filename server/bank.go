@@ -1,30 +1,26 @@
 // Package server is idemlab's HTTP side: the bank API once per level, the
 // health check, the playground's files and lessons, and the live classroom
-// (server/classroom), each mounted by New. It wires engine, store and
-// httpapi; it holds no engine logic.
+// (package classroom), each mounted by New. It wires engine and httpapi
+// over the stores it is handed (cmd/idemlab chooses them); it holds no
+// engine logic and imports no store.
 package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"idemlab/engine"
-	"idemlab/store"
-	"idemlab/store/postgres"
 )
 
 // Config configures a Server.
 type Config struct {
-	// DB is the SQLite file path. Each level keeps its own database beside
-	// it: ./idemlab.db gives ./idemlab-naive.db … ./idemlab-scoped.db.
-	// Empty means in-memory databases. A postgres:// URL names one
-	// PostgreSQL database instead, shared by any number of servers, where
-	// each level keeps its tables in a schema of its own (LevelSchema).
-	DB string
+	// Open opens a level's database. Required: cmd/idemlab chooses the
+	// store (internal/stores: SQLite files named by LevelPath, in-memory
+	// SQLite, or PostgreSQL schemas named by LevelSchema).
+	Open func(level string) (BankDB, error)
 	// PaymentLatency is the simulated payment-network call on the bank API.
 	PaymentLatency time.Duration
 	// Retention and Lease, when set, replace the scoped level's published
@@ -43,50 +39,23 @@ type Bank struct {
 }
 
 // BankDB is a level's database: the engine's store, and what the bank's
-// budget and the tests read of it. store.DB (SQLite) and postgres.DB are
-// BankDBs.
+// budget and the tests read of it. store/sqlite's DB and store/postgres's
+// DB are BankDBs (internal/stores checks it at compile time).
 type BankDB interface {
 	engine.Store
-	Usage(ctx context.Context) (store.Usage, error)
-	Snapshot(ctx context.Context) (store.Snapshot, error)
+	Usage(ctx context.Context) (engine.Usage, error)
+	Snapshot(ctx context.Context) (engine.Snapshot, error)
 	Close() error
-}
-
-var (
-	_ BankDB = (*store.DB)(nil)
-	_ BankDB = (*postgres.DB)(nil)
-)
-
-// LevelSchema is the PostgreSQL schema a level's tables live in:
-// idemlab_naive … idemlab_scoped.
-func LevelSchema(level string) string {
-	return "idemlab_" + strings.ReplaceAll(level, "-", "_")
-}
-
-// openLevel opens a level's database as cfg.DB says.
-func openLevel(cfg Config, level string) (BankDB, error) {
-	switch {
-	case cfg.DB == "":
-		return store.OpenMemory()
-	case postgres.IsURL(cfg.DB):
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		return postgres.Open(ctx, cfg.DB, LevelSchema(level))
-	}
-	return store.OpenFile(LevelPath(cfg.DB, level))
-}
-
-// LevelPath returns the database file of a level for the configured path.
-func LevelPath(db, level string) string {
-	ext := filepath.Ext(db)
-	return strings.TrimSuffix(db, ext) + "-" + level + ext
 }
 
 // OpenBanks opens one database and engine per level.
 func OpenBanks(cfg Config) ([]*Bank, error) {
+	if cfg.Open == nil {
+		return nil, errors.New("server: no Config.Open to open the levels' databases with")
+	}
 	var banks []*Bank
-	for _, level := range engine.Levels {
-		db, err := openLevel(cfg, level)
+	for _, level := range engine.Levels() {
+		db, err := cfg.Open(level)
 		if err != nil {
 			CloseBanks(banks)
 			return nil, fmt.Errorf("open level %s: %w", level, err)

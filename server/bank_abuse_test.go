@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -24,9 +25,9 @@ import (
 func limitedServer(t testing.TB, l server.BankLimits) (string, string) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "idemlab.db")
-	banks, err := server.OpenBanks(server.Config{DB: db})
+	banks, err := stores.OpenBanks(db, server.Config{})
 	require.NoError(t, err)
-	h, err := server.New(banks, server.Options{BankLimits: l})
+	h, err := server.New(banks, stores.Options(server.Options{BankLimits: l}))
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config = server.HTTPServer("", h)
@@ -97,7 +98,7 @@ func TestBankBudgetStopsGrowth(t *testing.T) {
 	size := func() int64 {
 		var n int64
 		for _, suffix := range []string{"", "-wal"} {
-			if fi, err := os.Stat(server.LevelPath(db, engine.LevelScoped) + suffix); err == nil {
+			if fi, err := os.Stat(stores.LevelPath(db, engine.LevelScoped) + suffix); err == nil {
 				n += fi.Size()
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -26,9 +27,9 @@ import (
 // in a temporary directory, as `idemlab serve` does.
 func newServer(t testing.TB, latency time.Duration) *httptest.Server {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{DB: filepath.Join(t.TempDir(), "idemlab.db"), PaymentLatency: latency})
+	banks, err := stores.OpenBanks(filepath.Join(t.TempDir(), "idemlab.db"), server.Config{PaymentLatency: latency})
 	require.NoError(t, err)
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config = server.HTTPServer("", h)
@@ -91,7 +92,7 @@ func (c client) transfer(customer, key, body string) (*http.Response, []byte) {
 
 func TestEveryLevelIsServedOnItsOwnLedger(t *testing.T) {
 	ts := newServer(t, 0)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		c := client{t, ts.URL + "/bank/" + level, ts.Client()}
 		c.putAccount("alice", 1_000_000)
 		c.putAccount("bob", 0)
@@ -206,10 +207,10 @@ func TestHostileRequests(t *testing.T) {
 // TestHalfSentRequestTimesOut opens a connection, sends headers promising a
 // body and never sends it: the server gives up and closes the connection.
 func TestHalfSentRequestTimesOut(t *testing.T) {
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	defer server.CloseBanks(banks)
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	srv := server.HTTPServer("", h)
 	srv.ReadTimeout = 300 * time.Millisecond
@@ -293,7 +294,7 @@ func TestProblemTypesAreDescribed(t *testing.T) {
 // before its time.
 func TestReaperCollectsExpiredKeys(t *testing.T) {
 	clock := engine.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	banks, err := server.OpenBanks(server.Config{DB: filepath.Join(t.TempDir(), "idemlab.db"), Clock: clock})
+	banks, err := stores.OpenBanks(filepath.Join(t.TempDir(), "idemlab.db"), server.Config{Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
 	var bank *server.Bank

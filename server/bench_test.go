@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -21,7 +19,8 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
-	"idemlab/store"
+	"idemlab/internal/endpointtest"
+	"idemlab/store/sqlite"
 )
 
 // The bank API benchmarks run side by side in one `make bench`: transfers
@@ -33,7 +32,7 @@ const benchBody = `{"from":"alice","to":"bob","amount":1}`
 
 func benchEngine(b *testing.B, level string) *engine.Engine {
 	b.Helper()
-	db, err := store.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
+	db, err := sqlite.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -131,7 +130,7 @@ func BenchmarkLoopback(b *testing.B) {
 		})
 	}
 	b.Run("python-stdlib", func(b *testing.B) {
-		url := startPythonBank(b)
+		url := endpointtest.Start(b, "python3", "../docs/examples/bank.py", "--port", "0", "--db", filepath.Join(b.TempDir(), "py.db"))
 		for _, acct := range []string{"alice", "bob"} {
 			req, _ := http.NewRequest("PUT", url+"/accounts/"+acct, strings.NewReader(`{"balance":1125899906842624}`))
 			resp, err := http.DefaultClient.Do(req)
@@ -142,29 +141,6 @@ func BenchmarkLoopback(b *testing.B) {
 		}
 		loadRun(b, url)
 	})
-}
-
-// startPythonBank starts docs/examples/bank.py on a free port.
-func startPythonBank(b *testing.B) string {
-	b.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		b.Skip("python3 is not installed; the Python comparison is skipped")
-	}
-	cmd := exec.Command(py, "../docs/examples/bank.py", "--port", "0", "--db", filepath.Join(b.TempDir(), "py.db"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		b.Fatalf("bank.py did not start: %v", err)
-	}
-	return strings.TrimPrefix(strings.TrimSpace(line), "listening on ")
 }
 
 // loadRun sends b.N transfers, each with a fresh key, from 16 workers.
@@ -261,7 +237,7 @@ func sendTransfers(b *testing.B, client *http.Client, url string, n int) []time.
 func BenchmarkRetainedKeys(b *testing.B) {
 	for range b.N {
 		dir := b.TempDir()
-		db, err := store.OpenFile(filepath.Join(dir, "keys.db"))
+		db, err := sqlite.OpenFile(filepath.Join(dir, "keys.db"))
 		if err != nil {
 			b.Fatal(err)
 		}

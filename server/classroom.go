@@ -1,6 +1,6 @@
 package server
 
-import "idemlab/server/classroom"
+import "idemlab/classroom"
 
 // classroomConfig is the live classroom's configuration: opts.Classroom
 // with the server's own options in place of its fields.

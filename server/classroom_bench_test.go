@@ -26,7 +26,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"idemlab/server/classroom"
+	"idemlab/classroom"
 )
 
 // The classroom's load benchmark: 300 websocket clients in one room (one
@@ -49,14 +49,14 @@ func TestClassroomBenchServer(t *testing.T) {
 	if os.Getenv(benchEnv) == "" {
 		t.Skip("runs only as the classroom benchmark's server process")
 	}
-	banks, err := OpenBanks(Config{})
+	banks, err := OpenBanks(Config{Open: testBanks("")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer CloseBanks(banks)
 	// A class of 300: the instructor sets the class size to fit it.
-	srv, err := New(banks, Options{InstructorToken: os.Getenv(benchEnv), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Classroom: classroom.Config{Limits: classroom.Limits{ClassSize: 1000}}})
+	srv, err := New(banks, testOptions(Options{InstructorToken: os.Getenv(benchEnv), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Classroom: classroom.Config{Limits: classroom.Limits{ClassSize: 1000}}}))
 	if err != nil {
 		t.Fatal(err)
 	}

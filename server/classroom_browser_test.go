@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -36,10 +37,10 @@ func classroomServer(t testing.TB) *httptest.Server {
 // (the instructor's secret is always the tests').
 func classroomServerWith(t testing.TB, opts server.Options) *httptest.Server {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	opts.InstructorToken = browserToken
-	s, err := server.New(banks, opts)
+	s, err := server.New(banks, stores.Options(opts))
 	require.NoError(t, err)
 	ts := browserServer(s)
 	startupLinks.Store(ts.URL, s.InstructorPath())

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
+	"idemlab/classroom/roomdb"
 	"idemlab/engine"
-	"idemlab/server/classroom"
-	"idemlab/store"
 )
 
 // TestClassroomRoomsSurviveARestart runs a lesson on a server with a
@@ -110,7 +110,7 @@ func copyFiles(t *testing.T, from, to string) {
 
 // openRoomsForTest reads every room's record of a rooms file as one string.
 func openRoomsForTest(path string) (string, error) {
-	db, err := store.OpenRooms(path)
+	db, err := roomdb.OpenRooms(path)
 	if err != nil {
 		return "", err
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"idemlab/store"
+	"idemlab/classroom/roomdb"
 )
 
 // A classroom has to survive a real class: Wi-Fi that drops for a few
@@ -252,7 +252,7 @@ func TestClassroomSurvivesAKilledServer(t *testing.T) {
 	// The room's record reaches its file right after the verdict; wait for
 	// it there, then kill the server without warning.
 	require.Eventually(t, func() bool {
-		rooms, err := store.OpenRooms(filepath.Join(dir, "idemlab-classroom.db"))
+		rooms, err := roomdb.OpenRooms(filepath.Join(dir, "idemlab-classroom.db"))
 		if err != nil {
 			return false
 		}

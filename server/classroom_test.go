@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/classroom"
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/server/classroom"
 )
 
 // The classroom's tests run over real sockets: httptest.NewServer over
@@ -62,10 +62,10 @@ func newClassroomEnvOn(t testing.TB, cfg classroom.Config, wrap func(net.Conn) n
 func newClassroomEnvWith(t testing.TB, cfg classroom.Config, opts Options, wrap func(net.Conn) net.Conn, jar http.CookieJar) *classroomEnv {
 	t.Helper()
 	opts.Classroom = cfg
-	banks, err := OpenBanks(Config{DB: opts.DB})
+	banks, err := OpenBanks(Config{Open: testBanks(opts.DB)})
 	require.NoError(t, err)
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := New(banks, opts)
+	srv, err := New(banks, testOptions(opts))
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(srv)
 	if wrap != nil {
@@ -299,7 +299,7 @@ func TestClassroomStormAtEachLevel(t *testing.T) {
 	for i := range 3 {
 		phones = append(phones, env.student(code, fmt.Sprintf("student %d", i), secret(i)))
 	}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep := fireStorm(t, proj, phones, classroom.StormSpec{Level: level, Clients: 8, Keys: 2, Attempts: 2, LatencyMS: 20})
 			s := rep.Report.Summary

@@ -15,8 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/internal/stores"
 	"idemlab/server"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // errDiskIO is what SQLite says when the disk under it fails.
@@ -24,7 +25,7 @@ var errDiskIO = errors.New("sqlite3: disk I/O error")
 
 // failingStore is a real store whose key claims and account writes fail
 // as a dying disk makes them fail.
-type failingStore struct{ *store.DB }
+type failingStore struct{ *sqlite.DB }
 
 func (f failingStore) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.InsertMode, rec engine.KeyRecord) (engine.InsertResult, error) {
 	return engine.InsertResult{SQL: "INSERT INTO idempotency_keys …"}, errDiskIO
@@ -64,13 +65,13 @@ func (s *syncBuffer) records(t testing.TB) []map[string]any {
 // An error below the engine is answered with a generic problem, and logged
 // once, with what finds the request again and never its body or customer.
 func TestInternalErrorsAreLoggedOnceAndNeverShown(t *testing.T) {
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	eng := engine.New(failingStore{db}, engine.MustPreset(engine.LevelScoped), engine.Options{})
 	var logs syncBuffer
 	h, err := server.New([]*server.Bank{{Level: engine.LevelScoped, Engine: eng, DB: db}},
-		server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+		stores.Options(server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	ts := httptest.NewServer(h)

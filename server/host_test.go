@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -19,9 +20,9 @@ import (
 // Host: evil.example (and an Origin that matches it). They are refused
 // with a problem before any route runs; the server's own names answer.
 func TestHostAllowList(t *testing.T) {
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
-	h, err := server.New(banks, server.Options{AllowedHosts: []string{"192.168.1.20", "laptop.local"}, PublicURL: "https://idemlab.school.example/"})
+	h, err := server.New(banks, stores.Options(server.Options{AllowedHosts: []string{"192.168.1.20", "laptop.local"}, PublicURL: "https://idemlab.school.example/"}))
 	require.NoError(t, err)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { ts.Close(); h.Close(); server.CloseBanks(banks) })

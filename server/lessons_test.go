@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -26,16 +27,16 @@ func TestServerRefusesToStartOnABrokenLesson(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "en", "01-x.md"), []byte(src), 0o644))
 		return dir
 	}
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
 
-	_, err = server.New(banks, server.Options{LessonsDir: write("# no front matter\n")})
+	_, err = server.New(banks, stores.Options(server.Options{LessonsDir: write("# no front matter\n")}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "en/01-x.md")
 
 	dir := write(good)
-	h, err := server.New(banks, server.Options{LessonsDir: dir})
+	h, err := server.New(banks, stores.Options(server.Options{LessonsDir: dir}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	ts := httptest.NewServer(h)

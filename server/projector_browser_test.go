@@ -225,15 +225,11 @@ func TestPhoneSaysItPaidTwice(t *testing.T) {
 	assert.Positive(t, countIn(t, phone, `#room-race [data-row="collapsed"]`))
 }
 
-// TestProjectorScreenshots writes what the room and a phone see into the
-// folder named by IDEMLAB_PROJECTOR_SHOTS: a naive storm of 20 clients on
-// the projector (1920×1080), the same at scoped, a replay paused half way,
-// a phone that paid twice (390×844), and storms of 1,000 clients.
-func TestProjectorScreenshots(t *testing.T) {
-	dir := os.Getenv("IDEMLAB_PROJECTOR_SHOTS")
-	if dir == "" {
-		t.Skip("set IDEMLAB_PROJECTOR_SHOTS=DIR to write the projector's and the phone's pictures")
-	}
+// shootProjector writes what the room and a phone see into dir
+// (TestScreenshots/projector): a naive storm of 20 clients on the
+// projector (1920×1080), the same at scoped, a replay paused half way, a
+// phone that paid twice (390×844), and storms of 1,000 clients.
+func shootProjector(t *testing.T, dir string) {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	ts := classroomServer(t)
 	proj, code := projectorTab(t, ts.URL)

@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/server"
 )
 
@@ -89,9 +90,9 @@ func TestScreenshots(t *testing.T) {
 		t.Log("no Hangul font: the Korean pictures will show boxes (apt-get install fonts-nanum)")
 	}
 
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
-	s, err := server.New(banks, server.Options{WebDir: playgroundDir(t), InstructorToken: browserToken})
+	s, err := server.New(banks, stores.Options(server.Options{WebDir: playgroundDir(t), InstructorToken: browserToken}))
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() {
@@ -151,6 +152,10 @@ func TestScreenshots(t *testing.T) {
 			shootClass(t, ts.URL, dir, lang)
 		})
 	}
+	// The player's and the projector's working pictures, each in a folder
+	// of its own beside the set above.
+	t.Run("player", func(t *testing.T) { shootPlayer(t, filepath.Join(dir, "player")) })
+	t.Run("projector", func(t *testing.T) { shootProjector(t, filepath.Join(dir, "projector")) })
 }
 
 // shootClass runs a lesson as an instructor does with eight phones: the
@@ -527,4 +532,64 @@ func signedIn(t *testing.T, ctx context.Context, base string) {
 	if eval[bool](t, ctx, `!document.getElementById('signin').hidden`) {
 		run(t, ctx, signInSteps(base))
 	}
+}
+
+// shootPlayer writes the player's working pictures into dir: lesson 2's
+// race from start to end, its key table and sandbox, the dark theme,
+// lesson 1's day, a phone and the Korean page (TestScreenshots/player).
+func shootPlayer(t *testing.T, dir string) {
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	shot := func(name string) {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+	}
+	openLesson(t, ctx, ts.URL, "02-unique")
+	shot("01-lesson2-start")
+	openScenario(t, ctx, "s1", false)
+	for i := 1; i <= 6; i++ {
+		run(t, ctx, click(`#btn-step`),
+			waitJS(`document.querySelector('#step-count').dataset.step === '`+fmt.Sprint(i)+`'`))
+	}
+	shot("02-lesson2-mid-race")
+	runToEnd(t, ctx)
+	shot("03-lesson2-race-done")
+	run(t, ctx, chromedp.EmulateViewport(1600, 2600))
+	shot("03b-lesson2-race-done-tall")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000), focus(`#bench`), chromedp.KeyEvent("?"))
+	shot("03c-keys")
+	run(t, ctx, chromedp.KeyEvent("?"))
+	openScenario(t, ctx, "s4", false)
+	run(t, ctx, click(`#goals li[data-goal="g5"] button.goal-policy`),
+		waitJS(`!!document.querySelector('#bench-meta .sandboxed')`),
+		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`document.querySelector('#sandbox').open = true`)(ctx, tgt)
+			return err
+		}))
+	runToEnd(t, ctx)
+	run(t, ctx, chromedp.EmulateViewport(1600, 2600))
+	shot("03d-lesson2-sandbox-tall")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000))
+	run(t, ctx, click(`#theme-toggle`))
+	shot("04-lesson2-dark")
+	openLesson(t, ctx, ts.URL, "07-full-day")
+	runToEnd(t, ctx)
+	shot("05-lesson7-dark")
+	run(t, ctx, click(`#theme-toggle`), chromedp.EmulateViewport(1024, 768))
+	openLesson(t, ctx, ts.URL, "01-naive")
+	openScenario(t, ctx, "s2", true)
+	run(t, ctx, click(`#btn-day`),
+		waitJS(`document.querySelector('#day-status').textContent.startsWith('The day is over')`))
+	shot("06-lesson1-day-1024")
+	run(t, ctx, chromedp.EmulateViewport(420, 900))
+	openScenario(t, ctx, "s1", false)
+	runToEnd(t, ctx)
+	shot("07-lesson1-phone")
+	run(t, ctx, chromedp.EmulateViewport(1600, 1000),
+		chromedp.Navigate(ts.URL+"/?lang=ko#lesson=02-unique"),
+		waitJS(`document.body.dataset.lesson === '02-unique'`))
+	runToEnd(t, ctx)
+	shot("08-lesson2-korean")
 }

@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"idemlab/classroom"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/internal/peer"
 	"idemlab/lessons"
-	"idemlab/server/classroom"
-	"idemlab/server/peer"
 )
 
 // Server is idemlab's HTTP handler: the classroom, the playground and the

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"idemlab/server/peer"
+	"idemlab/internal/peer"
 )
 
 // TestHTTPSMakesCookiesSecure: the instructor's cookie is Secure and the
@@ -32,7 +32,7 @@ import (
 func TestHTTPSMakesCookiesSecure(t *testing.T) {
 	trusted, err := peer.ParseTrusted([]string{"127.0.0.1/32"})
 	require.NoError(t, err)
-	banks, err := OpenBanks(Config{})
+	banks, err := OpenBanks(Config{Open: testBanks("")})
 	require.NoError(t, err)
 	t.Cleanup(func() { CloseBanks(banks) })
 	for _, tc := range []struct {
@@ -48,7 +48,7 @@ func TestHTTPSMakesCookiesSecure(t *testing.T) {
 		{name: "a forwarded https from an untrusted peer", proto: "https", secure: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := New(banks, Options{InstructorToken: testToken, TrustedProxies: tc.proxies, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			srv, err := New(banks, testOptions(Options{InstructorToken: testToken, TrustedProxies: tc.proxies, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 			require.NoError(t, err)
 			defer srv.Close()
 			ts := httptest.NewUnstartedServer(srv)

@@ -46,10 +46,10 @@ func webDir(t testing.TB, module []byte) string {
 
 func startWeb(t testing.TB, dir string) *httptest.Server {
 	t.Helper()
-	banks, err := OpenBanks(Config{})
+	banks, err := OpenBanks(Config{Open: testBanks("")})
 	require.NoError(t, err)
 	t.Cleanup(func() { CloseBanks(banks) })
-	s, err := New(banks, Options{WebDir: dir})
+	s, err := New(banks, testOptions(Options{WebDir: dir}))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	ts := httptest.NewServer(s)

@@ -61,13 +61,13 @@ func encode(v any) string {
 // every knob's values and the faults.
 func (b *bridge) version() string {
 	presets := map[string]engine.Policy{}
-	for _, l := range engine.Levels {
+	for _, l := range engine.Levels() {
 		presets[l] = engine.MustPreset(l)
 	}
 	knobs := engine.KnobValues()
 	faults := names(func(i int) string { return engine.Fault(i).String() })[1:] // not "none"
-	return encode(map[string]any{"version": version, "levels": engine.Levels, "presets": presets,
-		"knobs": knobs, "faults": faults, "rules": lab.Rules})
+	return encode(map[string]any{"version": version, "levels": engine.Levels(), "presets": presets,
+		"knobs": knobs, "faults": faults, "rules": lab.Rules()})
 }
 
 // names lists an enum's names: its values count up from zero.

@@ -55,7 +55,7 @@ var lessonRuns = sync.OnceValues(func() ([]raceRun, error) {
 					return nil, err
 				}
 			}
-			for _, level := range engine.Levels {
+			for _, level := range engine.Levels() {
 				policies["level "+level] = engine.MustPreset(level)
 			}
 			seen := map[engine.Policy]bool{}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 var soak = flag.Bool("soak", false, "run the long form of the crash test (make soak)")
@@ -132,7 +132,7 @@ func TestCrashRecovery(t *testing.T) {
 		cycles, len(intents), attempts.Load(), downs.Load(), conflicts.Load())
 	assert.Positive(t, downs.Load(), "the kills landed while clients were sending")
 
-	db, err := store.OpenFile(filepath.Join(filepath.Dir(dbPath), "idemlab-scoped.db"))
+	db, err := sqlite.OpenFile(filepath.Join(filepath.Dir(dbPath), "idemlab-scoped.db"))
 	require.NoError(t, err)
 	defer db.Close()
 	snap, err := db.Snapshot(context.Background())

@@ -16,7 +16,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab"
 	"idemlab/lab/grade"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 const dayUsage = `Usage:
@@ -145,7 +145,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("day replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	level := fs.String("level", engine.LevelScoped, "level to replay in-process: "+strings.Join(engine.Levels, ", ")+", or 'ladder' for every level, one line each")
+	level := fs.String("level", engine.LevelScoped, "level to replay in-process: "+strings.Join(engine.Levels(), ", ")+", or 'ladder' for every level, one line each")
 	policy := fs.String("policy", "", `in-process: knobs over the level's preset as JSON, e.g. '{"claim":"check-then-insert"}'`)
 	dbPath := fs.String("db", "", "in-process: SQLite file to use (default: a fresh file in a temporary folder, removed after)")
 	latency := fs.Duration("payment-latency", 0, "in-process: how long each payment-network call takes")
@@ -182,7 +182,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	pol, ok := engine.Preset(*level)
 	if !ok {
-		return fmt.Errorf("day replay: unknown level %q (one of %s, ladder)", *level, strings.Join(engine.Levels, ", "))
+		return fmt.Errorf("day replay: unknown level %q (one of %s, ladder)", *level, strings.Join(engine.Levels(), ", "))
 	}
 	if *policy != "" {
 		if err := json.Unmarshal([]byte(*policy), &pol); err != nil {
@@ -245,7 +245,7 @@ func writePicture(path string, d lab.Day, t lab.Tally, lang string) error {
 // replayLadder replays the day at every level, each on a fresh database.
 func replayLadder(ctx context.Context, d lab.Day, latency time.Duration, stdout io.Writer, asJSON bool) error {
 	var tallies []lab.Tally
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		bar := newProgressBar(stdout)
 		t, err := replayInProcess(ctx, d, engine.MustPreset(level), "", latency, bar.update)
 		bar.done()
@@ -285,7 +285,7 @@ func replayInProcess(ctx context.Context, d lab.Day, p engine.Policy, path strin
 		defer os.RemoveAll(dir)
 		path = filepath.Join(dir, "day.db")
 	}
-	db, err := store.OpenFile(path)
+	db, err := sqlite.OpenFile(path)
 	if err != nil {
 		return lab.Tally{}, err
 	}

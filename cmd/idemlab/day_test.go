@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/lab"
 	"idemlab/server"
 )
@@ -80,10 +81,10 @@ func TestDayRefusesBadInput(t *testing.T) {
 
 func TestDayReplayOverHTTPAndGrade(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the grader's history stays in the test
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	defer server.CloseBanks(banks)
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	defer h.Close()
 	srv := httptest.NewServer(h)
@@ -113,12 +114,12 @@ func TestDayReplayOverHTTPAndGrade(t *testing.T) {
 // than its first attempt, the tally names both, and every rule holds. A
 // replica without the endpoint it belongs to is refused in words.
 func TestDayReplayOverReplicas(t *testing.T) {
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	defer server.CloseBanks(banks)
 	var urls []string
 	for range 2 {
-		h, err := server.New(banks, server.Options{})
+		h, err := server.New(banks, stores.Options(server.Options{}))
 		require.NoError(t, err)
 		defer h.Close()
 		srv := httptest.NewServer(h)

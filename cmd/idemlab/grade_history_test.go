@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/lab/grade"
 	"idemlab/server"
 )
@@ -28,10 +29,10 @@ func init() {
 // changes their code between runs and grades the same URL again.
 func studentEndpoint(t *testing.T) (url string, level *atomic.Value) {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	level = &atomic.Value{}
@@ -98,10 +99,10 @@ func TestGradeSinceTheLastRun(t *testing.T) {
 
 func TestGradeCompareWithAReport(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	defer server.CloseBanks(banks)
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	defer h.Close()
 	srv := httptest.NewServer(h)

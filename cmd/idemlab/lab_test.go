@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"idemlab/docs"
+	"idemlab/internal/endpointtest"
 )
 
 func TestLabContractIsTheDocument(t *testing.T) {
@@ -89,7 +86,7 @@ func TestLabExampleGrades(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "bank.py")
 			_, _, err := runCmd(t, "lab", "example", "-o", file, "--bug", c.bug)
 			require.NoError(t, err)
-			base := startPython(t, file, "--port", "0", "--db", filepath.Join(t.TempDir(), "bank.db"), "--payment-latency-ms", "20")
+			base := endpointtest.Start(t, "python3", file, "--port", "0", "--db", filepath.Join(t.TempDir(), "bank.db"), "--payment-latency-ms", "20")
 			out, _, err := runCmd(t, "grade", base, "--seed", "11", "--intents", "30", "--no-history")
 			if c.broken == "" {
 				assert.NoError(t, err, out)
@@ -98,46 +95,4 @@ func TestLabExampleGrades(t *testing.T) {
 			require.ErrorContains(t, err, c.broken, "the planted bug runs without --bug")
 		})
 	}
-}
-
-// startPython runs a Python endpoint as a process of its own (skipping the
-// test when python3 is not installed), waits for its "listening on URL"
-// line and returns URL; the process is killed when the test ends.
-func startPython(t *testing.T, args ...string) string {
-	t.Helper()
-	bin, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed, so the example endpoint cannot run")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		cmd.Wait()
-		if t.Failed() && stderr.Len() > 0 {
-			t.Logf("python3 said on stderr:\n%s", stderr.String())
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			line <- s.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l := <-line:
-		_, base, ok := strings.Cut(l, "listening on ")
-		require.True(t, ok, "python3 %v said %q", args, l)
-		return base
-	case <-time.After(20 * time.Second):
-		t.Fatalf("python3 %v did not start within 20 s", args)
-	}
-	return ""
 }

@@ -19,11 +19,11 @@ import (
 	"syscall"
 	"time"
 
+	"idemlab/classroom"
 	"idemlab/engine"
+	"idemlab/internal/peer"
+	"idemlab/internal/stores"
 	"idemlab/server"
-	"idemlab/server/classroom"
-	"idemlab/server/peer"
-	"idemlab/store/postgres"
 )
 
 func main() {
@@ -205,7 +205,7 @@ Flags:
 // reaper, prints the addresses, and returns; Serve's error arrives on
 // m.served. Call Close afterwards, also when Run fails.
 func (m *Main) Run(ctx context.Context) error {
-	banks, err := server.OpenBanks(server.Config{DB: m.dbPath, PaymentLatency: m.latency, Retention: m.retention, Lease: m.lease})
+	banks, err := stores.OpenBanks(m.dbPath, server.Config{PaymentLatency: m.latency, Retention: m.retention, Lease: m.lease})
 	if err != nil {
 		return err
 	}
@@ -233,13 +233,13 @@ func (m *Main) Run(ctx context.Context) error {
 	// The classroom keeps its rooms in SQLite files beside --db, or with
 	// PostgreSQL in --classroom-db: it lives in this one process.
 	localDB := m.dbPath
-	if postgres.IsURL(localDB) {
+	if stores.IsPostgres(localDB) {
 		localDB = m.classroomDB
 	}
 	handler, err := server.New(banks, server.Options{Logger: m.log, InstructorToken: m.token, RotateToken: m.rotate, WebDir: m.webDir, LessonsDir: m.lessonsDir, DB: localDB,
 		AllowedHosts: hosts, ListenAddr: ln.Addr().String(), PublicURL: m.publicURL, TrustedProxies: m.proxies,
 		BankLimits: server.BankLimits{RequestsPerSecond: m.bankRate, Burst: 2 * m.bankRate},
-		Classroom:  classroom.Config{Limits: m.classroomLimits}})
+		Classroom:  stores.Classroom(classroom.Config{Limits: m.classroomLimits})})
 	if err != nil {
 		ln.Close()
 		return err

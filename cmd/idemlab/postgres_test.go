@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -21,11 +22,17 @@ import (
 
 	"idemlab/engine"
 	"idemlab/internal/pgtest"
-	"idemlab/server"
+	"idemlab/internal/stores"
 	"idemlab/store/postgres"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
+}
 
 // roundRobin is the load balancer in front of several idemlab servers: each
 // request goes to the next server in turn. A server that is down answers
@@ -132,7 +139,7 @@ func TestServersShareOnePostgres(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int32(1), created.Load(), "one attempt executes across both servers")
-	store, err := postgres.Open(context.Background(), db, server.LevelSchema(engine.LevelScoped))
+	store, err := postgres.Open(context.Background(), db, stores.LevelSchema(engine.LevelScoped))
 	require.NoError(t, err)
 	defer store.Close()
 	snap, err := store.Snapshot(context.Background())
@@ -246,7 +253,7 @@ func TestCrashRecoveryAcrossServers(t *testing.T) {
 		cycles, killed, len(intents), attempts.Load(), downs.Load(), conflicts.Load())
 	assert.Positive(t, downs.Load(), "the kills landed while clients were sending")
 
-	store, err := postgres.Open(context.Background(), db, server.LevelSchema(engine.LevelScoped))
+	store, err := postgres.Open(context.Background(), db, stores.LevelSchema(engine.LevelScoped))
 	require.NoError(t, err)
 	defer store.Close()
 	snap, err := store.Snapshot(context.Background())

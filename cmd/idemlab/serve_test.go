@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,14 +20,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// buildBinary builds idemlab once per test run.
+// binary is idemlab built for this package's tests, once: every test that
+// runs a real process shares it, and TestMain removes it.
+var binary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildBinary builds idemlab once per test run and returns its path. Under
+// -short (make test-short) it skips the test: no real process runs.
 func buildBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "idemlab")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Run(), "go build")
-	return bin
+	if testing.Short() {
+		t.Skip("-short: no real idemlab process (make test runs them)")
+	}
+	binary.once.Do(func() {
+		if binary.dir, binary.err = os.MkdirTemp("", "idemlab-test-bin-"); binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "idemlab")
+		cmd := exec.Command("go", "build", "-o", binary.path, ".")
+		cmd.Stderr = os.Stderr
+		binary.err = cmd.Run()
+	})
+	require.NoError(t, binary.err, "go build")
+	return binary.path
 }
 
 var listening = regexp.MustCompile(`listening on (https?://\S+)`)

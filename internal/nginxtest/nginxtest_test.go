@@ -41,7 +41,7 @@ func seenOf(r *http.Request) seen {
 	}
 }
 
-// sameOrigin is the classroom's own check (server/classroom): the page's
+// sameOrigin is the classroom's own check (package classroom): the page's
 // Origin must name the Host the request arrived with. Through a proxy it
 // holds only if the proxy passes the Host on as the browser wrote it.
 func sameOrigin(r *http.Request) bool {

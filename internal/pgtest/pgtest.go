@@ -43,16 +43,24 @@ var (
 )
 
 // Main runs the package's tests and stops the cluster if one started.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with more to clean up: it runs the tests,
+// stops the cluster and returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	stop()
-	os.Exit(code)
+	return code
 }
 
 // URL returns the URL of a new, empty database in the cluster, dropped
-// when t ends, or skips t when there is no PostgreSQL.
+// when t ends, or skips t when there is no PostgreSQL, or under -short
+// (make test-short: no cluster starts).
 func URL(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no PostgreSQL cluster (make test starts one)")
+	}
 	once.Do(func() { stop = start() })
 	if baseURL == "" {
 		t.Skip("no PostgreSQL for this test: " + reason)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/lab"
 	"idemlab/lab/grade"
 	"idemlab/server"
@@ -29,9 +30,9 @@ func BenchmarkDayReplayHTTP(b *testing.B) {
 	d := benchDay(100_000)
 	for range b.N {
 		b.StopTimer()
-		banks, err := server.OpenBanks(server.Config{DB: filepath.Join(b.TempDir(), "bank.db")})
+		banks, err := stores.OpenBanks(filepath.Join(b.TempDir(), "bank.db"), server.Config{})
 		require.NoError(b, err)
-		h, err := server.New(banks, server.Options{})
+		h, err := server.New(banks, stores.Options(server.Options{}))
 		require.NoError(b, err)
 		srv := httptest.NewServer(h)
 		b.StartTimer()

@@ -18,7 +18,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab"
 	"idemlab/lab/grade"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 var scoped = engine.MustPreset(engine.LevelScoped)
@@ -220,8 +220,8 @@ func respond(bank http.Handler, w http.ResponseWriter, r *http.Request, edit fun
 
 // statusFor answers one status as another (422 as 417, as an endpoint
 // that picked another status for a used key).
-func statusFor(from, to int) func(http.Handler, *store.DB) http.Handler {
-	return func(bank http.Handler, _ *store.DB) http.Handler {
+func statusFor(from, to int) func(http.Handler, *sqlite.DB) http.Handler {
+	return func(bank http.Handler, _ *sqlite.DB) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			respond(bank, w, r, func(rec *httptest.ResponseRecorder) {
 				if rec.Code == from {
@@ -234,8 +234,8 @@ func statusFor(from, to int) func(http.Handler, *store.DB) http.Handler {
 
 // replayedAs answers every replay with a fixed status, the stored body
 // unchanged.
-func replayedAs(status int) func(http.Handler, *store.DB) http.Handler {
-	return func(bank http.Handler, _ *store.DB) http.Handler {
+func replayedAs(status int) func(http.Handler, *sqlite.DB) http.Handler {
+	return func(bank http.Handler, _ *sqlite.DB) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			respond(bank, w, r, func(rec *httptest.ResponseRecorder) {
 				if rec.Header().Get("Idempotent-Replayed") == "true" {
@@ -251,7 +251,7 @@ func replayedAs(status int) func(http.Handler, *store.DB) http.Handler {
 // and answers it again to any later request under that header: the way a
 // widely used idempotency middleware stores the answer of a bad request
 // before the bank's own key table ever sees it.
-func storesRefusals(bank http.Handler, _ *store.DB) http.Handler {
+func storesRefusals(bank http.Handler, _ *sqlite.DB) http.Handler {
 	var mu sync.Mutex
 	stored := map[string]*httptest.ResponseRecorder{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -282,8 +282,8 @@ func storesRefusals(bank http.Handler, _ *store.DB) http.Handler {
 }
 
 // withoutHeader drops a header from every answer.
-func withoutHeader(name string) func(http.Handler, *store.DB) http.Handler {
-	return func(bank http.Handler, _ *store.DB) http.Handler {
+func withoutHeader(name string) func(http.Handler, *sqlite.DB) http.Handler {
+	return func(bank http.Handler, _ *sqlite.DB) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			respond(bank, w, r, func(rec *httptest.ResponseRecorder) { rec.Header().Del(name) })
 		})
@@ -295,10 +295,10 @@ func withoutHeader(name string) func(http.Handler, *store.DB) http.Handler {
 // does) or, when lenient, also where the key is not a valid one: its first
 // line, stripped of quotes, lists and parameters, or a fresh key when
 // nothing printable is left.
-func inventKeys(lenient bool) func(http.Handler, *store.DB) http.Handler {
+func inventKeys(lenient bool) func(http.Handler, *sqlite.DB) http.Handler {
 	var n atomic.Int64
 	fresh := func() string { return fmt.Sprintf(`"invented-%d-%d"`, time.Now().UnixNano(), n.Add(1)) }
-	return func(bank http.Handler, _ *store.DB) http.Handler {
+	return func(bank http.Handler, _ *sqlite.DB) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == "POST" {
 				lines := r.Header.Values("Idempotency-Key")
@@ -328,7 +328,7 @@ func TestGradeScopedEngineWithPublishedRetentionPasses(t *testing.T) {
 	assert.Empty(t, rep.Notes)
 	// Rule 8 is about the endpoint's processor, which the grader never
 	// sees: it says so, and the run passes without it.
-	require.Len(t, rep.Rules, len(lab.Rules))
+	require.Len(t, rep.Rules, len(lab.Rules()))
 	last := rep.Rules[len(rep.Rules)-1]
 	assert.Equal(t, lab.RuleOneCharge.Name, last.Name)
 	assert.Equal(t, grade.NotJudged, last.Verdict)
@@ -339,7 +339,7 @@ func TestGradeScopedEngineWithPublishedRetentionPasses(t *testing.T) {
 }
 
 func TestGradeWithoutPublishedRetentionIsUnknown(t *testing.T) {
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	defer db.Close()
 	bank := httpapiFor(engine.New(db, scoped, engine.Options{}))
@@ -373,7 +373,7 @@ func TestGradeRefusesWhatCannotBeGraded(t *testing.T) {
 
 // leakyFee takes one won from the payer of every new transfer and puts it
 // nowhere.
-func leakyFee(bank http.Handler, db *store.DB) http.Handler {
+func leakyFee(bank http.Handler, db *sqlite.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		bank.ServeHTTP(rec, r)

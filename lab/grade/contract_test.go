@@ -19,6 +19,7 @@ import (
 
 	"idemlab/docs"
 	"idemlab/engine"
+	"idemlab/internal/stores"
 	"idemlab/lab/grade"
 	"idemlab/server"
 )
@@ -27,10 +28,10 @@ import (
 // a retry sent meanwhile surely arrives while the first is still running.
 func slowBank(t *testing.T, latency time.Duration) string {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{PaymentLatency: latency})
+	banks, err := stores.OpenBanks("", server.Config{PaymentLatency: latency})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	srv := httptest.NewServer(h)
@@ -110,9 +111,9 @@ func rungTable(t *testing.T) map[string][3]string {
 // what the engine answers.
 func TestContractRungTable(t *testing.T) {
 	table := rungTable(t)
-	require.Len(t, table, len(engine.Levels))
+	require.Len(t, table, len(engine.Levels()))
 	base := slowBank(t, 300*time.Millisecond)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			bank := base + "/bank/" + level
 			observed := [3]string{}

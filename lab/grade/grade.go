@@ -185,7 +185,7 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 	}
 	sort.SliceStable(g.rep.Failures, func(i, j int) bool { return g.rep.Failures[i].RuleN < g.rep.Failures[j].RuleN })
 	g.rep.OK = known
-	for _, r := range lab.Rules {
+	for _, r := range lab.Rules() {
 		v := RuleVerdict{N: r.N, Name: r.Name, Title: r.Title, Verdict: Holds}
 		switch {
 		case broken[r.Name]:

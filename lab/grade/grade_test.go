@@ -9,18 +9,19 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/internal/stores"
 	"idemlab/server"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // bankServer serves idemlab's own bank API, every level under /bank/{level},
 // on a real loopback socket.
 func bankServer(t testing.TB) string {
 	t.Helper()
-	banks, err := server.OpenBanks(server.Config{})
+	banks, err := stores.OpenBanks("", server.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
-	h, err := server.New(banks, server.Options{})
+	h, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	srv := httptest.NewServer(h)
@@ -31,9 +32,9 @@ func bankServer(t testing.TB) string {
 // engineServer serves one engine's bank API at the root of a loopback
 // socket (the engine itself publishes its retention at GET /); wrap, when
 // not nil, goes around it to plant a bug.
-func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(http.Handler, *store.DB) http.Handler) string {
+func engineServer(t testing.TB, p engine.Policy, o engine.Options, wrap func(http.Handler, *sqlite.DB) http.Handler) string {
 	t.Helper()
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	var bank http.Handler = httpapi.Handler{Engine: engine.New(db, p, o)}

@@ -341,7 +341,7 @@ func ReadReport(path string) (*Report, error) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return nil, fmt.Errorf("read report %s: %w", path, err)
 	}
-	if rep.Run == "" || len(rep.Rules) != len(lab.Rules) || len(rep.Checks) == 0 {
+	if rep.Run == "" || len(rep.Rules) != len(lab.Rules()) || len(rep.Checks) == 0 {
 		return nil, fmt.Errorf("read report %s: not a report of idemlab grade --json (no run, rules or checks)", path)
 	}
 	return &rep, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/lab/grade"
 	"idemlab/server"
 )
@@ -22,10 +23,10 @@ import (
 func TestHistorySinceInProgress(t *testing.T) {
 	// A payment that takes as long as a real one, as the contract asks:
 	// without it, a retry never finds the first still running.
-	banks, err := server.OpenBanks(server.Config{PaymentLatency: 30 * time.Millisecond})
+	banks, err := stores.OpenBanks("", server.Config{PaymentLatency: 30 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { server.CloseBanks(banks) })
-	srv, err := server.New(banks, server.Options{})
+	srv, err := server.New(banks, stores.Options(server.Options{}))
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	ts := httptest.NewServer(srv)

@@ -22,7 +22,7 @@ func gradeOpts() grade.Options {
 
 func TestGradeIdemlabLadder(t *testing.T) {
 	base := bankServer(t)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep, err := grade.Grade(context.Background(), base+"/bank/"+level, gradeOpts())
 			require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/endpointtest"
 	"idemlab/lab/grade"
 )
 
@@ -206,7 +207,7 @@ func TestGradePeerEndpoints(t *testing.T) {
 					args := append([]string{filepath.Join("testdata", "peers", p.script), "--port", "0", "--payment-latency-ms", "30"}, c.flags...)
 					o := gradeOpts()
 					o.Day.Intents = 30
-					rep, err := grade.Grade(context.Background(), startEndpoint(t, p.interpreter, args...), o)
+					rep, err := grade.Grade(context.Background(), endpointtest.Start(t, p.interpreter, args...), o)
 					require.NoError(t, err)
 					assertVerdict(t, rep, c.want)
 				})

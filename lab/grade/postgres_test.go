@@ -13,6 +13,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/internal/pgtest"
+	"idemlab/internal/stores"
 	"idemlab/lab/grade"
 	"idemlab/server"
 )
@@ -29,10 +30,10 @@ func TestGradeLadderThroughThreeServersOnPostgres(t *testing.T) {
 	db := pgtest.URL(t)
 	var backends []*url.URL
 	for range 3 {
-		banks, err := server.OpenBanks(server.Config{DB: db})
+		banks, err := stores.OpenBanks(db, server.Config{})
 		require.NoError(t, err)
 		t.Cleanup(func() { server.CloseBanks(banks) })
-		h, err := server.New(banks, server.Options{})
+		h, err := server.New(banks, stores.Options(server.Options{}))
 		require.NoError(t, err)
 		t.Cleanup(h.Close)
 		srv := httptest.NewServer(h)
@@ -47,7 +48,7 @@ func TestGradeLadderThroughThreeServersOnPostgres(t *testing.T) {
 		r.Out.Host = u.Host
 	}})
 	t.Cleanup(proxy.Close)
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rep, err := grade.Grade(context.Background(), proxy.URL+"/bank/"+level, gradeOpts())
 			require.NoError(t, err)
@@ -58,5 +59,5 @@ func TestGradeLadderThroughThreeServersOnPostgres(t *testing.T) {
 			}
 		})
 	}
-	assert.Greater(t, next.Load(), uint64(3*len(engine.Levels)), "the requests went round the three servers")
+	assert.Greater(t, next.Load(), uint64(3*len(engine.Levels())), "the requests went round the three servers")
 }

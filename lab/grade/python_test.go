@@ -1,17 +1,15 @@
 package grade_test
 
 import (
-	"bufio"
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/endpointtest"
 	"idemlab/lab/grade"
 )
 
@@ -45,50 +43,7 @@ func pythonBank(t *testing.T, bug string) string {
 	if bug != "" {
 		args = append(args, "--bug", bug)
 	}
-	return startEndpoint(t, "python3", args...)
-}
-
-// startEndpoint runs an endpoint as a process of its own (skipping the test
-// when its interpreter is not installed), waits for the line
-// "listening on URL" it prints once its socket is open, and returns URL.
-// The process is killed when the test ends.
-func startEndpoint(t *testing.T, interpreter string, args ...string) string {
-	t.Helper()
-	bin, err := exec.LookPath(interpreter)
-	if err != nil {
-		t.Skipf("%s is not installed, so this endpoint cannot run", interpreter)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		cmd.Wait()
-		if t.Failed() && stderr.Len() > 0 {
-			t.Logf("%s said on stderr:\n%s", interpreter, stderr.String())
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			line <- s.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l := <-line:
-		_, base, ok := strings.Cut(l, "listening on ")
-		require.True(t, ok, "%s %v said %q", interpreter, args, l)
-		return base
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s %v did not start within 20 s", interpreter, args)
-	}
-	return ""
+	return endpointtest.Start(t, "python3", args...)
 }
 
 // TestGradePythonEndpoints grades the Python endpoint correct and with each

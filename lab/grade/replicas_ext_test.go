@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/internal/endpointtest"
 	"idemlab/lab"
 	"idemlab/lab/grade"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // pythonReplicas starts docs/examples/bank.py twice, two processes on two
@@ -30,7 +31,7 @@ func pythonReplicas(t *testing.T, bug string) []string {
 		if bug != "" {
 			args = append(args, "--bug", bug)
 		}
-		bases = append(bases, startEndpoint(t, "python3", args...))
+		bases = append(bases, endpointtest.Start(t, "python3", args...))
 	}
 	return bases
 }
@@ -155,7 +156,7 @@ func TestGradeReplicasIdemlabEngines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := store.OpenFile(filepath.Join(t.TempDir(), "bank.db"))
+			db, err := sqlite.OpenFile(filepath.Join(t.TempDir(), "bank.db"))
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			var bases []string

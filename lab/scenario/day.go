@@ -8,7 +8,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // DayRequest asks for a day of traffic against one policy. A scenario's
@@ -52,7 +52,7 @@ func RunDay(ctx context.Context, p lab.DayParams, policy engine.Policy, progress
 	if p.Intents > lab.MaxTaughtDayIntents {
 		return lab.Tally{}, fmt.Errorf("scenario: day: at most %d intents here, got %d", lab.MaxTaughtDayIntents, p.Intents)
 	}
-	db, err := store.OpenMemory()
+	db, err := sqlite.OpenMemory()
 	if err != nil {
 		return lab.Tally{}, fmt.Errorf("scenario: day: %w", err)
 	}

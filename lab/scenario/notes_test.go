@@ -51,7 +51,7 @@ func TestStateIgnoresNotes(t *testing.T) {
 	spec, err := Parse([]byte(raceOfThree))
 	require.NoError(t, err)
 	policies := map[string]engine.Policy{}
-	for _, level := range engine.Levels {
+	for _, level := range engine.Levels() {
 		policies[level] = engine.MustPreset(level)
 	}
 	for _, c := range []engine.ClaimStrategy{engine.ClaimCheckThenInsert, engine.ClaimInsertOrIgnore, engine.ClaimServerCache} {

@@ -424,7 +424,7 @@ func TestHistoryFollowsTheOrderLanesWereSent(t *testing.T) {
 func TestRandomPlaysStepBackExactly(t *testing.T) {
 	faults := []engine.Fault{engine.FaultNone, engine.FaultNone, engine.FaultNone, engine.FaultNone,
 		engine.FaultCrash, engine.FaultLoseResponse, engine.FaultClientTimeout}
-	for seed, level := range engine.Levels {
+	for seed, level := range engine.Levels() {
 		t.Run(level, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			s := open(t, storm, func(p *engine.Policy) { *p = engine.MustPreset(level) })

@@ -242,7 +242,7 @@ func at(src []byte, off int64) string {
 
 // ruleByName finds one of the checker's rules by the name a goal uses.
 func ruleByName(name string) (lab.Rule, bool) {
-	for _, r := range lab.Rules {
+	for _, r := range lab.Rules() {
 		if r.Name == name {
 			return r, true
 		}
@@ -252,7 +252,7 @@ func ruleByName(name string) (lab.Rule, bool) {
 
 func ruleNames() []string {
 	var out []string
-	for _, r := range lab.Rules {
+	for _, r := range lab.Rules() {
 		out = append(out, r.Name)
 	}
 	return out
@@ -369,11 +369,11 @@ func (s Spec) Validate() error {
 func (s Spec) BasePolicy() (engine.Policy, error) {
 	level := s.Level
 	if level == "" {
-		return engine.Policy{}, fmt.Errorf("level is required (one of %v)", engine.Levels)
+		return engine.Policy{}, fmt.Errorf("level is required (one of %v)", engine.Levels())
 	}
 	p, ok := engine.Preset(level)
 	if !ok {
-		return engine.Policy{}, fmt.Errorf("unknown level %q (one of %v)", level, engine.Levels)
+		return engine.Policy{}, fmt.Errorf("unknown level %q (one of %v)", level, engine.Levels())
 	}
 	return applyOverrides(p, s.Policy)
 }
@@ -415,13 +415,13 @@ func applyOverrides(p engine.Policy, raw json.RawMessage) (engine.Policy, error)
 // parseTarget reads "phase" or "phase:part".
 func parseTarget(t string) (engine.Phase, string, error) {
 	phase, part, _ := strings.Cut(t, ":")
-	for _, p := range engine.Phases {
+	for _, p := range engine.Phases() {
 		if string(p) == phase {
 			return p, part, nil
 		}
 	}
-	names := make([]string, len(engine.Phases))
-	for i, p := range engine.Phases {
+	names := make([]string, len(engine.Phases()))
+	for i, p := range engine.Phases() {
 		names[i] = string(p)
 	}
 	sort.Strings(names)

@@ -9,7 +9,6 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
 )
 
 // State is everything the page draws after a call: the lanes with their
@@ -254,10 +253,10 @@ func (w *world) state(step int) State {
 // world whose database is not open yet has never moved: it reads what the
 // database will hold once open, the scenario's accounts and nothing else
 // (TestFirstStateNeedsNoDatabase holds the two to the same state).
-func (w *world) snapshot() (store.Snapshot, [][]engine.KeyRecord, error) {
+func (w *world) snapshot() (engine.Snapshot, [][]engine.KeyRecord, error) {
 	caches := make([][]engine.KeyRecord, w.servers)
 	if !w.isOpen() {
-		var snap store.Snapshot
+		var snap engine.Snapshot
 		for id, b := range w.spec.Accounts {
 			snap.Accounts = append(snap.Accounts, engine.Account{ID: id, Balance: b})
 		}

@@ -16,7 +16,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store"
+	"idemlab/store/sqlite"
 )
 
 // world is one live playing of a scenario: the database, the clock, one
@@ -60,7 +60,7 @@ type world struct {
 	hurryOnce sync.Once
 	openOnce  sync.Once
 	openErr   error
-	db        *store.DB
+	db        *sqlite.DB
 	engs      []*engine.Engine // by server, from server 1
 }
 
@@ -148,7 +148,7 @@ func (w *world) open() error {
 			w.openErr = err
 			return
 		}
-		db, err := store.OpenMemory()
+		db, err := sqlite.OpenMemory()
 		if err != nil {
 			w.openErr = fmt.Errorf("scenario %q: %w", w.spec.ID, err)
 			return

@@ -20,8 +20,8 @@ import (
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/internal/pgtest"
-	"idemlab/store"
 	"idemlab/store/postgres"
+	"idemlab/store/sqlite"
 )
 
 // BenchmarkScopedLoopback is /bank/scoped over loopback HTTP, 16 clients
@@ -58,7 +58,7 @@ func BenchmarkScopedLoopback(b *testing.B) {
 		b.Cleanup(ts.Close)
 		return ts.URL
 	}
-	lite, err := store.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
+	lite, err := sqlite.OpenFile(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

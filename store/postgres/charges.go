@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"idemlab/engine"
-	"idemlab/store"
 )
 
 // Charge is the simulated payment processor: it records the charge in its
@@ -26,7 +25,7 @@ func (db *DB) Charge(ctx context.Context, a engine.ChargeArgs) (engine.ChargeRes
 	err := db.pool.QueryRow(ctx, string(charge), key, a.From, a.To, a.Amount, a.At, a.Customer, a.Key).Scan(&id)
 	switch {
 	case err == nil:
-		res.Charge = engine.Charge{ID: store.ChargeID(id), From: a.From, To: a.To, Amount: a.Amount, CreatedAt: a.At,
+		res.Charge = engine.Charge{ID: engine.ChargeID(id), From: a.From, To: a.To, Amount: a.Amount, CreatedAt: a.At,
 			Customer: a.Customer, Key: a.Key, IdempotencyKey: a.IdempotencyKey}
 		return res, nil
 	case !errors.Is(err, pgx.ErrNoRows):
@@ -56,6 +55,6 @@ func scanCharge(r pgx.Row) (engine.Charge, error) {
 	var c engine.Charge
 	var id int64
 	err := r.Scan(&id, &c.From, &c.To, &c.Amount, &c.CreatedAt, &c.Customer, &c.Key, &c.IdempotencyKey)
-	c.ID = store.ChargeID(id)
+	c.ID = engine.ChargeID(id)
 	return c, err
 }

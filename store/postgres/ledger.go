@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"idemlab/engine"
-	"idemlab/store"
 )
 
 // ledgerTransferDDL is migration 2: the ledger transaction as a function,
@@ -22,7 +21,7 @@ import (
 // The completion writes the response the engine rendered before the call,
 // with holes where the transfer's id and the payer's balance go
 // (responseTemplate): the body is c_parts[1], then for each hole its value
-// and the next part. The id is written as store.TransferID writes it.
+// and the next part. The id is written as engine.TransferID writes it.
 //
 // Its tables are found on the caller's search_path, which each pooled
 // connection sets to the level's schema (Open), as for every other
@@ -306,7 +305,7 @@ func (db *DB) Transfer(ctx context.Context, a engine.TransferArgs) (engine.Trans
 		}
 		return res, nil
 	case ledgerMoved:
-		res.Transfer = engine.Transfer{ID: store.TransferID(*id), From: a.From, To: a.To, Amount: a.Amount,
+		res.Transfer = engine.Transfer{ID: engine.TransferID(*id), From: a.From, To: a.To, Amount: a.Amount,
 			BalanceAfter: *balance, CreatedAt: a.At, Customer: a.Customer, Key: a.Key}
 		if c != nil {
 			resp := tmpl.fill(*id, *balance)
@@ -340,7 +339,7 @@ type responseTemplate struct {
 
 // What goes in a hole of a responseTemplate.
 const (
-	holeID      = 1 // the transfer's id, as store.TransferID writes it
+	holeID      = 1 // the transfer's id, as engine.TransferID writes it
 	holeBalance = 2 // the payer's balance after the transfer, in decimal
 )
 
@@ -361,7 +360,7 @@ const (
 func newResponseTemplate(a engine.TransferArgs) *responseTemplate {
 	render := func(id, balance int64) engine.Response {
 		return a.Complete.Render(engine.TransferResult{Outcome: engine.TransferDone, Transfer: engine.Transfer{
-			ID: store.TransferID(id), From: a.From, To: a.To, Amount: a.Amount, BalanceAfter: balance,
+			ID: engine.TransferID(id), From: a.From, To: a.To, Amount: a.Amount, BalanceAfter: balance,
 			CreatedAt: a.At, Customer: a.Customer, Key: a.Key}})
 	}
 	one, two := render(sampleID1, sampleBalance1), render(sampleID2, sampleBalance2)
@@ -374,7 +373,7 @@ func newResponseTemplate(a engine.TransferArgs) *responseTemplate {
 		return nil
 	}
 	t := &responseTemplate{status: int32(one.Status), headers: string(h1), header: one.Header}
-	idText, balanceText := store.TransferID(sampleID1), strconv.FormatInt(sampleBalance1, 10)
+	idText, balanceText := engine.TransferID(sampleID1), strconv.FormatInt(sampleBalance1, 10)
 	body, start := string(one.Body), 0
 	for i := 0; i < len(body); {
 		switch {
@@ -413,7 +412,7 @@ func (t *responseTemplate) marked() string {
 // fill is the response with the transfer's id and the payer's balance in
 // the holes: byte for byte what ledger_transfer stores.
 func (t *responseTemplate) fill(id, balance int64) engine.Response {
-	idText, balanceText := store.TransferID(id), strconv.FormatInt(balance, 10)
+	idText, balanceText := engine.TransferID(id), strconv.FormatInt(balance, 10)
 	var b strings.Builder
 	b.WriteString(t.parts[0])
 	for i, h := range t.holes {

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"idemlab/engine"
-	"idemlab/store"
 )
 
 // transferInSteps runs the ledger transaction at READ COMMITTED in two
@@ -128,7 +127,7 @@ func (db *DB) transferInSteps(ctx context.Context, a engine.TransferArgs) (res e
 		last.Queue(run(debit), a.From, a.Amount)
 		last.Queue(run(credit), a.To, a.Amount)
 		last.Queue(run(addTransfer), id, a.From, a.To, a.Amount, a.At, a.Customer, a.Key)
-		res.Transfer = engine.Transfer{ID: store.TransferID(id), From: a.From, To: a.To, Amount: a.Amount,
+		res.Transfer = engine.Transfer{ID: engine.TransferID(id), From: a.From, To: a.To, Amount: a.Amount,
 			BalanceAfter: fromBal - a.Amount, CreatedAt: a.At, Customer: a.Customer, Key: a.Key}
 	}
 	var resp engine.Response

@@ -14,7 +14,6 @@ import (
 
 	"idemlab/engine"
 	"idemlab/internal/pgtest"
-	"idemlab/store"
 	"idemlab/store/postgres"
 )
 
@@ -124,7 +123,7 @@ func TestStoredAnswerIsTheAnswerGiven(t *testing.T) {
 		assert.True(t, again.Replayed)
 		assert.Equal(t, string(first.Response.Body), string(again.Response.Body))
 	}
-	assert.Equal(t, store.TransferID(1000001), "tr_1000001", "ledger_transfer writes ids as store.TransferID does")
+	assert.Equal(t, engine.TransferID(1000001), "tr_1000001", "ledger_transfer writes ids as engine.TransferID does")
 }
 
 // Responses that ledger_transfer cannot fill in ahead (a value written in

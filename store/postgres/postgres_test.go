@@ -116,7 +116,7 @@ func TestWasmModuleHasNoPostgres(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "idemlab/store\n", "the list is the module's dependencies")
+	require.Contains(t, string(out), "idemlab/store/sqlite\n", "the list is the module's dependencies")
 	assert.NotContains(t, string(out), "jackc/pgx")
 	assert.NotContains(t, string(out), "idemlab/store/postgres")
 }

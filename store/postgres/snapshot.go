@@ -6,13 +6,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"idemlab/engine"
-	"idemlab/store"
 )
 
 // Usage counts what the schema holds; Bytes is the size of its tables
 // with their indexes and TOAST.
-func (db *DB) Usage(ctx context.Context) (store.Usage, error) {
-	var u store.Usage
+func (db *DB) Usage(ctx context.Context) (engine.Usage, error) {
+	var u engine.Usage
 	var bytes *int64
 	if err := db.pool.QueryRow(ctx, string(usage)).Scan(&u.Keys, &u.Accounts, &u.Transfers, &bytes); err != nil {
 		return u, mapErr("count usage", err)
@@ -26,8 +25,8 @@ func (db *DB) Usage(ctx context.Context) (store.Usage, error) {
 // Snapshot reads the whole schema, in one REPEATABLE READ transaction so
 // that the balances, the ledger and the keys are of one moment. It is meant
 // for tests and the checker, on small databases.
-func (db *DB) Snapshot(ctx context.Context) (store.Snapshot, error) {
-	var snap store.Snapshot
+func (db *DB) Snapshot(ctx context.Context) (engine.Snapshot, error) {
+	var snap engine.Snapshot
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return snap, mapErr("snapshot", err)
@@ -52,7 +51,7 @@ func (db *DB) Snapshot(ctx context.Context) (store.Snapshot, error) {
 		var t engine.Transfer
 		var id int64
 		err := r.Scan(&id, &t.From, &t.To, &t.Amount, &t.CreatedAt, &t.Customer, &t.Key)
-		t.ID = store.TransferID(id)
+		t.ID = engine.TransferID(id)
 		return t, err
 	})
 	if err != nil {

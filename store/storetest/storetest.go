@@ -17,13 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/store"
 )
 
 // Store is an engine.Store the suite can also read whole.
 type Store interface {
 	engine.Store
-	Snapshot(ctx context.Context) (store.Snapshot, error)
+	Snapshot(ctx context.Context) (engine.Snapshot, error)
 	Close() error
 }
 
@@ -70,7 +69,7 @@ func key(scope, k string) engine.KeyRecord {
 	return engine.KeyRecord{Scope: scope, Key: k, Customer: "c1", Fingerprint: "fp", State: engine.StateInProgress, Owner: "o-" + k, CreatedAt: 1}
 }
 
-func snapshot(t testing.TB, s Store) store.Snapshot {
+func snapshot(t testing.TB, s Store) engine.Snapshot {
 	t.Helper()
 	snap, err := s.Snapshot(context.Background())
 	require.NoError(t, err)

@@ -1,8 +1,8 @@
-// Package classroomweb holds the live classroom's browser side: the
+// Package classroom holds the live classroom's browser side: the
 // projector page an instructor shows, the phone page students join with,
 // their stylesheet and JavaScript modules. There is no build step: the files
 // served are the files in this folder.
-package classroomweb
+package classroom
 
 import "embed"
 
