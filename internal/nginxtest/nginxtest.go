@@ -110,6 +110,9 @@ func StartCaddy(t testing.TB, opts Options) *Proxy {
 
 func start(t testing.TB, kind string, opts Options) *Proxy {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: no %s process (make test runs the reverse proxy tests)", kind)
+	}
 	need(t, kind, "openssl")
 	if opts.Upstream == "" {
 		t.Fatal("nginxtest: Options.Upstream is empty")
