@@ -695,7 +695,7 @@ function planProcessor(r, c) {
       lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
       svg('title', { text: t('raceProcessor') }));
     const inTime = svg('g', { 'clip-path': c.clip });
-    for (const bk of ledgerBlocks(charges, c)) {
+    for (const bk of ledgerBlocks(charges, c, { one: CHARGE_ICON.charged, again: CHARGE_ICON.again })) {
       const p = bk.list[0];
       const isAgain = bk.list.some((q) => q.again);
       const word = t(isAgain ? 'raceChargedAgain' : 'raceCharged', { amount: won(bk.list.reduce((n, q) => n + q.amount, 0)) });
@@ -704,7 +704,7 @@ function planProcessor(r, c) {
         'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i, 'data-n': bk.list.length > 1 ? bk.list.length : null,
       },
         svg('rect', { x: bk.px - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
-        svg('text', { x: bk.px, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: (isAgain ? CHARGE_ICON.again : CHARGE_ICON.charged) + (bk.list.length > 1 ? bk.list.length : '') }),
+        svg('text', { x: bk.px, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: bk.text }),
         svg('title', { text: word + ' · ' + bk.list.map((q) => labelOfLane(model, q.lane) + ' ' + q.charge).join(', ') })));
     }
     for (const p of model.processor.filter((q) => q.replayed)) {
@@ -726,13 +726,13 @@ function planProcessor(r, c) {
 // ledgerBlocks places the ledger's blocks: one per payment, at its moment;
 // payments too close together to be told apart share a block that says
 // how many they are ("✘39"), and a block never covers the next.
-function ledgerBlocks(ledger, c) {
+function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
   const { X } = c;
   const narrow = Math.max(9, Math.min(18, c.unit - 2));
   const blocks = [];
   const size = (bk) => {
     const again = bk.list.some((q) => q.again);
-    bk.text = (again ? '✘' : '■') + (bk.list.length > 1 ? bk.list.length : '');
+    bk.text = (again ? icons.again : icons.one) + (bk.list.length > 1 ? bk.list.length : '');
     bk.w = bk.list.length > 1 ? Math.max(18, textW(bk.text, 12, 700) + 6) : narrow;
     // A block grown by its count stays inside the plot.
     if (bk.left + bk.w > c.textRight) bk.left = Math.max(c.plotLeft, c.textRight - bk.w);
@@ -750,9 +750,22 @@ function ledgerBlocks(ledger, c) {
     const bk = { list: [p], left: Math.max(left, prevRight) };
     size(bk);
     blocks.push(bk);
+    // A block kept inside the plot may have moved left onto the one
+    // before it: then the two are one block.
+    while (blocks.length > 1) {
+      const last = blocks[blocks.length - 1];
+      const before = blocks[blocks.length - 2];
+      if (last.left >= before.left + before.w + 2) break;
+      before.list.push(...last.list);
+      blocks.pop();
+      size(before);
+    }
   }
   return blocks;
 }
+
+// LEDGER_ICON is the sign of a ledger block: a payment, or one made again.
+const LEDGER_ICON = { one: '■', again: '✘' };
 
 function planDB(r, c) {
   const { X, t, fs, model } = c;
