@@ -12,14 +12,13 @@
 // module.)
 
 import { t, setLang } from './strings.js';
-import { el, won } from './dom.js';
+import { $, el, won } from './dom.js';
 import { exportRace, warmRaceFonts } from './race.js';
 import { startEngine } from './engine.js';
 import * as bench from './bench.js';
 import { showPicture, showMoment } from './day.js';
 import { readHash, hashWriter, saveGoals as recordGoals, markDone, lessonGoals, goalMet, lessonDone } from './place.js';
 
-const $ = (id) => document.getElementById(id);
 const THEME_KEY = 'idemlab.theme';
 const SHORTCUTS_KEY = 'idemlab.shortcuts';
 const MAX_RUN_STEPS = 1000;

@@ -5,11 +5,10 @@
 // app.js's (the actions given to initBench).
 
 import { t, ruleTitle, inLang, extraPayments } from './strings.js';
-import { el, won, patch } from './dom.js';
+import { $, el, won, patch } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
 
-const $ = (id) => document.getElementById(id);
 
 let app = null;
 let on = null;

@@ -43,6 +43,9 @@ function dispatch(ev) {
   if (fn) return fn.call(this, ev);
 }
 
+/** $ is the page's element with that id. */
+export const $ = (id) => document.getElementById(id);
+
 /** el builds an HTML element. */
 export function el(tag, attrs, ...children) {
   return fill(document.createElement(tag), attrs || {}, children);

@@ -5,12 +5,11 @@
 // lessons' and the projector's), and, on request, the room's last storm.
 // All text is set as text.
 import { connect, showConnection } from "./room.js";
-import { el, won } from "/dom.js";
+import { $, el, won } from "/dom.js";
 import { buildRace, drawRace } from "/race.js";
 import { t, translatePage, choiceWord, lang } from "./words.js";
 import { setLang, extraPayments } from "/strings.js";
 
-const $ = (id) => document.getElementById(id);
 const STORE = "idemlab.classroom.student";
 translatePage();
 setLang(lang); // the race view's words (web/strings.js), in the page's language

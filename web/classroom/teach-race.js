@@ -4,11 +4,10 @@
 // trace's own clock; the player pauses, steps, scrubs and replays a
 // recorded storm in slow motion from its events alone. teach.js feeds it
 // the room's messages; teach-verdict.js draws the verdict beside it.
-import { el } from "/dom.js";
+import { $, el } from "/dom.js";
 import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from "/race.js";
 import { t } from "./words.js";
 
-export const $ = (id) => document.getElementById(id);
 // REDRAW_MS: while a storm streams in, the view is rebuilt at most this
 // often; a storm of 5,000 requests sends tens of thousands of events.
 const REDRAW_MS = 150;

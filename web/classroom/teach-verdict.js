@@ -2,12 +2,12 @@
 // rules, tallies, balances and key table, the storm's picture) and the
 // room's vote with its histogram. All user text is set as text, never as
 // markup.
-import { el, won } from "/dom.js";
+import { $, el, won } from "/dom.js";
 import { timeOf as timeMS } from "/race.js";
 import { showPicture } from "/day.js";
 import { ruleTitle, inLang, extraPayments, t as words } from "/strings.js";
 import { t, choiceWord, lang } from "./words.js";
-import { $, SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from "./teach-race.js";
+import { SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from "./teach-race.js";
 
 export function renderVote(v) {
   $("vote-question").textContent = v.question ? t("question") : t("noQuestion");

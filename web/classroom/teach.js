@@ -6,10 +6,10 @@
 // hands its messages on and runs the controls. All user text is set as
 // text, never as markup.
 import { connect, showConnection } from "./room.js";
-import { el } from "/dom.js";
+import { $, el } from "/dom.js";
 import { t, translatePage, lang } from "./words.js";
 import { setLang } from "/strings.js";
-import { $, SCREEN, run, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from "./teach-race.js";
+import { SCREEN, run, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from "./teach-race.js";
 import { renderReport, renderVote } from "./teach-verdict.js";
 
 let room = null;
