@@ -6,7 +6,7 @@ WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
 
-.PHONY: run build test test-short test-js vet bench clean wasm soak fuzz
+.PHONY: run build test test-short test-js lint-js fmt-js vet bench clean wasm soak fuzz
 
 # SQLite in the browser's module is compiled without Go's bounds checks
 # (-B, for that one package: SQLite's C translated to Go). Its C runs
@@ -49,11 +49,25 @@ AXE := bin/axe/node_modules/axe-core/axe.min.js
 $(AXE):
 	-npm install --no-save --no-package-lock --no-audit --no-fund --prefix bin/axe axe-core@4.14.1
 
+# The page's JavaScript has one format, prettier's, with single quotes
+# (.prettierrc.json; package.json pins prettier and package-lock.json locks
+# it). make test checks it (lint-js); fmt-js writes it.
+PRETTIER := node_modules/.bin/prettier
+$(PRETTIER): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+lint-js: $(PRETTIER)
+	$(PRETTIER) --check 'web/**/*.js'
+
+fmt-js: $(PRETTIER)
+	$(PRETTIER) --write 'web/**/*.js'
+
 # TEST_TIMEOUT bounds each package's tests: ./server under -race on two
 # shared cores takes minutes, close to go test's default of 10.
 TEST_TIMEOUT ?= 30m
 
-test: vet wasm $(AXE)
+test: vet lint-js wasm $(AXE)
 	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
 	$(MAKE) test-js
 
