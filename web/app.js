@@ -58,7 +58,10 @@ const app = {
 
 // url writes where the learner is into the address bar (place.js).
 const url = hashWriter(() => ({
-  lesson: app.lesson && app.lesson.id, scenario: app.spec && app.spec.id, moves: app.moves, override: app.override,
+  lesson: app.lesson && app.lesson.id,
+  scenario: app.spec && app.spec.id,
+  moves: app.moves,
+  override: app.override,
 }));
 const writeHash = () => url.write();
 
@@ -170,14 +173,19 @@ function engineError(err) {
 function renderLessonSelect() {
   const sel = $('lesson-select');
   const current = app.lesson ? app.lesson.id : sel.value;
-  sel.replaceChildren(...app.index.map((l) => {
-    const done = lessonDone(l.id, app.lesson);
-    // The index has each lesson's title in every language it is written
-    // in; the lesson shown has its own, in the language it was read in.
-    const title = app.lesson && app.lesson.id === l.id ? app.lesson.title : (l.titles && l.titles[app.lang]) || l.title;
-    return el('option', { value: l.id, selected: l.id === current },
-      (done ? '✓ ' : '') + l.n + '. ' + title + (done ? ' (' + t('lessonDone') + ')' : ''));
-  }));
+  sel.replaceChildren(
+    ...app.index.map((l) => {
+      const done = lessonDone(l.id, app.lesson);
+      // The index has each lesson's title in every language it is written
+      // in; the lesson shown has its own, in the language it was read in.
+      const title = app.lesson && app.lesson.id === l.id ? app.lesson.title : (l.titles && l.titles[app.lang]) || l.title;
+      return el(
+        'option',
+        { value: l.id, selected: l.id === current },
+        (done ? '✓ ' : '') + l.n + '. ' + title + (done ? ' (' + t('lessonDone') + ')' : ''),
+      );
+    }),
+  );
 }
 
 // renderLangs offers the lesson's translations; choosing one reloads the
@@ -207,12 +215,25 @@ function renderLessonGoals() {
   }
   const allMet = goals.every((g) => goalMet(app.lesson.id, g));
   if (allMet) markDone(app.lesson.id);
-  box.replaceChildren(el('h2', { text: t('goals') }), el('ul', { class: 'goals' }, goals.map((g) => {
-    const met = goalMet(app.lesson.id, g);
-    return el('li', { class: met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': met ? 'true' : 'false' },
-      el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: met ? '✔' : '○' }), ' ',
-      el('strong', { text: met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text);
-  })));
+  box.replaceChildren(
+    el('h2', { text: t('goals') }),
+    el(
+      'ul',
+      { class: 'goals' },
+      goals.map((g) => {
+        const met = goalMet(app.lesson.id, g);
+        return el(
+          'li',
+          { class: met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': met ? 'true' : 'false' },
+          el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: met ? '✔' : '○' }),
+          ' ',
+          el('strong', { text: met ? t('goalMet') : t('goalNotYet') }),
+          ' — ',
+          g.text,
+        );
+      }),
+    ),
+  );
   box.hidden = false;
 }
 
@@ -250,9 +271,10 @@ async function showLesson(seq, lesson, fromHash) {
   $('lesson-loading').hidden = true;
   document.title = lesson.n + '. ' + lesson.title + ' · idemlab';
   const text = $('lesson-text');
-  const published = lesson.retention || lesson.scope
-    ? el('p', { class: 'published', text: t('published', { retention: lesson.retention || '—', scope: lesson.scope || '—' }) })
-    : null;
+  const published =
+    lesson.retention || lesson.scope
+      ? el('p', { class: 'published', text: t('published', { retention: lesson.retention || '—', scope: lesson.scope || '—' }) })
+      : null;
   // The HTML is rendered from markdown on the server with raw HTML refused.
   text.innerHTML = '<h1>' + escapeHTML(lesson.n + '. ' + lesson.title) + '</h1>' + lesson.html;
   if (published) text.querySelector('h1').after(published);
@@ -290,11 +312,13 @@ let lessonPaintedMarked = false;
 function lessonPainted() {
   if (lessonPaintedMarked) return;
   lessonPaintedMarked = true;
-  requestAnimationFrame(() => requestAnimationFrame(() => {
-    performance.mark('idemlab-lesson-painted');
-    // While the engine still compiles, the race view's fonts are found.
-    warmRaceFonts();
-  }));
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      performance.mark('idemlab-lesson-painted');
+      // While the engine still compiles, the race view's fonts are found.
+      warmRaceFonts();
+    }),
+  );
 }
 
 function escapeHTML(s) {
@@ -305,10 +329,27 @@ function mountScenarioCard(holder) {
   const spec = (app.lesson.scenarios || []).find((s) => s.id === holder.dataset.scenario);
   if (!spec) return;
   holder.replaceChildren(
-    el('p', { class: 'scenario-title' }, el('span', { 'aria-hidden': 'true', text: '⚗ ' }), t('scenario') + ': ', el('strong', { text: spec.title || spec.id })),
-    el('p', { class: 'scenario-meta' }, t('level') + ' ', el('code', { text: spec.level }),
-      spec.lanes && spec.lanes.length ? ' · ' + t('laneCount', { n: spec.lanes.length }) : '', spec.day ? ' · ' + t('day') : ''),
-    el('button', { type: 'button', class: 'open-scenario', 'data-scenario': spec.id, onclick: () => chooseScenario(spec.id) }, t('openOnBench')));
+    el(
+      'p',
+      { class: 'scenario-title' },
+      el('span', { 'aria-hidden': 'true', text: '⚗ ' }),
+      t('scenario') + ': ',
+      el('strong', { text: spec.title || spec.id }),
+    ),
+    el(
+      'p',
+      { class: 'scenario-meta' },
+      t('level') + ' ',
+      el('code', { text: spec.level }),
+      spec.lanes && spec.lanes.length ? ' · ' + t('laneCount', { n: spec.lanes.length }) : '',
+      spec.day ? ' · ' + t('day') : '',
+    ),
+    el(
+      'button',
+      { type: 'button', class: 'open-scenario', 'data-scenario': spec.id, onclick: () => chooseScenario(spec.id) },
+      t('openOnBench'),
+    ),
+  );
 }
 
 // markActiveCard marks the card of the scenario on the bench as current,
@@ -417,7 +458,10 @@ async function openScenarioNow() {
   $('day-body').hidden = !spec.day;
   if (spec.day) {
     resetDay();
-    bench.renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })), $('day-goals'));
+    bench.renderGoals(
+      (spec.goals || []).map((g) => Object.assign({}, g, { met: false })),
+      $('day-goals'),
+    );
     interactive();
     return;
   }
@@ -443,9 +487,7 @@ async function openScenarioNow() {
     for (const m of app.moves.slice()) {
       const [lane, fault] = m.split('!');
       try {
-        state = fault
-          ? await app.engine.call('inject', app.session, lane, fault)
-          : await app.engine.call('step', app.session, lane);
+        state = fault ? await app.engine.call('inject', app.session, lane, fault) : await app.engine.call('step', app.session, lane);
       } catch {
         break;
       }
@@ -478,10 +520,12 @@ function interactive() {
   performance.mark('idemlab-drawn');
   // The callback of the second frame runs after the first frame, the one
   // that shows the bench, has been painted.
-  requestAnimationFrame(() => requestAnimationFrame(() => {
-    performance.mark('idemlab-interactive');
-    document.body.dataset.interactive = 'true';
-  }));
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      performance.mark('idemlab-interactive');
+      document.body.dataset.interactive = 'true';
+    }),
+  );
 }
 
 function laneOf(id) {
@@ -753,11 +797,15 @@ function runDay() {
       stopRunningDay();
     };
     try {
-      const tally = await app.engine.callWithProgress('day', (done, total) => {
-        bar.max = total || 1;
-        bar.value = done;
-        $('day-status').textContent = t('dayRunning', { done: won(done), total: won(total) });
-      }, JSON.stringify(Object.assign({ lang: app.lang, run }, spec, sizedDay(spec.day))));
+      const tally = await app.engine.callWithProgress(
+        'day',
+        (done, total) => {
+          bar.max = total || 1;
+          bar.value = done;
+          $('day-status').textContent = t('dayRunning', { done: won(done), total: won(total) });
+        },
+        JSON.stringify(Object.assign({ lang: app.lang, run }, spec, sizedDay(spec.day))),
+      );
       if (tally.stopped) {
         $('day-status').textContent = t('dayStopped', { done: won(tally.done), total: won(tally.total) });
         return;
@@ -768,7 +816,8 @@ function runDay() {
       $('day-picture-panel').hidden = false;
       $('day-moment').hidden = true;
       showPicture($('day-picture'), tally.picture || {}, tally.picture_svg || '', (bucket) =>
-        showMoment($('day-moment'), bucket, { policy: tally.policy, width: $('bench').clientWidth - 40 }));
+        showMoment($('day-moment'), bucket, { policy: tally.policy, width: $('bench').clientWidth - 40 }),
+      );
       bench.renderReport(tally.report, $('day-summary'), $('day-rules'));
       // The engine judged the day's goals; the page shows them.
       const goals = tally.goals || [];
@@ -830,7 +879,8 @@ function onKey(e) {
   }
   if (!shortcutsOn()) return;
   const tag = (e.target && e.target.tagName) || '';
-  const typing = tag === 'INPUT' && e.target.type !== 'radio' || tag === 'TEXTAREA' || tag === 'SELECT' || (e.target && e.target.isContentEditable);
+  const typing =
+    (tag === 'INPUT' && e.target.type !== 'radio') || tag === 'TEXTAREA' || tag === 'SELECT' || (e.target && e.target.isContentEditable);
   if (typing) return;
   const onButton = tag === 'BUTTON' || tag === 'SUMMARY' || tag === 'A';
   // Inside a group of radios the arrows move between them; they step the
@@ -991,5 +1041,3 @@ async function main() {
 }
 
 main();
-
-

@@ -9,7 +9,6 @@ import { $, el, won, patch } from './dom.js';
 import { buildRace, drawRace } from './race.js';
 import { renderKnobs } from './sandbox.js';
 
-
 let app = null;
 let on = null;
 
@@ -28,17 +27,42 @@ const VERDICT_ICON = { ok: '✔', info: 'ℹ', fail: '✘', pending: '…' };
 export function verdictBadge(verdict, text) {
   const v = VERDICT_ICON[verdict] ? verdict : 'pending';
   const name = 'verdict' + v[0].toUpperCase() + v.slice(1);
-  return el('span', { class: 'verdict verdict-' + v, 'data-verdict': v },
-    el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }), ' ',
+  return el(
+    'span',
+    { class: 'verdict verdict-' + v, 'data-verdict': v },
+    el('span', { class: 'verdict-icon', 'aria-hidden': 'true', text: VERDICT_ICON[v] }),
+    ' ',
     el('strong', { class: 'verdict-word', text: t(name) }),
-    el('span', { class: 'verdict-text', text: ' — ' + (text || t(name + 'Text')) }));
+    el('span', { class: 'verdict-text', text: ' — ' + (text || t(name + 'Text')) }),
+  );
 }
 
 function table(columns, rows, attrs) {
   if (!rows.length) return el('p', { class: 'empty', text: t('noRows') });
-  return el('table', attrs || {},
-    el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col', text: c.label })))),
-    el('tbody', {}, rows.map((r) => el('tr', r.attrs || {}, columns.map((c) => el('td', { class: c.class }, c.cell(r)))))));
+  return el(
+    'table',
+    attrs || {},
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        columns.map((c) => el('th', { scope: 'col', text: c.label })),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      rows.map((r) =>
+        el(
+          'tr',
+          r.attrs || {},
+          columns.map((c) => el('td', { class: c.class }, c.cell(r))),
+        ),
+      ),
+    ),
+  );
 }
 
 export function renderBenchHead() {
@@ -48,7 +72,17 @@ export function renderBenchHead() {
   if (spec) {
     $('bench-meta').append(t('level') + ' ', el('code', { class: 'level', text: spec.level }));
     if (app.override) {
-      $('bench-meta').append(' · ', el('span', { class: 'tag sandboxed' }, '⚙ ' + Object.entries(app.override).map(([k, v]) => k + '=' + v).join(', ')));
+      $('bench-meta').append(
+        ' · ',
+        el(
+          'span',
+          { class: 'tag sandboxed' },
+          '⚙ ' +
+            Object.entries(app.override)
+              .map(([k, v]) => k + '=' + v)
+              .join(', '),
+        ),
+      );
     }
   }
 }
@@ -72,15 +106,25 @@ export function drawBenchWaiting(spec) {
   $('step-count').textContent = app.engineProblemText ? '⚠ ' + app.engineProblemText : t('engineLoading');
   for (const id of ['btn-step', 'btn-back', 'btn-run', 'btn-reset', 'btn-inject']) $(id).disabled = true;
   const lanes = (spec.lanes || []).map((l) => ({
-    id: l.id, intent: l.intent || l.id, customer: l.customer, key: l.key, fault: l.fault,
-    state: 'waiting', next_phase: 'receive', events: [], verdict: 'pending',
+    id: l.id,
+    intent: l.intent || l.id,
+    customer: l.customer,
+    key: l.key,
+    fault: l.fault,
+    state: 'waiting',
+    next_phase: 'receive',
+    events: [],
+    verdict: 'pending',
   }));
-  drawRace($('race'), buildRace({ lanes, clock: 'step', accounts: Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance })) }),
+  drawRace(
+    $('race'),
+    buildRace({ lanes, clock: 'step', accounts: Object.entries(spec.accounts || {}).map(([id, balance]) => ({ id, balance })) }),
     // The lane the schedule moves first is marked as the engine's first
     // state will mark it: its ▶ is a glyph from a fallback font, and the
     // first layout to need that font at that size waits on the browser
     // process for it (traced: 0.6–2 s while the engine compiled).
-    { onSelectLane: () => {}, width: raceWidth(), selectedLane: firstLane(spec) });
+    { onSelectLane: () => {}, width: raceWidth(), selectedLane: firstLane(spec) },
+  );
   app.lastEvent = null;
   renderLast();
   $('keys-table').__drawn = undefined;
@@ -91,10 +135,19 @@ export function drawBenchWaiting(spec) {
   $('transfers-table').__drawn = undefined;
   $('transfers-table').replaceChildren(transfersTable([]));
   $('summary').textContent = '';
-  $('rules').replaceChildren(...(app.lesson.rules || []).map((r) => el('li', { class: 'rule pending', 'data-rule': r.name },
-    el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: '…' }), ' ',
-    el('strong', { text: t('ruleNotChecked') }), ' ',
-    el('span', { text: r.n + '. ' + ruleTitle(r) }))));
+  $('rules').replaceChildren(
+    ...(app.lesson.rules || []).map((r) =>
+      el(
+        'li',
+        { class: 'rule pending', 'data-rule': r.name },
+        el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: '…' }),
+        ' ',
+        el('strong', { text: t('ruleNotChecked') }),
+        ' ',
+        el('span', { text: r.n + '. ' + ruleTitle(r) }),
+      ),
+    ),
+  );
   renderGoals((spec.goals || []).map((g) => Object.assign({}, g, { met: false })));
 }
 
@@ -113,7 +166,8 @@ export function render() {
   $('btn-reset').disabled = false;
   renderBenchHead();
   const lane = on.nextLane();
-  $('step-count').textContent = (st.done ? t('stepDone', { n: st.step }) : t('step', { n: st.step })) +
+  $('step-count').textContent =
+    (st.done ? t('stepDone', { n: st.step }) : t('step', { n: st.step })) +
     (st.clock_ms ? ' · ' + t('clock', { time: fmtDuration(st.clock_ms) }) : '');
   $('step-count').dataset.step = st.step;
   $('step-count').dataset.done = st.done ? 'true' : 'false';
@@ -133,8 +187,16 @@ export function render() {
   // Under the server-cache claim, each server's own memory is its key table.
   const caches = st.caches || [];
   $('caches-wrap').hidden = !caches.length;
-  patchIf($('caches-table'), [caches, st.start_ms], () => caches.map((c) => el('div', { class: 'server-cache', 'data-server': c.server },
-    el('h4', { text: t('laneServer', { n: c.server }) }), keyTable(c.keys || [], 'cache-' + c.server))));
+  patchIf($('caches-table'), [caches, st.start_ms], () =>
+    caches.map((c) =>
+      el(
+        'div',
+        { class: 'server-cache', 'data-server': c.server },
+        el('h4', { text: t('laneServer', { n: c.server }) }),
+        keyTable(c.keys || [], 'cache-' + c.server),
+      ),
+    ),
+  );
   patchIf($('accounts-table'), st.accounts, () => accountsTable(st.accounts || []));
   patchIf($('transfers-table'), st.transfers, () => transfersTable(st.transfers || []));
   renderReport(st.report, $('summary'), $('rules'));
@@ -178,29 +240,44 @@ function fmtTime(ms) {
 
 function accountsTable(accounts) {
   return table(
-    [{ label: t('colAccount'), cell: (a) => a.id }, { label: t('colBalance'), class: 'num', cell: (a) => won(a.balance) }],
-    accounts.map((a) => Object.assign({ attrs: { 'data-account': a.id, 'data-balance': a.balance } }, a)), { id: 'accounts' });
+    [
+      { label: t('colAccount'), cell: (a) => a.id },
+      { label: t('colBalance'), class: 'num', cell: (a) => won(a.balance) },
+    ],
+    accounts.map((a) => Object.assign({ attrs: { 'data-account': a.id, 'data-balance': a.balance } }, a)),
+    { id: 'accounts' },
+  );
 }
 
 function transfersTable(transfers) {
   return table(
-    [{ label: t('colId'), cell: (x) => x.transfer_id }, { label: t('colFrom'), cell: (x) => x.from },
-      { label: t('colTo'), cell: (x) => x.to }, { label: t('colAmount'), class: 'num', cell: (x) => won(x.amount) },
-      { label: t('colKey'), cell: (x) => x.key || '' }],
-    transfers.map((x) => Object.assign({ attrs: { 'data-transfer': x.transfer_id } }, x)), { id: 'transfers' });
+    [
+      { label: t('colId'), cell: (x) => x.transfer_id },
+      { label: t('colFrom'), cell: (x) => x.from },
+      { label: t('colTo'), cell: (x) => x.to },
+      { label: t('colAmount'), class: 'num', cell: (x) => won(x.amount) },
+      { label: t('colKey'), cell: (x) => x.key || '' },
+    ],
+    transfers.map((x) => Object.assign({ attrs: { 'data-transfer': x.transfer_id } }, x)),
+    { id: 'transfers' },
+  );
 }
 
 function keyTable(rows, id) {
-  return table([
-    { label: t('colScope'), cell: (r) => r.scope },
-    { label: t('colKey'), cell: (r) => r.key },
-    { label: t('colState'), cell: (r) => r.state || '—' },
-    { label: t('colOwner'), cell: (r) => r.owner || '' },
-    { label: t('colFingerprint'), class: 'mono', cell: (r) => (r.fingerprint ? r.fingerprint.slice(0, 12) + '…' : '—') },
-    { label: t('colResponse'), cell: (r) => (r.response ? String(r.response.status) : '—') },
-    { label: t('colTransfer'), cell: (r) => r.transfer_id || '' },
-    { label: t('colExpires'), cell: (r) => fmtTime(r.expires_at) },
-  ], rows.map((r) => Object.assign({ attrs: { 'data-key': r.key, 'data-state': r.state || '' } }, r)), { id });
+  return table(
+    [
+      { label: t('colScope'), cell: (r) => r.scope },
+      { label: t('colKey'), cell: (r) => r.key },
+      { label: t('colState'), cell: (r) => r.state || '—' },
+      { label: t('colOwner'), cell: (r) => r.owner || '' },
+      { label: t('colFingerprint'), class: 'mono', cell: (r) => (r.fingerprint ? r.fingerprint.slice(0, 12) + '…' : '—') },
+      { label: t('colResponse'), cell: (r) => (r.response ? String(r.response.status) : '—') },
+      { label: t('colTransfer'), cell: (r) => r.transfer_id || '' },
+      { label: t('colExpires'), cell: (r) => fmtTime(r.expires_at) },
+    ],
+    rows.map((r) => Object.assign({ attrs: { 'data-key': r.key, 'data-state': r.state || '' } }, r)),
+    { id },
+  );
 }
 
 // raceWidth is the width the race view may use: its box's.
@@ -219,21 +296,34 @@ export function drawBenchRace() {
   const violations = [];
   if (app.raceOf !== st) {
     for (const l of st.lanes) events.push(...(l.events || []));
-    for (const r of (st.report && st.report.rules) || []) for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
+    for (const r of (st.report && st.report.rules) || [])
+      for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
   }
   // A mark clicked shows another step of the same state: the model stays,
   // and the view only lights up that step.
   if (app.raceOf !== st) {
     app.race = buildRace({
-      events, lanes: st.lanes, violations, policy: st.policy, transfers: st.transfers, accounts: st.accounts, clock: 'step', servers: st.servers,
+      events,
+      lanes: st.lanes,
+      violations,
+      policy: st.policy,
+      transfers: st.transfers,
+      accounts: st.accounts,
+      clock: 'step',
+      servers: st.servers,
     });
     app.raceOf = st;
   }
   const shown = app.lastEvent || st.last;
   const focused = raceFocus();
   drawRace($('race'), app.race, {
-    selectedLane: st.done ? null : on.nextLane(), onSelectLane: on.choose, onMark: on.showEvent,
-    currentSeq: shown ? shown.seq : undefined, width: raceWidth(), expanded: app.expanded, onToggle: on.toggleRaceRow,
+    selectedLane: st.done ? null : on.nextLane(),
+    onSelectLane: on.choose,
+    onMark: on.showEvent,
+    currentSeq: shown ? shown.seq : undefined,
+    width: raceWidth(),
+    expanded: app.expanded,
+    onToggle: on.toggleRaceRow,
   });
   refocusRace(focused);
 }
@@ -263,13 +353,18 @@ function refocusRace(id) {
   const box = $('race');
   if (!id || box.contains(document.activeElement)) return;
   const pick = (attrs) => {
-    const sel = Object.entries(attrs).map(([k, v]) => '[data-' + k + '="' + CSS.escape(v) + '"]').join('');
+    const sel = Object.entries(attrs)
+      .map(([k, v]) => '[data-' + k + '="' + CSS.escape(v) + '"]')
+      .join('');
     return sel ? box.querySelector(sel) : null;
   };
   const swapped = id.expand !== undefined ? { collapse: id.expand } : id.collapse !== undefined ? { expand: id.collapse } : null;
-  const target = pick(id) || (swapped && pick(swapped)) ||
+  const target =
+    pick(id) ||
+    (swapped && pick(swapped)) ||
     (id.lane !== undefined && box.querySelector('[role=radio][data-lane="' + CSS.escape(id.lane) + '"]')) ||
-    box.querySelector('[role=radio][aria-checked="true"]') || box.querySelector('[tabindex="0"]');
+    box.querySelector('[role=radio][aria-checked="true"]') ||
+    box.querySelector('[tabindex="0"]');
   if (target) target.focus();
 }
 
@@ -313,7 +408,14 @@ const OK_PHASE = { receive: 'news_ok_receive', validate: 'news_ok_validate', fin
 // eventNews is one trace event as a clause: who, and what the phase did,
 // from its outcome, amount, status, transfer id, rows and key state.
 export function eventNews(ev) {
-  const v = { lane: ev.lane, phase: ev.phase, key: ev.key || '', status: ev.status || '', amount: won(ev.amount), transfer: ev.transfer_id || '' };
+  const v = {
+    lane: ev.lane,
+    phase: ev.phase,
+    key: ev.key || '',
+    status: ev.status || '',
+    amount: won(ev.amount),
+    transfer: ev.transfer_id || '',
+  };
   // A recovery point recorded after the payment call, or read in its place.
   if (ev.phase === 'execute' && ev.recovery && ev.outcome !== 'executed') {
     return t(ev.charge === 'recovered' ? 'news_recovered' : 'news_recovery_made', Object.assign(v, { charge: ev.charge_id || '' }));
@@ -359,16 +461,33 @@ export function renderLast() {
     return;
   }
   const lane = app.state && app.state.lanes.find((l) => l.id === ev.lane);
-  patch(box, ...[
-    lane && lane.verdict ? el('p', { class: 'last-verdict' }, el('strong', { text: lane.id }), ' ', verdictBadge(lane.verdict, inLang(lane.verdict_text, lane.verdict_text_ko))) : null,
-    el('p', { class: 'last-head' },
-      el('strong', { text: ev.lane }), ' · ', el('code', { text: ev.phase }), ' · ' + t('outcome') + ' ',
-      el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
-      ev.status ? ' · ' + ev.status : ''),
-    ev.note ? el('p', { class: 'note', text: ev.note }) : null,
-    el('h4', { text: t('lastSQL') }),
-    el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')),
-  ].filter(Boolean));
+  patch(
+    box,
+    ...[
+      lane && lane.verdict
+        ? el(
+            'p',
+            { class: 'last-verdict' },
+            el('strong', { text: lane.id }),
+            ' ',
+            verdictBadge(lane.verdict, inLang(lane.verdict_text, lane.verdict_text_ko)),
+          )
+        : null,
+      el(
+        'p',
+        { class: 'last-head' },
+        el('strong', { text: ev.lane }),
+        ' · ',
+        el('code', { text: ev.phase }),
+        ' · ' + t('outcome') + ' ',
+        el('strong', { class: 'outcome', 'data-outcome': ev.outcome, text: ev.outcome }),
+        ev.status ? ' · ' + ev.status : '',
+      ),
+      ev.note ? el('p', { class: 'note', text: ev.note }) : null,
+      el('h4', { text: t('lastSQL') }),
+      el('pre', { id: 'last-sql', class: 'sql' }, ev.sql || t('noSQL')),
+    ].filter(Boolean),
+  );
 }
 
 export function renderReport(report, summaryBox, list) {
@@ -379,33 +498,81 @@ export function renderReport(report, summaryBox, list) {
   }
   const s = report.summary || {};
   summaryBox.textContent = t('summary', {
-    transfers: s.transfers ?? 0, intents: s.intents ?? 0, extra: extraPayments(s.duplicates ?? 0, s.paid_twice ?? 0),
-    conflicts: s.conflicts_409 ?? 0, mismatches: s.mismatches_422 ?? 0, replays: s.replays ?? 0,
+    transfers: s.transfers ?? 0,
+    intents: s.intents ?? 0,
+    extra: extraPayments(s.duplicates ?? 0, s.paid_twice ?? 0),
+    conflicts: s.conflicts_409 ?? 0,
+    mismatches: s.mismatches_422 ?? 0,
+    replays: s.replays ?? 0,
   });
   summaryBox.dataset.duplicates = s.duplicates ?? 0;
   summaryBox.dataset.paidTwice = s.paid_twice ?? 0;
-  patch(list, ...(report.rules || []).map((r) => el('li', {
-    class: r.ok ? 'rule ok' : 'rule broken', 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false',
-  },
-  el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }), ' ',
-  el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }), ' ',
-  el('span', { text: r.rule.n + '. ' + ruleTitle(r.rule) }),
-  (r.violations || []).length ? el('ul', { class: 'violations' }, r.violations.slice(0, 5).map((v) => el('li', {},
-    inLang(v.message, v.message_ko), (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : '',
-    // The checker names the scale-out mistake behind a double payment
-    // across servers; the page says why in the learner's language.
-    v.cause ? el('p', { class: 'cause', 'data-cause': v.cause, text: t('cause_' + v.cause.replace('-', '_')) }) : null))) : null)));
+  patch(
+    list,
+    ...(report.rules || []).map((r) =>
+      el(
+        'li',
+        {
+          class: r.ok ? 'rule ok' : 'rule broken',
+          'data-rule': r.rule.name,
+          'data-ok': r.ok ? 'true' : 'false',
+        },
+        el('span', { class: 'rule-icon', 'aria-hidden': 'true', text: r.ok ? '✔' : '✘' }),
+        ' ',
+        el('strong', { text: r.ok ? t('ruleHolds') : t('ruleBroken') }),
+        ' ',
+        el('span', { text: r.rule.n + '. ' + ruleTitle(r.rule) }),
+        (r.violations || []).length
+          ? el(
+              'ul',
+              { class: 'violations' },
+              r.violations.slice(0, 5).map((v) =>
+                el(
+                  'li',
+                  {},
+                  inLang(v.message, v.message_ko),
+                  (v.lanes || []).length ? ' (' + v.lanes.join(', ') + ')' : '',
+                  // The checker names the scale-out mistake behind a double payment
+                  // across servers; the page says why in the learner's language.
+                  v.cause ? el('p', { class: 'cause', 'data-cause': v.cause, text: t('cause_' + v.cause.replace('-', '_')) }) : null,
+                ),
+              ),
+            )
+          : null,
+      ),
+    ),
+  );
 }
-
-
-
 
 export function renderGoals(goals, list = $('goals')) {
   if (list.id === 'goals') $('bench-goals-panel').hidden = !goals.length;
-  patch(list, ...goals.map((g) => el('li', { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
-    el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }), ' ',
-    el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }), ' — ', g.text,
-    g.policy && Object.keys(g.policy).length ? el('button', {
-      type: 'button', class: 'goal-policy', onclick: () => on.applyGoalPolicy(g.policy),
-    }, t('goalUnderPolicy', { policy: Object.entries(g.policy).map(([k, v]) => k + '=' + v).join(', ') })) : null)));
+  patch(
+    list,
+    ...goals.map((g) =>
+      el(
+        'li',
+        { class: g.met ? 'met' : 'not-met', 'data-goal': g.id, 'data-met': g.met ? 'true' : 'false' },
+        el('span', { class: 'goal-icon', 'aria-hidden': 'true', text: g.met ? '✔' : '○' }),
+        ' ',
+        el('strong', { text: g.met ? t('goalMet') : t('goalNotYet') }),
+        ' — ',
+        g.text,
+        g.policy && Object.keys(g.policy).length
+          ? el(
+              'button',
+              {
+                type: 'button',
+                class: 'goal-policy',
+                onclick: () => on.applyGoalPolicy(g.policy),
+              },
+              t('goalUnderPolicy', {
+                policy: Object.entries(g.policy)
+                  .map(([k, v]) => k + '=' + v)
+                  .join(', '),
+              }),
+            )
+          : null,
+      ),
+    ),
+  );
 }

@@ -52,5 +52,11 @@ if (typeof Worker === 'function' && typeof WebAssembly === 'object') {
   const lessonURL = (id) => 'api/lessons/' + encodeURIComponent(id) + '.' + lang + '.json';
   const index = ask('api/lessons.json');
   if (named) ask(lessonURL(named));
-  else index.then((list) => { if (list && list.length) ask(lessonURL(list[0].id)); }, () => {});
+  else
+    index.then(
+      (list) => {
+        if (list && list.length) ask(lessonURL(list[0].id));
+      },
+      () => {},
+    );
 })();

@@ -92,9 +92,12 @@ export function momentEvents(bucket) {
 // showMoment draws a moment's attempts in the race view, on the day's clock.
 export function showMoment(box, bucket, opts = {}) {
   const model = buildRace({ events: momentEvents(bucket), clock: 'time', policy: opts.policy || {} });
-  const head = el('p', { class: 'day-moment-head', 'data-bucket': bucket.n },
+  const head = el(
+    'p',
+    { class: 'day-moment-head', 'data-bucket': bucket.n },
     t('dayMomentHead', { from: fmtClock(bucket.from_ms), to: fmtClock(bucket.to_ms), n: bucket.attempts }),
-    bucket.sample && bucket.sample.length < bucket.attempts ? ' ' + t('dayMomentSample', { n: bucket.sample.length }) : '');
+    bucket.sample && bucket.sample.length < bucket.attempts ? ' ' + t('dayMomentSample', { n: bucket.sample.length }) : '',
+  );
   const view = el('div', { class: 'race-box' });
   box.replaceChildren(head, view);
   box.hidden = false;

@@ -159,10 +159,24 @@ export function buildRace(input) {
   const attempt = (id, from) => {
     let a = attempts.get(id);
     if (!a) {
-      a = { id, label: labelOf(id), intent: from.intent || '', customer: from.customer || '', key: from.key || '', body: from.body || '',
-        state: from.state || '', next_phase: from.next_phase || '', next_part: from.next_part || '', fault: from.fault || null,
+      a = {
+        id,
+        label: labelOf(id),
+        intent: from.intent || '',
+        customer: from.customer || '',
+        key: from.key || '',
+        body: from.body || '',
+        state: from.state || '',
+        next_phase: from.next_phase || '',
+        next_part: from.next_part || '',
+        fault: from.fault || null,
         server: Number(from.server) || 0,
-        verdict: from.verdict || '', verdict_text: from.verdict_text || '', verdict_text_ko: from.verdict_text_ko || '', marks: [], order: attempts.size };
+        verdict: from.verdict || '',
+        verdict_text: from.verdict_text || '',
+        verdict_text_ko: from.verdict_text_ko || '',
+        marks: [],
+        order: attempts.size,
+      };
       attempts.set(id, a);
     }
     return a;
@@ -242,7 +256,17 @@ export function buildRace(input) {
     if (!a.customer && e.customer) a.customer = e.customer;
     if (!a.server && e.server) a.server = Number(e.server) || 0;
     const mk = markOf(e);
-    const m = { i, x: xs[i], x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i], ev: e, lane: a.id, kind: mk.kind, icon: mk.icon, px: 0, dbSegment: null };
+    const m = {
+      i,
+      x: xs[i],
+      x0: a.marks.length ? a.marks[a.marks.length - 1].x : xs[i],
+      ev: e,
+      lane: a.id,
+      kind: mk.kind,
+      icon: mk.icon,
+      px: 0,
+      dbSegment: null,
+    };
     if (m.kind === 'paid') {
       const amount = amountOf(a, e);
       m.amount = amount;
@@ -265,8 +289,17 @@ export function buildRace(input) {
       const n = chargedBy.get(a.intent) || 0;
       const fresh = e.charge === 'charged';
       if (fresh) chargedBy.set(a.intent, n + 1);
-      processor.push({ i, x: xs[i], lane: a.id, intent: a.intent, amount: e.amount || amountOf(a, e), charge: e.charge_id || '',
-        replayed: !fresh, again: fresh && n > 0, key: e.downstream_key || '' });
+      processor.push({
+        i,
+        x: xs[i],
+        lane: a.id,
+        intent: a.intent,
+        amount: e.amount || amountOf(a, e),
+        charge: e.charge_id || '',
+        replayed: !fresh,
+        again: fresh && n > 0,
+        key: e.downstream_key || '',
+      });
     }
     a.marks.push(m);
     marks.push(m);
@@ -314,7 +347,11 @@ export function buildRace(input) {
           open(m, 'completed', owner, status);
           if (!g.storedMark) g.storedMark = m;
         }
-      } else if ((m.kind === 'paid' || m.kind === 'paid-again' || m.kind === 'declined') && policy.in_progress === 'two-phase' && claimers.has(m.lane)) {
+      } else if (
+        (m.kind === 'paid' || m.kind === 'paid-again' || m.kind === 'declined') &&
+        policy.in_progress === 'two-phase' &&
+        claimers.has(m.lane)
+      ) {
         // The transfer and the completed key commit together: the row this
         // lane claimed (check-then-insert may have written one per lane,
         // and a second payment completes its own).
@@ -335,7 +372,10 @@ export function buildRace(input) {
         let read = seg;
         if (m.ev.phase === 'compare') {
           const a = attempts.get(m.lane);
-          const claim = a.marks.slice(0, a.marks.indexOf(m)).reverse().find((x) => x.ev.phase === 'claim');
+          const claim = a.marks
+            .slice(0, a.marks.indexOf(m))
+            .reverse()
+            .find((x) => x.ev.phase === 'claim');
           if (claim) read = claim.dbSegment;
         }
         arrows.push({ kind: 'conflict', from: m, toDb: g.id, toLane: read ? read.owner : g.winner, i: m.i });
@@ -348,7 +388,11 @@ export function buildRace(input) {
 
   // Violations: the lanes each names.
   const violations = (input.violations || []).map((v, n) => ({
-    n: n + 1, rule: v.rule || {}, message: v.message || '', message_ko: v.message_ko || '', lanes: (v.lanes || []).filter((l) => attempts.has(l)),
+    n: n + 1,
+    rule: v.rule || {},
+    message: v.message || '',
+    message_ko: v.message_ko || '',
+    lanes: (v.lanes || []).filter((l) => attempts.has(l)),
   }));
 
   for (const a of attempts.values()) {
@@ -365,7 +409,25 @@ export function buildRace(input) {
   const paidTimes = new Map();
   for (const p of ledger) paidTimes.set(p.intent, (paidTimes.get(p.intent) || 0) + 1);
   const showProcessor = processor.some((p) => p.replayed) || [...chargedBy].some(([intent, n]) => n > (paidTimes.get(intent) || 0));
-  return { clock, span, events, xs, times, breaks, attempts, groups: [...groups.values()], marks, arrows, ledger, processor, showProcessor, opening: [...opening.entries()], violations, policy, servers };
+  return {
+    clock,
+    span,
+    events,
+    xs,
+    times,
+    breaks,
+    attempts,
+    groups: [...groups.values()],
+    marks,
+    arrows,
+    ledger,
+    processor,
+    showProcessor,
+    opening: [...opening.entries()],
+    violations,
+    policy,
+    servers,
+  };
 }
 
 // answerOf is what the client heard, as a mark kind and words.

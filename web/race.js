@@ -62,7 +62,6 @@
 // | replay) with data-from-lane and data-to-lane or data-to; violations
 // data-violation (the rule's name) with data-lanes.
 
-
 import { svg, won, listen, patch } from './dom.js';
 import { t as defaultT, ruleTitle, inLang, extraPayments } from './strings.js';
 import { KEY_PHASES } from './race-model.js';
@@ -151,8 +150,13 @@ const FONT = 'system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans KR",
 // Sizes of the view's words, in px, as race.css sets them.
 function sizes(compact) {
   return {
-    label: compact ? 13 : 15, sub: compact ? 11 : 12, answer: compact ? 12 : 14, seg: compact ? 11 : 12,
-    rule: compact ? 12 : 14, legend: compact ? 11 : 12, band: compact ? 26 : 30,
+    label: compact ? 13 : 15,
+    sub: compact ? 11 : 12,
+    answer: compact ? 12 : 14,
+    seg: compact ? 11 : 12,
+    rule: compact ? 12 : 14,
+    legend: compact ? 11 : 12,
+    band: compact ? 26 : 30,
   };
 }
 
@@ -174,7 +178,8 @@ function wordW(s, size, weight) {
   const k = size + '|' + weight + '|' + s;
   let w = widths.get(k);
   if (w === undefined) {
-    if (measureCtx === undefined) measureCtx = (typeof document !== 'undefined' && document.createElement('canvas').getContext('2d')) || null;
+    if (measureCtx === undefined)
+      measureCtx = (typeof document !== 'undefined' && document.createElement('canvas').getContext('2d')) || null;
     if (measureCtx) {
       const font = weight + ' ' + size + 'px ' + FONT;
       if (font !== measureFont) measureCtx.font = measureFont = font;
@@ -242,8 +247,7 @@ function wrap(s, maxW, size, weight) {
 
 // lines draws wrapped lines as one <text>, a <tspan> a line.
 function lines(list, x, y, lh, attrs) {
-  return svg('text', Object.assign({ x, y }, attrs),
-    ...list.map((l, k) => svg('tspan', { x, dy: k ? lh : 0, text: l })));
+  return svg('text', Object.assign({ x, y }, attrs), ...list.map((l, k) => svg('tspan', { x, dy: k ? lh : 0, text: l })));
 }
 
 const widest = (list, size, weight) => list.reduce((w, s) => Math.max(w, textW(s, size, weight)), 0);
@@ -292,8 +296,17 @@ export function drawRace(container, model, opts = {}) {
   // where the width allows).
   const heads = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed').map((r) => headOf(r, model, opts));
   const keyWords = rows.filter((r) => r.type === 'db').flatMap((r) => (r.group.key || r.group.intent || '').split(' '));
-  const labelW = Math.ceil(Math.min(width * (compact ? 0.24 : 0.26), Math.max(compact ? 48 : 84,
-    widest(heads, fs.label, 600) + 14, widest(keyWords, fs.label, 600) + 14, textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14)));
+  const labelW = Math.ceil(
+    Math.min(
+      width * (compact ? 0.24 : 0.26),
+      Math.max(
+        compact ? 48 : 84,
+        widest(heads, fs.label, 600) + 14,
+        widest(keyWords, fs.label, 600) + 14,
+        textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14,
+      ),
+    ),
+  );
   const bw = compact ? 18 : 22;
   const textRight = width - (violations.length ? violations.length * bw + 8 : 6);
   const plotLeft = labelW + 8;
@@ -324,7 +337,9 @@ export function drawRace(container, model, opts = {}) {
   const rowsEnd = y;
   const moreLines = hidden ? wrap(t('raceMore', { n: hidden }), width - 12, fs.sub, 400) : [];
   y += moreLines.length * (fs.sub + 4) + (hidden ? 6 : 0);
-  const vioLines = violations.map((v) => wrap('✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko), width - 12, fs.rule, 600));
+  const vioLines = violations.map((v) =>
+    wrap('✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko), width - 12, fs.rule, 600),
+  );
   const vioTop = y + (violations.length ? 8 : 0);
   y = vioTop + vioLines.reduce((n, l) => n + l.length * (fs.rule + 5) + 4, 0);
   const legend = planLegend(model, rows, violations, c);
@@ -333,9 +348,17 @@ export function drawRace(container, model, opts = {}) {
 
   const selectable = !!opts.onSelectLane;
   let root = svg('svg', {
-    xmlns: 'http://www.w3.org/2000/svg', class: 'race' + (compact ? ' compact' : ''), width, height,
-    viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': t('raceTitle'), 'data-clock': model.clock,
-    'data-attempts': model.attempts.size, 'data-columns': cols, 'data-plot-x': plotLeft,
+    xmlns: 'http://www.w3.org/2000/svg',
+    class: 'race' + (compact ? ' compact' : ''),
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'group',
+    'aria-label': t('raceTitle'),
+    'data-clock': model.clock,
+    'data-attempts': model.attempts.size,
+    'data-columns': cols,
+    'data-plot-x': plotLeft,
   });
   root.append(svg('title', { text: t('raceTitle') }));
   // A view drawn again over its old self keeps its ids, so that the
@@ -343,11 +366,28 @@ export function drawRace(container, model, opts = {}) {
   const num = old && old.__race ? old.__race.num : ++clipIds;
   const clipId = 'race-now-' + num;
   const clipRect = svg('rect', { x: 0, y: 0, width, height });
-  root.append(svg('defs', {},
-    svg('clipPath', { id: clipId }, clipRect),
-    ...['duplicate', 'conflict', 'mismatch', 'replay'].map((k) => svg('marker', {
-      id: 'race-head-' + k + '-' + num, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
-    }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'head head-' + k })))));
+  root.append(
+    svg(
+      'defs',
+      {},
+      svg('clipPath', { id: clipId }, clipRect),
+      ...['duplicate', 'conflict', 'mismatch', 'replay'].map((k) =>
+        svg(
+          'marker',
+          {
+            id: 'race-head-' + k + '-' + num,
+            viewBox: '0 0 10 10',
+            refX: 8,
+            refY: 5,
+            markerWidth: 7,
+            markerHeight: 7,
+            orient: 'auto-start-reverse',
+          },
+          svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'head head-' + k }),
+        ),
+      ),
+    ),
+  );
   c.clip = 'url(#' + clipId + ')';
   c.heads = num;
 
@@ -370,16 +410,24 @@ export function drawRace(container, model, opts = {}) {
   // the rows.
   const vio = svg('g', { class: 'violations', 'data-verdict-layer': 'true' });
   violations.forEach((v, k) => {
-    const ys = v.lanes.map((l) => laneRow.get(l)).filter(Boolean).map((r) => r.mid);
+    const ys = v.lanes
+      .map((l) => laneRow.get(l))
+      .filter(Boolean)
+      .map((r) => r.mid);
     if (!ys.length) return;
     const bx = width - 10 - k * bw;
     const y0 = Math.min(...ys);
     const y1 = Math.max(...ys);
-    vio.append(svg('g', { class: 'violation', 'data-violation': v.rule.name || '', 'data-lanes': v.lanes.join(',') },
-      svg('path', { d: `M${bx - 6},${y0} H${bx} V${y1} H${bx - 6}`, class: 'bracket' }),
-      ...ys.map((yy) => svg('circle', { cx: bx - 6, cy: yy, r: 3, class: 'bracket-dot' })),
-      svg('text', { x: bx - 3, y: y0 - 8, 'text-anchor': 'middle', class: 'bracket-n', text: '✘' + v.n }),
-      svg('title', { text: '✘' + v.n + ' ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko) })));
+    vio.append(
+      svg(
+        'g',
+        { class: 'violation', 'data-violation': v.rule.name || '', 'data-lanes': v.lanes.join(',') },
+        svg('path', { d: `M${bx - 6},${y0} H${bx} V${y1} H${bx - 6}`, class: 'bracket' }),
+        ...ys.map((yy) => svg('circle', { cx: bx - 6, cy: yy, r: 3, class: 'bracket-dot' })),
+        svg('text', { x: bx - 3, y: y0 - 8, 'text-anchor': 'middle', class: 'bracket-n', text: '✘' + v.n }),
+        svg('title', { text: '✘' + v.n + ' ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko) }),
+      ),
+    );
   });
   let ly = vioTop + fs.rule;
   violations.forEach((v, k) => {
@@ -397,7 +445,21 @@ export function drawRace(container, model, opts = {}) {
   // a moment, in order; the bench never needs that list.
   now.setAttribute('visibility', 'hidden');
   root.setAttribute('data-cursor', model.events.length);
-  root.__race = { model, key, num, X, unit, clipRect, now, vio, labelW: plotLeft, timed: null, idx: null, cursor: model.events.length, current: undefined };
+  root.__race = {
+    model,
+    key,
+    num,
+    X,
+    unit,
+    clipRect,
+    now,
+    vio,
+    labelW: plotLeft,
+    timed: null,
+    idx: null,
+    cursor: model.events.length,
+    current: undefined,
+  };
   if (old && old.__race) {
     // The new drawing is laid over the old view: only what changed is
     // touched (a step adds a mark or two), and the browser lays out and
@@ -405,14 +467,20 @@ export function drawRace(container, model, opts = {}) {
     // then point at the kept elements.
     patch(container, root);
     const kept = container.firstElementChild;
-    Object.assign(kept.__race, { clipRect: kept.querySelector('defs clipPath rect'), now: kept.querySelector('[data-now]'), vio: kept.querySelector('g.violations') });
+    Object.assign(kept.__race, {
+      clipRect: kept.querySelector('defs clipPath rect'),
+      now: kept.querySelector('[data-now]'),
+      vio: kept.querySelector('g.violations'),
+    });
     root = kept;
   } else {
     container.replaceChildren(root);
   }
   seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
   if (focused) {
-    const again = root.querySelector('[data-focus="' + focused + '"]') || root.querySelector('[role=radio][tabindex="0"]') ||
+    const again =
+      root.querySelector('[data-focus="' + focused + '"]') ||
+      root.querySelector('[role=radio][tabindex="0"]') ||
       root.querySelector('.mark[tabindex="0"]');
     if (again) again.focus();
   }
@@ -502,7 +570,6 @@ function lowerBound(a, v) {
   return lo;
 }
 
-
 // headOf is an attempt row's label: how it ended, whether it won, whether
 // it moves next, and who.
 function headOf(r, model, opts) {
@@ -527,8 +594,10 @@ function drawAxis(model, c) {
     if (label === lastLabel) continue;
     lastTick = px;
     lastLabel = label;
-    axis.append(svg('line', { x1: px, x2: px, y1: AXIS_H - 4, y2: height, class: 'tick' }),
-      svg('text', { x: px, y: 15, class: 'tick-label', 'text-anchor': 'middle', text: label }));
+    axis.append(
+      svg('line', { x1: px, x2: px, y1: AXIS_H - 4, y2: height, class: 'tick' }),
+      svg('text', { x: px, y: 15, class: 'tick-label', 'text-anchor': 'middle', text: label }),
+    );
   }
   // A quiet stretch drawn shorter than it was says how long it was.
   for (const b of model.breaks || []) {
@@ -536,10 +605,17 @@ function drawAxis(model, c) {
     const x1 = X(b.x1);
     if (x1 - x0 < 16) continue;
     const label = '≈ ' + fmtMS(b.ms);
-    axis.append(svg('g', { class: 'break', 'data-break-ms': Math.round(b.ms) },
-      svg('rect', { x: x0 + 2, y: 19, width: x1 - x0 - 4, height: 4, rx: 2 }),
-      x1 - x0 > textW(label, 11) + 8 ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label }) : null,
-      svg('title', { text: t('raceBreak', { ms: fmtMS(b.ms) }) })));
+    axis.append(
+      svg(
+        'g',
+        { class: 'break', 'data-break-ms': Math.round(b.ms) },
+        svg('rect', { x: x0 + 2, y: 19, width: x1 - x0 - 4, height: 4, rx: 2 }),
+        x1 - x0 > textW(label, 11) + 8
+          ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label })
+          : null,
+        svg('title', { text: t('raceBreak', { ms: fmtMS(b.ms) }) }),
+      ),
+    );
   }
   return axis;
 }
@@ -567,10 +643,23 @@ function drawArrows(model, rows, laneRow, c) {
     const fy = fromRow.mid;
     const dir = ty < fy ? 1 : -1;
     const path = `M${fx},${fy - dir * 9} C${fx},${(fy + ty) / 2} ${tx},${(fy + ty) / 2} ${tx},${ty + dir * 9}`;
-    layer.append(svg('path', {
-      d: path, class: 'arrow arrow-' + ar.kind, 'marker-end': 'url(#race-head-' + ar.kind + '-' + c.heads + ')', 'data-arrow': ar.kind, 'data-i': ar.from.i,
-      'data-from-lane': ar.from.lane, 'data-from-seq': ar.from.ev.seq, 'data-to-lane': ar.toLane || '', 'data-to': ar.toDb || '',
-    }, svg('title', { text: t('raceArrow_' + ar.kind, { from: labelOfLane(model, ar.from.lane), to: labelOfLane(model, ar.toLane) }) })));
+    layer.append(
+      svg(
+        'path',
+        {
+          d: path,
+          class: 'arrow arrow-' + ar.kind,
+          'marker-end': 'url(#race-head-' + ar.kind + '-' + c.heads + ')',
+          'data-arrow': ar.kind,
+          'data-i': ar.from.i,
+          'data-from-lane': ar.from.lane,
+          'data-from-seq': ar.from.ev.seq,
+          'data-to-lane': ar.toLane || '',
+          'data-to': ar.toDb || '',
+        },
+        svg('title', { text: t('raceArrow_' + ar.kind, { from: labelOfLane(model, ar.from.lane), to: labelOfLane(model, ar.toLane) }) }),
+      ),
+    );
   }
   return layer;
 }
@@ -582,7 +671,7 @@ function labelOfLane(model, id) {
 
 // fmtMS writes a span of milliseconds as a person reads it.
 export function fmtMS(ms) {
-  if (ms < 10) return (Math.round(ms * 10) / 10) + ' ms';
+  if (ms < 10) return Math.round(ms * 10) / 10 + ' ms';
   if (ms < 1000) return Math.round(ms) + ' ms';
   if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s';
   const m = Math.floor(ms / 60000);
@@ -601,7 +690,9 @@ function placer() {
       ends[k] = x + w;
       return k;
     },
-    get count() { return ends.length; },
+    get count() {
+      return ends.length;
+    },
   };
 }
 
@@ -626,10 +717,13 @@ function planLedger(r, c) {
   const ruleH = fs.rule + 4;
   r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + openLines.length * subH + againLines.length * ruleH + 4);
   r.draw = () => {
-    const g = svg('g', { class: 'row row-ledger', 'data-row': 'ledger' },
+    const g = svg(
+      'g',
+      { class: 'row row-ledger', 'data-row': 'ledger' },
       svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
       lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
-      svg('title', { text: t('raceLedger') + (opening ? ': ' + opening : '') }));
+      svg('title', { text: t('raceLedger') + (opening ? ': ' + opening : '') }),
+    );
     let ly = r.y + r.band + fs.sub;
     if (openLines.length) {
       g.append(lines(openLines, c.plotLeft, ly, subH, { class: 'row-sub opening' }));
@@ -644,29 +738,64 @@ function planLedger(r, c) {
       const sum = bk.list.reduce((n, q) => n + q.amount, 0);
       const word = markWord({ kind: again ? 'paid-again' : 'paid', amount: sum }, t);
       const row = c.rowOf && c.rowOf(p.lane);
-      const who = bk.list.length > 1 ? '× ' + bk.list.length : labelOfLane(model, p.lane) + (row && row.type === 'collapsed' ? ' (' + t('raceOneOf', { n: row.members.length }) + ')' : '');
-      inTime.append(svg('g', {
-        class: 'money' + (again ? ' money-again' : '') + (bk.w < 14 ? ' small' : ''), 'data-mark': again ? 'paid-again' : 'paid', 'data-lane': p.lane,
-        'data-seq': model.events[p.i].seq, 'data-i': p.i, 'data-n': bk.list.length > 1 ? bk.list.length : null,
-        'data-seqs': bk.list.length > 1 ? bk.list.map((q) => model.events[q.i].seq).join(' ') : null,
-        'data-lanes': bk.list.length > 1 ? bk.list.map((q) => q.lane).join(',') : null,
-      },
-        svg('rect', { x: x - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
-        svg('text', { x, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: bk.text }),
-        svg('title', { text: word + ' · ' + who + (bk.list.length === 1 && p.transfer ? ' · ' + p.transfer : '') + (bk.list.length === 1 && p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + won(v)).join(', ') : '') })));
+      const who =
+        bk.list.length > 1
+          ? '× ' + bk.list.length
+          : labelOfLane(model, p.lane) + (row && row.type === 'collapsed' ? ' (' + t('raceOneOf', { n: row.members.length }) + ')' : '');
+      inTime.append(
+        svg(
+          'g',
+          {
+            class: 'money' + (again ? ' money-again' : '') + (bk.w < 14 ? ' small' : ''),
+            'data-mark': again ? 'paid-again' : 'paid',
+            'data-lane': p.lane,
+            'data-seq': model.events[p.i].seq,
+            'data-i': p.i,
+            'data-n': bk.list.length > 1 ? bk.list.length : null,
+            'data-seqs': bk.list.length > 1 ? bk.list.map((q) => model.events[q.i].seq).join(' ') : null,
+            'data-lanes': bk.list.length > 1 ? bk.list.map((q) => q.lane).join(',') : null,
+          },
+          svg('rect', { x: x - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
+          svg('text', { x, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: bk.text }),
+          svg('title', {
+            text:
+              word +
+              ' · ' +
+              who +
+              (bk.list.length === 1 && p.transfer ? ' · ' + p.transfer : '') +
+              (bk.list.length === 1 && p.balances ? ' · ' + p.balances.map(([a, v]) => a + ' ' + won(v)).join(', ') : ''),
+          }),
+        ),
+      );
       // The balances after a first payment, where the band has room
       // before the next block.
       const next = blocks[k + 1];
       const room = (next ? next.px - next.w / 2 - 6 : c.textRight) - (x + bk.w / 2 + 4);
       const label = !again && bk.list.length === 1 && p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
       if (label && room >= textW(label, 11)) {
-        inTime.append(svg('text', { x: x + bk.w / 2 + 4, y: r.y + 22, class: 'row-sub balance-after', 'data-lane': p.lane, 'data-i': p.i, text: label }));
+        inTime.append(
+          svg('text', {
+            x: x + bk.w / 2 + 4,
+            y: r.y + 22,
+            class: 'row-sub balance-after',
+            'data-lane': p.lane,
+            'data-i': p.i,
+            text: label,
+          }),
+        );
       }
     });
     g.append(inTime);
     if (againLines.length) {
       const last = again[again.length - 1];
-      g.append(lines(againLines, c.plotLeft, ly + 2, ruleH, { class: 'paid-again-text', 'data-mark': again.length > 1 ? 'paid-again-total' : 'paid-again-text', 'data-lane': again.length === 1 ? last.lane : null, 'data-i': last.i }));
+      g.append(
+        lines(againLines, c.plotLeft, ly + 2, ruleH, {
+          class: 'paid-again-text',
+          'data-mark': again.length > 1 ? 'paid-again-total' : 'paid-again-text',
+          'data-lane': again.length === 1 ? last.lane : null,
+          'data-i': last.i,
+        }),
+      );
     }
     return g;
   };
@@ -685,39 +814,75 @@ function planProcessor(r, c) {
   const labelLines = wrap('⇄ ' + t('raceProcessor'), c.labelW - 10, fs.label, 600);
   const charges = model.processor.filter((p) => !p.replayed);
   const again = charges.filter((p) => p.again);
-  const againText = again.length ? '✘ ' + again.map((p) => t('raceChargedAgain', { amount: won(p.amount) }) + ' (' + labelOfLane(model, p.lane) + ')').join(' · ') : '';
+  const againText = again.length
+    ? '✘ ' + again.map((p) => t('raceChargedAgain', { amount: won(p.amount) }) + ' (' + labelOfLane(model, p.lane) + ')').join(' · ')
+    : '';
   const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
   const ruleH = fs.rule + 4;
   r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + againLines.length * ruleH + 4);
   r.draw = () => {
-    const g = svg('g', { class: 'row row-ledger row-processor', 'data-row': 'processor' },
+    const g = svg(
+      'g',
+      { class: 'row row-ledger row-processor', 'data-row': 'processor' },
       svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
       lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
-      svg('title', { text: t('raceProcessor') }));
+      svg('title', { text: t('raceProcessor') }),
+    );
     const inTime = svg('g', { 'clip-path': c.clip });
     for (const bk of ledgerBlocks(charges, c, { one: CHARGE_ICON.charged, again: CHARGE_ICON.again })) {
       const p = bk.list[0];
       const isAgain = bk.list.some((q) => q.again);
       const word = t(isAgain ? 'raceChargedAgain' : 'raceCharged', { amount: won(bk.list.reduce((n, q) => n + q.amount, 0)) });
-      inTime.append(svg('g', {
-        class: 'charge' + (isAgain ? ' charge-again' : '') + (bk.w < 14 ? ' small' : ''), 'data-mark': isAgain ? 'charged-again' : 'charged',
-        'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i, 'data-n': bk.list.length > 1 ? bk.list.length : null,
-      },
-        svg('rect', { x: bk.px - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
-        svg('text', { x: bk.px, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: bk.text }),
-        svg('title', { text: word + ' · ' + bk.list.map((q) => labelOfLane(model, q.lane) + ' ' + q.charge).join(', ') })));
+      inTime.append(
+        svg(
+          'g',
+          {
+            class: 'charge' + (isAgain ? ' charge-again' : '') + (bk.w < 14 ? ' small' : ''),
+            'data-mark': isAgain ? 'charged-again' : 'charged',
+            'data-lane': p.lane,
+            'data-charge': p.charge,
+            'data-seq': model.events[p.i].seq,
+            'data-i': p.i,
+            'data-n': bk.list.length > 1 ? bk.list.length : null,
+          },
+          svg('rect', { x: bk.px - bk.w / 2, y: r.y + 4, width: bk.w, height: 28, rx: 3 }),
+          svg('text', { x: bk.px, y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: bk.text }),
+          svg('title', { text: word + ' · ' + bk.list.map((q) => labelOfLane(model, q.lane) + ' ' + q.charge).join(', ') }),
+        ),
+      );
     }
     for (const p of model.processor.filter((q) => q.replayed)) {
       const w = Math.max(9, Math.min(18, c.unit - 2));
-      inTime.append(svg('g', { class: 'charge charge-replayed', 'data-mark': 'charge-replayed', 'data-lane': p.lane, 'data-charge': p.charge, 'data-seq': model.events[p.i].seq, 'data-i': p.i },
-        svg('rect', { x: X(p.x) - w / 2, y: r.y + 6, width: w, height: 24, rx: 3 }),
-        svg('text', { x: X(p.x), y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON.replayed }),
-        svg('title', { text: t('raceChargeReplayed', { charge: p.charge }) + ' · ' + labelOfLane(model, p.lane) + (p.key ? ' · ' + p.key : '') })));
+      inTime.append(
+        svg(
+          'g',
+          {
+            class: 'charge charge-replayed',
+            'data-mark': 'charge-replayed',
+            'data-lane': p.lane,
+            'data-charge': p.charge,
+            'data-seq': model.events[p.i].seq,
+            'data-i': p.i,
+          },
+          svg('rect', { x: X(p.x) - w / 2, y: r.y + 6, width: w, height: 24, rx: 3 }),
+          svg('text', { x: X(p.x), y: r.y + 23, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON.replayed }),
+          svg('title', {
+            text: t('raceChargeReplayed', { charge: p.charge }) + ' · ' + labelOfLane(model, p.lane) + (p.key ? ' · ' + p.key : ''),
+          }),
+        ),
+      );
     }
     g.append(inTime);
     if (againLines.length) {
       const last = again[again.length - 1];
-      g.append(lines(againLines, c.plotLeft, r.y + r.band + fs.rule, ruleH, { class: 'paid-again-text', 'data-mark': 'charged-again-text', 'data-lane': last.lane, 'data-i': last.i }));
+      g.append(
+        lines(againLines, c.plotLeft, r.y + r.band + fs.rule, ruleH, {
+          class: 'paid-again-text',
+          'data-mark': 'charged-again-text',
+          'data-lane': last.lane,
+          'data-i': last.i,
+        }),
+      );
     }
     return g;
   };
@@ -742,7 +907,11 @@ function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
     const left = X(p.x) - narrow / 2;
     const prev = blocks[blocks.length - 1];
     const prevRight = prev ? prev.left + prev.w + 2 : -Infinity;
-    if (prev && (left < prevRight || prevRight + narrow > c.textRight) && (prev.list.every((q) => q.again === p.again) || prevRight + narrow > c.textRight)) {
+    if (
+      prev &&
+      (left < prevRight || prevRight + narrow > c.textRight) &&
+      (prev.list.every((q) => q.again === p.again) || prevRight + narrow > c.textRight)
+    ) {
       prev.list.push(p);
       size(prev);
       continue;
@@ -786,10 +955,14 @@ function planDB(r, c) {
     const x0 = X(s.x0);
     const next = gr.db[k + 1];
     const x1 = next ? X(next.x0) : c.textRight;
-    const label = s.state === 'completed'
-      ? t('raceCompleted', { status: s.status || '', owner: labelOfLane(model, s.owner) })
-      : s.state === 'in_progress' ? t('raceInProgress', { owner: labelOfLane(model, s.owner) }) : t('raceRecorded', { state: s.state, owner: labelOfLane(model, s.owner) });
-    const short = (s.state === 'completed' ? '✔ ' + (s.status || '') : s.state === 'in_progress' ? '◐' : '▭') + ' ' + labelOfLane(model, s.owner);
+    const label =
+      s.state === 'completed'
+        ? t('raceCompleted', { status: s.status || '', owner: labelOfLane(model, s.owner) })
+        : s.state === 'in_progress'
+          ? t('raceInProgress', { owner: labelOfLane(model, s.owner) })
+          : t('raceRecorded', { state: s.state, owner: labelOfLane(model, s.owner) });
+    const short =
+      (s.state === 'completed' ? '✔ ' + (s.status || '') : s.state === 'in_progress' ? '◐' : '▭') + ' ' + labelOfLane(model, s.owner);
     const room = x1 - x0 - 8;
     if (textW(label, fs.seg) <= room) return { s, x0, x1, label, text: label, line: -1 };
     if (textW(short, fs.seg) <= room) return { s, x0, x1, label, text: short, line: -1 };
@@ -799,11 +972,24 @@ function planDB(r, c) {
   });
   const absent = !none && !gr.db.length;
   const lh = fs.seg + 4;
-  r.h = Math.max(nameLines.length * (fs.label + 4) + 10, r.band + (place.count + noneLines.length) * lh + (place.count || noneLines.length ? 4 : 0));
+  r.h = Math.max(
+    nameLines.length * (fs.label + 4) + 10,
+    r.band + (place.count + noneLines.length) * lh + (place.count || noneLines.length ? 4 : 0),
+  );
   r.draw = () => {
-    const g = svg('g', { class: 'row row-db', 'data-row': 'db', 'data-key': gr.key || '', 'data-intent': gr.intent || '', 'data-lanes-in': gr.attempts.map((a) => a.id).join(' ') },
+    const g = svg(
+      'g',
+      {
+        class: 'row row-db',
+        'data-row': 'db',
+        'data-key': gr.key || '',
+        'data-intent': gr.intent || '',
+        'data-lanes-in': gr.attempts.map((a) => a.id).join(' '),
+      },
       svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
-      lines(nameLines, 8, r.y + 21, fs.label + 4, { class: 'row-label db-label' }), svg('title', { text: name }));
+      lines(nameLines, 8, r.y + 21, fs.label + 4, { class: 'row-label db-label' }),
+      svg('title', { text: name }),
+    );
     const inTime = svg('g', { 'clip-path': c.clip });
     const midY = r.y + r.band / 2;
     if (none) {
@@ -817,10 +1003,25 @@ function planDB(r, c) {
     for (const p of segs) {
       const { s } = p;
       const under = p.line >= 0;
-      inTime.append(svg('g', { class: 'seg seg-' + s.state.replace('_', '-'), 'data-db-state': s.state, 'data-owner': s.owner, 'data-seq': model.events[s.i].seq },
-        svg('rect', { x: p.x0, y: r.y + 4, width: Math.max(4, p.x1 - p.x0), height: r.band - 8, rx: 4 }),
-        svg('text', under ? { x: p.x, y: r.y + r.band + fs.seg - 1 + p.line * lh, class: 'seg-text seg-under', text: p.text } : { x: p.x0 + 5, y: midY + 4, class: 'seg-text', text: p.text }),
-        svg('title', { text: p.label })));
+      inTime.append(
+        svg(
+          'g',
+          {
+            class: 'seg seg-' + s.state.replace('_', '-'),
+            'data-db-state': s.state,
+            'data-owner': s.owner,
+            'data-seq': model.events[s.i].seq,
+          },
+          svg('rect', { x: p.x0, y: r.y + 4, width: Math.max(4, p.x1 - p.x0), height: r.band - 8, rx: 4 }),
+          svg(
+            'text',
+            under
+              ? { x: p.x, y: r.y + r.band + fs.seg - 1 + p.line * lh, class: 'seg-text seg-under', text: p.text }
+              : { x: p.x0 + 5, y: midY + 4, class: 'seg-text', text: p.text },
+          ),
+          svg('title', { text: p.label }),
+        ),
+      );
     }
     g.append(inTime);
     return g;
@@ -846,7 +1047,7 @@ function marksOf(r, c) {
     let prev = null;
     for (const m of all) {
       const px = X(m.x);
-      if (prev && px < prev.px + Math.max(gap, 1) && (prev.kind === m.kind || r.type === 'collapsed' && prev.px + gap > limit)) {
+      if (prev && px < prev.px + Math.max(gap, 1) && (prev.kind === m.kind || (r.type === 'collapsed' && prev.px + gap > limit))) {
         prev.n++;
         prev.members.push(m);
         continue;
@@ -867,8 +1068,30 @@ function marksOf(r, c) {
 
 // What a mark that stands for several events shows: the one that matters
 // most (money first), its title naming them all.
-const WEIGHT = ['paid-again', 'paid', 'crashed', 'lost', 'timed-out', 'conflict', 'mismatch', 'duplicate', 'claim-ignored', 'replay',
-  'takeover', 'claim', 'declined', 'rejected', 'error', 'stored', 'late-key', 'pay-call', 'lock-wait', 'lock', 'lookup', 'answer'];
+const WEIGHT = [
+  'paid-again',
+  'paid',
+  'crashed',
+  'lost',
+  'timed-out',
+  'conflict',
+  'mismatch',
+  'duplicate',
+  'claim-ignored',
+  'replay',
+  'takeover',
+  'claim',
+  'declined',
+  'rejected',
+  'error',
+  'stored',
+  'late-key',
+  'pay-call',
+  'lock-wait',
+  'lock',
+  'lookup',
+  'answer',
+];
 const weightOf = (kind) => {
   const k = WEIGHT.indexOf(kind);
   return k < 0 ? WEIGHT.length : k;
@@ -936,7 +1159,13 @@ function planAttempt(r, c) {
   if (a.answer && last && a.state !== 'running') {
     const words = answerWords(a, t, collapsed ? r.members.length : 0);
     const w = textW(words, fs.answer, 600);
-    const again = a.paidAgain ? '✘ ' + markWord(a.marks.find((m) => m.kind === 'paid-again'), t) : '';
+    const again = a.paidAgain
+      ? '✘ ' +
+        markWord(
+          a.marks.find((m) => m.kind === 'paid-again'),
+          t,
+        )
+      : '';
     if (!again && last.px + 14 + w <= c.textRight) {
       answer = { words: [words], x: last.px + 14, line: -1 };
     } else {
@@ -944,7 +1173,8 @@ function planAttempt(r, c) {
       const x = Math.max(c.plotLeft, Math.min(last.px - 10, c.textRight - widest(ws, fs.answer, 600)));
       answer = { words: ws, x, line: 0, again: again ? wrap(again, c.textRight - c.plotLeft, fs.answer, 700) : [] };
       for (let k = 0; k < ws.length + answer.again.length; k++) place.put(c.plotLeft - 100, 0);
-      if (answer.again.length) answer.againX = Math.max(c.plotLeft, Math.min(last.px - 10, c.textRight - widest(answer.again, fs.answer, 700)));
+      if (answer.again.length)
+        answer.againX = Math.max(c.plotLeft, Math.min(last.px - 10, c.textRight - widest(answer.again, fs.answer, 700)));
     }
   } else if (a.state === 'crashed' && !placed.length) {
     answer = { words: [t('raceCrashedWord')], x: X(0), line: -1 };
@@ -954,7 +1184,10 @@ function planAttempt(r, c) {
   let ghost = null;
   if (movable && a.next_phase && !collapsed) {
     const gx = X(c.cols - 1);
-    const words = (a.next_part === 'lock' ? '⋯ ' + t('raceWaitsLock') : t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') })) +
+    const words =
+      (a.next_part === 'lock'
+        ? '⋯ ' + t('raceWaitsLock')
+        : t('raceNext', { phase: a.next_phase + (a.next_part ? ' (' + a.next_part + ')' : '') })) +
       (a.fault && a.fault.kind ? ' · ⚡ ' + t('laneScriptedFault', { kind: a.fault.kind, phase: a.fault.phase }) : '');
     const w = textW(words, fs.sub, 400);
     if (gx + 14 + w <= c.textRight) {
@@ -985,9 +1218,18 @@ function planAttempt(r, c) {
 
   r.draw = () => {
     const attrs = {
-      class: 'row row-attempt verdict-' + verdict + (r.winner ? ' winner' : '') + (selected ? ' selected' : '') + (collapsed ? ' collapsed' : ''),
-      'data-row': collapsed ? 'collapsed' : 'attempt', 'data-lane': a.id, 'data-verdict': verdict, 'data-state': a.state || null,
-      'data-winner': r.winner ? 'true' : null, 'data-count': collapsed ? r.members.length : null,
+      class:
+        'row row-attempt verdict-' +
+        verdict +
+        (r.winner ? ' winner' : '') +
+        (selected ? ' selected' : '') +
+        (collapsed ? ' collapsed' : ''),
+      'data-row': collapsed ? 'collapsed' : 'attempt',
+      'data-lane': a.id,
+      'data-verdict': verdict,
+      'data-state': a.state || null,
+      'data-winner': r.winner ? 'true' : null,
+      'data-count': collapsed ? r.members.length : null,
       'data-lanes': collapsed ? r.members.map((m) => m.id).join(',') : null,
       'data-server': model.servers > 1 && a.server ? a.server : null,
     };
@@ -998,13 +1240,32 @@ function planAttempt(r, c) {
     if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
     // The label: how it ended (icon and word, never colour alone), and who.
     const head = svg('text', { x: 8, y: r.y + fs.label + 5, class: 'row-label' });
-    headLines.forEach((l, k) => head.append(k ? svg('tspan', { x: 8, dy: fs.label + 4, text: l })
-      : svg('tspan', { x: 8 }, svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict] }), l.slice(OUTCOME_ICON[verdict].length))));
-    head.append(svg('title', { text: a.label + (server ? ' · ' + server : '') + ' — ' + t('raceLg_' + verdict) + (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : '') }));
+    headLines.forEach((l, k) =>
+      head.append(
+        k
+          ? svg('tspan', { x: 8, dy: fs.label + 4, text: l })
+          : svg('tspan', { x: 8 }, svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict] }), l.slice(OUTCOME_ICON[verdict].length)),
+      ),
+    );
+    head.append(
+      svg('title', {
+        text:
+          a.label +
+          (server ? ' · ' + server : '') +
+          ' — ' +
+          t('raceLg_' + verdict) +
+          (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : ''),
+      }),
+    );
     let sy = r.y + headLines.length * (fs.label + 4) + fs.sub + 3;
     const label = svg('g', { class: 'lane-label' }, head);
     if (subLines.length) {
-      label.append(lines(subLines, 8, sy, fs.sub + 3, { class: 'row-sub-label' + (r.winner ? ' winner-tag' : '') + (server ? ' server-tag server-' + a.server : ''), 'data-server-tag': server ? a.server : null }));
+      label.append(
+        lines(subLines, 8, sy, fs.sub + 3, {
+          class: 'row-sub-label' + (r.winner ? ' winner-tag' : '') + (server ? ' server-tag server-' + a.server : ''),
+          'data-server-tag': server ? a.server : null,
+        }),
+      );
       sy += subLines.length * (fs.sub + 3);
     }
     if (selectable) {
@@ -1023,10 +1284,25 @@ function planAttempt(r, c) {
       const id = collapsed ? r.id : r.expandedFrom;
       const ex = svg('text', { x: 8, y: sy, class: 'expand', text: expandWord });
       if (opts.onToggle) {
-        for (const [k, v] of Object.entries({ role: 'button', tabindex: 0, 'data-focus': (collapsed ? 'x:' : 'c:') + id, [collapsed ? 'data-expand' : 'data-collapse']: id,
-          'aria-label': collapsed ? t('raceExpand') + ' (× ' + r.members.length + ')' : t('raceCollapse') })) ex.setAttribute(k, v);
-        listen(ex, 'click', (e) => { e.stopPropagation(); opts.onToggle(id); });
-        listen(ex, 'keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); e.stopPropagation(); opts.onToggle(id); } });
+        for (const [k, v] of Object.entries({
+          role: 'button',
+          tabindex: 0,
+          'data-focus': (collapsed ? 'x:' : 'c:') + id,
+          [collapsed ? 'data-expand' : 'data-collapse']: id,
+          'aria-label': collapsed ? t('raceExpand') + ' (× ' + r.members.length + ')' : t('raceCollapse'),
+        }))
+          ex.setAttribute(k, v);
+        listen(ex, 'click', (e) => {
+          e.stopPropagation();
+          opts.onToggle(id);
+        });
+        listen(ex, 'keydown', (e) => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            e.stopPropagation();
+            opts.onToggle(id);
+          }
+        });
       }
       g.append(ex);
     }
@@ -1043,38 +1319,100 @@ function planAttempt(r, c) {
       const mw = model.clock === 'time' ? (wide ? 16 : 14) : wide ? Math.max(base, Math.min(unit - 1, 22)) : base;
       const word = markWord(m, t);
       const mAttrs = {
-        class: 'mark k-' + m.kind + (mw < 14 ? ' small' : ''), 'data-mark': m.kind, 'data-seq': m.ev.seq, 'data-lane': m.lane, 'data-i': m.i,
-        'data-phase': m.ev.phase, 'data-outcome': m.ev.outcome, 'data-status': m.ev.status || null, 'data-n': p.n > 1 ? p.n : null,
+        class: 'mark k-' + m.kind + (mw < 14 ? ' small' : ''),
+        'data-mark': m.kind,
+        'data-seq': m.ev.seq,
+        'data-lane': m.lane,
+        'data-i': m.i,
+        'data-phase': m.ev.phase,
+        'data-outcome': m.ev.outcome,
+        'data-status': m.ev.status || null,
+        'data-n': p.n > 1 ? p.n : null,
         'data-seqs': p.members.length > 1 ? p.members.map((x) => x.ev.seq).join(' ') : null,
       };
       if (opts.onMark && !collapsed) {
-        Object.assign(mAttrs, { role: 'button', tabindex: -1, 'data-focus': 'seq:' + m.ev.seq, 'aria-label': labelOfLane(model, m.lane) + ' · ' + m.ev.phase + ' · ' + word,
-          onclick: (e) => { e.stopPropagation(); opts.onMark(m.ev); }, onkeydown: (e) => markKey(e, m.ev, opts) });
+        Object.assign(mAttrs, {
+          role: 'button',
+          tabindex: -1,
+          'data-focus': 'seq:' + m.ev.seq,
+          'aria-label': labelOfLane(model, m.lane) + ' · ' + m.ev.phase + ' · ' + word,
+          onclick: (e) => {
+            e.stopPropagation();
+            opts.onMark(m.ev);
+          },
+          onkeydown: (e) => markKey(e, m.ev, opts),
+        });
       }
       if (wideSpan && X(m.x) - X(m.x0) > 24) {
         // A phase that took time (the payment call): a bar over its span.
-        g.append(svg('rect', { x: X(m.x0), y: midY - 4, width: Math.min(X(m.x), cx) - X(m.x0), height: 8, class: 'span span-' + m.kind, rx: 2, 'data-i': m.i }));
+        g.append(
+          svg('rect', {
+            x: X(m.x0),
+            y: midY - 4,
+            width: Math.min(X(m.x), cx) - X(m.x0),
+            height: 8,
+            class: 'span span-' + m.kind,
+            rx: 2,
+            'data-i': m.i,
+          }),
+        );
       }
       const h = compact ? 22 : 26;
-      g.append(svg('g', mAttrs,
-        svg('rect', { x: cx - mw / 2, y: midY - h / 2, width: mw, height: h, rx: 4 }),
-        svg('text', { x: cx, y: midY + 5, 'text-anchor': 'middle', class: 'mark-icon', text: m.icon }),
-        svg('title', { text: p.members.length > 1 ? '× ' + p.n + ': ' + kindsOf(p.members, t) : labelOfLane(model, m.lane) + ' · ' + m.ev.phase + ' · ' + word + (m.ev.note ? '\n' + m.ev.note : '') + (m.ev.sql ? '\n' + m.ev.sql : '') })));
+      g.append(
+        svg(
+          'g',
+          mAttrs,
+          svg('rect', { x: cx - mw / 2, y: midY - h / 2, width: mw, height: h, rx: 4 }),
+          svg('text', { x: cx, y: midY + 5, 'text-anchor': 'middle', class: 'mark-icon', text: m.icon }),
+          svg('title', {
+            text:
+              p.members.length > 1
+                ? '× ' + p.n + ': ' + kindsOf(p.members, t)
+                : labelOfLane(model, m.lane) +
+                  ' · ' +
+                  m.ev.phase +
+                  ' · ' +
+                  word +
+                  (m.ev.note ? '\n' + m.ev.note : '') +
+                  (m.ev.sql ? '\n' + m.ev.sql : ''),
+          }),
+        ),
+      );
     }
     for (const { p, s } of counts) {
       g.append(svg('text', { x: p.px, y: r.y + r.band + 9, 'text-anchor': 'middle', class: 'count', 'data-i': p.m.i, text: s }));
     }
     if (ghost) {
-      g.append(svg('g', { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
-        svg('rect', { x: ghost.gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
-        lines(ghost.words, ghost.x, ghost.line < 0 ? midY + 4 : r.y + r.band + countH + fs.sub - 1 + ghost.line * lh, lh, { class: 'ghost-text' })));
+      g.append(
+        svg(
+          'g',
+          { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
+          svg('rect', { x: ghost.gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
+          lines(ghost.words, ghost.x, ghost.line < 0 ? midY + 4 : r.y + r.band + countH + fs.sub - 1 + ghost.line * lh, lh, {
+            class: 'ghost-text',
+          }),
+        ),
+      );
     }
     if (answer) {
       const y0 = answer.line < 0 ? midY + 5 : r.y + r.band + countH + fs.answer - 2;
       const k = a.answer ? a.answer.kind : 'crashed';
-      g.append(lines(answer.words, answer.x, y0, lh, { class: 'answer answer-' + k, 'data-answer': k, 'data-status': a.answer ? a.answer.status || null : null, 'data-i': last ? last.m.i : null }));
+      g.append(
+        lines(answer.words, answer.x, y0, lh, {
+          class: 'answer answer-' + k,
+          'data-answer': k,
+          'data-status': a.answer ? a.answer.status || null : null,
+          'data-i': last ? last.m.i : null,
+        }),
+      );
       if (answer.again && answer.again.length) {
-        g.append(lines(answer.again, answer.againX, y0 + answer.words.length * lh, lh, { class: 'paid-again-text', 'data-mark': 'paid-again-text', 'data-i': last.m.i }));
+        g.append(
+          lines(answer.again, answer.againX, y0 + answer.words.length * lh, lh, {
+            class: 'paid-again-text',
+            'data-mark': 'paid-again-text',
+            'data-i': last.m.i,
+          }),
+        );
       }
     }
     return g;
@@ -1169,11 +1507,22 @@ function planLegend(model, rows, violations, c) {
   if (attemptRows.some((r) => r.winner)) items.push({ kind: 'winner', words: t('raceLg_winner') });
   if (attemptRows.some((r) => r.type === 'collapsed')) items.push({ kind: 'count', words: t('raceLg_count') });
   const kinds = new Map();
-  for (const r of attemptRows) for (const m of (r.type === 'collapsed' ? r.members.flatMap((x) => x.marks) : r.attempt.marks)) if (!kinds.has(m.kind + m.icon)) kinds.set(m.kind + m.icon, m);
+  for (const r of attemptRows)
+    for (const m of r.type === 'collapsed' ? r.members.flatMap((x) => x.marks) : r.attempt.marks)
+      if (!kinds.has(m.kind + m.icon)) kinds.set(m.kind + m.icon, m);
   const steps = [...kinds.values()].filter((m) => m.kind === 'step').map((m) => m.icon);
   for (const m of kinds.values()) {
     if (m.kind === 'step') continue;
-    items.push({ kind: 'mark', m, words: m.kind === 'paid' ? t('racePaidSome') : m.kind === 'paid-again' ? t('racePaidAgainSome') : t('raceMark_' + m.kind.replace('-', '_')) });
+    items.push({
+      kind: 'mark',
+      m,
+      words:
+        m.kind === 'paid'
+          ? t('racePaidSome')
+          : m.kind === 'paid-again'
+            ? t('racePaidAgainSome')
+            : t('raceMark_' + m.kind.replace('-', '_')),
+    });
   }
   if (steps.length) items.push({ kind: 'steps', icons: steps.join(' '), words: t('raceLg_steps') });
   for (const k of ['duplicate', 'conflict', 'mismatch', 'replay']) {
@@ -1188,8 +1537,13 @@ function planLegend(model, rows, violations, c) {
     if (p.some((q) => q.replayed)) items.push({ kind: 'charge', charge: 'replayed', words: t('raceLg_charge_replayed') });
   }
   const states = new Set();
-  for (const r of rows) if (r.type === 'db') { if (r.group.key && model.policy.claim !== 'none') states.add('absent'); for (const s of r.group.db) states.add(s.state); }
-  for (const s of ['absent', 'in_progress', 'completed', 'recorded']) if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s) });
+  for (const r of rows)
+    if (r.type === 'db') {
+      if (r.group.key && model.policy.claim !== 'none') states.add('absent');
+      for (const s of r.group.db) states.add(s.state);
+    }
+  for (const s of ['absent', 'in_progress', 'completed', 'recorded'])
+    if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s) });
   if (violations.length) items.push({ kind: 'bracket', words: t('raceLg_bracket') });
 
   // Flow the items in lines; an item wider than a line wraps its words.
@@ -1218,25 +1572,79 @@ function planLegend(model, rows, violations, c) {
   return {
     h,
     draw(top) {
-      const g = svg('g', { class: 'legend', 'data-legend': 'true' },
-        svg('text', { x: 6, y: top + size + 2, class: 'legend-head', text: head }));
+      const g = svg(
+        'g',
+        { class: 'legend', 'data-legend': 'true' },
+        svg('text', { x: 6, y: top + size + 2, class: 'legend-head', text: head }),
+      );
       for (const { it, x: ix, line: l, sw, ws } of placedItems) {
         const y = top + l * lh;
         const cy = y + size / 2 + 4;
-        const item = svg('g', { class: 'legend-item', 'data-legend-item': it.kind + (it.o || it.arrow || it.state || it.charge || (it.m && it.m.kind) || '') });
-        if (it.kind === 'outcome') item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-outcome lg-' + it.o, text: OUTCOME_ICON[it.o] }));
-        else if (it.kind === 'winner') item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-winner', text: '★' }));
-        else if (it.kind === 'count') item.append(svg('text', { x: ix + sw / 2, y: cy + 4, 'text-anchor': 'middle', class: 'lg-count', text: '×n' }));
-        else if (it.kind === 'mark') item.append(svg('g', { class: 'lg-mark k-' + it.m.kind }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'mark-icon', text: it.m.icon })));
+        const item = svg('g', {
+          class: 'legend-item',
+          'data-legend-item': it.kind + (it.o || it.arrow || it.state || it.charge || (it.m && it.m.kind) || ''),
+        });
+        if (it.kind === 'outcome')
+          item.append(
+            svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-outcome lg-' + it.o, text: OUTCOME_ICON[it.o] }),
+          );
+        else if (it.kind === 'winner')
+          item.append(svg('text', { x: ix + sw / 2, y: cy + 5, 'text-anchor': 'middle', class: 'lg-winner', text: '★' }));
+        else if (it.kind === 'count')
+          item.append(svg('text', { x: ix + sw / 2, y: cy + 4, 'text-anchor': 'middle', class: 'lg-count', text: '×n' }));
+        else if (it.kind === 'mark')
+          item.append(
+            svg(
+              'g',
+              { class: 'lg-mark k-' + it.m.kind },
+              svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }),
+              svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'mark-icon', text: it.m.icon }),
+            ),
+          );
         else if (it.kind === 'steps') item.append(svg('text', { x: ix + 2, y: cy + 5, class: 'lg-steps', text: it.icons }));
-        else if (it.kind === 'arrow') item.append(svg('path', { d: `M${ix + 2},${cy} H${ix + sw - 4}`, class: 'lg-arrow arrow-' + it.arrow, 'marker-end': 'url(#race-head-' + it.arrow + '-' + c.heads + ')' }));
-        else if (it.kind === 'money') item.append(svg('g', { class: 'lg-money' + (it.again ? ' again' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: it.again ? '✘' : '■' })));
-        else if (it.kind === 'charge') item.append(svg('g', { class: 'lg-charge' + (it.charge === 'again' ? ' charge-again' : it.charge === 'replayed' ? ' charge-replayed' : '') }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }), svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON[it.charge] })));
+        else if (it.kind === 'arrow')
+          item.append(
+            svg('path', {
+              d: `M${ix + 2},${cy} H${ix + sw - 4}`,
+              class: 'lg-arrow arrow-' + it.arrow,
+              'marker-end': 'url(#race-head-' + it.arrow + '-' + c.heads + ')',
+            }),
+          );
+        else if (it.kind === 'money')
+          item.append(
+            svg(
+              'g',
+              { class: 'lg-money' + (it.again ? ' again' : '') },
+              svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }),
+              svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: it.again ? '✘' : '■' }),
+            ),
+          );
+        else if (it.kind === 'charge')
+          item.append(
+            svg(
+              'g',
+              { class: 'lg-charge' + (it.charge === 'again' ? ' charge-again' : it.charge === 'replayed' ? ' charge-replayed' : '') },
+              svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }),
+              svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: CHARGE_ICON[it.charge] }),
+            ),
+          );
         else if (it.kind === 'state') {
-          item.append(it.state === 'absent'
-            ? svg('line', { x1: ix + 2, x2: ix + sw - 2, y1: cy, y2: cy, class: 'absent' })
-            : svg('g', { class: 'lg-seg seg-' + it.state.replace('_', '-') }, svg('rect', { x: ix + 2, y: cy - 8, width: sw - 4, height: 16, rx: 3 }),
-              svg('text', { x: ix + sw / 2, y: cy + 4, 'text-anchor': 'middle', class: 'seg-text', text: it.state === 'completed' ? '✔' : it.state === 'in_progress' ? '◐' : '▭' })));
+          item.append(
+            it.state === 'absent'
+              ? svg('line', { x1: ix + 2, x2: ix + sw - 2, y1: cy, y2: cy, class: 'absent' })
+              : svg(
+                  'g',
+                  { class: 'lg-seg seg-' + it.state.replace('_', '-') },
+                  svg('rect', { x: ix + 2, y: cy - 8, width: sw - 4, height: 16, rx: 3 }),
+                  svg('text', {
+                    x: ix + sw / 2,
+                    y: cy + 4,
+                    'text-anchor': 'middle',
+                    class: 'seg-text',
+                    text: it.state === 'completed' ? '✔' : it.state === 'in_progress' ? '◐' : '▭',
+                  }),
+                ),
+          );
         } else if (it.kind === 'bracket') {
           item.append(svg('path', { d: `M${ix + 8},${cy - 8} H${ix + 14} V${cy + 8} H${ix + 8}`, class: 'lg-bracket' }));
         }
@@ -1250,9 +1658,12 @@ function planLegend(model, rows, violations, c) {
 
 function markWord(m, t) {
   switch (m.kind) {
-    case 'paid': return m.amount ? t('racePaid', { amount: won(m.amount) }) : t('racePaidSome');
-    case 'paid-again': return m.amount ? t('racePaidAgain', { amount: won(m.amount) }) : t('racePaidAgainSome');
-    default: return t('raceMark_' + m.kind.replace('-', '_')) + (m.ev.status ? ' ' + m.ev.status : '');
+    case 'paid':
+      return m.amount ? t('racePaid', { amount: won(m.amount) }) : t('racePaidSome');
+    case 'paid-again':
+      return m.amount ? t('racePaidAgain', { amount: won(m.amount) }) : t('racePaidAgainSome');
+    default:
+      return t('raceMark_' + m.kind.replace('-', '_')) + (m.ev.status ? ' ' + m.ev.status : '');
   }
 }
 
@@ -1260,11 +1671,20 @@ function answerWords(a, t, count) {
   const s = a.answer.status;
   let w;
   switch (a.answer.kind) {
-    case 'crashed': w = t('raceCrashedWord'); break;
-    case 'lost': w = t('raceLostWord', { status: s }); break;
-    case 'timed-out': w = t('raceTimedOutWord', { status: s }); break;
-    case 'replayed': w = t('raceReplayedWord', { status: s }); break;
-    default: w = statusWords(s, t);
+    case 'crashed':
+      w = t('raceCrashedWord');
+      break;
+    case 'lost':
+      w = t('raceLostWord', { status: s });
+      break;
+    case 'timed-out':
+      w = t('raceTimedOutWord', { status: s });
+      break;
+    case 'replayed':
+      w = t('raceReplayedWord', { status: s });
+      break;
+    default:
+      w = statusWords(s, t);
   }
   // The client heard nothing, and the money moved all the same.
   const unheard = a.answer.kind === 'lost' || a.answer.kind === 'timed-out' || a.answer.kind === 'crashed';
@@ -1277,7 +1697,6 @@ function statusWords(s, t) {
   const w = t(k);
   return w === k ? t('raceAnswered', { status: s }) : w;
 }
-
 
 // --- export ---------------------------------------------------------------------------
 
@@ -1338,4 +1757,3 @@ export function svgToPNG(text, w, h, scale = 2) {
     img.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(text);
   });
 }
-

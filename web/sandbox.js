@@ -34,15 +34,24 @@ const shown = new WeakMap();
 // Chromium, a form-change task of 20-160 ms that laid the page out again.
 export function renderKnobs(box, policy, { base, known, onChange }) {
   const from = JSON.stringify([policy, base, known]);
-  if (shown.get(box) === from && [...box.querySelectorAll('select[data-knob]')].every((s) => s.value === String(policy[s.dataset.knob]))) return;
+  if (shown.get(box) === from && [...box.querySelectorAll('select[data-knob]')].every((s) => s.value === String(policy[s.dataset.knob])))
+    return;
   shown.set(box, from);
-  box.replaceChildren(...KNOBS.filter((k) => k in policy).map((knob) => {
-    const changed = base && JSON.stringify(base[knob]) !== JSON.stringify(policy[knob]);
-    const id = 'knob-' + knob;
-    return el('div', { class: 'knob' + (changed ? ' changed' : ''), 'data-knob': knob, 'data-changed': changed ? 'true' : 'false' },
-      el('label', { for: id, text: t('knob_' + knob) }),
-      el('select', { id, 'data-knob': knob, onchange: (e) => onChange(knob, e.target.value) },
-        knobChoices(knob, policy[knob], base, known).map((v) => el('option', { value: v, selected: v === policy[knob] }, String(v)))),
-      changed ? el('span', { class: 'tag' }, '⚙ ' + t('sandboxChanged')) : null);
-  }));
+  box.replaceChildren(
+    ...KNOBS.filter((k) => k in policy).map((knob) => {
+      const changed = base && JSON.stringify(base[knob]) !== JSON.stringify(policy[knob]);
+      const id = 'knob-' + knob;
+      return el(
+        'div',
+        { class: 'knob' + (changed ? ' changed' : ''), 'data-knob': knob, 'data-changed': changed ? 'true' : 'false' },
+        el('label', { for: id, text: t('knob_' + knob) }),
+        el(
+          'select',
+          { id, 'data-knob': knob, onchange: (e) => onChange(knob, e.target.value) },
+          knobChoices(knob, policy[knob], base, known).map((v) => el('option', { value: v, selected: v === policy[knob] }, String(v))),
+        ),
+        changed ? el('span', { class: 'tag' }, '⚙ ' + t('sandboxChanged')) : null,
+      );
+    }),
+  );
 }

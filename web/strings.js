@@ -106,7 +106,8 @@ const en = {
   faultCrash: 'crash the server',
   faultLoseResponse: 'lose the response',
   faultClientTimeout: 'client times out',
-  faultHelp: 'crash: the server dies before the phase runs. lose the response: the server finishes, the answer never arrives. client times out: the client stops waiting here; the server carries on.',
+  faultHelp:
+    'crash: the server dies before the phase runs. lose the response: the server finishes, the answer never arrives. client times out: the client stops waiting here; the server carries on.',
 
   lanes: 'Lanes: one per client attempt',
   raceHeading: 'The race: one row per attempt, time left to right',
@@ -149,8 +150,10 @@ const en = {
   raceWaitsLock: 'waits for the lock',
   raceMark_lock: 'took this server’s in-memory lock',
   raceMark_lock_wait: 'waits for this server’s in-memory lock',
-  cause_memory_lock: 'Why: the attempts reached different servers, and each took the lock in its own memory. Nothing in server 1’s memory stops server 2.',
-  cause_server_cache: 'Why: the retry reached a server whose key cache had never seen the key. A cache in one server’s memory is empty on the others.',
+  cause_memory_lock:
+    'Why: the attempts reached different servers, and each took the lock in its own memory. Nothing in server 1’s memory stops server 2.',
+  cause_server_cache:
+    'Why: the retry reached a server whose key cache had never seen the key. A cache in one server’s memory is empty on the others.',
   noRows: 'no rows',
   colScope: 'scope',
   colKey: 'key',
@@ -188,7 +191,8 @@ const en = {
   paidMoreLabel: 'paid more than once',
 
   sandbox: 'Sandbox: can you still break it?',
-  sandboxIntro: 'Flip one knob of this level’s policy; the other knobs go back to the level’s setting, and the scenario starts over under the new policy.',
+  sandboxIntro:
+    'Flip one knob of this level’s policy; the other knobs go back to the level’s setting, and the scenario starts over under the new policy.',
   sandboxChanged: 'changed from the level',
   sandboxBack: 'Back to the level’s policy',
   knob_claim: 'claim',
@@ -404,7 +408,8 @@ const ko = {
   news_replayed: '{lane}: 저장해 둔 응답으로 답했습니다 ({status})',
   news_executed: '{lane}: 결제망을 호출했습니다',
   news_executed_charged: '{lane}: 결제 대행사를 호출했고, {amount}원이 {charge}로 청구됐습니다',
-  news_executed_replayed: '{lane}: 키를 실어 결제 대행사를 호출했고, 결제 대행사는 첫 청구 {charge}로 답했습니다. 새로 청구한 것은 없습니다',
+  news_executed_replayed:
+    '{lane}: 키를 실어 결제 대행사를 호출했고, 결제 대행사는 첫 청구 {charge}로 답했습니다. 새로 청구한 것은 없습니다',
   news_executed_declined: '{lane}: 결제 대행사를 호출했지만 거절됐습니다. 청구된 것은 없습니다',
   news_recovery_made: '{lane}: 복구 지점 charge_made를 기록했습니다(청구 {charge})',
   news_recovered: '{lane}: 복구 지점 charge_made를 찾았습니다(청구 {charge}). 호출하지 않고 거기서부터 이어 갑니다',
@@ -434,7 +439,8 @@ const ko = {
   faultCrash: '서버 크래시',
   faultLoseResponse: '응답 유실',
   faultClientTimeout: '클라이언트 타임아웃',
-  faultHelp: '서버 크래시: 이 스텝을 실행하기 직전에 서버가 죽습니다. 응답 유실: 서버는 끝까지 처리하지만 응답이 도착하지 않습니다. 클라이언트 타임아웃: 클라이언트가 여기서 기다리기를 멈추고, 서버는 계속 처리합니다.',
+  faultHelp:
+    '서버 크래시: 이 스텝을 실행하기 직전에 서버가 죽습니다. 응답 유실: 서버는 끝까지 처리하지만 응답이 도착하지 않습니다. 클라이언트 타임아웃: 클라이언트가 여기서 기다리기를 멈추고, 서버는 계속 처리합니다.',
 
   lanes: '레인: 클라이언트 시도 하나에 하나씩',
   raceHeading: '타임라인: 시도마다 한 줄, 시간은 왼쪽에서 오른쪽으로',
@@ -475,7 +481,8 @@ const ko = {
   raceWaitsLock: '잠금을 기다리는 중',
   raceMark_lock: '이 서버의 메모리 잠금을 잡음',
   raceMark_lock_wait: '이 서버의 메모리 잠금을 기다림',
-  cause_memory_lock: '이유: 시도들이 서로 다른 서버에 닿았고, 각자 자기 메모리의 잠금을 잡았습니다. 서버 1의 메모리에 있는 것은 서버 2를 막지 못합니다.',
+  cause_memory_lock:
+    '이유: 시도들이 서로 다른 서버에 닿았고, 각자 자기 메모리의 잠금을 잡았습니다. 서버 1의 메모리에 있는 것은 서버 2를 막지 못합니다.',
   cause_server_cache: '이유: 재시도가 그 키를 본 적 없는 서버의 캐시에 닿았습니다. 한 서버 메모리의 캐시는 다른 서버에서는 비어 있습니다.',
   noRows: '행 없음',
   colScope: 'scope',
@@ -510,7 +517,8 @@ const ko = {
   paidMoreLabel: '더 나간 돈',
 
   sandbox: '샌드박스: 아직도 깨뜨릴 수 있나요?',
-  sandboxIntro: '이 단계 정책의 설정을 하나만 바꿔 보세요. 나머지 설정은 단계의 기본값으로 돌아가고, 시나리오는 새 정책으로 처음부터 다시 시작합니다.',
+  sandboxIntro:
+    '이 단계 정책의 설정을 하나만 바꿔 보세요. 나머지 설정은 단계의 기본값으로 돌아가고, 시나리오는 새 정책으로 처음부터 다시 시작합니다.',
   sandboxChanged: '단계의 기본값에서 바뀜',
   sandboxBack: '단계의 정책으로 돌아가기',
 

@@ -9,8 +9,8 @@
 
 /** wsURL is the room's websocket address on this server. */
 export function wsURL(code, role) {
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const q = role ? "?role=" + encodeURIComponent(role) : "";
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  const q = role ? '?role=' + encodeURIComponent(role) : '';
   return `${scheme}://${location.host}/classroom/ws/${encodeURIComponent(code)}${q}`;
 }
 
@@ -27,21 +27,21 @@ const MAX_MS = 5000;
  */
 export async function roomStatus(code) {
   try {
-    const res = await fetch("/classroom/api/rooms/" + encodeURIComponent(code), { cache: "no-store" });
-    if (res.status === 404) return { state: "gone" };
+    const res = await fetch('/classroom/api/rooms/' + encodeURIComponent(code), { cache: 'no-store' });
+    if (res.status === 404) return { state: 'gone' };
     if (res.status === 429) {
-      let type = "";
+      let type = '';
       try {
-        type = (await res.json()).type || "";
+        type = (await res.json()).type || '';
       } catch {
-        type = "";
+        type = '';
       }
-      const wait = Number(res.headers.get("Retry-After")) || 5;
-      return { state: "refused", reason: type.endsWith("/classroom-codes-limited") ? "codes" : "network", wait };
+      const wait = Number(res.headers.get('Retry-After')) || 5;
+      return { state: 'refused', reason: type.endsWith('/classroom-codes-limited') ? 'codes' : 'network', wait };
     }
-    return { state: res.ok ? "open" : "down" };
+    return { state: res.ok ? 'open' : 'down' };
   } catch {
-    return { state: "down" };
+    return { state: 'down' };
   }
 }
 
@@ -52,14 +52,14 @@ export async function roomStatus(code) {
  * apart from no cut at all.
  */
 export function showConnection(s, label) {
-  const conn = document.getElementById("conn");
-  if (s === "reconnecting" && conn.dataset.status === "online") conn.dataset.drops = String(Number(conn.dataset.drops || 0) + 1);
+  const conn = document.getElementById('conn');
+  if (s === 'reconnecting' && conn.dataset.status === 'online') conn.dataset.drops = String(Number(conn.dataset.drops || 0) + 1);
   conn.textContent = label;
-  conn.className = "pill " + s;
+  conn.className = 'pill ' + s;
   conn.dataset.status = s;
   // "Reconnecting… nothing is lost" is for a connection that dropped; a
   // page the server refused says why instead (onStatus's "refused").
-  document.getElementById("reconnecting").hidden = s !== "reconnecting";
+  document.getElementById('reconnecting').hidden = s !== 'reconnecting';
 }
 
 /**
@@ -81,7 +81,7 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
   const status = (s, info) => onStatus && onStatus(s, info);
   function refused(info) {
     waiting = true;
-    status("refused", info);
+    status('refused', info);
     if (!info.wait) {
       stopped = true;
       return;
@@ -106,7 +106,7 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
     ws.onopen = () => {
       opened = true;
       delay = FIRST_MS;
-      status("online");
+      status('online');
       onOpen && onOpen();
     };
     ws.onmessage = (ev) => {
@@ -132,17 +132,17 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
         // "reconnecting", which is only for a network or a server away.
         const st = await roomStatus(code);
         if (stopped) return;
-        if (st.state === "gone") {
+        if (st.state === 'gone') {
           stopped = true;
-          status("gone");
+          status('gone');
           return;
         }
-        if (st.state === "refused") {
+        if (st.state === 'refused') {
           refused(st);
           return;
         }
       }
-      status("reconnecting");
+      status('reconnecting');
       retry();
     };
   }
@@ -154,8 +154,8 @@ export function connect(code, role, { onOpen, onMessage, onStatus }) {
       open();
     }
   };
-  window.addEventListener("online", now);
-  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && now());
+  window.addEventListener('online', now);
+  document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && now());
   open();
   return {
     send(obj) {

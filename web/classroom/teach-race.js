@@ -4,9 +4,9 @@
 // trace's own clock; the player pauses, steps, scrubs and replays a
 // recorded storm in slow motion from its events alone. teach.js feeds it
 // the room's messages; teach-verdict.js draws the verdict beside it.
-import { $, el } from "/dom.js";
-import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from "/race.js";
-import { t } from "./words.js";
+import { $, el } from '/dom.js';
+import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from '/race.js';
+import { t } from './words.js';
 
 // REDRAW_MS: while a storm streams in, the view is rebuilt at most this
 // often; a storm of 5,000 requests sends tens of thousands of events.
@@ -24,17 +24,17 @@ const COLLAPSE_OVER = 6;
 // The page is the presenter (controls, and a small picture) unless it is
 // opened as the room's screen (?view=screen), the audience view that the
 // projector shows: the join screen, then the race filling the screen.
-export const SCREEN = new URLSearchParams(location.search).get("view") === "screen";
+export const SCREEN = new URLSearchParams(location.search).get('view') === 'screen';
 // VIEW_SCALE enlarges the drawn view for the back of a room: race.css's
 // smallest words (11 px) are 16 px on the presenter, 21 px on the screen.
 const VIEW_SCALE = SCREEN ? 1.9 : 1.46;
 // viewScale is the enlargement the view was last drawn at.
 let viewScale = VIEW_SCALE;
 
-let code = "";
+let code = '';
 let roster = new Map(); // student id → nickname
 export let run = 0; // the ledger shown (the other modules read it)
-let level = "";
+let level = '';
 let live = null;
 let stormed = false; // a storm has been shown: the join card is a strip
 
@@ -56,7 +56,7 @@ let seekFrame = 0;
 // The player: "live" follows the events as they come; "paused" freezes the
 // picture at cursor (events keep being recorded); "replay" moves cursor
 // along the trace's clock at speed × real time.
-export const view = { mode: "live", cursor: 0, speed: 0.1, anchorT: 0, anchorWall: 0, raf: 0 };
+export const view = { mode: 'live', cursor: 0, speed: 0.1, anchorT: 0, anchorWall: 0, raf: 0 };
 
 function freshLive() {
   return { commits: new Map(), statuses: new Map(), lost: 0, crashed: 0, requests: new Set() };
@@ -91,21 +91,21 @@ export function receive(evs) {
 // shown the join card is a strip and the race view sits above the fold.
 export function showStage(on) {
   stormed = stormed || on;
-  $("room").classList.toggle("stormed", stormed);
-  $("stage").hidden = !stormed;
+  $('room').classList.toggle('stormed', stormed);
+  $('stage').hidden = !stormed;
 }
 
 // policyOf is the policy the view names the key row's states with: the one
 // a storm announced for the level, else what the level's name says.
 function policyOf(lvl) {
-  return policies.get(lvl) || (lvl === "naive" ? { claim: "none" } : {});
+  return policies.get(lvl) || (lvl === 'naive' ? { claim: 'none' } : {});
 }
 
 export function newRun(id, lvl, label) {
   if (id === run && lvl === level) {
     // The same ledger announced twice (its state, then its storm): keep
     // what it recorded; the storm's message may name its policy.
-    $("run-label").textContent = `(${t("ledgerN", { n: id })}, ${label})`;
+    $('run-label').textContent = `(${t('ledgerN', { n: id })}, ${label})`;
     policy = policyOf(level);
     modelDirty = true;
     return;
@@ -114,8 +114,8 @@ export function newRun(id, lvl, label) {
   level = lvl || level;
   policy = policyOf(level);
   events = [];
-  $("picture-box").hidden = true;
-  $("picture").replaceChildren();
+  $('picture-box').hidden = true;
+  $('picture').replaceChildren();
   unrecorded = 0;
   violations = [];
   expanded = new Set();
@@ -126,22 +126,22 @@ export function newRun(id, lvl, label) {
   clearTimeout(redraw);
   redraw = 0;
   stopReplay();
-  view.mode = "live";
+  view.mode = 'live';
   view.cursor = 0;
-  $("race").replaceChildren();
-  $("run-label").textContent = id > 0 ? `(${t("ledgerN", { n: id })}, ${label})` : "";
+  $('race').replaceChildren();
+  $('run-label').textContent = id > 0 ? `(${t('ledgerN', { n: id })}, ${label})` : '';
   // The last ledger's verdict is not this one's: until this one's comes,
   // the verdict says it is running.
-  $("rules").replaceChildren(el("li", { class: "running", text: t("running") }));
+  $('rules').replaceChildren(el('li', { class: 'running', text: t('running') }));
   // Nor is its count of duplicates: the tally's data-duplicates is the
   // checker's figure, set again only when this ledger's verdict comes (a
   // page that reconnected reads it to know the room is drawn again).
-  delete $("tally").dataset.duplicates;
-  $("balances").replaceChildren();
-  $("keytable").replaceChildren();
-  $("keys-total").textContent = "";
-  $("stuck").hidden = true;
-  $("interrupted").hidden = true;
+  delete $('tally').dataset.duplicates;
+  $('balances').replaceChildren();
+  $('keytable').replaceChildren();
+  $('keys-total').textContent = '';
+  $('stuck').hidden = true;
+  $('interrupted').hidden = true;
   renderPlayer();
   renderLive();
 }
@@ -162,7 +162,7 @@ function drain() {
   queue = [];
   let added = false;
   for (const e of evs) {
-    if (e.run > run) newRun(e.run, level, "");
+    if (e.run > run) newRun(e.run, level, '');
     if (e.run !== run) continue;
     addEvent(e);
     added = true;
@@ -171,7 +171,7 @@ function drain() {
   showStage(true);
   modelDirty = true;
   renderLive();
-  if (view.mode === "live") {
+  if (view.mode === 'live') {
     // A big storm's view costs more to build the more it has recorded:
     // the page keeps at least twice that cost free between redraws, so
     // the instructor's clicks are never queued behind the drawing.
@@ -184,19 +184,19 @@ function drain() {
 // laneLabel names a student's lane after the student ("ana #2"); a storm's
 // simulated clients keep their lane ids (c12.1).
 export function laneLabel(lane) {
-  const m = /^(s\d+)\.(\d+)$/.exec(lane || "");
+  const m = /^(s\d+)\.(\d+)$/.exec(lane || '');
   if (m && roster.has(m[1])) return `${roster.get(m[1])} #${m[2]}`;
   return lane;
 }
 
 function addEvent(e) {
   live.requests.add(e.lane);
-  if (e.phase === "commit" && e.outcome === "committed") live.commits.set(e.intent, (live.commits.get(e.intent) || 0) + 1);
-  if (e.phase === "respond") {
-    if (e.outcome === "lost" || e.outcome === "timed-out") live.lost++;
+  if (e.phase === 'commit' && e.outcome === 'committed') live.commits.set(e.intent, (live.commits.get(e.intent) || 0) + 1);
+  if (e.phase === 'respond') {
+    if (e.outcome === 'lost' || e.outcome === 'timed-out') live.lost++;
     else live.statuses.set(e.status, (live.statuses.get(e.status) || 0) + 1);
   }
-  if (e.outcome === "crashed") live.crashed++;
+  if (e.outcome === 'crashed') live.crashed++;
   if (events.length >= MAX_EVENTS) {
     unrecorded++;
     return;
@@ -211,9 +211,9 @@ function addEvent(e) {
 export function currentModel() {
   if (modelDirty || !model) {
     const t0 = performance.now();
-    model = buildRace({ events, violations, policy, clock: "time", labelOf: laneLabel });
+    model = buildRace({ events, violations, policy, clock: 'time', labelOf: laneLabel });
     modelDirty = false;
-    measure("idemlab-projector-build", t0);
+    measure('idemlab-projector-build', t0);
   }
   return model;
 }
@@ -230,9 +230,9 @@ export function drawNow() {
   const m = currentModel();
   const t0 = performance.now();
   const n = m.events.length;
-  if (view.mode === "live") view.cursor = n;
+  if (view.mode === 'live') view.cursor = n;
   view.cursor = Math.max(0, Math.min(view.cursor, n));
-  const box = $("race");
+  const box = $('race');
   // The view is drawn for the box's width over VIEW_SCALE, then enlarged
   // by it: the same picture, words large enough for the back row.
   // On a small screen the enlargement gives way, so that the view is never
@@ -240,26 +240,32 @@ export function drawNow() {
   const boxW = box.clientWidth || document.documentElement.clientWidth - 40;
   const scale = Math.max(1, Math.min(VIEW_SCALE, (boxW - 4) / 640));
   const width = Math.max(320, (boxW - 4) / scale);
-  const shownEvent = view.mode !== "live" && view.cursor > 0 ? m.events[view.cursor - 1] : null;
+  const shownEvent = view.mode !== 'live' && view.cursor > 0 ? m.events[view.cursor - 1] : null;
   const svgEl = drawRace(box, m, {
-    cursor: view.cursor, currentSeq: shownEvent ? shownEvent.seq : undefined, expanded, onToggle: toggleRow,
-    collapseOver: COLLAPSE_OVER, maxRows: rowsToDraw(), width, compact: false,
+    cursor: view.cursor,
+    currentSeq: shownEvent ? shownEvent.seq : undefined,
+    expanded,
+    onToggle: toggleRow,
+    collapseOver: COLLAPSE_OVER,
+    maxRows: rowsToDraw(),
+    width,
+    compact: false,
   });
   viewScale = scale;
-  svgEl.style.width = Number(svgEl.getAttribute("width")) * scale + "px";
-  svgEl.style.height = Number(svgEl.getAttribute("height")) * scale + "px";
-  measure("idemlab-projector-draw", t0);
+  svgEl.style.width = Number(svgEl.getAttribute('width')) * scale + 'px';
+  svgEl.style.height = Number(svgEl.getAttribute('height')) * scale + 'px';
+  measure('idemlab-projector-draw', t0);
   drawCost = performance.now() - start;
-  if (view.mode !== "live") follow(box, svgEl);
+  if (view.mode !== 'live') follow(box, svgEl);
   renderPlayer();
 }
 
 // follow scrolls a view wider than the screen so that the moment shown
 // (the "now" line of a replay or a scrub) stays in the middle third.
 function follow(box, svgEl) {
-  const now = svgEl.querySelector("[data-now]");
+  const now = svgEl.querySelector('[data-now]');
   if (!now || box.scrollWidth <= box.clientWidth) return;
-  const x = Number(now.getAttribute("x1")) * viewScale;
+  const x = Number(now.getAttribute('x1')) * viewScale;
   const left = box.scrollLeft;
   if (x < left + box.clientWidth / 3 || x > left + (2 * box.clientWidth) / 3) box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
 }
@@ -290,35 +296,43 @@ function toggleRow(id) {
 export function renderPlayer() {
   const n = model ? model.events.length : events.length;
   const recorded = events.length;
-  const scrub = $("scrub");
+  const scrub = $('scrub');
   scrub.max = String(Math.max(recorded, n));
-  scrub.value = String(view.mode === "live" ? recorded : view.cursor);
-  const playing = view.mode !== "paused";
-  $("play").textContent = playing ? t("pauseBtn") : t("playBtn");
-  $("play").setAttribute("aria-pressed", playing ? "false" : "true");
-  $("player").dataset.mode = view.mode;
-  const cursor = view.mode === "live" ? recorded : view.cursor;
-  let at = "";
+  scrub.value = String(view.mode === 'live' ? recorded : view.cursor);
+  const playing = view.mode !== 'paused';
+  $('play').textContent = playing ? t('pauseBtn') : t('playBtn');
+  $('play').setAttribute('aria-pressed', playing ? 'false' : 'true');
+  $('player').dataset.mode = view.mode;
+  const cursor = view.mode === 'live' ? recorded : view.cursor;
+  let at = '';
   if (model && cursor > 0 && model.events.length) {
     const first = timeMS(model.events[0]);
     at = ` · ${fmtMS(timeMS(model.events[Math.min(cursor, model.events.length) - 1]) - first)}`;
   }
-  $("position").textContent = t("position", { n: cursor, total: recorded }) + at + (view.mode === "replay" ? " · " + t("replayAt", { speed: view.speed }) : view.mode === "paused" ? " · " + t("pausedWord") : "") +
-    (unrecorded ? " " + t("unrecorded", { n: unrecorded }) : "");
-  const ev = view.mode !== "live" && model && cursor > 0 ? model.events[cursor - 1] : null;
-  $("now-event").textContent = ev ? describe(ev) : "";
+  $('position').textContent =
+    t('position', { n: cursor, total: recorded }) +
+    at +
+    (view.mode === 'replay' ? ' · ' + t('replayAt', { speed: view.speed }) : view.mode === 'paused' ? ' · ' + t('pausedWord') : '') +
+    (unrecorded ? ' ' + t('unrecorded', { n: unrecorded }) : '');
+  const ev = view.mode !== 'live' && model && cursor > 0 ? model.events[cursor - 1] : null;
+  $('now-event').textContent = ev ? describe(ev) : '';
 }
 
 // describe says what one event did, for the room to read aloud.
 function describe(e) {
-  return `${laneLabel(e.lane)} · ${e.phase} → ${e.outcome}` + (e.status ? ` (${e.status})` : "") + (e.note ? ` · ${e.note}` : "") + (e.sql ? ` · ${e.sql}` : "");
+  return (
+    `${laneLabel(e.lane)} · ${e.phase} → ${e.outcome}` +
+    (e.status ? ` (${e.status})` : '') +
+    (e.note ? ` · ${e.note}` : '') +
+    (e.sql ? ` · ${e.sql}` : '')
+  );
 }
 
 function pause() {
   if (!events.length) return;
   stopReplay();
-  if (view.mode === "live") view.cursor = model ? model.events.length : 0;
-  view.mode = "paused";
+  if (view.mode === 'live') view.cursor = model ? model.events.length : 0;
+  view.mode = 'paused';
   drawNow();
 }
 
@@ -327,21 +341,21 @@ function pause() {
 function play() {
   if (!events.length) return;
   const m = currentModel();
-  if (view.mode === "paused" && view.cursor < m.events.length) {
+  if (view.mode === 'paused' && view.cursor < m.events.length) {
     startReplay(view.cursor);
     return;
   }
   stopReplay();
-  view.mode = "live";
+  view.mode = 'live';
   drawNow();
 }
 
 function step(d) {
   if (!events.length) return;
   const m = currentModel();
-  if (view.mode === "live") view.cursor = m.events.length;
+  if (view.mode === 'live') view.cursor = m.events.length;
   stopReplay();
-  view.mode = "paused";
+  view.mode = 'paused';
   view.cursor = Math.max(0, Math.min(m.events.length, view.cursor + d));
   drawNow();
 }
@@ -352,7 +366,7 @@ function step(d) {
 export function seek(c) {
   if (!events.length) return;
   stopReplay();
-  view.mode = "paused";
+  view.mode = 'paused';
   view.cursor = c;
   renderPlayer();
   if (!seekFrame) {
@@ -369,7 +383,7 @@ function startReplay(from) {
   const m = currentModel();
   if (!m.events.length) return;
   stopReplay();
-  view.mode = "replay";
+  view.mode = 'replay';
   view.cursor = Math.min(from, m.events.length - 1);
   view.anchorT = view.cursor > 0 ? timeMS(m.events[view.cursor - 1]) : timeMS(m.events[0]);
   view.anchorWall = performance.now();
@@ -379,7 +393,7 @@ function startReplay(from) {
 
 function tick(now) {
   view.raf = 0;
-  if (view.mode !== "replay") return;
+  if (view.mode !== 'replay') return;
   const m = currentModel();
   const target = view.anchorT + (now - view.anchorWall) * view.speed;
   let c = view.cursor;
@@ -389,7 +403,7 @@ function tick(now) {
     drawNow();
   }
   if (c >= m.events.length) {
-    view.mode = "live";
+    view.mode = 'live';
     drawNow();
     return;
   }
@@ -402,7 +416,7 @@ function stopReplay() {
 }
 
 function setSpeed(s) {
-  if (view.mode === "replay" && model) {
+  if (view.mode === 'replay' && model) {
     // Keep the picture where it is; only the pace changes.
     const now = performance.now();
     view.anchorT += (now - view.anchorWall) * view.speed;
@@ -412,40 +426,40 @@ function setSpeed(s) {
   renderPlayer();
 }
 
-$("play").addEventListener("click", () => (view.mode === "paused" ? play() : pause()));
-$("step-back").addEventListener("click", () => step(-1));
-$("step-fwd").addEventListener("click", () => step(1));
-$("replay").addEventListener("click", () => startReplay(0));
-$("speed").addEventListener("change", () => setSpeed(Number($("speed").value) || 1));
-$("scrub").addEventListener("input", () => seek(Number($("scrub").value)));
-$("save-svg").addEventListener("click", () => save("svg"));
-$("save-png").addEventListener("click", () => save("png"));
+$('play').addEventListener('click', () => (view.mode === 'paused' ? play() : pause()));
+$('step-back').addEventListener('click', () => step(-1));
+$('step-fwd').addEventListener('click', () => step(1));
+$('replay').addEventListener('click', () => startReplay(0));
+$('speed').addEventListener('change', () => setSpeed(Number($('speed').value) || 1));
+$('scrub').addEventListener('input', () => seek(Number($('scrub').value)));
+$('save-svg').addEventListener('click', () => save('svg'));
+$('save-png').addEventListener('click', () => save('png'));
 
 // Keys for the player, unless the instructor is typing into the form.
-document.addEventListener("keydown", (e) => {
-  if ($("room").hidden || $("stage").hidden || e.altKey || e.ctrlKey || e.metaKey) return;
+document.addEventListener('keydown', (e) => {
+  if ($('room').hidden || $('stage').hidden || e.altKey || e.ctrlKey || e.metaKey) return;
   const tgt = e.target;
-  if (tgt.closest && tgt.closest("input, select, textarea, summary, form")) return;
-  if (e.key === " " && tgt.closest && tgt.closest("button, [role=button]")) return; // Space presses the focused button
+  if (tgt.closest && tgt.closest('input, select, textarea, summary, form')) return;
+  if (e.key === ' ' && tgt.closest && tgt.closest('button, [role=button]')) return; // Space presses the focused button
   switch (e.key) {
-    case " ":
-      if (view.mode === "paused") play();
+    case ' ':
+      if (view.mode === 'paused') play();
       else pause();
       break;
-    case "ArrowLeft":
+    case 'ArrowLeft':
       step(-1);
       break;
-    case "ArrowRight":
+    case 'ArrowRight':
       step(1);
       break;
-    case "Home":
+    case 'Home':
       seek(0);
       break;
-    case "End":
+    case 'End':
       play();
-      if (view.mode === "replay") {
+      if (view.mode === 'replay') {
         stopReplay();
-        view.mode = "live";
+        view.mode = 'live';
         drawNow();
       }
       break;
@@ -456,7 +470,7 @@ document.addEventListener("keydown", (e) => {
 });
 
 let resizing = 0;
-window.addEventListener("resize", () => {
+window.addEventListener('resize', () => {
   clearTimeout(resizing);
   resizing = setTimeout(() => events.length && drawNow(), 200);
 });
@@ -464,11 +478,11 @@ window.addEventListener("resize", () => {
 // save writes the view as it is shown (at the cursor) as an SVG or PNG
 // file for a slide, at its drawn size.
 function save(format) {
-  const shown = $("race").querySelector("svg");
+  const shown = $('race').querySelector('svg');
   if (!shown) return;
   const copy = shown.cloneNode(true);
-  copy.removeAttribute("style");
-  exportRace(copy, `idemlab-${code}-ledger${run}-event${view.mode === "live" ? events.length : view.cursor}`, format);
+  copy.removeAttribute('style');
+  exportRace(copy, `idemlab-${code}-ledger${run}-event${view.mode === 'live' ? events.length : view.cursor}`, format);
 }
 
 // --- the live tally ----------------------------------------------------------
@@ -477,15 +491,24 @@ function renderLive() {
   if (!live) return;
   let dup = 0;
   for (const n of live.commits.values()) if (n > 1) dup += n - 1;
-  $("lane-count").textContent = t("requestsN", { n: live.requests.size }) + (unrecorded ? " " + t("unrecordedCounted", { n: unrecorded }) : "");
+  $('lane-count').textContent =
+    t('requestsN', { n: live.requests.size }) + (unrecorded ? ' ' + t('unrecordedCounted', { n: unrecorded }) : '');
   const st = (c) => live.statuses.get(c) || 0;
-  $("tally").replaceChildren(
-    tile(t("tile_liveDup"), dup, dup > 0 ? "fail" : "ok"),
-    tile("201", st(201)), tile("409", st(409)), tile("422", st(422)),
-    tile(t("tile_lost"), live.lost), tile(t("tile_crashed"), live.crashed),
+  $('tally').replaceChildren(
+    tile(t('tile_liveDup'), dup, dup > 0 ? 'fail' : 'ok'),
+    tile('201', st(201)),
+    tile('409', st(409)),
+    tile('422', st(422)),
+    tile(t('tile_lost'), live.lost),
+    tile(t('tile_crashed'), live.crashed),
   );
 }
 
-export function tile(label, value, cls = "") {
-  return el("div", { class: "tile " + cls }, el("div", { class: "tval", text: String(value) }), el("div", { class: "tlabel", text: label }));
+export function tile(label, value, cls = '') {
+  return el(
+    'div',
+    { class: 'tile ' + cls },
+    el('div', { class: 'tval', text: String(value) }),
+    el('div', { class: 'tlabel', text: label }),
+  );
 }

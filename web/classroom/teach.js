@@ -5,29 +5,29 @@
 // beside it (teach-verdict.js). This module signs in, opens the room,
 // hands its messages on and runs the controls. All user text is set as
 // text, never as markup.
-import { connect, showConnection } from "./room.js";
-import { $, el } from "/dom.js";
-import { t, translatePage, lang } from "./words.js";
-import { setLang } from "/strings.js";
-import { SCREEN, run, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from "./teach-race.js";
-import { renderReport, renderVote } from "./teach-verdict.js";
+import { connect, showConnection } from './room.js';
+import { $, el } from '/dom.js';
+import { t, translatePage, lang } from './words.js';
+import { setLang } from '/strings.js';
+import { SCREEN, run, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from './teach-race.js';
+import { renderReport, renderVote } from './teach-verdict.js';
 
 let room = null;
 let filled = false;
 
 async function api(path, body, method) {
   const res = await fetch(path, {
-    method: method || (body === undefined ? "GET" : "POST"),
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    method: method || (body === undefined ? 'GET' : 'POST'),
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: "same-origin",
+    credentials: 'same-origin',
   });
   const data = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(data.detail || data.title || res.statusText);
   return data;
 }
 
-document.body.classList.toggle("screen-view", SCREEN);
+document.body.classList.toggle('screen-view', SCREEN);
 translatePage();
 setLang(lang); // the race view's words (web/strings.js), in the page's language
 
@@ -35,8 +35,8 @@ setLang(lang); // the race view's words (web/strings.js), in the page's language
 // room. The first two share the gate's main landmark, the room is its own;
 // the page never shows two mains.
 function show(part) {
-  for (const id of ["signin", "lobby", "room"]) $(id).hidden = id !== part;
-  $("gate").hidden = part === "room";
+  for (const id of ['signin', 'lobby', 'room']) $(id).hidden = id !== part;
+  $('gate').hidden = part === 'room';
 }
 
 async function init() {
@@ -45,78 +45,78 @@ async function init() {
     // The start-up link's one-time code is traded for a session cookie and
     // dropped from the address bar; the server forgets the code as it is
     // used, so the copy in the browser's history signs nobody in.
-    history.replaceState(null, "", location.pathname + location.search);
+    history.replaceState(null, '', location.pathname + location.search);
     try {
-      await api("/classroom/api/session", { signin: decodeURIComponent(m[1]) });
+      await api('/classroom/api/session', { signin: decodeURIComponent(m[1]) });
     } catch (e) {
-      $("signin-error").textContent = e.message;
+      $('signin-error').textContent = e.message;
     }
   }
-  const s = await api("/classroom/api/session").catch(() => ({ instructor: false }));
+  const s = await api('/classroom/api/session').catch(() => ({ instructor: false }));
   if (!s.instructor) {
-    show("signin");
+    show('signin');
     return;
   }
-  $("signout").hidden = false;
-  const c = new URLSearchParams(location.search).get("room");
+  $('signout').hidden = false;
+  const c = new URLSearchParams(location.search).get('room');
   if (c) enter(c);
-  else show("lobby");
+  else show('lobby');
 }
 
 // The instructor's secret is typed into a password field, never put in a
 // URL, so no history, bookmark or projected address bar keeps it.
-$("signin-form").addEventListener("submit", async (ev) => {
+$('signin-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
-  const secret = $("secret").value;
-  $("secret").value = "";
+  const secret = $('secret').value;
+  $('secret').value = '';
   try {
-    await api("/classroom/api/session", { token: secret });
-    $("signin-error").textContent = "";
+    await api('/classroom/api/session', { token: secret });
+    $('signin-error').textContent = '';
     init();
   } catch (e) {
-    $("signin-error").textContent = e.message;
+    $('signin-error').textContent = e.message;
   }
 });
 
-$("signout").addEventListener("click", async () => {
-  await api("/classroom/api/session", undefined, "DELETE").catch(() => {});
+$('signout').addEventListener('click', async () => {
+  await api('/classroom/api/session', undefined, 'DELETE').catch(() => {});
   if (room) room.stop();
   room = null;
-  $("signout").hidden = true;
-  show("signin");
+  $('signout').hidden = true;
+  show('signin');
 });
 
-$("create").addEventListener("click", async () => {
+$('create').addEventListener('click', async () => {
   try {
-    const r = await api("/classroom/api/rooms", {});
-    history.replaceState(null, "", "/classroom/teach?room=" + encodeURIComponent(r.code) + (lang !== "en" ? "&lang=" + lang : ""));
+    const r = await api('/classroom/api/rooms', {});
+    history.replaceState(null, '', '/classroom/teach?room=' + encodeURIComponent(r.code) + (lang !== 'en' ? '&lang=' + lang : ''));
     enter(r.code);
   } catch (e) {
-    $("lobby-error").textContent = e.message;
+    $('lobby-error').textContent = e.message;
   }
 });
 
 function enter(c) {
   setCode(c);
-  show("room");
-  $("code").textContent = c;
-  $("join-url").textContent = location.origin + "/classroom/";
-  $("qr").src = "/classroom/api/rooms/" + encodeURIComponent(c) + "/qr.png";
-  $("open-screen").href = "/classroom/teach?view=screen&room=" + encodeURIComponent(c) + (lang !== "en" ? "&lang=" + lang : "");
-  $("open-screen").title = t("screenHelp");
-  $("open-screen").hidden = false;
+  show('room');
+  $('code').textContent = c;
+  $('join-url').textContent = location.origin + '/classroom/';
+  $('qr').src = '/classroom/api/rooms/' + encodeURIComponent(c) + '/qr.png';
+  $('open-screen').href = '/classroom/teach?view=screen&room=' + encodeURIComponent(c) + (lang !== 'en' ? '&lang=' + lang : '');
+  $('open-screen').title = t('screenHelp');
+  $('open-screen').hidden = false;
   showStage(false);
-  room = connect(c, "projector", {
+  room = connect(c, 'projector', {
     onMessage,
     onStatus(s) {
       showConnection(s, t(s));
       // The verdict's count (data-duplicates) stands for what the room
       // said over this connection: once it is lost, only the verdict the
       // room sends again after its welcome sets it.
-      if (s === "reconnecting") delete $("tally").dataset.duplicates;
-      if (s === "gone") {
-        show("lobby");
-        $("lobby-error").textContent = t("roomGoneProjector", { code: c });
+      if (s === 'reconnecting') delete $('tally').dataset.duplicates;
+      if (s === 'gone') {
+        show('lobby');
+        $('lobby-error').textContent = t('roomGoneProjector', { code: c });
       }
     },
   });
@@ -124,7 +124,7 @@ function enter(c) {
 
 function onMessage(msg) {
   switch (msg.type) {
-    case "welcome":
+    case 'welcome':
       // A (re)connection: the room sends its current ledger's storm,
       // events and verdict after this, so the picture is rebuilt from
       // nothing rather than added to what this page still shows.
@@ -132,39 +132,43 @@ function onMessage(msg) {
       // The address is read aloud and typed: with its scheme (typed
       // without https://, a proxy's TLS port answers 400) and without the
       // room (the code beside it says it); the QR code has all.
-      if (msg.join_url) $("join-url").textContent = msg.join_url.replace(/\?.*$/, "");
-      newRun(-1, msg.state.level, "");
+      if (msg.join_url) $('join-url').textContent = msg.join_url.replace(/\?.*$/, '');
+      newRun(-1, msg.state.level, '');
       renderState(msg.state);
       break;
-    case "state":
+    case 'state':
       renderState(msg);
       break;
-    case "storm":
+    case 'storm':
       if (msg.policy) policies.set(msg.spec.level, msg.policy);
-      newRun(msg.run, msg.spec.level, t("stormLabel", { clients: msg.spec.clients, attempts: msg.spec.attempts, level: msg.spec.level, fault: msg.spec.fault }));
-      $("fire").disabled = true;
+      newRun(
+        msg.run,
+        msg.spec.level,
+        t('stormLabel', { clients: msg.spec.clients, attempts: msg.spec.attempts, level: msg.spec.level, fault: msg.spec.fault }),
+      );
+      $('fire').disabled = true;
       // The room watches the storm, not the form: the panel folds away
       // and the join card becomes a strip above the view.
-      $("storm-panel").open = false;
+      $('storm-panel').open = false;
       keepFocusOnPanel();
       showStage(true);
       break;
-    case "events":
+    case 'events':
       receive(msg.events);
       break;
-    case "report": {
+    case 'report': {
       // The page's own figure of a finished storm drawn (make bench reads
       // it): the last events recorded, the verdict, the view built and drawn.
       const t0 = performance.now();
       drainNow();
       renderReport(msg);
-      $("race").getBoundingClientRect(); // the layout is part of the cost
-      measure("idemlab-projector-report", t0);
+      $('race').getBoundingClientRect(); // the layout is part of the cost
+      measure('idemlab-projector-report', t0);
       break;
     }
-    case "error":
-      $("control-error").textContent = msg.detail;
-      setTimeout(() => ($("control-error").textContent = ""), 5000);
+    case 'error':
+      $('control-error').textContent = msg.detail;
+      setTimeout(() => ($('control-error').textContent = ''), 5000);
       break;
   }
 }
@@ -174,8 +178,8 @@ function onMessage(msg) {
 // keyboard user would otherwise find it on the page's body and start again
 // from the top. The summary is where the panel opens again.
 function keepFocusOnPanel() {
-  const panel = $("storm-panel");
-  const summary = panel.querySelector("summary");
+  const panel = $('storm-panel');
+  const summary = panel.querySelector('summary');
   const a = document.activeElement;
   const lost = a === document.body ? firedHere : panel.contains(a) && a !== summary && (a.disabled || !panel.open);
   if (lost) summary.focus();
@@ -188,79 +192,90 @@ let firedHere = false;
 function fillControls(s) {
   if (filled) return;
   filled = true;
-  const opts = (sel, items) => items.forEach((v) => sel.append(el("option", { value: v, text: v })));
-  opts($("level"), s.levels);
-  opts($("fault"), s.faults);
-  opts($("phase"), s.phases);
-  $("phase").value = "execute";
-  $("level").value = s.level;
+  const opts = (sel, items) => items.forEach((v) => sel.append(el('option', { value: v, text: v })));
+  opts($('level'), s.levels);
+  opts($('fault'), s.faults);
+  opts($('phase'), s.phases);
+  $('phase').value = 'execute';
+  $('level').value = s.level;
   // The form as the instructor last fired it: a reload keeps it.
   let saved = null;
   try {
-    saved = JSON.parse(localStorage.getItem(FORM_KEY) || "null");
+    saved = JSON.parse(localStorage.getItem(FORM_KEY) || 'null');
   } catch {
     saved = null;
   }
-  if (saved && typeof saved === "object") {
-    for (const id of ["level", "clients", "keys", "attempts", "fault", "phase", "latency", "slow"]) {
+  if (saved && typeof saved === 'object') {
+    for (const id of ['level', 'clients', 'keys', 'attempts', 'fault', 'phase', 'latency', 'slow']) {
       const v = saved[id];
-      if (typeof v === "string" && [...($(id).options || [])].every((o) => o.value !== v) && $(id).tagName === "SELECT") continue;
-      if (typeof v === "string") $(id).value = v;
+      if (typeof v === 'string' && [...($(id).options || [])].every((o) => o.value !== v) && $(id).tagName === 'SELECT') continue;
+      if (typeof v === 'string') $(id).value = v;
     }
-    $("change").checked = saved.change === true;
-    $("phase").disabled = !($("fault").value === "crash" || $("fault").value === "client-timeout");
+    $('change').checked = saved.change === true;
+    $('phase').disabled = !($('fault').value === 'crash' || $('fault').value === 'client-timeout');
   }
 }
 
-const FORM_KEY = "idemlab.classroom.storm-form";
+const FORM_KEY = 'idemlab.classroom.storm-form';
 
 function renderState(s) {
-  $("online").textContent = t("onlineCount", { online: s.online, students: s.students }) + (s.dropped ? " · " + t("dropped", { n: s.dropped }) : "");
-  $("online").dataset.online = String(s.online);
-  $("fire").disabled = s.storming;
+  $('online').textContent =
+    t('onlineCount', { online: s.online, students: s.students }) + (s.dropped ? ' · ' + t('dropped', { n: s.dropped }) : '');
+  $('online').dataset.online = String(s.online);
+  $('fire').disabled = s.storming;
   if (s.storming) keepFocusOnPanel();
   // The roster comes only when it changed: a state without one keeps it.
   if (s.roster) setRoster(s.roster);
   renderRoster(s);
   // The join screen names who is in: the newest first, as they arrive.
   if (s.roster) {
-    const names = s.roster.filter((r) => r.online).map((r) => r.nickname).reverse();
-    $("joined-names").replaceChildren(...(names.length ? names.slice(0, 40).map((n) => el("li", { text: n })) : [el("li", { class: "muted", text: t("noneYet") })]));
+    const names = s.roster
+      .filter((r) => r.online)
+      .map((r) => r.nickname)
+      .reverse();
+    $('joined-names').replaceChildren(
+      ...(names.length ? names.slice(0, 40).map((n) => el('li', { text: n })) : [el('li', { class: 'muted', text: t('noneYet') })]),
+    );
   }
-  if (s.run !== run && s.run > run) newRun(s.run, s.level, t("levelLabel", { level: s.level }));
-  $("interrupted").hidden = !s.interrupted;
+  if (s.run !== run && s.run > run) newRun(s.run, s.level, t('levelLabel', { level: s.level }));
+  $('interrupted').hidden = !s.interrupted;
   renderVote(s.vote);
 }
 
-$("fault").addEventListener("change", () => {
-  const f = $("fault").value;
-  $("phase").disabled = !(f === "crash" || f === "client-timeout");
+$('fault').addEventListener('change', () => {
+  const f = $('fault').value;
+  $('phase').disabled = !(f === 'crash' || f === 'client-timeout');
 });
 
-$("storm-form").addEventListener("submit", (ev) => {
+$('storm-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const num = (id) => parseInt($(id).value, 10) || 0;
-  const fault = $("fault").value;
+  const fault = $('fault').value;
   const spec = {
-    level: $("level").value, clients: num("clients"), keys: num("keys"), attempts: num("attempts"), fault,
-    latency_ms: num("latency"), slow_ms: num("slow"),
+    level: $('level').value,
+    clients: num('clients'),
+    keys: num('keys'),
+    attempts: num('attempts'),
+    fault,
+    latency_ms: num('latency'),
+    slow_ms: num('slow'),
   };
-  if (fault === "crash" || fault === "client-timeout") spec.phase = $("phase").value;
-  if ($("change").checked) spec.change_amount = true;
-  room.send({ type: "storm", storm: spec });
+  if (fault === 'crash' || fault === 'client-timeout') spec.phase = $('phase').value;
+  if ($('change').checked) spec.change_amount = true;
+  room.send({ type: 'storm', storm: spec });
   firedHere = true;
   try {
-    const form = { change: $("change").checked };
-    for (const id of ["level", "clients", "keys", "attempts", "fault", "phase", "latency", "slow"]) form[id] = $(id).value;
+    const form = { change: $('change').checked };
+    for (const id of ['level', 'clients', 'keys', 'attempts', 'fault', 'phase', 'latency', 'slow']) form[id] = $(id).value;
     localStorage.setItem(FORM_KEY, JSON.stringify(form));
   } catch {
     // storage refused: the form resets on reload, nothing else
   }
 });
 // The question is about the next storm, at the level the form will fire.
-$("ask").addEventListener("click", () => room.send({ type: "ask", level: $("level").value }));
-$("reveal").addEventListener("click", () => room.send({ type: "reveal" }));
-$("reset").addEventListener("click", () => room.send({ type: "level", level: $("level").value }));
+$('ask').addEventListener('click', () => room.send({ type: 'ask', level: $('level').value }));
+$('reveal').addEventListener('click', () => room.send({ type: 'reveal' }));
+$('reset').addEventListener('click', () => room.send({ type: 'level', level: $('level').value }));
 
 init();
 
@@ -273,19 +288,32 @@ function renderRoster(s) {
   renderLock(s.locked);
   renderAdmission(s);
   if (!s.roster) return;
-  const ul = $("roster");
-  ul.replaceChildren(...s.roster.map((r) => {
-    const kick = el("button", { type: "button", class: "kick presenter-only", text: "✕", "aria-label": t("kick") + " " + r.nickname, title: t("kick") + " " + r.nickname });
-    kick.addEventListener("click", () => room && room.send({ type: "kick", student: r.id }));
-    return el("li", { class: r.online ? "" : "offline", "data-student": r.id }, el("span", { text: r.nickname + (r.online ? "" : " " + t("away")) }), kick);
-  }));
+  const ul = $('roster');
+  ul.replaceChildren(
+    ...s.roster.map((r) => {
+      const kick = el('button', {
+        type: 'button',
+        class: 'kick presenter-only',
+        text: '✕',
+        'aria-label': t('kick') + ' ' + r.nickname,
+        title: t('kick') + ' ' + r.nickname,
+      });
+      kick.addEventListener('click', () => room && room.send({ type: 'kick', student: r.id }));
+      return el(
+        'li',
+        { class: r.online ? '' : 'offline', 'data-student': r.id },
+        el('span', { text: r.nickname + (r.online ? '' : ' ' + t('away')) }),
+        kick,
+      );
+    }),
+  );
 }
 
 function renderLock(locked) {
-  $("lock").textContent = locked ? t("unlockRoom") : t("lockRoom");
-  $("lock").setAttribute("aria-pressed", locked ? "true" : "false");
-  $("lock").dataset.locked = locked ? "true" : "false";
-  $("locked").hidden = !locked;
+  $('lock').textContent = locked ? t('unlockRoom') : t('lockRoom');
+  $('lock').setAttribute('aria-pressed', locked ? 'true' : 'false');
+  $('lock').dataset.locked = locked ? 'true' : 'false';
+  $('locked').hidden = !locked;
 }
 
 // renderAdmission shows the room's class size and the phones it turned
@@ -294,39 +322,39 @@ function renderLock(locked) {
 // The phones ask again on their own every few seconds.
 let waiting = { size: 0, unlock: false };
 function renderAdmission(s) {
-  const size = $("class-size");
+  const size = $('class-size');
   if (document.activeElement !== size && s.class_size) size.value = String(s.class_size);
-  size.dataset.size = String(s.class_size || "");
+  size.dataset.size = String(s.class_size || '');
   const by = s.refused || {};
-  const reasons = ["full", "locked", "paced", "network"].filter((r) => by[r] > 0);
+  const reasons = ['full', 'locked', 'paced', 'network'].filter((r) => by[r] > 0);
   const n = reasons.reduce((sum, r) => sum + by[r], 0);
-  const note = $("refused-note");
+  const note = $('refused-note');
   note.hidden = n === 0;
   note.dataset.refused = String(n);
-  note.textContent = n ? t("refusedCount") + " " + reasons.map((r) => t("refusedBy_" + r, { n: by[r] })).join(" · ") : "";
+  note.textContent = n ? t('refusedCount') + ' ' + reasons.map((r) => t('refusedBy_' + r, { n: by[r] })).join(' · ') : '';
   // A phone refused while the room was locked needs a seat too.
   waiting = { size: by.full || by.locked ? s.students + (by.full || 0) + (by.locked || 0) : 0, unlock: !!(by.locked && s.locked) };
-  $("make-room").hidden = !(waiting.size > (s.class_size || 0) || waiting.unlock);
+  $('make-room').hidden = !(waiting.size > (s.class_size || 0) || waiting.unlock);
 }
 
-$("size-form").addEventListener("submit", (ev) => {
+$('size-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
-  const n = parseInt($("class-size").value, 10);
-  if (room && n >= 1) room.send({ type: "size", size: n });
+  const n = parseInt($('class-size').value, 10);
+  if (room && n >= 1) room.send({ type: 'size', size: n });
 });
 
-$("make-room").addEventListener("click", () => {
+$('make-room').addEventListener('click', () => {
   if (!room) return;
-  if (waiting.size > Number($("class-size").dataset.size || 0)) {
+  if (waiting.size > Number($('class-size').dataset.size || 0)) {
     const size = Math.min(1500, waiting.size);
-    room.send({ type: "size", size });
-    $("class-size").value = String(size); // focused next, the field is not refilled from the room's state
+    room.send({ type: 'size', size });
+    $('class-size').value = String(size); // focused next, the field is not refilled from the room's state
   }
-  if (waiting.unlock) room.send({ type: "unlock" });
+  if (waiting.unlock) room.send({ type: 'unlock' });
   // The button hides once they are let in: the focus stays in the form.
-  $("class-size").focus();
+  $('class-size').focus();
 });
 
-$("lock").addEventListener("click", () => {
-  if (room) room.send({ type: $("lock").dataset.locked === "true" ? "unlock" : "lock" });
+$('lock').addEventListener('click', () => {
+  if (room) room.send({ type: $('lock').dataset.locked === 'true' ? 'unlock' : 'lock' });
 });

@@ -7,18 +7,18 @@
 // on this server) wins; otherwise the page follows prefers-color-scheme,
 // also when the machine switches it during a class.
 (() => {
-  const media = matchMedia("(prefers-color-scheme: dark)");
+  const media = matchMedia('(prefers-color-scheme: dark)');
   const chosen = () => {
     try {
-      return localStorage.getItem("idemlab.theme");
+      return localStorage.getItem('idemlab.theme');
     } catch {
       return null; // storage refused (private mode): the machine decides
     }
   };
   const apply = () => {
     const c = chosen();
-    document.documentElement.dataset.theme = c === "dark" || c === "light" ? c : media.matches ? "dark" : "light";
+    document.documentElement.dataset.theme = c === 'dark' || c === 'light' ? c : media.matches ? 'dark' : 'light';
   };
   apply();
-  media.addEventListener("change", apply);
+  media.addEventListener('change', apply);
 })();
