@@ -300,7 +300,10 @@ async function showLesson(seq, lesson, fromHash) {
   bench.renderBenchHead();
   writeHash();
   if (app.engineInfo) await openScenarioNow();
-  else bench.drawBenchWaiting(app.spec);
+  else {
+    app.lastEvent = null;
+    bench.drawBenchWaiting(app.spec);
+  }
   lessonPainted();
 }
 
@@ -407,7 +410,10 @@ function chooseScenario(id) {
     bench.renderBenchHead();
     writeHash();
     if (app.engineInfo) await openScenarioNow();
-    else bench.drawBenchWaiting(app.spec);
+    else {
+      app.lastEvent = null;
+      bench.drawBenchWaiting(app.spec);
+    }
     $('bench').focus({ preventScroll: beside });
   });
 }

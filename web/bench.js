@@ -125,7 +125,6 @@ export function drawBenchWaiting(spec) {
     // process for it (traced: 0.6–2 s while the engine compiled).
     { onSelectLane: () => {}, width: raceWidth(), selectedLane: firstLane(spec) },
   );
-  app.lastEvent = null;
   renderLast();
   $('keys-table').__drawn = undefined;
   $('keys-table').replaceChildren(keyTable([], 'keys'));
@@ -289,20 +288,25 @@ function raceWidth() {
 // on the engine's step, the key rows and the ledger, the step shown (the
 // last one, or the mark the learner clicked) lit up with the rows its SQL
 // touched.
+// raceCache is the race view's model and the state it was built from: a
+// mark clicked shows another step of the same state without building it
+// again. The view's own; the controller never reads it.
+const raceCache = { of: null, model: null };
+
 export function drawBenchRace() {
   const st = app.state;
   if (!st) return;
   const events = [];
   const violations = [];
-  if (app.raceOf !== st) {
+  if (raceCache.of !== st) {
     for (const l of st.lanes) events.push(...(l.events || []));
     for (const r of (st.report && st.report.rules) || [])
       for (const v of r.violations || []) violations.push(Object.assign({ rule: r.rule }, v));
   }
   // A mark clicked shows another step of the same state: the model stays,
   // and the view only lights up that step.
-  if (app.raceOf !== st) {
-    app.race = buildRace({
+  if (raceCache.of !== st) {
+    raceCache.model = buildRace({
       events,
       lanes: st.lanes,
       violations,
@@ -312,11 +316,11 @@ export function drawBenchRace() {
       clock: 'step',
       servers: st.servers,
     });
-    app.raceOf = st;
+    raceCache.of = st;
   }
   const shown = app.lastEvent || st.last;
   const focused = raceFocus();
-  drawRace($('race'), app.race, {
+  drawRace($('race'), raceCache.model, {
     selectedLane: st.done ? null : on.nextLane(),
     onSelectLane: on.choose,
     onMark: on.showEvent,
