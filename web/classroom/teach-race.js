@@ -33,7 +33,7 @@ let viewScale = VIEW_SCALE;
 
 let code = '';
 let roster = new Map(); // student id → nickname
-export let run = 0; // the ledger shown (the other modules read it)
+let run = 0; // the ledger shown (the other modules ask shownRun)
 let level = '';
 let live = null;
 let stormed = false; // a storm has been shown: the join card is a strip
@@ -56,6 +56,11 @@ let seekFrame = 0;
 // The player: "live" follows the events as they come; "paused" freezes the
 // picture at cursor (events keep being recorded); "replay" moves cursor
 // along the trace's clock at speed × real time.
+// shownRun is the ledger the screen shows now.
+export function shownRun() {
+  return run;
+}
+
 export const view = { mode: 'live', cursor: 0, speed: 0.1, anchorT: 0, anchorWall: 0, raf: 0 };
 
 function freshLive() {

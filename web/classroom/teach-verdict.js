@@ -7,7 +7,7 @@ import { timeOf as timeMS } from '/race.js';
 import { showPicture } from '/day.js';
 import { ruleTitle, inLang, extraPayments, t as words } from '/strings.js';
 import { t, choiceWord, lang } from './words.js';
-import { SCREEN, run, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from './teach-race.js';
+import { SCREEN, shownRun, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from './teach-race.js';
 
 export function renderVote(v) {
   $('vote-question').textContent = v.question ? t('question') : t('noQuestion');
@@ -103,7 +103,7 @@ function extraTile(label, value, s) {
 }
 
 export function renderReport(msg) {
-  if (msg.run !== run) newRun(msg.run, msg.level, 'level ' + msg.level);
+  if (msg.run !== shownRun()) newRun(msg.run, msg.level, 'level ' + msg.level);
   const s = msg.report.summary;
   const label = msg.storm
     ? t('stormDone', { requests: msg.storm.requests, level: msg.level, ms: msg.storm.duration_ms })
@@ -174,7 +174,7 @@ export function renderReport(msg) {
   // The storm as a picture (drawn by the server, the same drawing as
   // `idemlab day replay --svg`): a column moves the race to its moment.
   // It is drawn in the frame after the race, which the room reads first.
-  if (msg.picture && msg.picture_svg) setTimeout(() => msg.run === run && drawPicture(msg), 0);
+  if (msg.picture && msg.picture_svg) setTimeout(() => msg.run === shownRun() && drawPicture(msg), 0);
   if (view.mode === 'live') drawNow();
   else renderPlayer();
 }

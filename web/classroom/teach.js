@@ -9,7 +9,7 @@ import { connect, showConnection } from './room.js';
 import { $, el } from '/dom.js';
 import { t, translatePage, lang } from './words.js';
 import { setLang } from '/strings.js';
-import { SCREEN, run, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from './teach-race.js';
+import { SCREEN, shownRun, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from './teach-race.js';
 import { renderReport, renderVote } from './teach-verdict.js';
 
 let room = null;
@@ -237,7 +237,7 @@ function renderState(s) {
       ...(names.length ? names.slice(0, 40).map((n) => el('li', { text: n })) : [el('li', { class: 'muted', text: t('noneYet') })]),
     );
   }
-  if (s.run !== run && s.run > run) newRun(s.run, s.level, t('levelLabel', { level: s.level }));
+  if (s.run !== shownRun() && s.run > shownRun()) newRun(s.run, s.level, t('levelLabel', { level: s.level }));
   $('interrupted').hidden = !s.interrupted;
   renderVote(s.vote);
 }
