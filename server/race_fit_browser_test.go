@@ -114,6 +114,11 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 						if bad := eval[[]string](t, ctx, raceProblemsIn("#race")); len(bad) > 0 {
 							t.Errorf("%s %s: %d problems:\n  %s", lesson, id, len(bad), strings.Join(bad, "\n  "))
 						}
+						// Nor does the page scroll sideways: a wide table scrolls
+						// in its own panel, a long word in the lesson wraps.
+						if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+							t.Errorf("%s %s: the page is %d px wide in a %d px window", lesson, id, w[0], w[1])
+						}
 						// The picture saved as a file carries the legend too.
 						if !eval[bool](t, ctx, `import('/race.js').then(async (m) => {
 							const doc = new DOMParser().parseFromString(m.raceSVGText(document.querySelector('#race svg.race'), await m.raceCSS()), 'image/svg+xml');
