@@ -65,7 +65,7 @@ export function startEngine() {
         pending.delete(m.id);
         // The call's own time in the worker: the rest of its round trip is
         // the way between the threads and the parsing.
-        if (m.ran && m.ran[1]) performance.measure('idemlab-call-' + p.fn, { start: rel(m.ran[0]), end: rel(m.ran[1]) });
+        if (m.ran && m.ran[1] && !p.quiet) performance.measure('idemlab-call-' + p.fn, { start: rel(m.ran[0]), end: rel(m.ran[1]) });
         let v;
         try {
           v = JSON.parse(m.result);
@@ -92,14 +92,23 @@ export function startEngine() {
     }
   }
   function call(fn, ...args) {
-    return callWithProgress(fn, null, ...args);
+    return send(fn, null, false, args);
   }
   function callWithProgress(fn, onProgress, ...args) {
+    return send(fn, onProgress, false, args);
+  }
+  // quiet is a call whose time is not recorded as a measure: the page's
+  // background work (warmUp in app.js), which must not pass for the
+  // learner's own calls in the figures.
+  function quiet(fn, ...args) {
+    return send(fn, null, true, args);
+  }
+  function send(fn, onProgress, quiet, args) {
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { fn, resolve, reject, onProgress });
+      pending.set(id, { fn, resolve, reject, onProgress, quiet });
       worker.postMessage({ id, fn, args });
     });
   }
-  return { ready, call, callWithProgress };
+  return { ready, call, callWithProgress, quiet };
 }

@@ -163,35 +163,59 @@ function sizes(compact) {
 let measureCtx;
 let measureFont = '';
 const widths = new Map();
+const charWidths = new Map();
 // textW is the width of s in the view's font at size px and weight: the sum
-// of its words' widths and the spaces between them. Each word is measured
-// once (a canvas measureText, 0.1–1 ms for a new string in Chromium), so
-// the next step's new sentences ("+3 ms", "paid 500,000") cost a lookup.
+// of its words' widths and the spaces between them. A word's width is the
+// sum of its characters' (charW), each measured once per font: a canvas
+// measureText costs 0.1–1 ms for a string Chromium has not seen, and the
+// first steps of a bench show dozens of new words ("+3 ms", "paid
+// 500,000"), which cost 8 ms a step in a profile of lesson 7. A sum of
+// advances leaves out kerning, which only ever brings letters closer here;
+// the 4 % and 1 px added to each word keep the estimate on the wide side.
 function textW(s, size, weight = 400) {
   if (s.indexOf(' ') < 0) return wordW(s, size, weight);
   let w = 0;
   for (const word of s.split(' ')) w += wordW(word, size, weight);
-  return w + (s.split(' ').length - 1) * wordW(' ', size, weight);
+  return w + (s.split(' ').length - 1) * charW(' ', size, weight) * 1.04;
 }
 
 function wordW(s, size, weight) {
   const k = size + '|' + weight + '|' + s;
   let w = widths.get(k);
   if (w === undefined) {
-    if (measureCtx === undefined)
-      measureCtx = (typeof document !== 'undefined' && document.createElement('canvas').getContext('2d')) || null;
-    if (measureCtx) {
-      const font = weight + ' ' + size + 'px ' + FONT;
-      if (font !== measureFont) measureCtx.font = measureFont = font;
-      w = measureCtx.measureText(s).width * 1.04 + (s === ' ' ? 0 : 1);
-    } else {
-      w = [...s].length * size * 0.62;
-    }
+    w = 0;
+    for (const ch of s) w += charW(ch, size, weight);
+    w = w * 1.04 + 1;
     if (widths.size > 20000) widths.clear();
     widths.set(k, w);
   }
   return w;
 }
+
+// charW is one character's advance. The Hangul syllables of a font share
+// one width, so one of them stands for all 11,172.
+function charW(ch, size, weight) {
+  const c = ch >= '\uac00' && ch <= '\ud7a3' ? '가' : ch;
+  const k = size + '|' + weight + '|' + c;
+  let w = charWidths.get(k);
+  if (w === undefined) {
+    if (measureCtx === undefined)
+      measureCtx = (typeof document !== 'undefined' && document.createElement('canvas').getContext('2d')) || null;
+    if (measureCtx) {
+      const font = weight + ' ' + size + 'px ' + FONT;
+      if (font !== measureFont) measureCtx.font = measureFont = font;
+      w = measureCtx.measureText(c).width;
+    } else {
+      w = size * 0.62;
+    }
+    charWidths.set(k, w);
+  }
+  return w;
+}
+
+// ASCII's printable characters are measured with the signs (warmRaceFonts), so that a step
+// seldom measures anything.
+const ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
 
 // warmRaceFonts finds, while the learner reads, the fonts the view's signs
 // come from. A sign that the first font lacks (⇢, ⛁, ★, Hangul…) sends the
@@ -207,7 +231,7 @@ export function warmRaceFonts() {
   const next = () => {
     const job = todo.shift();
     if (!job) return;
-    textW(GLYPHS + ' ' + job.join(' '), job[0], job[1]);
+    textW(GLYPHS + ASCII, job[0], job[1]);
     requestIdleCallback(next, { timeout: 2000 });
   };
   requestIdleCallback(next, { timeout: 2000 });
