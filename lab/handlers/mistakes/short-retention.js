@@ -1,11 +1,9 @@
-// scoped: the last rung. Everything replay does, and two fixes:
-//   - a key belongs to its customer: the key table's primary key is
-//     (customer, endpoint, key), so two customers who both number their
-//     orders "order-1" never meet;
-//   - keys are kept a day (86400 s), far longer than the clients' one hour
-//     of retries, and GET / publishes it.
-// The payment network gets a key too (the customer and the key), so a
-// second call for the same wish is answered with the first charge.
+// mistakes/short-retention: scoped, with one mistake: keys are kept one
+// hour (3600 s), and GET / says so.
+// What breaks: the lab's clients retry for up to an hour, so a retry at
+// the end of the hour (from a clock a little ahead) finds its key gone and
+// pays again (rule 7). Fix: keep keys longer than the clients retry; a day
+// is usual.
 
 const schema = `
 CREATE TABLE idem_keys (
@@ -22,7 +20,7 @@ CREATE TABLE idem_keys (
   PRIMARY KEY (customer, endpoint, idem_key)
 );`;
 
-const retentionSeconds = 3600;
+const retentionSeconds = 3600; // THE MISTAKE: no longer than the clients retry
 
 const ENDPOINT = 'POST /transfers';
 
