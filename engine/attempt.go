@@ -148,7 +148,7 @@ func (a *attempt) run() Response {
 		// the checker can tell which wish each duplicate served.
 		a.key, _ = ParseKey(a.req.Key)
 	}
-	if prob = checkContentType(a.req.ContentType); prob != nil {
+	if prob = CheckContentType(a.req.ContentType); prob != nil {
 		return a.reject(PhaseValidate, prob)
 	}
 	if a.body, prob = ParseTransfer(a.req.Body); prob != nil {

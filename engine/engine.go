@@ -167,7 +167,7 @@ func (e *Engine) putAccount(ctx context.Context, req Request, id string) Result 
 	if !ValidAccountID(id) {
 		return delivered(CauseAccountInvalid.Problemf("an account id is 1 to %d letters, digits, '-', '_' or '.'", MaxAccountLen).Response())
 	}
-	if p := checkContentType(req.ContentType); p != nil {
+	if p := CheckContentType(req.ContentType); p != nil {
 		return delivered(p.Response())
 	}
 	balance, p := ParseBalance(req.Body)
@@ -200,7 +200,9 @@ func jsonResponse(status int, v any) Response {
 	return Response{Status: status, Header: []Header{{"Content-Type", "application/json"}}, Body: body}
 }
 
-func checkContentType(ct string) *Problem {
+// CheckContentType refuses (415) a Content-Type that is not JSON; none at
+// all is accepted, as the lab contract says.
+func CheckContentType(ct string) *Problem {
 	if ct == "" {
 		return nil
 	}

@@ -1,0 +1,81 @@
+// in-progress: the fourth rung. fingerprint, plus a state: the key is
+// claimed as 'in_progress' by this attempt (its owner), and marked
+// 'completed' in the same transaction that moves the money. A retry that
+// arrives while the first attempt is still paying gets 409 with
+// Retry-After instead of a "done" that is not true yet. Refusals (404, 402)
+// complete the key too: they are answers.
+// What it still gets wrong: a retry after the first answer still gets a
+// generic "already processed", not the first answer. Keys are still global
+// and kept five minutes. The next rung (replay) stores the answer.
+
+const schema = `
+CREATE TABLE idem_keys (
+  idem_key    TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,     -- SHA-256 of the route and the canonical body
+  state       TEXT NOT NULL,     -- 'in_progress' or 'completed'
+  owner       TEXT NOT NULL,     -- the attempt that holds the claim
+  created_at  INTEGER NOT NULL   -- Unix ms, for the retention
+);`;
+
+const retentionSeconds = 300;
+
+async function transfer(req, db, pay) {
+  // Check the request before anything is stored (401, then 400).
+  if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
+  const key = lab.parseKey(req.key);
+  if (key === null) return lab.problem(400, 'Idempotency-Key is not a valid key', 'send one string in double quotes: Idempotency-Key: "order-1"');
+  const t = lab.parseTransfer(req.body);
+  if (t === null) return lab.problem(400, 'The body is not a transfer', 'send {"from": "...", "to": "...", "amount": N}');
+  const fingerprint = lab.sha256('POST /transfers\n' + lab.canonical(req.body));
+
+  // Claim the key with one INSERT, NEW: as in_progress, owned by this attempt.
+  try {
+    await db.run(`INSERT INTO idem_keys (idem_key, fingerprint, state, owner, created_at)
+                  VALUES (?, ?, 'in_progress', ?, ?)`, key, fingerprint, req.attempt, req.now);
+  } catch (e) {
+    if (e.name !== 'ConstraintError') throw e;
+    // An expired key is taken over in one statement, never read-then-delete.
+    const took = await db.run(`UPDATE idem_keys SET fingerprint = ?, state = 'in_progress', owner = ?, created_at = ?
+                                WHERE idem_key = ? AND created_at < ?`,
+      fingerprint, req.attempt, req.now, key, req.now - retentionSeconds * 1000);
+    if (took.changes === 0) {
+      const row = await db.get('SELECT fingerprint, state FROM idem_keys WHERE idem_key = ?', key);
+      if (row.fingerprint !== fingerprint) return lab.problem(422, 'This key was used for a different request', 'use a new key for a new request');
+      // NEW: the first attempt is still at work.
+      if (row.state === 'in_progress') return lab.problem(409, 'A request with this key is still being processed', 'retry in a second', { 'Retry-After': '1' });
+      return lab.json(200, { status: 'already_processed', detail: 'a request with this key was already processed' });
+    }
+  }
+
+  // Move the money, and complete the key in the same transaction.
+  let answer;
+  const from = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
+  const to = await db.get('SELECT id FROM accounts WHERE id = ?', t.to);
+  if (!from || !to) answer = lab.problem(404, 'Account not found', `account "${from ? t.to : t.from}" does not exist; nothing moved`);
+  else if (from.balance < t.amount) answer = lab.problem(402, 'Insufficient funds', `the balance is ${from.balance} won; nothing moved`);
+  else await pay({ from: t.from, to: t.to, amount: t.amount });
+
+  await db.begin();
+  if (!answer) {
+    const debit = await db.run('UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?', t.amount, t.from, t.amount);
+    if (debit.changes === 0) {
+      answer = lab.problem(402, 'Insufficient funds', 'the balance changed meanwhile; nothing moved');
+    } else {
+      await db.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', t.amount, t.to);
+      const tr = await db.run('INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)', t.from, t.to, t.amount, req.now);
+      const after = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
+      answer = lab.json(201, { transfer_id: 'tr_' + tr.lastInsertRowid, from: t.from, to: t.to, amount: t.amount,
+                               balance_after: after.balance, created_at: new Date(req.now).toISOString() });
+    }
+  }
+  // NEW: completed, only if the claim is still ours.
+  const done = await db.run(`UPDATE idem_keys SET state = 'completed'
+                              WHERE idem_key = ? AND owner = ? AND state = 'in_progress'`, key, req.attempt);
+  if (done.changes === 0) {
+    // Someone took the claim over: our transfer must not count.
+    await db.rollback();
+    return lab.problem(409, 'Another attempt took this key over', 'retry to get its answer', { 'Retry-After': '1' });
+  }
+  await db.commit();
+  return answer;
+}
