@@ -5,8 +5,11 @@ GOROOT := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm/go_js_wasm_exec
 ADDR ?= 127.0.0.1:8080
 DB ?= ./idemlab.db
+# npm's packages (package-lock.json), installed once: the formatter and the
+# lab's code editor with its bundler.
+NODE_MODULES := node_modules/.installed
 
-.PHONY: run build test test-short test-js lint-js fmt-js vet bench clean wasm soak fuzz
+.PHONY: run build test test-short test-js lint-js fmt-js vet bench clean wasm editor soak fuzz
 
 # SQLite in the browser's module is compiled without Go's bounds checks
 # (-B, for that one package: SQLite's C translated to Go). Its C runs
@@ -27,10 +30,20 @@ wasm:
 	install -m 644 "$(GOROOT)/lib/wasm/wasm_exec.js" web/wasm_exec.js
 	$(GO) run ./web/internal/compress -o web bin/idemlab.wasm
 
-build: wasm
+# The lab page's code editor: CodeMirror 6 from the packages that
+# package-lock.json pins, bundled by esbuild into web/editor.js (ignored,
+# like the module) and precompressed beside it. Nothing comes from a CDN.
+EDITOR := web/editor.js
+ESBUILD := node_modules/.bin/esbuild
+editor: $(EDITOR)
+$(EDITOR): web/src/editor.js $(NODE_MODULES)
+	$(ESBUILD) web/src/editor.js --bundle --format=esm --minify --target=es2020 --legal-comments=eof --log-level=warning --outfile=$@
+	$(GO) run ./web/internal/compress -o web $@
+
+build: wasm editor
 	$(GO) build -o bin/idemlab ./cmd/idemlab
 
-run: wasm build
+run: wasm editor build
 	./bin/idemlab serve --addr $(ADDR) --db $(DB)
 
 vet:
@@ -53,9 +66,10 @@ $(AXE):
 # (.prettierrc.json; package.json pins prettier and package-lock.json locks
 # it). make test checks it (lint-js); fmt-js writes it.
 PRETTIER := node_modules/.bin/prettier
-$(PRETTIER): package.json package-lock.json
+$(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
+$(PRETTIER): $(NODE_MODULES)
 
 lint-js: $(PRETTIER)
 	$(PRETTIER) --check 'web/**/*.js'
@@ -67,7 +81,7 @@ fmt-js: $(PRETTIER)
 # shared cores takes minutes, close to go test's default of 10.
 TEST_TIMEOUT ?= 30m
 
-test: vet lint-js wasm $(AXE)
+test: vet lint-js wasm editor $(AXE)
 	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
 	$(MAKE) test-js
 

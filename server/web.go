@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/lab/handlers"
 	"idemlab/lessons"
 	"idemlab/web"
 )
@@ -34,6 +37,25 @@ func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	// writes, so the page does not care which of the two serves it.
 	mux.Handle("GET /api/lessons.json", lessonsAPI)
 	mux.Handle("GET /api/lessons/", lessonsAPI)
+	mux.HandleFunc("GET "+labStartPath, serveLabStart)
+}
+
+// labStartPath is where the lab page finds the handler a student starts
+// from: the naive rung, the file `idemlab lab handler naive` writes. Only
+// that one: the page gives the rungs' goals and hints, never their code.
+// The static export writes it at the same path.
+const labStartPath = "/api/lab/start.js"
+
+func serveLabStart(w http.ResponseWriter, r *http.Request) {
+	src, err := handlers.Source("naive")
+	if err != nil {
+		httpapi.Write(w, engine.CauseInternal.Problem("the lab's naive handler is missing from this build").Response())
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(src)
 }
 
 // webSite serves the files of web.FS. It is safe for concurrent use.
@@ -61,6 +83,10 @@ func (ws *webSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if name == web.ModuleName {
 		ws.serveModule(w, r)
+		return
+	}
+	if name == web.EditorName {
+		ws.serveCompressed(w, r, name)
 		return
 	}
 	if !web.Servable(name) || name == web.ModuleBrotli || name == web.ModuleGzip {
@@ -108,6 +134,22 @@ func (ws *webSite) serveModule(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, zr)
 }
 
+// serveCompressed sends a file that `make` precompressed (the lab's code
+// editor) in the best encoding the browser accepts, else as it is.
+func (ws *webSite) serveCompressed(w http.ResponseWriter, r *http.Request, name string) {
+	w.Header().Set("Vary", "Accept-Encoding")
+	accepts := acceptedEncodings(r.Header.Get("Accept-Encoding"))
+	if accepts["br"] && ws.serveFile(w, r, name+".br", "br") {
+		return
+	}
+	if accepts["gzip"] && ws.serveFile(w, r, name+".gz", "gzip") {
+		return
+	}
+	if !ws.serveFile(w, r, name, "") {
+		httpapi.Write(w, engine.CauseNotFound.Problem("the lab's code editor is not built: run make run (or make editor)").Response())
+	}
+}
+
 // serveFile sends one file with a content-hash ETag and "no-cache", which
 // makes browsers revalidate (a 304 costs one round trip) and never run a
 // stale engine after an upgrade. It returns false when the file is absent.
@@ -136,15 +178,22 @@ func (ws *webSite) serveFile(w http.ResponseWriter, r *http.Request, name, encod
 	h.Set("X-Content-Type-Options", "nosniff")
 	if encoding != "" {
 		h.Set("Content-Encoding", encoding)
-		h.Set("Content-Type", "application/wasm")
+		h.Set("Content-Type", contentType(strings.TrimSuffix(name, path.Ext(name))))
 	} else {
 		h.Set("Content-Type", contentType(name))
 	}
-	if name == "index.html" {
+	switch name {
+	case "index.html":
 		// The page runs only its own scripts; the lesson HTML it shows is
 		// rendered from markdown with raw HTML refused. 'wasm-unsafe-eval'
 		// is what compiling the engine's module needs.
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'")
+	case "lab.html":
+		// The lab page likewise; its code editor writes its own styles
+		// into the page as it starts (CodeMirror's themes), which
+		// style-src 'self' alone refuses. The page shows no HTML from
+		// anyone: the student's code is text in the editor.
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'")
 	}
 	// The modification time is left out on purpose: embedded files have
 	// none, and the ETag alone decides freshness.
@@ -279,6 +328,16 @@ func ExportSite(dir, webDir string, force bool) error {
 	}
 	if err := set.WriteFiles(filepath.Join(dir, "api")); err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	start, err := handlers.Source("naive")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "api", "lab"), 0o755); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := writeOut(bytes.NewReader(start), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labStartPath, "/")))); err != nil {
+		return err
 	}
 	return placeSite(dir, final)
 }

@@ -1001,6 +1001,7 @@ async function main() {
   setLang(app.lang);
   document.documentElement.lang = app.lang;
   applyI18n();
+  $('to-lab').href = app.lang === 'en' ? 'lab.html' : 'lab.html?lang=' + encodeURIComponent(app.lang);
   initTheme();
   $('theme-toggle').addEventListener('click', toggleTheme);
   // The skip link focuses the bench without writing #bench over the

@@ -28,6 +28,9 @@ const (
 	ModuleBrotli = ModuleName + ".br"
 	ModuleGzip   = ModuleName + ".gz"
 	WasmExec     = "wasm_exec.js"
+	// EditorName is the lab page's code editor, bundled by `make editor`
+	// from web/src/editor.js and precompressed beside it like the module.
+	EditorName = "editor.js"
 )
 
 // Servable reports whether name, a file at the top of the playground's

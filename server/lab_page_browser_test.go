@@ -1,0 +1,141 @@
+package server_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/web"
+)
+
+// labTab opens the lab page ("Your endpoint") in a browser context of its
+// own (its own storage) and waits until its code is shown. The code editor
+// is bundled by make editor, which make test runs first; without it the
+// page falls back on plain text boxes, which is not what these tests judge.
+func labTab(t *testing.T, base, query string) context.Context {
+	t.Helper()
+	if _, err := fs.Stat(web.Files, web.EditorName); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the lab's code editor (web/%s) is not built: make test runs make editor first", web.EditorName)
+		}
+		t.Skipf("the lab's code editor (web/%s) is not built: run make editor", web.EditorName)
+	}
+	ctx, done := ownTab(t, chromedp.WithNewBrowserContext())
+	t.Cleanup(done)
+	run(t, ctx, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(base+"/lab.html"+query),
+		waitJS(`document.body.dataset.ready === 'true'`))
+	return ctx
+}
+
+// handlerText is the text of the handler's editor.
+const handlerText = `document.getElementById('handler-box').editor.text()`
+
+// TestLabPageKeepsTheStudentsCode types into the handler's editor from the
+// keyboard and follows the code: kept in the browser across a reload,
+// carried to the next rung, sent in a link that another browser opens, and
+// set aside (not lost) when a link opens over the student's own code.
+func TestLabPageKeepsTheStudentsCode(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	assert.Equal(t, "codemirror", attr(t, ctx, "body", "data-editor"))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "async function transfer(req, db, pay)", "the page starts from the naive handler")
+	assert.Equal(t, "naive", attr(t, ctx, "body", "data-rung"))
+
+	// Typed at the end of the handler, as a student types.
+	run(t, ctx, chromedp.Click(`#handler-box .cm-content`, chromedp.NodeVisible), chromedp.KeyEvent(kb.End),
+		chromedp.KeyEvent("\n// mine: claim the key first"))
+	require.Contains(t, eval[string](t, ctx, handlerText), "// mine: claim the key first")
+
+	// Tab leaves the editor: the box never traps the keyboard.
+	run(t, ctx, chromedp.KeyEvent(kb.Tab))
+	assert.False(t, eval[bool](t, ctx, `document.querySelector('#handler-box').contains(document.activeElement)`),
+		"Tab moves the focus out of the editor")
+	assert.NotContains(t, eval[string](t, ctx, handlerText), "\t// mine", "Tab typed nothing into the code")
+
+	// Kept across a reload (the save follows the last key within a moment).
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.naive') || '').includes('// mine')`), chromedp.Reload(),
+		waitJS(`document.body.dataset.ready === 'true'`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "// mine: claim the key first")
+
+	// The next rung starts from the code of the rung before it, and says
+	// what it adds.
+	run(t, ctx, click(`#rung-list button[data-rung=unique]`), waitJS(`document.body.dataset.rung === 'unique'`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "// mine: claim the key first")
+	assert.Contains(t, text(t, ctx, "#rung-goal"), "INSERT")
+	assert.Equal(t, "step", attr(t, ctx, `#rung-list button[data-rung=unique]`, "aria-current"))
+
+	// A link carries the code to another browser (its own storage).
+	run(t, ctx, click(`#btn-share`), waitJS(`document.getElementById('share-link').value.includes('#code=')`))
+	link := eval[string](t, ctx, `document.getElementById('share-link').value`)
+	other, done := ownTab(t, chromedp.WithNewBrowserContext())
+	defer done()
+	run(t, other, chromedp.Navigate(link), waitJS(`document.body.dataset.ready === 'true'`))
+	assert.Contains(t, eval[string](t, other, handlerText), "// mine: claim the key first")
+	assert.Equal(t, "unique", attr(t, other, "body", "data-rung"))
+	assert.True(t, eval[bool](t, other, `document.getElementById('btn-restore').hidden`), "nothing of this browser's was set aside")
+
+	// The same link opened over other code of that rung (pasted into the
+	// same tab: only the hash changes) sets that code aside; "Bring back my
+	// code" restores it.
+	run(t, ctx, chromedp.Click(`#handler-box .cm-content`, chromedp.NodeVisible), chromedp.KeyEvent(kb.End),
+		chromedp.KeyEvent("\n// second thoughts"),
+		waitJS(`(localStorage.getItem('idemlab.lab.unique') || '').includes('second thoughts')`),
+		chromedp.Navigate(link), waitJS(`document.getElementById('lab-status').textContent.includes('set aside')`))
+	assert.NotContains(t, eval[string](t, ctx, handlerText), "second thoughts")
+	run(t, ctx, click(`#btn-restore`), waitJS(`document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "second thoughts")
+}
+
+// TestLabPageOpensAHandlerFile opens a handler file with its schema (as
+// idemlab lab handler writes one) into the two boxes, refuses a file that
+// holds no handler, and writes the two boxes back into the same file.
+func TestLabPageOpensAHandlerFile(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.js")
+	src := "// a student's handler\nconst schema = `\nCREATE TABLE idem_keys (k TEXT PRIMARY KEY, note TEXT DEFAULT 'a \\` tick');\n`;\n\nasync function transfer(req, db, pay) {\n  return lab.json(201, {});\n}\n"
+	require.NoError(t, os.WriteFile(good, []byte(src), 0o644))
+	run(t, ctx, chromedp.SetUploadFiles(`#file-input`, []string{good}), waitJS(`document.getElementById('lab-status').textContent.includes('mine.js')`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "return lab.json(201, {});")
+	assert.NotContains(t, eval[string](t, ctx, handlerText), "CREATE TABLE", "the schema went to its own box")
+	schema := eval[string](t, ctx, `document.getElementById('schema-box').editor.text()`)
+	assert.Equal(t, "CREATE TABLE idem_keys (k TEXT PRIMARY KEY, note TEXT DEFAULT 'a ` tick');", schema)
+	// Written back, the file is the one opened (its first comment moves
+	// below the schema).
+	back := eval[string](t, ctx, `import('./lab-file.js').then((m) => m.compose(`+handlerText+`, document.getElementById('schema-box').editor.text()))`)
+	assert.Contains(t, back, "const schema = `\nCREATE TABLE idem_keys (k TEXT PRIMARY KEY, note TEXT DEFAULT 'a \\` tick');\n`;")
+	assert.Contains(t, back, "async function transfer(req, db, pay) {")
+
+	bad := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(bad, []byte("def transfer(req): pass\n"), 0o644))
+	run(t, ctx, chromedp.SetUploadFiles(`#file-input`, []string{bad}), waitJS(`document.getElementById('lab-status').textContent.includes('could not be opened')`))
+	assert.Contains(t, text(t, ctx, "#lab-status"), "async function transfer")
+	assert.Contains(t, eval[string](t, ctx, handlerText), "return lab.json(201, {});", "a refused file changes nothing")
+}
+
+// TestLabPageInKorean shows the page's own words in Korean, and is
+// accessible in both languages and themes (axe-core).
+func TestLabPageInKorean(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "?lang=ko")
+	assert.Equal(t, "ko", attr(t, ctx, "html", "lang"))
+	assert.Equal(t, "나의 엔드포인트", text(t, ctx, "#lab-title"))
+	assert.Contains(t, text(t, ctx, "#rung-goal"), "출발점")
+	assert.True(t, strings.HasSuffix(attr(t, ctx, "#to-lessons", "href"), "?lang=ko"), "the lessons open in Korean too")
+	script := axeScript(t)
+	for _, theme := range []string{"light", "dark"} {
+		run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = '`+theme+`'`))
+		if v := axeViolations(t, ctx, script); len(v) > 0 {
+			t.Errorf("the lab page in Korean, %s theme: %d accessibility violations:\n%s", theme, len(v), strings.Join(v, "\n"))
+		}
+	}
+}

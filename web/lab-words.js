@@ -1,0 +1,180 @@
+// lab-words.js holds the words of the lab page ("Your endpoint") in English
+// and Korean, in the same key order, and what each rung of the ladder asks
+// of the student's handler. The rungs say what to add and give hints; they
+// never give the code.
+
+export const RUNGS = ['naive', 'unique', 'fingerprint', 'in-progress', 'replay', 'scoped'];
+
+const en = {
+  labTitle: 'Your endpoint',
+  labTagline: 'Write the transfer handler yourself, then race it',
+  backToLessons: '◀ Lessons',
+  theme: 'Theme',
+  language: 'Language',
+  labIntro:
+    'This is your own transfer endpoint, in JavaScript, on a real SQLite database in your browser. It starts as the naive handler: every request moves the money. Climb the rungs: each one names what your handler must do next, and the explorer and the grade tell you whether it does. The file runs the same way on your machine: idemlab lab serve handler.js, then idemlab grade.',
+  rungs: 'Rungs',
+  rung: 'Rung',
+  rungGoal: 'What this rung adds',
+  rungHints: 'Hints',
+  handlerLabel: 'Your handler (JavaScript): async function transfer(req, db, pay)',
+  schemaLabel: 'Your tables (SQL): run once, after the lab’s accounts and transfers',
+  apiLink: 'The API: req, db, pay and lab',
+  download: '⤓ Download',
+  openFile: '⤒ Open a file',
+  share: '↗ Copy a link to this code',
+  startOver: '↺ Start this rung over',
+  startOverConfirm: 'Replace the code of this rung with the naive handler? Your code of this rung is lost.',
+  saved: 'Saved in this browser.',
+  savedNot: 'This browser does not keep your code (storage is off): download it to keep it.',
+  linkCopied: 'Link copied: it carries your code and tables. Anyone who opens it sees them.',
+  linkReady: 'Your link (copy it from here):',
+  linkTooLong: 'The link is {n} characters long; some chat programs cut long links. Download the file instead if it does not open.',
+  opened: 'Opened {name}.',
+  openedLink: 'Opened the code from the link, as rung {rung}.',
+  openedLinkAside:
+    'Opened the code from the link, as rung {rung}. Your own code of that rung is set aside: “Bring back my code” restores it.',
+  restore: '↶ Bring back my code',
+  restored: 'Your own code is back.',
+  openFailed: 'That file could not be opened: {error}',
+  linkFailed: 'The link’s code could not be read: {error}',
+  notAHandler: 'it declares no async function transfer(req, db, pay)',
+  editorMissing: 'The code editor is not built: run make run (it builds it) and reload. You can still edit in the plain box below.',
+  startMissing: 'The naive handler could not be loaded: {error}',
+  raceHeading: 'Race it',
+  raceNotYet:
+    'Stepping your handler, the explorer and the grade are being built: until then, run it with idemlab lab serve handler.js and grade it with idemlab grade.',
+
+  goal_naive:
+    'Nothing yet: this is where you start. Every request moves the money, so a client that retries after a lost answer pays twice. Read the handler, then go to the next rung.',
+  hints_naive: [
+    'Each await is a step: while your handler waits for the database, another attempt may run.',
+    'The lab judges balances and the payment network’s charges, never your own tables.',
+  ],
+  goal_unique:
+    'Claim the Idempotency-Key: a key table whose primary key is the key, and one INSERT that claims it. The second INSERT of the same key must fail: that failure is the verdict, and the retry must not move money.',
+  hints_unique: [
+    'Read the key with lab.parseKey(req.key); without a valid key, answer 400 before anything moves.',
+    'Do not look first and insert after: two retries at the same moment both see “absent”.',
+    'INSERT OR IGNORE raises nothing: a retry looks like a new request unless you read changes.',
+    'A rejected INSERT throws an error whose name is ConstraintError.',
+  ],
+  goal_fingerprint:
+    'Tell a retry from a different request under the same key: store a fingerprint of the request with the key, and answer 422 when a request under a used key differs.',
+  hints_fingerprint: [
+    'Two bodies with the same members in another order are the same request.',
+    'lab.canonical and lab.sha256 are there for this.',
+  ],
+  goal_in_progress:
+    'A retry that arrives while the first attempt is still running must not be told “done”: claim the key as in progress, answer 409 with Retry-After meanwhile, and mark it completed in the same transaction that moves the money.',
+  hints_in_progress: [
+    'What happens if your attempt crashes between the claim and the transfer? Between the transfer and the completion?',
+    'A refusal (402, 404) is an answer too; only an exception should release the claim.',
+  ],
+  goal_replay:
+    'A retry must get the first answer byte for byte: store the status and the body you sent, and send them again with Idempotent-Replayed: true.',
+  hints_replay: [
+    'Rendering the answer again shows today’s balance and time, not the first answer’s.',
+    'Store the answer in the transaction that commits the transfer.',
+  ],
+  goal_scoped:
+    'Keys belong to a customer: scope them by (customer, endpoint, key), keep them longer than clients retry (publish retentionSeconds), and give the payment network a key too, so that a charge is never made twice.',
+  hints_scoped: [
+    'Two customers may both use the key order-1.',
+    'Clients retry for an hour; a retention of exactly 3600 seconds is not enough.',
+    'pay({ …, key }) answers a repeated key with its first charge.',
+  ],
+};
+
+const ko = {
+  labTitle: '나의 엔드포인트',
+  labTagline: '송금 핸들러를 직접 작성하고 경합시켜 보세요',
+  backToLessons: '◀ 레슨',
+  theme: '테마',
+  language: '언어',
+  labIntro:
+    '브라우저 안의 실제 SQLite 데이터베이스 위에서 JavaScript로 작성하는 나만의 송금 엔드포인트입니다. 처음에는 순진한 핸들러로 시작하며, 요청이 올 때마다 돈이 이동합니다. 한 단계씩 올라가세요. 각 단계는 핸들러가 다음에 해야 할 일을 알려 주고, 탐색기와 채점이 그 일을 해냈는지 알려 줍니다. 같은 파일은 내 컴퓨터에서도 똑같이 동작합니다. idemlab lab serve handler.js로 실행하고 idemlab grade로 채점하세요.',
+  rungs: '단계',
+  rung: '단계',
+  rungGoal: '이 단계에서 더할 것',
+  rungHints: '힌트',
+  handlerLabel: '나의 핸들러(JavaScript): async function transfer(req, db, pay)',
+  schemaLabel: '나의 테이블(SQL): 실습의 accounts, transfers 테이블 다음에 한 번 실행됩니다',
+  apiLink: 'API: req, db, pay, lab',
+  download: '⤓ 내려받기',
+  openFile: '⤒ 파일 열기',
+  share: '↗ 이 코드의 링크 복사',
+  startOver: '↺ 이 단계를 처음부터',
+  startOverConfirm: '이 단계의 코드를 순진한 핸들러로 바꿀까요? 이 단계에서 작성한 코드는 사라집니다.',
+  saved: '이 브라우저에 저장했습니다.',
+  savedNot: '이 브라우저는 코드를 저장하지 않습니다(저장소가 꺼져 있음). 보관하려면 내려받으세요.',
+  linkCopied: '링크를 복사했습니다. 링크에는 코드와 테이블이 담겨 있어서, 여는 사람은 누구나 볼 수 있습니다.',
+  linkReady: '링크(여기에서 복사하세요):',
+  linkTooLong: '링크가 {n}자입니다. 긴 링크를 자르는 메신저도 있으니, 열리지 않으면 파일을 내려받아 보내세요.',
+  opened: '{name}을(를) 열었습니다.',
+  openedLink: '링크의 코드를 {rung} 단계로 열었습니다.',
+  openedLinkAside:
+    '링크의 코드를 {rung} 단계로 열었습니다. 그 단계에서 작성하던 코드는 따로 보관해 두었으니 “내 코드 되돌리기”로 되살릴 수 있습니다.',
+  restore: '↶ 내 코드 되돌리기',
+  restored: '작성하던 코드를 되돌렸습니다.',
+  openFailed: '파일을 열 수 없습니다: {error}',
+  linkFailed: '링크의 코드를 읽을 수 없습니다: {error}',
+  notAHandler: 'async function transfer(req, db, pay)가 선언되어 있지 않습니다',
+  editorMissing:
+    '코드 편집기가 빌드되지 않았습니다. make run을 실행하면 빌드됩니다. 새로고침하기 전까지는 아래의 일반 입력 상자에서 편집할 수 있습니다.',
+  startMissing: '순진한 핸들러를 불러오지 못했습니다: {error}',
+  raceHeading: '경합시키기',
+  raceNotYet:
+    '핸들러를 한 단계씩 실행하는 기능, 탐색기, 채점은 아직 만드는 중입니다. 그동안은 idemlab lab serve handler.js로 실행하고 idemlab grade로 채점하세요.',
+
+  goal_naive:
+    '아직 할 일은 없습니다. 여기가 출발점입니다. 요청마다 돈이 이동하므로, 응답을 받지 못해 다시 보내는 클라이언트는 두 번 결제합니다. 핸들러를 읽고 다음 단계로 넘어가세요.',
+  hints_naive: [
+    'await 하나하나가 한 단계입니다. 핸들러가 데이터베이스를 기다리는 동안 다른 시도가 실행될 수 있습니다.',
+    '실습은 잔액과 결제망의 청구 기록으로 판정하며, 여러분의 테이블은 보지 않습니다.',
+  ],
+  goal_unique:
+    'Idempotency-Key를 선점하세요. 키를 기본 키로 하는 키 테이블을 만들고, INSERT 한 번으로 선점합니다. 같은 키의 두 번째 INSERT는 실패해야 하며, 그 실패가 곧 판정입니다. 재시도는 돈을 옮기면 안 됩니다.',
+  hints_unique: [
+    '키는 lab.parseKey(req.key)로 읽습니다. 유효한 키가 없으면 아무것도 옮기기 전에 400으로 응답하세요.',
+    '먼저 조회하고 나중에 삽입하지 마세요. 동시에 온 두 재시도가 모두 “없음”을 봅니다.',
+    'INSERT OR IGNORE는 오류를 내지 않습니다. 변경된 행 수를 읽지 않으면 재시도가 새 요청처럼 보입니다.',
+    '거부된 INSERT는 이름이 ConstraintError인 오류를 던집니다.',
+  ],
+  goal_fingerprint:
+    '같은 키로 온 재시도와 다른 요청을 구별하세요. 요청의 지문을 키와 함께 저장하고, 이미 쓴 키로 온 요청이 다르면 422로 응답합니다.',
+  hints_fingerprint: ['같은 멤버를 다른 순서로 쓴 두 본문은 같은 요청입니다.', 'lab.canonical과 lab.sha256을 쓰세요.'],
+  goal_in_progress:
+    '첫 시도가 아직 실행 중일 때 도착한 재시도에 “완료”라고 답하면 안 됩니다. 키를 처리 중으로 선점하고, 그동안은 Retry-After와 함께 409로 응답하며, 돈을 옮기는 바로 그 트랜잭션에서 완료로 표시하세요.',
+  hints_in_progress: [
+    '선점과 송금 사이에 시도가 중단되면 어떻게 될까요? 송금과 완료 표시 사이라면요?',
+    '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
+  ],
+  goal_replay:
+    '재시도는 첫 응답을 바이트 하나까지 똑같이 받아야 합니다. 보낸 상태 코드와 본문을 저장했다가 Idempotent-Replayed: true와 함께 다시 보내세요.',
+  hints_replay: [
+    '응답을 다시 만들면 첫 응답의 잔액과 시각이 아니라 지금의 잔액과 시각이 나갑니다.',
+    '응답은 송금을 커밋하는 트랜잭션 안에서 저장하세요.',
+  ],
+  goal_scoped:
+    '키는 고객의 것입니다. (고객, 엔드포인트, 키)로 범위를 나누고, 클라이언트가 재시도하는 기간보다 오래 보관하며(retentionSeconds로 공개), 결제망에도 키를 넘겨 같은 청구가 두 번 일어나지 않게 하세요.',
+  hints_scoped: [
+    '두 고객이 모두 order-1이라는 키를 쓸 수 있습니다.',
+    '클라이언트는 한 시간 동안 재시도합니다. 보관 기간이 정확히 3600초면 부족합니다.',
+    'pay({ …, key })는 같은 키가 다시 오면 첫 청구로 답합니다.',
+  ],
+};
+
+export const labMessages = { en, ko };
+
+// lt returns the lab's word for key in lang (English when missing), with
+// {name} placeholders filled from vars.
+export function lt(lang, key, vars) {
+  const table = labMessages[lang] || en;
+  let s = table[key] ?? en[key] ?? key;
+  if (vars && typeof s === 'string') s = s.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
+  return s;
+}
+
+// rungKey is the key of a rung's words: in-progress → in_progress.
+export const rungKey = (rung) => rung.replace(/-/g, '_');

@@ -1,0 +1,298 @@
+// lab.js runs the lab page ("Your endpoint"): the rungs and their words,
+// the two code boxes (the handler and the schema, in the CodeMirror editor
+// that `make editor` bundles into editor.js, or plain text boxes when it is
+// missing), the code kept per rung in this browser, download, open a file
+// and a link that carries the code.
+
+import { $, el } from './dom.js';
+import { RUNGS, lt, rungKey } from './lab-words.js';
+import { compose, split, toLink, fromHash, load, save, forget } from './lab-file.js';
+
+const THEME_KEY = 'idemlab.theme';
+
+const lab = {
+  lang: 'en',
+  rung: 'naive',
+  start: null, // the naive handler, {handler, schema}
+  handler: null, // the editors (or text boxes): {text(), setText(s), focus()}
+  schema: null,
+};
+
+const w = (key, vars) => lt(lab.lang, key, vars);
+
+function say(sentence) {
+  $('lab-status').textContent = sentence;
+}
+
+// --- words, theme, language --------------------------------------------------
+
+function applyWords() {
+  document.documentElement.lang = lab.lang;
+  for (const e of document.querySelectorAll('[data-w]')) e.textContent = w(e.dataset.w);
+  $('lang-select').value = lab.lang;
+  document.title = 'idemlab: ' + w('labTitle');
+  // The lessons open in the same language.
+  $('to-lessons').href = lab.lang === 'en' ? './' : './?lang=' + lab.lang;
+}
+
+function setTheme(theme) {
+  document.documentElement.dataset.theme = theme;
+  $('theme-toggle').setAttribute('aria-pressed', theme === 'dark' ? 'true' : 'false');
+}
+
+function initTheme() {
+  let theme = null;
+  try {
+    theme = localStorage.getItem(THEME_KEY);
+  } catch {}
+  setTheme(theme || (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  $('theme-toggle').addEventListener('click', () => {
+    const next = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
+    setTheme(next);
+    try {
+      localStorage.setItem(THEME_KEY, next);
+    } catch {}
+  });
+}
+
+// --- rungs ----------------------------------------------------------------------
+
+function renderRungs() {
+  $('rung-list').replaceChildren(
+    ...RUNGS.map((r, i) =>
+      el(
+        'li',
+        {},
+        el(
+          'button',
+          {
+            type: 'button',
+            'data-rung': r,
+            'aria-current': r === lab.rung ? 'step' : null,
+            onclick: () => chooseRung(r),
+          },
+          i + 1 + '. ' + r,
+        ),
+      ),
+    ),
+  );
+  $('rung-title').textContent = w('rung') + ' ' + (RUNGS.indexOf(lab.rung) + 1) + ': ' + lab.rung;
+  $('rung-goal').textContent = w('goal_' + rungKey(lab.rung));
+  const hints = w('hints_' + rungKey(lab.rung));
+  $('rung-hints').replaceChildren(...(Array.isArray(hints) ? hints : []).map((h) => el('li', {}, h)));
+  document.body.dataset.rung = lab.rung;
+}
+
+// chooseRung keeps the code of the rung being left and shows the code of
+// the rung chosen: what was saved for it, else the code of the rung before
+// it (a student climbs from where they are), else the naive handler.
+function chooseRung(r) {
+  if (!RUNGS.includes(r) || r === lab.rung) return;
+  keep();
+  lab.rung = r;
+  const url = new URL(location.href);
+  url.searchParams.set('rung', r);
+  url.hash = '';
+  history.replaceState(null, '', url);
+  show(codeOf(r));
+  renderRungs();
+}
+
+function codeOf(r) {
+  const own = load(r);
+  if (own) return own;
+  for (let i = RUNGS.indexOf(r) - 1; i >= 0; i--) {
+    const before = load(RUNGS[i]);
+    if (before) return before;
+  }
+  return lab.start;
+}
+
+function show(code) {
+  lab.showing = true;
+  lab.handler.setText(code.handler);
+  lab.schema.setText(code.schema);
+  lab.showing = false;
+}
+
+function current() {
+  return { handler: lab.handler.text(), schema: lab.schema.text() };
+}
+
+// keep saves the shown code under the rung shown, a moment after the last
+// key (and at once when the rung changes or the page is left).
+let keepTimer = 0;
+function keepSoon() {
+  if (lab.showing) return;
+  clearTimeout(keepTimer);
+  keepTimer = setTimeout(keep, 400);
+}
+
+function keep() {
+  clearTimeout(keepTimer);
+  if (!lab.handler) return;
+  if (!save(lab.rung, current())) say(w('savedNot'));
+}
+
+// --- files and links ---------------------------------------------------------------
+
+function download() {
+  keep();
+  const blob = new Blob([compose(lab.handler.text(), lab.schema.text())], { type: 'text/javascript' });
+  const a = el('a', { href: URL.createObjectURL(blob), download: 'handler-' + lab.rung + '.js' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+async function openFile(file) {
+  if (!file) return;
+  try {
+    if (file.size > 256 * 1024) throw new Error('larger than 256 KB');
+    const code = split(await file.text());
+    show(code);
+    keep();
+    say(w('opened', { name: file.name }));
+  } catch (err) {
+    say(w('openFailed', { error: err.message === 'no async function transfer(req, db, pay)' ? w('notAHandler') : err.message }));
+  }
+}
+
+async function share() {
+  keep();
+  const base = location.href.split('#')[0];
+  const link = await toLink(base, Object.assign({ rung: lab.rung }, current()));
+  $('share-box').hidden = false;
+  $('share-link').value = link;
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(link);
+    copied = true;
+  } catch {}
+  say((copied ? w('linkCopied') : w('linkReady')) + (link.length > 8000 ? ' ' + w('linkTooLong', { n: link.length }) : ''));
+  if (!copied) $('share-link').select();
+}
+
+function startOver() {
+  if (!confirm(w('startOverConfirm'))) return;
+  forget(lab.rung);
+  show(lab.start);
+  keep();
+  lab.handler.focus();
+}
+
+// openLink shows the code a link carries (location.hash), as the rung it
+// names, and keeps it. The student's own code of that rung, when it
+// differs, is set aside (restore). It returns whether the hash held code.
+async function openLink() {
+  let linked;
+  try {
+    linked = await fromHash(location.hash);
+  } catch (err) {
+    say(w('linkFailed', { error: err.message }));
+    return false;
+  }
+  if (!linked) return false;
+  if (RUNGS.includes(linked.rung)) lab.rung = linked.rung;
+  const code = { handler: linked.handler, schema: linked.schema };
+  renderRungs();
+  const own = load(lab.rung);
+  const aside = own && (own.handler !== code.handler || own.schema !== code.schema);
+  if (aside) save(lab.rung + '~mine', own);
+  $('btn-restore').hidden = !aside;
+  show(code);
+  keep();
+  say(w(aside ? 'openedLinkAside' : 'openedLink', { rung: lab.rung }));
+  return true;
+}
+
+// restore brings back the student's own code that a link set aside.
+function restore() {
+  const mine = load(lab.rung + '~mine');
+  if (!mine) return;
+  show(mine);
+  keep();
+  forget(lab.rung + '~mine');
+  $('btn-restore').hidden = true;
+  say(w('restored'));
+  lab.handler.focus();
+}
+
+// --- editors -----------------------------------------------------------------------
+
+// plainBox is the text box the page falls back on without the editor.
+function plainBox(parent, label) {
+  const ta = el('textarea', { 'aria-label': label, spellcheck: 'false', autocapitalize: 'off' });
+  ta.addEventListener('input', keepSoon);
+  parent.replaceChildren(ta);
+  return { text: () => ta.value, setText: (s) => (ta.value = s), focus: () => ta.focus(), showErrors: () => {} };
+}
+
+async function makeEditors() {
+  let createEditor = null;
+  try {
+    ({ createEditor } = await import('./editor.js'));
+  } catch {
+    const p = $('editor-problem');
+    p.textContent = w('editorMissing');
+    p.hidden = false;
+  }
+  const make = (box, language, label) => (createEditor ? createEditor(box, { language, label, onChange: keepSoon }) : plainBox(box, label));
+  lab.handler = make($('handler-box'), 'javascript', w('handlerLabel'));
+  lab.schema = make($('schema-box'), 'sql', w('schemaLabel'));
+  // Each box carries its editor, for the page's tests and the race panel.
+  $('handler-box').editor = lab.handler;
+  $('schema-box').editor = lab.schema;
+  document.body.dataset.editor = createEditor ? 'codemirror' : 'plain';
+}
+
+async function loadStart() {
+  const resp = await fetch('api/lab/start.js');
+  if (!resp.ok) throw new Error('HTTP ' + resp.status);
+  return split(await resp.text());
+}
+
+// --- start -------------------------------------------------------------------------
+
+async function main() {
+  const params = new URLSearchParams(location.search);
+  lab.lang = params.get('lang') === 'ko' ? 'ko' : 'en';
+  if (RUNGS.includes(params.get('rung'))) lab.rung = params.get('rung');
+  applyWords();
+  initTheme();
+  $('lang-select').addEventListener('change', (e) => {
+    keep();
+    const url = new URL(location.href);
+    url.searchParams.set('lang', e.target.value);
+    location.assign(url);
+  });
+  renderRungs();
+  const [start] = await Promise.all([
+    loadStart().catch((err) => {
+      say(w('startMissing', { error: err.message }));
+      return { handler: '', schema: '' };
+    }),
+    makeEditors(),
+  ]);
+  lab.start = start;
+  if (!(await openLink())) show(codeOf(lab.rung));
+  // A link pasted into this tab's address bar changes only the hash.
+  addEventListener('hashchange', () => {
+    keep();
+    openLink();
+  });
+  $('btn-download').addEventListener('click', download);
+  $('btn-open').addEventListener('click', () => $('file-input').click());
+  $('file-input').addEventListener('change', (e) => {
+    openFile(e.target.files[0]);
+    e.target.value = '';
+  });
+  $('btn-share').addEventListener('click', share);
+  $('btn-start-over').addEventListener('click', startOver);
+  $('btn-restore').addEventListener('click', restore);
+  addEventListener('pagehide', keep);
+  document.body.dataset.ready = 'true';
+}
+
+main();

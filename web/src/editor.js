@@ -1,0 +1,96 @@
+// editor.js is the source of the code editor of the lab page ("Your
+// endpoint"): CodeMirror 6 with what a student needs to write a handler and
+// a schema, and nothing else. `make editor` bundles it with esbuild, from
+// the packages package-lock.json pins, into web/editor.js, which the page
+// loads; nothing comes from a CDN.
+//
+//   const ed = createEditor(parent, { doc, language: 'javascript', label, onChange });
+//   ed.text(); ed.setText(s); ed.showErrors([{ line, message }]); ed.focus();
+//
+// Tab is not taken by the editor: it moves the focus on, as everywhere on
+// the page, so that a keyboard user can always leave the box (indent with
+// the editor's own Ctrl-] and Ctrl-[).
+
+import { EditorState } from '@codemirror/state';
+import {
+  EditorView,
+  keymap,
+  lineNumbers,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  drawSelection,
+  highlightSpecialChars,
+} from '@codemirror/view';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput } from '@codemirror/language';
+import { tags } from '@lezer/highlight';
+import { javascript } from '@codemirror/lang-javascript';
+import { sql, SQLite } from '@codemirror/lang-sql';
+import { lintGutter, setDiagnostics } from '@codemirror/lint';
+
+// The colours are the page's (lab.css sets --cm-* for the light and the
+// dark theme, each at least 4.5:1 on the editor's background); the token
+// kinds are also told apart by weight and style, not by colour alone.
+const highlight = HighlightStyle.define([
+  {
+    tag: [tags.keyword, tags.controlKeyword, tags.operatorKeyword, tags.definitionKeyword, tags.modifier],
+    color: 'var(--cm-keyword)',
+    fontWeight: '600',
+  },
+  { tag: [tags.string, tags.special(tags.string), tags.regexp], color: 'var(--cm-string)' },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: 'var(--cm-number)' },
+  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: 'var(--cm-comment)', fontStyle: 'italic' },
+  { tag: [tags.function(tags.variableName), tags.function(tags.propertyName)], color: 'var(--cm-function)' },
+  { tag: [tags.typeName, tags.className, tags.standard(tags.name)], color: 'var(--cm-type)' },
+  { tag: tags.invalid, color: 'var(--cm-invalid)', textDecoration: 'underline wavy' },
+]);
+
+export function createEditor(parent, opts = {}) {
+  const language = opts.language === 'sql' ? sql({ dialect: SQLite }) : javascript();
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: opts.doc || '',
+      extensions: [
+        lineNumbers(),
+        highlightActiveLineGutter(),
+        highlightSpecialChars(),
+        history(),
+        drawSelection(),
+        indentOnInput(),
+        bracketMatching(),
+        highlightActiveLine(),
+        syntaxHighlighting(highlight),
+        lintGutter(),
+        language,
+        // Long lines wrap and the box grows with the code: nothing in it
+        // scrolls on its own, on a phone either (a scrolling region inside
+        // the page is one more thing a keyboard user must reach).
+        EditorView.lineWrapping,
+        keymap.of([...defaultKeymap, ...historyKeymap]),
+        EditorView.contentAttributes.of({ 'aria-label': opts.label || 'Code', spellcheck: 'false', autocapitalize: 'off' }),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged && opts.onChange) opts.onChange(u.state.doc.toString());
+        }),
+      ],
+    }),
+  });
+  return {
+    view,
+    text: () => view.state.doc.toString(),
+    setText(s) {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: s } });
+    },
+    // showErrors marks each error at its line (1-based), in the gutter and
+    // under the line, with its message; an empty list clears them.
+    showErrors(list) {
+      const doc = view.state.doc;
+      const diags = (list || []).map((e) => {
+        const line = doc.line(Math.min(Math.max(1, e.line | 0 || 1), doc.lines));
+        return { from: line.from, to: line.to, severity: e.severity || 'error', message: e.message };
+      });
+      view.dispatch(setDiagnostics(view.state, diags));
+    },
+    focus: () => view.focus(),
+  };
+}
