@@ -40,7 +40,7 @@ func TestTwoServersTeachesTheVerdictInTheDatabase(t *testing.T) {
 				if p != nil {
 					pol = *p
 				}
-				s, err := scenario.New(spec, pol)
+				s, err := scenario.New(spec, pol, memory)
 				require.NoError(t, err)
 				t.Cleanup(s.Close)
 				st, err := s.Run()

@@ -16,6 +16,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab/scenario"
 	"idemlab/lessons"
+	"idemlab/store/sqlite"
 )
 
 // raceRun is one scenario played to the end under one policy: the state
@@ -80,9 +81,9 @@ var lessonRuns = sync.OnceValues(func() ([]raceRun, error) {
 	return runs, nil
 })
 
-// play runs spec to the end under p.
+// play runs spec to the end under p, on SQLite in memory as the page does.
 func play(spec scenario.Spec, p engine.Policy) (raceRun, error) {
-	s, err := scenario.New(spec, p)
+	s, err := scenario.New(spec, p, func() (scenario.Store, error) { return sqlite.OpenMemory() })
 	if err != nil {
 		return raceRun{}, err
 	}
