@@ -567,7 +567,7 @@ func TestClassroomInstructorSignIn(t *testing.T) {
 	qr.Body.Close()
 	assert.Equal(t, "image/png", qr.Header.Get("Content-Type"))
 	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")))
-	for _, page := range []string{"/classroom/", "/classroom/teach", "/classroom/static/teach.js", "/classroom/static/teach-race.js", "/classroom/static/teach-verdict.js", "/classroom/static/join.js", "/classroom/static/room.js", "/classroom/static/classroom.css"} {
+	for _, page := range []string{"/classroom/", "/classroom/teach", "/classroom/static/teach.js", "/classroom/static/teach-race.js", "/classroom/static/teach-verdict.js", "/classroom/static/tile.js", "/classroom/static/join.js", "/classroom/static/room.js", "/classroom/static/classroom.css"} {
 		res, err := http.Get(env.ts.URL + page)
 		require.NoError(t, err)
 		res.Body.Close()
