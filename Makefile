@@ -103,9 +103,9 @@ bench: wasm
 	@{ echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$($(GO) version | cut -d' ' -f3-)"; \
 	  echo "date: $$(date -u +%Y-%m-%dT%H:%MZ), load average: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  echo "command: make bench"; } > $(BENCH_OUT)
-	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/sqlite/ ./store/postgres/ ./server/ ./lab/scenario/ 2>&1 | tee -a $(BENCH_OUT)
-	# ./store/postgres/ is /bank/scoped on SQLite and on PostgreSQL, one server and three (a throwaway cluster; skipped without PostgreSQL).
-	# ./server/ includes the classroom's load: 300 websocket clients, a 2,000-request storm (docs/PERFORMANCE.md).
+	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=1 ./engine/... ./store/sqlite/ ./internal/stores/ ./classroom/ ./server/ ./lab/scenario/ 2>&1 | tee -a $(BENCH_OUT)
+	# ./internal/stores/ is /bank/scoped on SQLite and on PostgreSQL, one server and three (a throwaway cluster; skipped without PostgreSQL).
+	# ./classroom/ has a room of 100 phones reconnecting at once; ./server/ the classroom's load: 300 websocket clients, a 2,000-request storm (docs/PERFORMANCE.md).
 	# A 100,000-attempt day at scoped: in-process on a SQLite file, then over HTTP (docs/PERFORMANCE.md).
 	set -o pipefail; $(GO) test -p 1 -run='^$$' -bench=DayReplay -benchtime=1x -count=1 -timeout=30m ./lab/ ./lab/grade/ 2>&1 | tee -a $(BENCH_OUT)
 	@awk -v raw=$(BENCH_OUT) 'BEGIN { while ((getline l < raw) > 0) body = body l "\n" } \

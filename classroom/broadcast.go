@@ -213,7 +213,7 @@ type rosterEntry struct {
 
 func (r *Room) state(projector bool) stateMsg {
 	s := stateMsg{Type: "state", Code: r.code, Level: r.level, Storming: r.storming, Students: r.seated(),
-		Vote: r.vote, Levels: engine.Levels(), Faults: StormFaults, Phases: engine.Phases(), Dropped: r.Dropped(),
+		Vote: r.vote, Levels: engine.Levels(), Faults: StormFaults(), Phases: engine.Phases(), Dropped: r.Dropped(),
 		Locked: r.locked, ClassSize: r.classSize}
 	if r.run != nil {
 		s.Run = r.run.id

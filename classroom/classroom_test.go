@@ -23,7 +23,7 @@ import (
 )
 
 func TestOfferDropsWhenTheQueueIsFull(t *testing.T) {
-	cl, err := New(testConfig(Config{SendQueue: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	cl, err := New(WithSQLiteLedgers(Config{SendQueue: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -109,7 +109,7 @@ func TestOriginRefusal(t *testing.T) {
 }
 
 func TestIdleRoomsMakeSpace(t *testing.T) {
-	cl, err := New(testConfig(Config{MaxRooms: 1, IdleRoom: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	cl, err := New(WithSQLiteLedgers(Config{MaxRooms: 1, IdleRoom: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	a, err := cl.createRoom()
@@ -130,7 +130,7 @@ func TestIdleRoomsMakeSpace(t *testing.T) {
 // and when the classroom closes.
 func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 	dir := t.TempDir()
-	cl, err := New(testConfig(Config{DB: filepath.Join(dir, "idemlab.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	cl, err := New(WithSQLiteLedgers(Config{DB: filepath.Join(dir, "idemlab.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	room, err := cl.createRoom()
 	require.NoError(t, err)
@@ -166,7 +166,7 @@ func TestLedgerFilesBesideTheDatabase(t *testing.T) {
 // a socket attaching) is refused at once: it neither runs nor waits.
 func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
 	var logs lockedBuffer
-	cl, err := New(testConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+	cl, err := New(WithSQLiteLedgers(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -193,7 +193,7 @@ func TestRoomRefusesCommandsOnceClosed(t *testing.T) {
 // for other goroutines, reached from the room's) runs the inner command
 // there and then, instead of waiting for itself forever.
 func TestDoFromTheRoomsOwnGoroutine(t *testing.T) {
-	cl, err := New(testConfig(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	cl, err := New(WithSQLiteLedgers(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -235,7 +235,7 @@ func (b *lockedBuffer) String() string {
 func TestRefusalsAreLoggedOncePerClientAndMinute(t *testing.T) {
 	var logs lockedBuffer
 	clk := engine.NewManualClock(time.Unix(1_700_000_000, 0))
-	cl, err := New(testConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clk.Now}))
+	cl, err := New(WithSQLiteLedgers(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clk.Now}))
 	require.NoError(t, err)
 	defer cl.Close()
 	room, err := cl.createRoom()
@@ -266,10 +266,12 @@ func TestRefusalsAreLoggedOncePerClientAndMinute(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(logs.String(), "classroom: refused"))
 }
 
-// testConfig hands cfg the SQLite store's ledgers, as cmd/idemlab does
-// (internal/stores.Ledger, which imports this package). The rooms file is
-// left out: these tests keep their rooms in memory.
-func testConfig(cfg Config) Config {
+// WithSQLiteLedgers hands cfg the SQLite store's ledgers, as cmd/idemlab
+// does (internal/stores.Ledger, which imports this package). The rooms
+// file is left out: these tests keep their rooms in memory. It is
+// exported to the external tests too (this file is compiled only into the
+// test binary).
+func WithSQLiteLedgers(cfg Config) Config {
 	cfg.OpenLedger = func(path string) (Ledger, error) {
 		if path == "" {
 			return sqlite.OpenMemory()

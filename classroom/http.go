@@ -144,14 +144,8 @@ func (c *Classroom) handleCreateRoom(w http.ResponseWriter, r *http.Request) {
 // nothing, and the page keeps reconnecting), and says why in words, and
 // waits as long as it is told, when this answers 429.
 func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
-	room := c.room(roomCode(r, "/classroom/api/rooms/", ""))
-	if f := c.codeRefusal(r, room); f != nil {
-		f.write(w)
-		return
-	}
+	room := c.lookupRoom(w, r, "/classroom/api/rooms/", "")
 	if room == nil {
-		c.codeMissed(r)
-		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
 	if f := c.socketRefusal(peer.Of(r)); f != nil && !c.isInstructor(r) {
@@ -163,14 +157,8 @@ func (c *Classroom) handleRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Classroom) handleQR(w http.ResponseWriter, r *http.Request) {
-	room := c.room(roomCode(r, "/classroom/api/rooms/", "/qr.png"))
-	if f := c.codeRefusal(r, room); f != nil {
-		f.write(w)
-		return
-	}
+	room := c.lookupRoom(w, r, "/classroom/api/rooms/", "/qr.png")
 	if room == nil {
-		c.codeMissed(r)
-		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
 	room.remember(peer.Of(r).Addr)
@@ -193,14 +181,8 @@ func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := peer.Of(r)
-	room := c.room(roomCode(r, "/classroom/ws/", ""))
-	if f := c.codeRefusal(r, room); f != nil {
-		f.write(w)
-		return
-	}
+	room := c.lookupRoom(w, r, "/classroom/ws/", "")
 	if room == nil {
-		c.codeMissed(r)
-		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
 		return
 	}
 	instructor := c.isInstructor(r)
@@ -239,6 +221,24 @@ func (c *Classroom) handleWS(w http.ResponseWriter, r *http.Request) {
 		cn.joinURL = c.joinURL(r, room.code)
 	}
 	room.attach(cn)
+}
+
+// lookupRoom returns the room whose code the path holds between prefix and
+// suffix, or answers the client itself and returns nil: refused when it
+// tried too many codes (codeRefusal), 404 when no room has the code (a
+// miss it counts).
+func (c *Classroom) lookupRoom(w http.ResponseWriter, r *http.Request, prefix, suffix string) *Room {
+	room := c.room(roomCode(r, prefix, suffix))
+	if f := c.codeRefusal(r, room); f != nil {
+		f.write(w)
+		return nil
+	}
+	if room == nil {
+		c.codeMissed(r)
+		httpapi.Write(w, causeRoomMissing.Problem("check the code on the projector").Response())
+		return nil
+	}
+	return room
 }
 
 // roomCode reads the room code out of the path. It does not use

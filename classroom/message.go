@@ -108,8 +108,11 @@ const (
 	FaultLateRetry     = "late-retry"     // the retry comes after the retention
 )
 
-// StormFaults lists the faults a storm may inject.
-var StormFaults = []string{FaultNone, FaultClientTimeout, FaultLoseResponse, FaultCrash, FaultLateRetry}
+// StormFaults returns the faults a storm may inject, a fresh copy for each
+// caller.
+func StormFaults() []string { return slices.Clone(stormFaults) }
+
+var stormFaults = []string{FaultNone, FaultClientTimeout, FaultLoseResponse, FaultCrash, FaultLateRetry}
 
 // StormSpec is what the instructor asks for: Clients simulated clients fire
 // at once, sharing Keys keys (one intent each); each client sends Attempts
@@ -268,8 +271,8 @@ func (s *StormSpec) validate() error {
 	if s.Fault == "" {
 		s.Fault = FaultNone
 	}
-	if !slices.Contains(StormFaults, s.Fault) {
-		return bad("a fault is one of %v", StormFaults)
+	if !slices.Contains(stormFaults, s.Fault) {
+		return bad("a fault is one of %v", stormFaults)
 	}
 	switch s.Fault {
 	case FaultCrash, FaultClientTimeout:

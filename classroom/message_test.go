@@ -122,3 +122,12 @@ func FuzzDecodeClientMessage(f *testing.F) {
 		}
 	})
 }
+
+// TestCataloguesAreCopies: a caller that changes the list it was given
+// changes nobody else's.
+func TestCataloguesAreCopies(t *testing.T) {
+	StormFaults()[0] = "mine"
+	Choices()[0] = "mine"
+	assert.Equal(t, FaultNone, StormFaults()[0])
+	assert.Equal(t, ChoiceDouble, Choices()[0])
+}

@@ -20,7 +20,12 @@ import (
 	"idemlab/lab"
 	"idemlab/lab/scenario"
 	"idemlab/lessons"
+	"idemlab/store/sqlite"
 )
+
+// memory opens the store the lessons play on in the browser: SQLite on the
+// memdb VFS (the scenario runner imports none; its caller chooses).
+func memory() (scenario.Store, error) { return sqlite.OpenMemory() }
 
 func load(t testing.TB) *lessons.Set {
 	t.Helper()
@@ -47,12 +52,12 @@ func TestEveryLessonStillTeachesWhatItClaims(t *testing.T) {
 					p, err := spec.GoalPolicy(g)
 					require.NoError(t, err)
 					if spec.Day != nil {
-						tally, err := scenario.RunDay(context.Background(), *spec.Day, p, nil)
+						tally, err := scenario.RunDay(context.Background(), memory, *spec.Day, p, nil)
 						require.NoError(t, err)
 						assertGoalOnReport(t, g, tally.Report)
 						return
 					}
-					s, err := scenario.New(spec, p)
+					s, err := scenario.New(spec, p, memory)
 					require.NoError(t, err)
 					defer s.Close()
 					st, err := s.Run()

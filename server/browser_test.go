@@ -413,6 +413,19 @@ func text(t testing.TB, ctx context.Context, sel string) string {
 	return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.innerText ?? '<missing>'`)
 }
 
+// countIn is how many elements of the page match sel.
+func countIn(t testing.TB, ctx context.Context, sel string) int {
+	t.Helper()
+	return eval[int](t, ctx, `document.querySelectorAll(`+quoteJS(sel)+`).length`)
+}
+
+// svgText returns an element's text content, for the race view's SVG,
+// which has no innerText ("<missing>" if none).
+func svgText(t testing.TB, ctx context.Context, sel string) string {
+	t.Helper()
+	return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.textContent ?? '<missing>'`)
+}
+
 // attr returns an element's attribute ("<missing>" if no such element or
 // attribute).
 func attr(t testing.TB, ctx context.Context, sel, name string) string {

@@ -17,34 +17,26 @@ import (
 func TestTwoServersInTheBrowser(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
-	count := func(sel string) int {
-		t.Helper()
-		return eval[int](t, ctx, `document.querySelectorAll(`+quoteJS(sel)+`).length`)
-	}
-	svgText := func(sel string) string {
-		t.Helper()
-		return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.textContent ?? '<missing>'`)
-	}
 
 	openLesson(t, ctx, ts.URL, "08-two-servers")
 
 	// One server: A2 waits for the lock A1 holds, and pays nothing.
 	openScenario(t, ctx, "s1", false)
 	runToEnd(t, ctx)
-	assert.Equal(t, 1, count(`#race [data-row="attempt"][data-lane="A2"] [data-mark="lock-wait"]`), "A2 waited for server 1's lock")
-	assert.Equal(t, 1, count(`#race [data-row="attempt"][data-lane="A1"] [data-mark="lock"]`))
-	assert.Zero(t, count(`#race [data-mark="paid-again"]`))
-	assert.Zero(t, count(`#race [data-server]`), "one server: no server labels")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-mark="lock-wait"]`), "A2 waited for server 1's lock")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="attempt"][data-lane="A1"] [data-mark="lock"]`))
+	assert.Zero(t, countIn(t, ctx, `#race [data-mark="paid-again"]`))
+	assert.Zero(t, countIn(t, ctx, `#race [data-server]`), "one server: no server labels")
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
 
 	// Two servers: nobody waits, both pay, each row says its server.
 	openScenario(t, ctx, "s2", false)
 	runToEnd(t, ctx)
-	assert.Zero(t, count(`#race [data-mark="lock-wait"]`), "a lock in server 1's memory never stops server 2")
+	assert.Zero(t, countIn(t, ctx, `#race [data-mark="lock-wait"]`), "a lock in server 1's memory never stops server 2")
 	assert.Equal(t, "1", attr(t, ctx, `#race [data-row="attempt"][data-lane="A1"]`, "data-server"))
 	assert.Equal(t, "2", attr(t, ctx, `#race [data-row="attempt"][data-lane="A2"]`, "data-server"))
-	assert.Contains(t, svgText(`#race [data-row="attempt"][data-lane="A2"] [data-server-tag]`), "server 2")
-	assert.Equal(t, 1, count(`#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again"]`))
+	assert.Contains(t, svgText(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-server-tag]`), "server 2")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again"]`))
 	assertRuleShown(t, ctx, "#rules", "#summary", "break", "one-transfer-per-intent")
 	// Both rows of the unconstrained table end completed, the second by the
 	// second payment: the key row does not stay in_progress.
@@ -58,7 +50,7 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	// The key cache: each server's memory is shown, and the cause names it.
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)
-	assert.Equal(t, 2, count(`#caches-table .server-cache`))
+	assert.Equal(t, 2, countIn(t, ctx, `#caches-table .server-cache`))
 	assert.False(t, eval[bool](t, ctx, `document.querySelector('#caches-wrap').hidden`))
 	assert.Contains(t, text(t, ctx, `#rules .cause[data-cause="server-cache"]`), "cache")
 
@@ -75,7 +67,7 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#bench-meta"), "claim=constraint")
 	runToEnd(t, ctx)
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
-	assert.Zero(t, count(`#race [data-mark="paid-again"]`))
+	assert.Zero(t, countIn(t, ctx, `#race [data-mark="paid-again"]`))
 	assert.Equal(t, "2", attr(t, ctx, `#race [data-row="attempt"][data-lane="A2"]`, "data-server"), "still two servers")
 	assert.Equal(t, "true", attr(t, ctx, `#goals li[data-goal="g6"]`, "data-met"))
 
@@ -88,12 +80,12 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lesson-text h1"), "서버 둘")
 	openScenario(t, ctx, "s2", false)
 	runToEnd(t, ctx)
-	assert.Contains(t, svgText(`#race [data-row="attempt"][data-lane="A2"] [data-server-tag]`), "서버 2")
-	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid-again"]`))
+	assert.Contains(t, svgText(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-server-tag]`), "서버 2")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"]`))
 	assert.Contains(t, text(t, ctx, `#rules .cause[data-cause="memory-lock"]`), "서로 다른 서버")
 	// The checker's rules are named in Korean on the list and in the race.
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"]`), "의도 하나에 송금은 최대 한 번")
-	vio := svgText(`#race .violation-text[data-violation="one-transfer-per-intent"]`)
+	vio := svgText(t, ctx, `#race .violation-text[data-violation="one-transfer-per-intent"]`)
 	assert.Contains(t, vio, "의도 하나에 송금은 최대 한 번")
 	assert.Contains(t, vio, "추가 결제 1건", "the violation itself is said in Korean")
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"] .violations`), "서버 1, 2에 닿았고")

@@ -17,14 +17,6 @@ import (
 func TestProcessorLessonInTheBrowser(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
-	count := func(sel string) int {
-		t.Helper()
-		return eval[int](t, ctx, `document.querySelectorAll(`+quoteJS(sel)+`).length`)
-	}
-	svgText := func(sel string) string {
-		t.Helper()
-		return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.textContent ?? '<missing>'`)
-	}
 	legend := func() string {
 		t.Helper()
 		return eval[string](t, ctx, `[...document.querySelectorAll('#race [data-legend-item^="charge"]')].map((g) => g.textContent).join(' | ')`)
@@ -34,12 +26,12 @@ func TestProcessorLessonInTheBrowser(t *testing.T) {
 
 	openScenario(t, ctx, "s1", false)
 	runToEnd(t, ctx)
-	require.Equal(t, 1, count(`#race [data-row="processor"]`), "the processor's row is drawn")
-	assert.Equal(t, 2, count(`#race [data-row="processor"] [data-mark^="charged"][data-charge]`), "two charges")
-	assert.Equal(t, 1, count(`#race [data-row="processor"] [data-mark="charged-again"][data-lane="A2"]`), "the second is A2's, charged again")
-	assert.Zero(t, count(`#race [data-row="ledger"] [data-mark="paid-again"]`), "the ledger paid once")
-	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid"]`))
-	assert.Contains(t, svgText(`#race [data-mark="charged-again-text"]`), "charged again: 180,000 won")
+	require.Equal(t, 1, countIn(t, ctx, `#race [data-row="processor"]`), "the processor's row is drawn")
+	assert.Equal(t, 2, countIn(t, ctx, `#race [data-row="processor"] [data-mark^="charged"][data-charge]`), "two charges")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="processor"] [data-mark="charged-again"][data-lane="A2"]`), "the second is A2's, charged again")
+	assert.Zero(t, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"]`), "the ledger paid once")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid"]`))
+	assert.Contains(t, svgText(t, ctx, `#race [data-mark="charged-again-text"]`), "charged again: 180,000 won")
 	assert.Contains(t, legend(), "the processor charged again for the same wish")
 	assertRuleShown(t, ctx, "#rules", "#summary", "break", "one-charge-per-intent")
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
@@ -47,10 +39,10 @@ func TestProcessorLessonInTheBrowser(t *testing.T) {
 
 	openScenario(t, ctx, "s2", false)
 	runToEnd(t, ctx)
-	require.Equal(t, 1, count(`#race [data-row="processor"]`), "a call answered with the first charge is drawn")
-	assert.Equal(t, 1, count(`#race [data-row="processor"] [data-mark="charged"]`))
-	assert.Zero(t, count(`#race [data-mark="charged-again"]`))
-	assert.Equal(t, 1, count(`#race [data-row="processor"] [data-mark="charge-replayed"][data-lane="A2"]`))
+	require.Equal(t, 1, countIn(t, ctx, `#race [data-row="processor"]`), "a call answered with the first charge is drawn")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="processor"] [data-mark="charged"]`))
+	assert.Zero(t, countIn(t, ctx, `#race [data-mark="charged-again"]`))
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="processor"] [data-mark="charge-replayed"][data-lane="A2"]`))
 	assert.Equal(t, attr(t, ctx, `#race [data-mark="charged"]`, "data-charge"), attr(t, ctx, `#race [data-mark="charge-replayed"]`, "data-charge"),
 		"A2 got A1's charge back")
 	assert.Contains(t, legend(), "the processor knew the key")
@@ -60,7 +52,7 @@ func TestProcessorLessonInTheBrowser(t *testing.T) {
 	// Recovery points: A2 carries on from A1's charge_made, no call.
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)
-	assert.Zero(t, count(`#race [data-row="processor"]`), "one charge and no call answered: the ledger's row tells it all")
+	assert.Zero(t, countIn(t, ctx, `#race [data-row="processor"]`), "one charge and no call answered: the ledger's row tells it all")
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-charge-per-intent")
 
 	openScenario(t, ctx, "s4", false)
@@ -86,8 +78,8 @@ func TestProcessorLessonInTheBrowser(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lesson-text h1"), "결제 대행사")
 	openScenario(t, ctx, "s1", false)
 	runToEnd(t, ctx)
-	assert.Contains(t, svgText(`#race [data-row="processor"] .row-label`), "결제 대행사")
-	assert.Contains(t, svgText(`#race [data-mark="charged-again-text"]`), "다시 청구: 180,000원")
+	assert.Contains(t, svgText(t, ctx, `#race [data-row="processor"] .row-label`), "결제 대행사")
+	assert.Contains(t, svgText(t, ctx, `#race [data-mark="charged-again-text"]`), "다시 청구: 180,000원")
 	assert.Contains(t, legend(), "같은 의도로 결제 대행사가 다시 청구함")
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-charge-per-intent"]`), "결제 대행사는 의도 하나에 최대 한 번 청구한다")
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-charge-per-intent"] .violations`), "2번 청구했습니다")

@@ -63,12 +63,6 @@ func projectorStorm(t testing.TB, proj context.Context, level string, clients, k
 		waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('fire').disabled && document.getElementById('tally').dataset.duplicates !== undefined`))
 }
 
-// countIn is how many elements of the projector's page match sel.
-func countIn(t testing.TB, ctx context.Context, sel string) int {
-	t.Helper()
-	return eval[int](t, ctx, `document.querySelectorAll(`+quoteJS(sel)+`).length`)
-}
-
 // cursorOf reads the view's cursor: how many recorded events it draws.
 func cursorOf(t testing.TB, ctx context.Context) int {
 	t.Helper()

@@ -20,24 +20,16 @@ import (
 func TestRaceViewDrawsTheRace(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
-	svgText := func(sel string) string {
-		t.Helper()
-		return eval[string](t, ctx, `document.querySelector(`+quoteJS(sel)+`)?.textContent ?? '<missing>'`)
-	}
-	count := func(sel string) int {
-		t.Helper()
-		return eval[int](t, ctx, `document.querySelectorAll(`+quoteJS(sel)+`).length`)
-	}
 
 	// Lesson 2, check-then-insert: both pay, the second payment is red
 	// and says so in words.
 	openLesson(t, ctx, ts.URL, "02-unique")
 	openScenario(t, ctx, "s1", false)
 	runToEnd(t, ctx)
-	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid"]`), "one first payment")
-	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid-again"]`), "one payment again")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid"]`), "one first payment")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"]`), "one payment again")
 	assert.Equal(t, "A2", attr(t, ctx, `#race [data-row="attempt"] [data-mark="paid-again"]`, "data-lane"))
-	assert.Contains(t, svgText(`#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again-text"]`), "paid again: 45,000 won")
+	assert.Contains(t, svgText(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again-text"]`), "paid again: 45,000 won")
 	assert.Equal(t, "A1", eval[string](t, ctx, `document.querySelector('#race [data-row="attempt"]').dataset.lane`), "the winner's row comes first")
 	assert.Equal(t, "true", attr(t, ctx, `#race [data-row="attempt"][data-lane="A1"]`, "data-winner"))
 	assert.Equal(t, "A1,A2", attr(t, ctx, `#race [data-violation="one-transfer-per-intent"]`, "data-lanes"))
@@ -46,25 +38,25 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	// nothing; the picture shows it hollow, and the key keeps one row.
 	openScenario(t, ctx, "s2", false)
 	runToEnd(t, ctx)
-	assert.Equal(t, 1, count(`#race [data-row="attempt"][data-lane="A2"] [data-mark="claim-ignored"]`))
-	assert.Zero(t, count(`#race [data-row="db"] [data-owner="A2"]`), "the key's row is A1's alone")
-	assert.Equal(t, 1, count(`#race [data-row="ledger"] [data-mark="paid-again"]`))
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-mark="claim-ignored"]`))
+	assert.Zero(t, countIn(t, ctx, `#race [data-row="db"] [data-owner="A2"]`), "the key's row is A1's alone")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"]`))
 
 	// Lesson 2, the constraint: A2's claim hits A1's row; nothing is paid twice.
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)
-	assert.Equal(t, 0, count(`#race [data-mark="paid-again"]`))
-	assert.Equal(t, 1, count(`#race [data-arrow="duplicate"][data-from-lane="A2"][data-to-lane="A1"]`), "the duplicate points at the claim it hit")
+	assert.Equal(t, 0, countIn(t, ctx, `#race [data-mark="paid-again"]`))
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-arrow="duplicate"][data-from-lane="A2"][data-to-lane="A1"]`), "the duplicate points at the claim it hit")
 
 	// Lesson 4: a retry during the payment gets 409, pointing at the
 	// in_progress row of the attempt that holds the key.
 	openLesson(t, ctx, ts.URL, "04-in-progress")
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)
-	assert.Equal(t, 1, count(`#race [data-arrow="conflict"][data-from-lane="A2"][data-to-lane="A1"]`), "the 409 points at A1's in_progress row")
-	assert.NotZero(t, count(`#race [data-row="db"] [data-db-state="in_progress"][data-owner="A1"]`))
-	assert.NotZero(t, count(`#race [data-row="db"] [data-db-state="completed"]`))
-	assert.Equal(t, 1, count(`#race [data-arrow="replay"][data-from-lane="A3"][data-to-lane="A1"]`), "the late retry is answered from what A1 stored")
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-arrow="conflict"][data-from-lane="A2"][data-to-lane="A1"]`), "the 409 points at A1's in_progress row")
+	assert.NotZero(t, countIn(t, ctx, `#race [data-row="db"] [data-db-state="in_progress"][data-owner="A1"]`))
+	assert.NotZero(t, countIn(t, ctx, `#race [data-row="db"] [data-db-state="completed"]`))
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-arrow="replay"][data-from-lane="A3"][data-to-lane="A1"]`), "the late retry is answered from what A1 stored")
 
 	// The SQL of the step shown is large beside the view, and the key row
 	// it touched is lit: step back to A1's claim.

@@ -29,6 +29,9 @@ import (
 // answer carries HSTS when the browser reached idemlab over HTTPS, its own
 // TLS or a trusted proxy's; a forwarded "https" from anyone else changes
 // nothing.
+// testToken is the instructor's secret the tests sign in with.
+const testToken = "instructor-secret-for-tests-0123456789"
+
 func TestHTTPSMakesCookiesSecure(t *testing.T) {
 	trusted, err := peer.ParseTrusted([]string{"127.0.0.1/32"})
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab"
 	"idemlab/lab/scenario"
+	"idemlab/store/sqlite"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -38,6 +39,11 @@ type bridge struct {
 	// name the page gave it.
 	days map[string]context.CancelFunc
 }
+
+// memory is the store every session and day plays on: SQLite on the memdb
+// VFS, a fresh database each time. The scenario runner imports no store;
+// this module chooses it.
+func memory() (scenario.Store, error) { return sqlite.OpenMemory() }
 
 func newBridge() *bridge {
 	return &bridge{sessions: map[string]*scenario.Session{}, max: MaxSessions, days: map[string]context.CancelFunc{}}
@@ -106,7 +112,7 @@ func (b *bridge) open(scenarioJSON, policyJSON string) string {
 	b.seq++
 	id := "s-" + strconv.Itoa(b.seq)
 	b.mu.Unlock()
-	s, err := scenario.New(spec, p)
+	s, err := scenario.New(spec, p, memory)
 	if err != nil {
 		return errorJSON(err)
 	}
@@ -251,7 +257,7 @@ func (b *bridge) day(paramsJSON string, progress func(done, total int)) string {
 		}()
 	}
 	var done, total int
-	t, err := scenario.RunDay(ctx, params, p, func(d, n int) {
+	t, err := scenario.RunDay(ctx, memory, params, p, func(d, n int) {
 		done, total = d, n
 		if progress != nil {
 			progress(d, n)

@@ -1,11 +1,6 @@
 package web_test
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,10 +24,6 @@ process.stdout.write(JSON.stringify(cases.map((c) => { setLang(c.lang); return e
 // recovery point recorded or read in place of a call, from the event's
 // typed fields, in English and in Korean.
 func TestBenchNewsSaysWhatTheProcessorDid(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the page's words are checked in Node")
-	}
 	type event struct {
 		Lane     string `json:"lane"`
 		Phase    string `json:"phase"`
@@ -57,25 +48,8 @@ func TestBenchNewsSaysWhatTheProcessorDid(t *testing.T) {
 		{"ko", event{"A2", "execute", "executed", 180000, "ch_000001", "replayed", ""}, []string{"첫 청구 ch_000001로 답했습니다"}},
 		{"ko", event{"A2", "execute", "skipped", 180000, "ch_000001", "recovered", "charge_made"}, []string{"복구 지점 charge_made를 찾았습니다", "호출하지 않고"}},
 	}
-	dir := t.TempDir()
-	for _, f := range []string{"bench.js", "strings.js", "dom.js", "race.js", "race-model.js", "sandbox.js"} {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "check.js"), []byte(newsScript), 0o644))
-	in, err := json.Marshal(cases)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cases.json"), in, 0o644))
-	cmd := exec.Command(node, "check.js", "cases.json")
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "%s", stderr.String())
 	var got []string
-	require.NoError(t, json.Unmarshal(stdout, &got))
+	runInNode(t, "the page's words are", newsScript, []string{"bench.js", "strings.js", "dom.js", "race.js", "race-model.js", "sandbox.js"}, cases, &got)
 	require.Len(t, got, len(cases))
 	for i, c := range cases {
 		for _, w := range c.want {

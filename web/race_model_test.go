@@ -3,10 +3,6 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -16,6 +12,7 @@ import (
 	"idemlab/engine"
 	"idemlab/lab/scenario"
 	"idemlab/lessons"
+	"idemlab/store/sqlite"
 )
 
 // raceRun is one scenario played to the end under one policy: the state
@@ -80,9 +77,9 @@ var lessonRuns = sync.OnceValues(func() ([]raceRun, error) {
 	return runs, nil
 })
 
-// play runs spec to the end under p.
+// play runs spec to the end under p, on SQLite in memory as the page does.
 func play(spec scenario.Spec, p engine.Policy) (raceRun, error) {
-	s, err := scenario.New(spec, p)
+	s, err := scenario.New(spec, p, func() (scenario.Store, error) { return sqlite.OpenMemory() })
 	if err != nil {
 		return raceRun{}, err
 	}
@@ -280,30 +277,8 @@ type racePictures struct {
 // modules it imports.
 func raceModel(t *testing.T, runs []raceRun) []racePictures {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the race view's model is checked in Node")
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"race-model.js", "dom.js"} {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
-	// The modules are ES modules; the page loads them as such.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "check.js"), []byte(raceModelScript), 0o644))
-	in, err := json.Marshal(runs)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs.json"), in, 0o644))
-	cmd := exec.Command(node, "check.js", "runs.json")
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "%s", stderr.String())
 	var out []racePictures
-	require.NoError(t, json.Unmarshal(stdout, &out))
+	runInNode(t, "the race view's model is", raceModelScript, []string{"race-model.js", "dom.js"}, runs, &out)
 	require.Len(t, out, 2*len(runs))
 	return out
 }

@@ -1,11 +1,6 @@
 package web_test
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,10 +31,6 @@ process.stdout.write(JSON.stringify(out));
 // view's ledger total, the classroom's tally and verdict and the rule say
 // one sentence, in English and in Korean.
 func TestExtraPaymentsSaysWhatTheCheckerSays(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the page's words are checked in Node")
-	}
 	type tcase struct {
 		N    int    `json:"n"`
 		Won  int64  `json:"won"`
@@ -51,25 +42,8 @@ func TestExtraPaymentsSaysWhatTheCheckerSays(t *testing.T) {
 			cases = append(cases, c)
 		}
 	}
-	dir := t.TempDir()
-	for _, f := range []string{"strings.js", "dom.js"} {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "check.js"), []byte(extraPaymentsScript), 0o644))
-	in, err := json.Marshal(cases)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cases.json"), in, 0o644))
-	cmd := exec.Command(node, "check.js", "cases.json")
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoError(t, err, "%s", stderr.String())
 	var got []struct{ Sentence, Total string }
-	require.NoError(t, json.Unmarshal(stdout, &got))
+	runInNode(t, "the page's words are", extraPaymentsScript, []string{"strings.js", "dom.js"}, cases, &got)
 	require.Len(t, got, len(cases))
 	for i, c := range cases {
 		want := lab.ExtraPayments(c.N, c.Won, c.Lang)

@@ -16,11 +16,11 @@ func BenchmarkOpen(b *testing.B) {
 	p, _ := spec.BasePolicy()
 	// The first database of a process pays for compiling SQLite (once, and
 	// under WebAssembly for seconds): warm up outside the measurement.
-	warm, err := scenario.New(spec, p)
+	warm, err := scenario.New(spec, p, scenario.Memory)
 	require.NoError(b, err)
 	warm.Close()
 	for b.Loop() {
-		s, err := scenario.New(spec, p)
+		s, err := scenario.New(spec, p, scenario.Memory)
 		require.NoError(b, err)
 		s.Close()
 	}
@@ -32,7 +32,7 @@ func BenchmarkStep(b *testing.B) {
 	spec, err := scenario.Parse([]byte(storm))
 	require.NoError(b, err)
 	p, _ := spec.BasePolicy()
-	s, err := scenario.New(spec, p)
+	s, err := scenario.New(spec, p, scenario.Memory)
 	require.NoError(b, err)
 	defer s.Close()
 	for b.Loop() {
@@ -55,7 +55,7 @@ func BenchmarkBack(b *testing.B) {
 	spec, err := scenario.Parse([]byte(storm))
 	require.NoError(b, err)
 	p, _ := spec.BasePolicy()
-	s, err := scenario.New(spec, p)
+	s, err := scenario.New(spec, p, scenario.Memory)
 	require.NoError(b, err)
 	defer s.Close()
 	final, err := s.Run()

@@ -8,7 +8,6 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store/sqlite"
 )
 
 // DayRequest asks for a day of traffic against one policy. A scenario's
@@ -42,9 +41,9 @@ func ParseDayRequest(b []byte) (lab.DayParams, engine.Policy, error) {
 }
 
 // RunDay generates the day p describes and replays it in-process against a
-// fresh in-memory database under policy, then judges it with the checker.
+// fresh database from open under policy, then judges it with the checker.
 // progress, when not nil, is told how many attempts are done.
-func RunDay(ctx context.Context, p lab.DayParams, policy engine.Policy, progress func(done, total int)) (lab.Tally, error) {
+func RunDay(ctx context.Context, open Opener, p lab.DayParams, policy engine.Policy, progress func(done, total int)) (lab.Tally, error) {
 	p = p.WithDefaults()
 	if err := p.Validate(); err != nil {
 		return lab.Tally{}, fmt.Errorf("scenario: day: %w", err)
@@ -52,7 +51,7 @@ func RunDay(ctx context.Context, p lab.DayParams, policy engine.Policy, progress
 	if p.Intents > lab.MaxTaughtDayIntents {
 		return lab.Tally{}, fmt.Errorf("scenario: day: at most %d intents here, got %d", lab.MaxTaughtDayIntents, p.Intents)
 	}
-	db, err := sqlite.OpenMemory()
+	db, err := open.open()
 	if err != nil {
 		return lab.Tally{}, fmt.Errorf("scenario: day: %w", err)
 	}

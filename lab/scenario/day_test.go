@@ -22,7 +22,7 @@ func TestDayBreaksNaiveAndHoldsScoped(t *testing.T) {
 		params.Intents = 50 // SQLite is interpreted under WebAssembly in Node
 	}
 	calls := 0
-	naive, err := scenario.RunDay(context.Background(), params, engine.MustPreset(engine.LevelNaive), func(done, total int) {
+	naive, err := scenario.RunDay(context.Background(), scenario.Memory, params, engine.MustPreset(engine.LevelNaive), func(done, total int) {
 		calls++
 		assert.LessOrEqual(t, done, total)
 	})
@@ -31,7 +31,7 @@ func TestDayBreaksNaiveAndHoldsScoped(t *testing.T) {
 	assert.False(t, naive.Report.Rule(lab.RuleOneTransfer).OK)
 	assert.Positive(t, naive.Report.Summary.PaidTwice)
 
-	scoped, err := scenario.RunDay(context.Background(), params, engine.MustPreset(engine.LevelScoped), nil)
+	scoped, err := scenario.RunDay(context.Background(), scenario.Memory, params, engine.MustPreset(engine.LevelScoped), nil)
 	require.NoError(t, err)
 	assert.True(t, scoped.Report.OK, "%v", scoped.Report.Broken())
 	assert.Zero(t, scoped.Report.Summary.Duplicates)
@@ -43,6 +43,6 @@ func TestDayRequestErrors(t *testing.T) {
 		_, _, err := scenario.ParseDayRequest([]byte(src))
 		assert.Error(t, err, src)
 	}
-	_, err := scenario.RunDay(context.Background(), lab.DayParams{Intents: lab.MaxTaughtDayIntents + 1}, engine.MustPreset(engine.LevelNaive), nil)
+	_, err := scenario.RunDay(context.Background(), scenario.Memory, lab.DayParams{Intents: lab.MaxTaughtDayIntents + 1}, engine.MustPreset(engine.LevelNaive), nil)
 	assert.Error(t, err)
 }

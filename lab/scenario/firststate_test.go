@@ -58,14 +58,14 @@ func TestFirstStateNeedsNoDatabase(t *testing.T) {
 			require.NoError(t, err, c)
 		}
 		for pname, p := range policies {
-			later := newUnopenedWorld(spec, p)
+			later := newUnopenedWorld(spec, p, Memory)
 			first := stateJSON(t, later.state(0))
 			require.False(t, later.isOpen())
 			require.NoError(t, later.open())
 			assert.Equal(t, first, stateJSON(t, later.state(0)), "%s under %s", name, pname)
 			later.close()
 
-			now, err := newWorld(spec, p)
+			now, err := newWorld(spec, p, Memory)
 			require.NoError(t, err)
 			assert.Equal(t, first, stateJSON(t, now.state(0)), "%s under %s", name, pname)
 			now.close()

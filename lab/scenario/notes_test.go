@@ -69,7 +69,7 @@ func TestStateIgnoresNotes(t *testing.T) {
 	}
 	for name, p := range policies {
 		t.Run(name, func(t *testing.T) {
-			s, err := New(spec, p)
+			s, err := New(spec, p, Memory)
 			require.NoError(t, err)
 			defer s.Close()
 			st, err := s.Run()

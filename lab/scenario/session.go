@@ -24,6 +24,7 @@ type Session struct {
 	mu     sync.Mutex
 	spec   Spec
 	policy engine.Policy
+	open   Opener
 	moves  []move
 	w      *world
 	closed bool
@@ -57,9 +58,13 @@ type move struct {
 	schedPos int
 }
 
-// New opens a session on a fresh in-memory database with the scenario's
-// accounts. The policy is usually spec.BasePolicy().
-func New(spec Spec, policy engine.Policy) (*Session, error) {
+// New opens a session on a fresh database from open with the scenario's
+// accounts; open is called again for each world Back and Reset replay on.
+// The policy is usually spec.BasePolicy().
+func New(spec Spec, policy engine.Policy, open Opener) (*Session, error) {
+	if open == nil {
+		return nil, errNoOpener
+	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -68,9 +73,9 @@ func New(spec Spec, policy engine.Policy) (*Session, error) {
 	}
 	// The first state needs no database: it opens while the page draws
 	// that state.
-	w := newUnopenedWorld(spec, policy)
+	w := newUnopenedWorld(spec, policy, open)
 	w.openLater()
-	s := &Session{spec: spec, policy: policy, w: w, stop: make(chan struct{})}
+	s := &Session{spec: spec, policy: policy, open: open, w: w, stop: make(chan struct{})}
 	s.prepareSpare()
 	return s, nil
 }
@@ -83,7 +88,7 @@ func (s *Session) prepareSpare() {
 	}
 	sp := &spareWorld{ch: make(chan *world, 1), hurry: make(chan struct{})}
 	s.spare = sp
-	ch, spec, policy, stop := sp.ch, s.spec, s.policy, s.stop
+	ch, spec, policy, open, stop := sp.ch, s.spec, s.policy, s.open, s.stop
 	s.spareWG.Add(1)
 	go func() {
 		defer s.spareWG.Done()
@@ -96,7 +101,7 @@ func (s *Session) prepareSpare() {
 			ch <- nil
 			return
 		}
-		w, err := newWorld(spec, policy)
+		w, err := newWorld(spec, policy, open)
 		if err != nil {
 			w = nil // the caller builds its own and reports the error
 		}
@@ -117,7 +122,7 @@ func (s *Session) freshWorld() (*world, error) {
 			w.close()
 		}
 	}
-	return newWorld(s.spec, s.policy)
+	return newWorld(s.spec, s.policy, s.open)
 }
 
 // dropSpare closes the spare world, waiting for it if it is being built.

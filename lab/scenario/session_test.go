@@ -43,7 +43,7 @@ func open(t testing.TB, src string, override func(*engine.Policy)) *scenario.Ses
 	if override != nil {
 		p = p.With(override)
 	}
-	s, err := scenario.New(spec, p)
+	s, err := scenario.New(spec, p, scenario.Memory)
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s
@@ -339,7 +339,7 @@ func TestCloseStopsEveryLane(t *testing.T) {
 	require.NoError(t, err)
 	for range 5 {
 		p, _ := spec.BasePolicy()
-		s, err := scenario.New(spec, p)
+		s, err := scenario.New(spec, p, scenario.Memory)
 		require.NoError(t, err)
 		for _, l := range []string{"A1", "A2", "B1", "A2"} {
 			_, err := s.Step(l)
@@ -488,7 +488,7 @@ func FuzzParse(f *testing.F) {
 		}
 		p, err := spec.BasePolicy()
 		require.NoError(t, err)
-		s, err := scenario.New(spec, p)
+		s, err := scenario.New(spec, p, scenario.Memory)
 		require.NoError(t, err)
 		defer s.Close()
 		st, err := s.Run()

@@ -31,7 +31,7 @@ func TestSpareWorldIsFresh(t *testing.T) {
 	require.NoError(t, err)
 	p, err := spec.BasePolicy()
 	require.NoError(t, err)
-	s, err := New(spec, p)
+	s, err := New(spec, p, Memory)
 	require.NoError(t, err)
 	defer s.Close()
 	require.NotNil(t, s.spare, "a spare is prepared from the start")

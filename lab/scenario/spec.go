@@ -1,7 +1,8 @@
 // Package scenario plays a lesson's scenario against the real engine and a
-// real SQLite store, one phase of one lane at a time, with the learner as
-// the scheduler. A Session owns an in-memory database (the memdb VFS), a
-// manual clock and an engine whose step hook parks every lane before every
+// real store, one phase of one lane at a time, with the learner as the
+// scheduler. Its caller hands in the store (an Opener: the browser's
+// module passes SQLite on the memdb VFS); the package imports no store. A
+// Session owns the databases it opens, a manual clock and an engine whose step hook parks every lane before every
 // phase until it is told to move, so every state it reports is reproducible
 // and Back is a replay of the moves made so far, less the last.
 //

@@ -16,7 +16,6 @@ import (
 
 	"idemlab/engine"
 	"idemlab/lab"
-	"idemlab/store/sqlite"
 )
 
 // world is one live playing of a scenario: the database, the clock, one
@@ -28,8 +27,9 @@ import (
 // them, and in the browser SQLite's first statements are most of the time
 // between the engine's start and the learner's first picture.
 type world struct {
-	spec     Spec
-	policy   engine.Policy
+	spec      Spec
+	policy    engine.Policy
+	openStore Opener // opens the world's database
 	ctx      context.Context
 	cancel   context.CancelFunc
 	clock    *engine.ManualClock
@@ -60,7 +60,7 @@ type world struct {
 	hurryOnce sync.Once
 	openOnce  sync.Once
 	openErr   error
-	db        *sqlite.DB
+	db        Store
 	engs      []*engine.Engine // by server, from server 1
 }
 
@@ -86,8 +86,8 @@ type laneRun struct {
 }
 
 // newWorld returns a world with its database open.
-func newWorld(spec Spec, policy engine.Policy) (*world, error) {
-	w := newUnopenedWorld(spec, policy)
+func newWorld(spec Spec, policy engine.Policy, open Opener) (*world, error) {
+	w := newUnopenedWorld(spec, policy, open)
 	if err := w.open(); err != nil {
 		w.close()
 		return nil, err
@@ -97,9 +97,9 @@ func newWorld(spec Spec, policy engine.Policy) (*world, error) {
 
 // newUnopenedWorld returns a world whose database is not open yet: call
 // open or openLater.
-func newUnopenedWorld(spec Spec, policy engine.Policy) *world {
+func newUnopenedWorld(spec Spec, policy engine.Policy, open Opener) *world {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &world{spec: spec, policy: policy, ctx: ctx, cancel: cancel, servers: spec.ServerCount(),
+	w := &world{spec: spec, policy: policy, openStore: open, ctx: ctx, cancel: cancel, servers: spec.ServerCount(),
 		clock: engine.NewManualClock(Start), lanes: map[string]*laneRun{},
 		owners: map[string]string{}, latency: time.Duration(spec.LatencyMS) * time.Millisecond, intents: intentsOf(spec),
 		opened: make(chan struct{}), hurry: make(chan struct{})}
@@ -148,7 +148,7 @@ func (w *world) open() error {
 			w.openErr = err
 			return
 		}
-		db, err := sqlite.OpenMemory()
+		db, err := w.openStore.open()
 		if err != nil {
 			w.openErr = fmt.Errorf("scenario %q: %w", w.spec.ID, err)
 			return

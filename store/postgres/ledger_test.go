@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,32 +15,9 @@ import (
 	"idemlab/store/postgres"
 )
 
-// roundTrips counts the messages the store waits on PostgreSQL for: each
-// statement run on its own, each pipelined batch, and each statement's
-// preparation (once per connection) is one round trip.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-func openCounted(t testing.TB, url string) (*postgres.DB, *roundTrips) {
+func openCounted(t testing.TB, url string) (*postgres.DB, *pgtest.RoundTrips) {
 	t.Helper()
-	rt := &roundTrips{}
+	rt := &pgtest.RoundTrips{}
 	db, err := postgres.OpenConfigured(context.Background(), url, fmt.Sprintf("s%d", schemaSeq.Add(1)),
 		func(c *pgxpool.Config) { c.ConnConfig.Tracer = rt })
 	require.NoError(t, err)
@@ -85,11 +60,11 @@ func TestRoundTripsPerTransfer(t *testing.T) {
 		{"and a fresh key", "k-4", 201, 3},
 	}
 	for _, c := range cases {
-		before := rt.n.Load()
+		before := rt.N.Load()
 		r := eng.Handle(ctx, scopedTransfer(c.key, body))
 		require.Equal(t, c.status, r.Response.Status, "%s", r.Response.Body)
 		if c.trips >= 0 {
-			assert.Equal(t, c.trips, rt.n.Load()-before, c.name)
+			assert.Equal(t, c.trips, rt.N.Load()-before, c.name)
 		}
 	}
 }

@@ -118,12 +118,14 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // Open connects to the database at url and uses the tables in schema,
 // creating the schema and running the migrations it lacks first.
 func Open(ctx context.Context, url, schema string) (*DB, error) {
-	return open(ctx, url, schema, nil)
+	return OpenConfigured(ctx, url, schema, nil)
 }
 
-// open is Open with a last word on the pool's configuration (the tests
-// count round trips with a tracer).
-func open(ctx context.Context, url, schema string, configure func(*pgxpool.Config)) (*DB, error) {
+// OpenConfigured is Open with a last word on the pool's configuration:
+// configure, when not nil, may change it before the pool starts (the
+// tests and the benchmark beside SQLite, internal/stores, count round
+// trips with a tracer).
+func OpenConfigured(ctx context.Context, url, schema string, configure func(*pgxpool.Config)) (*DB, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("postgres: schema name %q: want lower-case letters, digits and _", schema)
 	}

@@ -89,7 +89,7 @@ func (db *DB) leave(g *commitGroup, err error) error {
 	case db.conn.GetAutocommit():
 		// An error rolled the whole transaction back: every member's work
 		// is gone, and each of them must say so.
-		g.err = errors.New("store: the group's transaction was rolled back by an error")
+		g.err = errors.New("sqlite: the group's transaction was rolled back by an error")
 		db.batch = nil
 		close(g.done)
 	case db.waiting.Load() == 0 || g.members >= maxGroup:

@@ -43,7 +43,7 @@ func scanKey(s *sqlite3.Stmt) (engine.KeyRecord, error) {
 	if s.ColumnType(9) != sqlite3.NULL {
 		resp := &engine.Response{Status: s.ColumnInt(9), Body: s.ColumnBlob(11, []byte{})}
 		if err := json.Unmarshal(s.ColumnRawText(10), &resp.Header); err != nil {
-			return rec, fmt.Errorf("store: stored headers of %q: %w", rec.Key, err)
+			return rec, fmt.Errorf("sqlite: stored headers of %q: %w", rec.Key, err)
 		}
 		rec.Response = resp
 	}
@@ -121,7 +121,7 @@ func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.Inse
 	res := engine.InsertResult{SQL: st.sql}
 	err := db.holdStmt(ctx, st, func(s *sqlite3.Stmt) error {
 		if err := bindKey(s, rec); err != nil {
-			return fmt.Errorf("store: bind key: %w", err)
+			return fmt.Errorf("sqlite: bind key: %w", err)
 		}
 		err := s.Exec()
 		switch {

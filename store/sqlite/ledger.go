@@ -138,7 +138,7 @@ func (l ledgerTx) transfer(a engine.TransferArgs, res *engine.TransferResult) er
 		s.BindText(2, c.Key)
 		s.BindText(3, c.Owner)
 		if err := bindResponse(s, 4, &resp, res.Transfer.ID); err != nil {
-			return fmt.Errorf("store: bind response: %w", err)
+			return fmt.Errorf("sqlite: bind response: %w", err)
 		}
 		if err := s.Exec(); err != nil {
 			return mapErr(fmt.Sprintf("complete %q", c.Key), err)

@@ -42,7 +42,7 @@ func OpenFileWith(path string, o FileOptions) (*DB, error) {
 func open(name string, file bool) (*DB, error) {
 	conn, err := sqlite3.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", name, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", name, err)
 	}
 	db := &DB{conn: conn, stmts: unprepared}
 	if err := db.init(file); err != nil {
@@ -54,13 +54,13 @@ func open(name string, file bool) (*DB, error) {
 
 func (db *DB) init(file bool) error {
 	if err := db.conn.BusyTimeout(BusyTimeout); err != nil {
-		return fmt.Errorf("store: busy timeout: %w", err)
+		return fmt.Errorf("sqlite: busy timeout: %w", err)
 	}
 	if !file {
 		return nil // a copy of emptyImage, at the current schema version
 	}
 	if err := db.conn.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=16384;"); err != nil {
-		return fmt.Errorf("store: pragmas: %w", err)
+		return fmt.Errorf("sqlite: pragmas: %w", err)
 	}
 	return db.migrate()
 }

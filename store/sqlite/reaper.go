@@ -19,7 +19,7 @@ import (
 // it, so the sweep only reclaims space.
 func (db *DB) Reap(ctx context.Context, nowMS int64, batch int) (deleted int, swept bool, err error) {
 	if batch < 1 {
-		return 0, false, fmt.Errorf("store: reap: batch %d < 1", batch)
+		return 0, false, fmt.Errorf("sqlite: reap: batch %d < 1", batch)
 	}
 	err = db.hold(ctx, func() (err error) {
 		deleted, swept, err = db.reap(nowMS, batch)

@@ -116,7 +116,7 @@ var SchemaVersion = len(migrations)
 func (db *DB) migrate() error {
 	s, _, err := db.conn.Prepare("PRAGMA user_version")
 	if err != nil {
-		return fmt.Errorf("store: read schema version: %w", err)
+		return fmt.Errorf("sqlite: read schema version: %w", err)
 	}
 	version := 0
 	if s.Step() {
@@ -124,18 +124,18 @@ func (db *DB) migrate() error {
 	}
 	s.Close()
 	if version > len(migrations) {
-		return fmt.Errorf("store: database schema version %d is newer than this build (%d)", version, len(migrations))
+		return fmt.Errorf("sqlite: database schema version %d is newer than this build (%d)", version, len(migrations))
 	}
 	if version == 0 {
 		sql := "BEGIN IMMEDIATE;\n" + schema + fmt.Sprintf(";\nPRAGMA user_version = %d;\nCOMMIT;", len(migrations))
 		if err := db.conn.Exec(sql); err != nil {
 			db.conn.Exec("ROLLBACK")
-			return fmt.Errorf("store: create schema: %w", err)
+			return fmt.Errorf("sqlite: create schema: %w", err)
 		}
 		return nil
 	}
 	if err := sqlitemigrate.Migrate(db.conn, migrations); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	return nil
 }

@@ -69,9 +69,9 @@ func mapErr(op string, err error) error {
 		return nil
 	}
 	if errors.Is(err, sqlite3.BUSY) || errors.Is(err, sqlite3.LOCKED) {
-		return fmt.Errorf("store: %s: %w (%v)", op, engine.ErrBusy, err)
+		return fmt.Errorf("sqlite: %s: %w (%v)", op, engine.ErrBusy, err)
 	}
-	return fmt.Errorf("store: %s: %w", op, err)
+	return fmt.Errorf("sqlite: %s: %w", op, err)
 }
 
 func isConstraint(err error) bool {

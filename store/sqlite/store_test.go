@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +85,17 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	a, err := db.GetAccount(context.Background(), "a")
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), a.Balance, "reopening runs no migration twice and keeps the data")
+}
+
+// TestErrorsNameTheAdapter: the SQLite store's errors begin "sqlite:", as
+// PostgreSQL's begin "postgres:", so a log line says which store failed.
+func TestErrorsNameTheAdapter(t *testing.T) {
+	db := openFileOrMemory(t)
+	_, _, err := db.Reap(context.Background(), 0, 0)
+	assert.ErrorContains(t, err, "sqlite: reap: batch 0 < 1")
+	if runtime.GOOS != "js" {
+		_, err = sqlite.OpenFile(filepath.Join(t.TempDir(), "missing", "dir", "x.db"))
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), "sqlite: "), err.Error())
+	}
 }

@@ -1,18 +1,20 @@
 // teach-verdict.js: the projector's verdict on a ledger (the checker's
 // rules, tallies, balances and key table, the storm's picture) and the
-// room's vote with its histogram. All user text is set as text, never as
-// markup.
+// room's vote with its histogram. It keeps no state: teach.js hands it
+// the message, the page's RoomRace (teach-race.js) and whether the page is
+// the room's screen. All user text is set as text, never as markup.
 import { $, el, won } from '/dom.js';
-import { timeOf as timeMS } from '/race.js';
 import { showPicture } from '/day.js';
 import { ruleTitle, inLang, extraPayments, t as words } from '/strings.js';
 import { t, choiceWord, lang } from './words.js';
-import { SCREEN, shownRun, view, newRun, drawNow, renderPlayer, currentModel, seek, laneLabel, tile, setVerdict } from './teach-race.js';
+import { tile } from './tile.js';
 
-export function renderVote(v) {
+// renderVote shows the room's vote; screen is true on the room's screen,
+// laneLabel names a lane after its student.
+export function renderVote(v, screen, laneLabel) {
   $('vote-question').textContent = v.question ? t('question') : t('noQuestion');
   // The room's screen shows a vote only when there is one.
-  $('vote-question').closest('section').hidden = SCREEN && !v.question;
+  $('vote-question').closest('section').hidden = screen && !v.question;
   $('vote-status').textContent = v.open
     ? t('votingSoFar', { n: v.votes })
     : v.revealed
@@ -80,16 +82,10 @@ function violationText(message) {
 
 // drawPicture shows the storm as a picture; a column moves the race to
 // that moment.
-function drawPicture(msg) {
+function drawPicture(msg, race) {
   $('picture-box').hidden = false;
   showPicture($('picture'), msg.picture, (lang === 'ko' && msg.picture_svg_ko) || msg.picture_svg, (bucket) => {
-    const m = currentModel();
-    if (!m.events.length) return;
-    const first = timeMS(m.events[0]);
-    let c = 0;
-    while (c < m.events.length && timeMS(m.events[c]) - first < bucket.to_ms) c++;
-    seek(c);
-    $('race').scrollIntoView({ block: 'nearest' });
+    if (race.seekTime(bucket.to_ms)) $('race').scrollIntoView({ block: 'nearest' });
   });
 }
 
@@ -102,8 +98,10 @@ function extraTile(label, value, s) {
   return box;
 }
 
-export function renderReport(msg) {
-  if (msg.run !== shownRun()) newRun(msg.run, msg.level, 'level ' + msg.level);
+// renderReport shows a ledger's verdict beside the race view of race, the
+// page's RoomRace; screen is true on the room's screen.
+export function renderReport(msg, race, screen) {
+  if (msg.run !== race.shownRun()) race.newRun(msg.run, msg.level, 'level ' + msg.level);
   const s = msg.report.summary;
   const label = msg.storm
     ? t('stormDone', { requests: msg.storm.requests, level: msg.level, ms: msg.storm.duration_ms })
@@ -156,7 +154,7 @@ export function renderReport(msg) {
   const stuck = msg.keys.filter((k) => k.state === 'in_progress').length;
   $('stuck').hidden = !(msg.storm && stuck > 0);
   $('stuck').textContent = t('stuckInProgress', { n: stuck });
-  if (msg.vote) renderVote(msg.vote);
+  if (msg.vote) renderVote(msg.vote, screen, race.laneLabel);
   // The checker's broken rules join the attempts they name in the view.
   // One line per broken rule: a naive storm breaks the same rule dozens of
   // times, and the room reads the rule, not the list.
@@ -170,11 +168,10 @@ export function renderReport(msg) {
       Object.assign({}, vs[0], { rule: Object.assign({}, r.rule, { title: ruleTitle(r.rule, lang) }), message, message_ko: message }),
     );
   }
-  setVerdict(violations, msg.policy);
+  race.setVerdict(violations, msg.policy);
   // The storm as a picture (drawn by the server, the same drawing as
   // `idemlab day replay --svg`): a column moves the race to its moment.
   // It is drawn in the frame after the race, which the room reads first.
-  if (msg.picture && msg.picture_svg) setTimeout(() => msg.run === shownRun() && drawPicture(msg), 0);
-  if (view.mode === 'live') drawNow();
-  else renderPlayer();
+  if (msg.picture && msg.picture_svg) setTimeout(() => msg.run === race.shownRun() && drawPicture(msg, race), 0);
+  race.refresh();
 }

@@ -9,8 +9,15 @@ import { connect, showConnection } from './room.js';
 import { $, el } from '/dom.js';
 import { t, translatePage, lang } from './words.js';
 import { setLang } from '/strings.js';
-import { SCREEN, shownRun, policies, newRun, drainNow, receive, measure, showStage, setCode, setRoster } from './teach-race.js';
+import { RoomRace, measure } from './teach-race.js';
 import { renderReport, renderVote } from './teach-verdict.js';
+
+// The page is the presenter (controls, and a small picture) unless it is
+// opened as the room's screen (?view=screen), the audience view that the
+// projector shows: the join screen, then the race filling the screen.
+const SCREEN = new URLSearchParams(location.search).get('view') === 'screen';
+// race owns the race view's state: the ledger shown, its events, the player.
+const race = new RoomRace({ screen: SCREEN });
 
 let room = null;
 let filled = false;
@@ -97,7 +104,7 @@ $('create').addEventListener('click', async () => {
 });
 
 function enter(c) {
-  setCode(c);
+  race.setCode(c);
   show('room');
   $('code').textContent = c;
   $('join-url').textContent = location.origin + '/classroom/';
@@ -105,7 +112,7 @@ function enter(c) {
   $('open-screen').href = '/classroom/teach?view=screen&room=' + encodeURIComponent(c) + (lang !== 'en' ? '&lang=' + lang : '');
   $('open-screen').title = t('screenHelp');
   $('open-screen').hidden = false;
-  showStage(false);
+  race.showStage(false);
   room = connect(c, 'projector', {
     onMessage,
     onStatus(s) {
@@ -133,15 +140,15 @@ function onMessage(msg) {
       // without https://, a proxy's TLS port answers 400) and without the
       // room (the code beside it says it); the QR code has all.
       if (msg.join_url) $('join-url').textContent = msg.join_url.replace(/\?.*$/, '');
-      newRun(-1, msg.state.level, '');
+      race.newRun(-1, msg.state.level, '');
       renderState(msg.state);
       break;
     case 'state':
       renderState(msg);
       break;
     case 'storm':
-      if (msg.policy) policies.set(msg.spec.level, msg.policy);
-      newRun(
+      if (msg.policy) race.announcePolicy(msg.spec.level, msg.policy);
+      race.newRun(
         msg.run,
         msg.spec.level,
         t('stormLabel', { clients: msg.spec.clients, attempts: msg.spec.attempts, level: msg.spec.level, fault: msg.spec.fault }),
@@ -151,17 +158,17 @@ function onMessage(msg) {
       // and the join card becomes a strip above the view.
       $('storm-panel').open = false;
       keepFocusOnPanel();
-      showStage(true);
+      race.showStage(true);
       break;
     case 'events':
-      receive(msg.events);
+      race.receive(msg.events);
       break;
     case 'report': {
       // The page's own figure of a finished storm drawn (make bench reads
       // it): the last events recorded, the verdict, the view built and drawn.
       const t0 = performance.now();
-      drainNow();
-      renderReport(msg);
+      race.drainNow();
+      renderReport(msg, race, SCREEN);
       $('race').getBoundingClientRect(); // the layout is part of the cost
       measure('idemlab-projector-report', t0);
       break;
@@ -225,7 +232,7 @@ function renderState(s) {
   $('fire').disabled = s.storming;
   if (s.storming) keepFocusOnPanel();
   // The roster comes only when it changed: a state without one keeps it.
-  if (s.roster) setRoster(s.roster);
+  if (s.roster) race.setRoster(s.roster);
   renderRoster(s);
   // The join screen names who is in: the newest first, as they arrive.
   if (s.roster) {
@@ -237,9 +244,9 @@ function renderState(s) {
       ...(names.length ? names.slice(0, 40).map((n) => el('li', { text: n })) : [el('li', { class: 'muted', text: t('noneYet') })]),
     );
   }
-  if (s.run !== shownRun() && s.run > shownRun()) newRun(s.run, s.level, t('levelLabel', { level: s.level }));
+  if (s.run !== race.shownRun() && s.run > race.shownRun()) race.newRun(s.run, s.level, t('levelLabel', { level: s.level }));
   $('interrupted').hidden = !s.interrupted;
-  renderVote(s.vote);
+  renderVote(s.vote, SCREEN, race.laneLabel);
 }
 
 $('fault').addEventListener('change', () => {

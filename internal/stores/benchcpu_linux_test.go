@@ -1,4 +1,4 @@
-package postgres_test
+package stores_test
 
 import (
 	"os"

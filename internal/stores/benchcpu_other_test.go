@@ -1,6 +1,6 @@
 //go:build !linux
 
-package postgres_test
+package stores_test
 
 import "time"
 

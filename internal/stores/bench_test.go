@@ -1,4 +1,4 @@
-package postgres_test
+package stores_test
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ func BenchmarkScopedLoopback(b *testing.B) {
 	if n := os.Getenv("IDEMLAB_BENCH_POOL"); n != "" {
 		poolURL += "&pool_max_conns=" + n
 	}
-	trips := &roundTrips{}
+	trips := &pgtest.RoundTrips{}
 	openPG := func(schema string) *postgres.DB {
 		db, err := postgres.OpenConfigured(ctx, poolURL, schema, func(c *pgxpool.Config) { c.ConnConfig.Tracer = trips })
 		if err != nil {
@@ -134,14 +134,14 @@ func BenchmarkScopedLoopback(b *testing.B) {
 		for range rounds {
 			for _, s := range setups {
 				t := tallies[s.name]
-				x0, r0, app0, pg0 := nextXact(), trips.n.Load(), processCPU(), clusterCPU(postmaster)
+				x0, r0, app0, pg0 := nextXact(), trips.N.Load(), processCPU(), clusterCPU(postmaster)
 				g0, _ := lite.GroupCommits()
 				start := time.Now()
 				send(b, client, s.urls, perRound)
 				t.took += time.Since(start)
 				t.appCPU += processCPU() - app0
 				t.clusterCPU += clusterCPU(postmaster) - pg0
-				t.trips += trips.n.Load() - r0
+				t.trips += trips.N.Load() - r0
 				if s.pg {
 					t.xacts += nextXact() - x0
 				} else {

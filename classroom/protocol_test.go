@@ -1,4 +1,4 @@
-package server
+package classroom_test
 
 // (Over 500 lines on purpose: the classroom's protocol tests over real
 // websockets share one set of dialling and reading helpers kept here.)
@@ -24,12 +24,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/classroom"
+	"idemlab/classroom/roomdb"
 	"idemlab/engine"
+	"idemlab/internal/peer"
 	"idemlab/lab"
 )
 
 // The classroom's tests run over real sockets: httptest.NewServer over
-// server.New, real websockets, real storms against a real SQLite ledger.
+// the classroom's own routes (Register), real websockets, real storms
+// against a real SQLite ledger.
 
 const testToken = "instructor-secret-for-tests-0123456789"
 
@@ -40,12 +43,12 @@ const waitLong = 60 * time.Second
 type classroomEnv struct {
 	t   testing.TB
 	ts  *httptest.Server
-	srv *Server
+	cl  *classroom.Classroom
 	jar http.CookieJar
 }
 
-// newClassroomEnv starts the whole server with cfg as the classroom's
-// extra configuration.
+// newClassroomEnv starts the classroom with cfg, signed in to with
+// testToken.
 func newClassroomEnv(t testing.TB, cfg classroom.Config) *classroomEnv {
 	return newClassroomEnvOn(t, cfg, nil)
 }
@@ -54,20 +57,29 @@ func newClassroomEnv(t testing.TB, cfg classroom.Config) *classroomEnv {
 // through wrap, as a constrained network would.
 func newClassroomEnvOn(t testing.TB, cfg classroom.Config, wrap func(net.Conn) net.Conn) *classroomEnv {
 	t.Helper()
-	return newClassroomEnvWith(t, cfg, Options{InstructorToken: testToken}, wrap, nil)
+	cfg.InstructorToken = testToken
+	return newClassroomEnvWith(t, cfg, wrap, nil)
 }
 
-// newClassroomEnvWith starts the server with opts (its database, when
-// opts.DB is set) and the browser's cookie jar (a new one when nil).
-func newClassroomEnvWith(t testing.TB, cfg classroom.Config, opts Options, wrap func(net.Conn) net.Conn, jar http.CookieJar) *classroomEnv {
+// newClassroomEnvWith starts the classroom with cfg (its files beside
+// cfg.DB, when set) and the browser's cookie jar (a new one when nil). It
+// hands the classroom the stores cmd/idemlab does (SQLite ledgers, the
+// rooms file of classroom/roomdb) and serves its routes as the server
+// does: on their own mux, each request's peer resolved with no proxy
+// trusted.
+func newClassroomEnvWith(t testing.TB, cfg classroom.Config, wrap func(net.Conn) net.Conn, jar http.CookieJar) *classroomEnv {
 	t.Helper()
-	opts.Classroom = cfg
-	banks, err := OpenBanks(Config{Open: testBanks(opts.DB)})
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg = classroom.WithSQLiteLedgers(cfg)
+	cfg.OpenRooms = func(path string) (classroom.Rooms, error) { return roomdb.OpenRooms(path) }
+	cl, err := classroom.New(cfg)
 	require.NoError(t, err)
-	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := New(banks, testOptions(opts))
-	require.NoError(t, err)
-	ts := httptest.NewUnstartedServer(srv)
+	mux := http.NewServeMux()
+	cl.Register(mux)
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := peer.Trusted{}.Resolve(r)
+		mux.ServeHTTP(w, peer.With(r, p))
+	}))
 	if wrap != nil {
 		ts.Listener = wrapListener{ts.Listener, wrap}
 	}
@@ -76,11 +88,10 @@ func newClassroomEnvWith(t testing.TB, cfg classroom.Config, opts Options, wrap 
 		jar, _ = cookiejar.New(nil)
 	}
 	t.Cleanup(func() {
-		srv.Close() // closes every websocket first, so the test server has nothing left to wait for
+		cl.Close() // closes every websocket first, so the test server has nothing left to wait for
 		ts.Close()
-		CloseBanks(banks)
 	})
-	return &classroomEnv{t: t, ts: ts, srv: srv, jar: jar}
+	return &classroomEnv{t: t, ts: ts, cl: cl, jar: jar}
 }
 
 type wrapListener struct {
@@ -543,8 +554,8 @@ func mustJar() http.CookieJar {
 
 func TestClassroomInstructorSignIn(t *testing.T) {
 	env := newClassroomEnv(t, classroom.Config{})
-	assert.True(t, strings.HasPrefix(env.srv.InstructorPath(), "/classroom/teach#signin="), env.srv.InstructorPath())
-	assert.NotContains(t, env.srv.InstructorPath(), testToken, "the printed link carries a one-time code, not the secret")
+	assert.True(t, strings.HasPrefix(env.cl.InstructorPath(), "/classroom/teach#signin="), env.cl.InstructorPath())
+	assert.NotContains(t, env.cl.InstructorPath(), testToken, "the printed link carries a one-time code, not the secret")
 	res := env.post("/classroom/api/session", map[string]string{"token": "wrong"}, env.ts.URL)
 	res.Body.Close()
 	assert.Equal(t, 401, res.StatusCode)
@@ -567,7 +578,7 @@ func TestClassroomInstructorSignIn(t *testing.T) {
 	qr.Body.Close()
 	assert.Equal(t, "image/png", qr.Header.Get("Content-Type"))
 	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")))
-	for _, page := range []string{"/classroom/", "/classroom/teach", "/classroom/static/teach.js", "/classroom/static/teach-race.js", "/classroom/static/teach-verdict.js", "/classroom/static/join.js", "/classroom/static/room.js", "/classroom/static/classroom.css"} {
+	for _, page := range []string{"/classroom/", "/classroom/teach", "/classroom/static/teach.js", "/classroom/static/teach-race.js", "/classroom/static/teach-verdict.js", "/classroom/static/tile.js", "/classroom/static/join.js", "/classroom/static/room.js", "/classroom/static/classroom.css"} {
 		res, err := http.Get(env.ts.URL + page)
 		require.NoError(t, err)
 		res.Body.Close()
@@ -679,7 +690,7 @@ func TestClassroomClosesEverything(t *testing.T) {
 	proj.send(map[string]any{"type": "storm", "storm": classroom.StormSpec{Level: "scoped", Clients: 50, Attempts: 2, SlowMS: 200}})
 	proj.next("storm")
 	done := make(chan struct{})
-	go func() { env.srv.Close(); close(done) }()
+	go func() { env.cl.Close(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(waitLong):

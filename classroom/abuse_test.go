@@ -1,4 +1,4 @@
-package server
+package classroom_test
 
 import (
 	"bytes"
@@ -129,7 +129,7 @@ func TestClassroomSignInLimitIsPerAddress(t *testing.T) {
 	// The instructor behind the same address (a school's NAT) is not
 	// locked out: the one-time link is never held off, and a signed-in
 	// browser opens rooms and projects them.
-	code := strings.TrimPrefix(env.srv.InstructorPath(), "/classroom/teach#signin=")
+	code := strings.TrimPrefix(env.cl.InstructorPath(), "/classroom/teach#signin=")
 	same, _ := cookiejar.New(nil)
 	require.Equal(t, 200, env.postFrom("127.0.0.2", "/classroom/api/session", map[string]string{"signin": code}, same).StatusCode,
 		"the one-time link from the guessing address")
@@ -143,7 +143,7 @@ func TestClassroomSignInLimitIsPerAddress(t *testing.T) {
 func TestClassroomOneTimeLinkAndSessions(t *testing.T) {
 	cfg, clk := frozen()
 	env := newClassroomEnv(t, cfg)
-	code := strings.TrimPrefix(env.srv.InstructorPath(), "/classroom/teach#signin=")
+	code := strings.TrimPrefix(env.cl.InstructorPath(), "/classroom/teach#signin=")
 	a, _ := cookiejar.New(nil)
 	b, _ := cookiejar.New(nil)
 	require.Equal(t, 200, env.postFrom("127.0.0.2", "/classroom/api/session", map[string]string{"signin": code}, a).StatusCode)

@@ -1,4 +1,4 @@
-package server
+package classroom_test
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ import (
 func TestClassroomRoomsSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "idemlab.db")
-	env := newClassroomEnvWith(t, classroom.Config{}, Options{InstructorToken: testToken, DB: db}, nil, nil)
+	env := newClassroomEnvWith(t, classroom.Config{InstructorToken: testToken, DB: db}, nil, nil)
 	code := env.openRoom()
 	proj := env.projector(code)
 	ana := env.student(code, "ana", secret(0))
@@ -53,7 +53,7 @@ func TestClassroomRoomsSurviveARestart(t *testing.T) {
 	// The second server runs on the copy, without --instructor-token: the
 	// secret and the session come from its files. The browser is the same
 	// (its cookie jar).
-	env2 := newClassroomEnvWith(t, classroom.Config{}, Options{DB: killed}, nil, env.jar)
+	env2 := newClassroomEnvWith(t, classroom.Config{DB: killed}, nil, env.jar)
 	assert.NoFileExists(t, leftover)
 
 	c, _, err := env2.dial(code, classroom.RoleProjector, true, env2.ts.URL, nil)
@@ -89,7 +89,7 @@ func TestClassroomRoomsSurviveARestart(t *testing.T) {
 
 	// The way to sign in has not changed: the secret kept in the files
 	// still signs a new browser in.
-	other := &classroomEnv{t: t, ts: env2.ts, srv: env2.srv}
+	other := &classroomEnv{t: t, ts: env2.ts, cl: env2.cl}
 	other.jar, _ = cookiejar.New(nil)
 	res := other.post("/classroom/api/session", map[string]string{"token": testToken}, env2.ts.URL)
 	res.Body.Close()
