@@ -5,9 +5,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
@@ -138,4 +142,56 @@ func TestLabPageInKorean(t *testing.T) {
 			t.Errorf("the lab page in Korean, %s theme: %d accessibility violations:\n%s", theme, len(v), strings.Join(v, "\n"))
 		}
 	}
+}
+
+// BenchmarkLabPageInteractive opens the lab page and the playground's
+// first lesson cold (a browser context of its own each time, no cache),
+// one after the other, and reports the medians: the lab page until its
+// code is in the editor (idemlab-lab-ready), the playground until its
+// first bench steps (idemlab-interactive), and the difference (the issue's
+// budget: the lab page ready at most 1 s after the playground).
+func BenchmarkLabPageInteractive(b *testing.B) {
+	ts := playground(b, playgroundDir(b))
+	var labMS, playMS []float64
+	open := func(path, ready, mark string) float64 {
+		ctx, closeTab := ownTab(b, chromedp.WithNewBrowserContext())
+		defer closeTab()
+		run(b, ctx,
+			chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tgt, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
+				return err
+			}),
+			chromedp.Navigate(ts.URL+path), waitJS(ready))
+		return eval[float64](b, ctx, `performance.getEntriesByName('`+mark+`')[0].startTime`)
+	}
+	for i := 0; i < max(b.N, 6); i++ {
+		labMS = append(labMS, open("/lab.html", `document.body.dataset.ready === 'true'`, "idemlab-lab-ready"))
+		playMS = append(playMS, open("/#lesson=01-naive", `document.body.dataset.interactive === 'true'`, "idemlab-interactive"))
+		b.StopTimer()
+		time.Sleep(time.Second)
+		b.StartTimer()
+	}
+	sort.Float64s(labMS)
+	sort.Float64s(playMS)
+	b.ReportMetric(labMS[len(labMS)/2], "ms-lab-ready")
+	b.ReportMetric(playMS[len(playMS)/2], "ms-playground-interactive")
+	b.ReportMetric(labMS[len(labMS)/2]-playMS[len(playMS)/2], "ms-lab-after-playground")
+}
+
+// BenchmarkLabEditorSize reports the lab's code editor as sent: brotli,
+// gzip and raw (the issue's budget: 300 KB brotli).
+func BenchmarkLabEditorSize(b *testing.B) {
+	var sizes [3]int64
+	for i := 0; i < b.N; i++ {
+		for k, name := range []string{web.EditorName + ".br", web.EditorName + ".gz", web.EditorName} {
+			info, err := fs.Stat(web.Files, name)
+			if err != nil {
+				b.Skipf("the editor is not built (make editor): %v", err)
+			}
+			sizes[k] = info.Size()
+		}
+	}
+	b.ReportMetric(float64(sizes[0])/1024, "KB-brotli")
+	b.ReportMetric(float64(sizes[1])/1024, "KB-gzip")
+	b.ReportMetric(float64(sizes[2])/1024, "KB-raw")
 }

@@ -293,6 +293,8 @@ async function main() {
   $('btn-restore').addEventListener('click', restore);
   addEventListener('pagehide', keep);
   document.body.dataset.ready = 'true';
+  // The page is ready for the student: the code is in the editor.
+  performance.mark('idemlab-lab-ready');
 }
 
 main();
