@@ -152,6 +152,16 @@ func TestScreenshots(t *testing.T) {
 			shootClass(t, ts.URL, dir, lang)
 		})
 	}
+	// The lab page ("Your endpoint") as a student first opens it.
+	for _, lang := range []string{"", "ko"} {
+		for _, scheme := range []string{"light", "dark"} {
+			for _, scr := range []screen{laptop, phone} {
+				t.Run("lab-"+scr.String()+"-"+lang+"-"+scheme, func(t *testing.T) {
+					shootLab(t, ts.URL, dir, scr, lang, scheme)
+				})
+			}
+		}
+	}
 	// The player's and the projector's working pictures, each in a folder
 	// of its own beside the set above.
 	t.Run("player", func(t *testing.T) { shootPlayer(t, filepath.Join(dir, "player")) })
@@ -592,4 +602,24 @@ func shootPlayer(t *testing.T, dir string) {
 		waitJS(`document.body.dataset.lesson === '02-unique'`))
 	runToEnd(t, ctx)
 	shot("08-lesson2-korean")
+}
+
+// shootLab opens the lab page at its first rung, as a student first sees
+// it: the rung's words beside the naive handler in the editor.
+func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
+	ctx := schemeTab(t, scr, scheme)
+	q := ""
+	if lang != "" {
+		q = "?lang=" + lang
+	}
+	run(t, ctx, chromedp.Navigate(base+"/lab.html"+q), waitJS(`document.body.dataset.ready === 'true'`))
+	name := "lab-" + scr.String()
+	if lang != "" {
+		name += "-" + lang
+	}
+	if scheme == "dark" {
+		name = "dark-" + name
+	}
+	shoot(t, ctx, dir, name, scr, "")
+	shoot(t, ctx, dir, name+"-code", scr, "#handler-box")
 }
