@@ -86,7 +86,7 @@ type Charge struct {
 type DB struct {
 	name     string
 	admin    *sqlite3.Conn
-	tables   []string // every table of main, in creation order, restored by Reset
+	tables   []string        // every table of main, in creation order, restored by Reset
 	reset    []*sqlite3.Stmt // the statements that restore them, prepared once
 	conns    map[string]*conn
 	free     []*conn
