@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"idemlab/engine"
 	"idemlab/lab"
 )
 
@@ -109,4 +110,30 @@ func TestHandlerRunHistory(t *testing.T) {
 	assert.False(t, h.Attempts[0].Delivered)
 	assert.Equal(t, []lab.LedgerTransfer{{ID: "tr_1", Customer: "cust-1", Key: "k-1", From: "alice", To: "bob", Amount: 500}}, h.Ledger)
 	assert.Equal(t, lab.LabRetryHorizon, h.RetryHorizon)
+}
+
+func TestHandlerHelpers(t *testing.T) {
+	cases := []struct {
+		name, helper, arg string
+		want              any
+	}{
+		{"a key", "parseKey", `"k-1"`, "k-1"},
+		{"a bare key", "parseKey", `k-1`, nil},
+		{"two keys", "parseKey", `"a", "b"`, nil},
+		{"a transfer", "parseTransfer", `{"to":"bob","from":"alice","amount":5}`, engine.TransferBody{From: "alice", To: "bob", Amount: 5}},
+		{"to oneself", "parseTransfer", `{"to":"bob","from":"bob","amount":5}`, nil},
+		{"canonical", "canonical", `{ "to":"bob", "from":"alice","amount":5}`, `{"amount":5,"from":"alice","to":"bob"}`},
+		{"canonical of another body", "canonical", `{"b":1,"a":[true]}`, `{"a":[true],"b":1}`},
+		{"canonical of no JSON", "canonical", `{`, nil},
+		{"sha256", "sha256", "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, ok := lab.HandlerHelper(c.helper, c.arg)
+			assert.True(t, ok)
+			assert.Equal(t, c.want, v)
+		})
+	}
+	_, ok := lab.HandlerHelper("fetch", "")
+	assert.False(t, ok)
 }

@@ -261,3 +261,13 @@ func (lb *labBridge) closeAll() {
 		delete(lb.dbs, id)
 	}
 }
+
+// helper runs one of the handler's lab.* helpers (lab.HandlerHelper):
+// {"ok": value}.
+func (lb *labBridge) helper(name, arg string) string {
+	v, ok := lab.HandlerHelper(name, arg)
+	if !ok {
+		return labFail(fmt.Errorf("no such helper: lab.%s", name))
+	}
+	return encode(map[string]any{"ok": v})
+}

@@ -141,5 +141,6 @@ func exportLab(lb *labBridge) []js.Func {
 	def("labDump", 1, func(a []string) string { return lb.dump(a[0]) })
 	def("labJudge", 2, func(a []string) string { return lb.judge(a[0], a[1]) })
 	def("labClose", 1, func(a []string) string { return lb.close(a[0]) })
+	def("labHelper", 2, func(a []string) string { return lb.helper(a[0], a[1]) })
 	return funcs
 }
