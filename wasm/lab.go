@@ -102,21 +102,25 @@ func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 	}
 	return lb.with(id, func(d *labdb.DB) string {
 		res, err := d.Exec(conn, op, sql, params)
+		// tx says whether the connection holds a transaction after the
+		// call: the runner's scheduler knows who holds the write lock.
+		tx := `,"tx":` + strconv.FormatBool(d.InTx(conn)) + `}`
 		if err != nil {
-			return labFail(err)
+			out := labFail(err)
+			return out[:len(out)-1] + tx
 		}
 		switch op {
 		case "get":
 			if res.Row == nil {
-				return `{"ok":{}}`
+				return `{"ok":{}` + tx
 			}
-			return encode(map[string]any{"ok": map[string]any{"row": res.Row}})
+			return `{"ok":` + encode(map[string]any{"row": res.Row}) + tx
 		case "all":
-			return encode(map[string]any{"ok": map[string]any{"rows": res.Rows}})
+			return `{"ok":` + encode(map[string]any{"rows": res.Rows}) + tx
 		case "run":
-			return `{"ok":{"changes":` + strconv.FormatInt(res.Changes, 10) + `,"lastInsertRowid":` + strconv.FormatInt(res.LastInsertRowid, 10) + `}}`
+			return `{"ok":{"changes":` + strconv.FormatInt(res.Changes, 10) + `,"lastInsertRowid":` + strconv.FormatInt(res.LastInsertRowid, 10) + `}` + tx
 		}
-		return `{"ok":{}}`
+		return `{"ok":{}` + tx
 	})
 }
 
