@@ -53,7 +53,7 @@ vet:
 # The engine and the store run again under GOOS=js GOARCH=wasm, in Node, as
 # the browser will run them.
 test-js:
-	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test $(WASM_GCFLAGS) -exec="$(WASM_EXEC)" ./engine/ ./store/sqlite/ ./lab/ ./lab/scenario/ ./wasm/
+	PATH="$(GOROOT)/lib/wasm:$$PATH" GOOS=js GOARCH=wasm $(GO) test $(WASM_GCFLAGS) -exec="$(WASM_EXEC)" ./engine/ ./store/sqlite/ ./store/sqlite/labdb/ ./lab/ ./lab/scenario/ ./wasm/
 
 # axe-core checks the pages' accessibility in the browser tests. It comes
 # from npm, once, into bin/axe; without npm or a network the step is

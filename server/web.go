@@ -33,6 +33,7 @@ func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	site := &webSite{fsys: web.FS(webDir), etags: map[string]etagEntry{}}
 	mux.Handle("GET /{$}", site)
 	mux.Handle("GET /{name}", site)
+	mux.Handle("GET /lab/{name}", site)
 	// The lessons arrive as JSON at the same paths the static export
 	// writes, so the page does not care which of the two serves it.
 	mux.Handle("GET /api/lessons.json", lessonsAPI)
@@ -87,6 +88,13 @@ func (ws *webSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if name == web.EditorName {
 		ws.serveCompressed(w, r, name)
+		return
+	}
+	if dir, rest, ok := strings.Cut(name, "/"); ok {
+		// The one folder served: the lab's runner and its page.
+		if dir != web.LabDir || !web.Servable(rest) || strings.HasPrefix(rest, web.ModuleName) || !ws.serveFile(w, r, name, "") {
+			httpapi.Write(w, engine.CauseNotFound.Problem("no such file in the playground").Response())
+		}
 		return
 	}
 	if !web.Servable(name) || name == web.ModuleBrotli || name == web.ModuleGzip {
@@ -182,24 +190,35 @@ func (ws *webSite) serveFile(w http.ResponseWriter, r *http.Request, name, encod
 	} else {
 		h.Set("Content-Type", contentType(name))
 	}
-	switch name {
-	case "index.html":
+	switch {
+	case name == web.LabRunner:
+		// The worker that runs a student's own handler reaches nothing:
+		// no network, no script from anywhere, only the evaluation of
+		// the student's file and of the engine's module, which the page
+		// hands it (web/lab/runner.js says why this and not an iframe).
+		// A dedicated worker loaded from a URL is governed by this
+		// header, not by the page's policy.
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-eval' 'wasm-unsafe-eval'")
+	case name == "index.html" || strings.HasPrefix(name, web.LabDir+"/") && strings.HasSuffix(name, ".html"):
 		// The page runs only its own scripts; the lesson HTML it shows is
 		// rendered from markdown with raw HTML refused. 'wasm-unsafe-eval'
 		// is what compiling the engine's module needs.
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'")
-	case "lab.html":
+		h.Set("Content-Security-Policy", pageCSP)
+	case name == "lab.html":
 		// The lab page likewise; its code editor writes its own styles
 		// into the page as it starts (CodeMirror's themes), which
 		// style-src 'self' alone refuses. The page shows no HTML from
 		// anyone: the student's code is text in the editor.
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'")
+		h.Set("Content-Security-Policy", strings.Replace(pageCSP, "style-src 'self'", "style-src 'self' 'unsafe-inline'", 1))
 	}
 	// The modification time is left out on purpose: embedded files have
 	// none, and the ETag alone decides freshness.
 	http.ServeContent(w, r, name, time.Time{}, rs)
 	return true
 }
+
+// pageCSP is the playground's pages' policy.
+const pageCSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'"
 
 // etag returns the quoted SHA-256 prefix of a file's content, cached by
 // name, size and modification time.

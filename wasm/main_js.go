@@ -16,6 +16,7 @@ const yieldEvery = 50 * time.Millisecond
 // released as soon as they have run).
 func main() {
 	export(newBridge())
+	exportLab(newLabBridge())
 	if ready := js.Global().Get("idemlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
 	}
@@ -104,4 +105,42 @@ func promise(work func() string) js.Value {
 	p := js.Global().Get("Promise").New(executor)
 	executor.Release()
 	return p
+}
+
+// exportLab adds the lab's database functions (wasm/lab.go) to
+// globalThis.idemlab. Unlike the bridge's, they answer at once with a JSON
+// string, no Promise: each is one short SQLite call that never waits for a
+// goroutine, made thousands of times a second by the lab's explorer.
+func exportLab(lb *labBridge) []js.Func {
+	api := js.Global().Get("idemlab")
+	var funcs []js.Func
+	def := func(name string, nargs int, work func(a []string) string) {
+		f := js.FuncOf(func(this js.Value, args []js.Value) (out any) {
+			strs := make([]string, nargs)
+			for i := 0; i < nargs && i < len(args); i++ {
+				if args[i].Type() == js.TypeString {
+					strs[i] = args[i].String()
+				}
+			}
+			defer func() {
+				if r := recover(); r != nil {
+					out = labFail(fmt.Errorf("internal error: %v", r))
+				}
+			}()
+			return work(strs)
+		})
+		funcs = append(funcs, f)
+		api.Set(name, f)
+	}
+	def("labOpen", 2, func(a []string) string { return lb.open(a[0], a[1]) })
+	def("labConn", 2, func(a []string) string { return lb.conn(a[0], a[1]) })
+	def("labExec", 5, func(a []string) string { return lb.exec(a[0], a[1], a[2], a[3], a[4]) })
+	def("labRelease", 2, func(a []string) string { return lb.release(a[0], a[1]) })
+	def("labReset", 1, func(a []string) string { return lb.reset(a[0]) })
+	def("labPay", 2, func(a []string) string { return lb.pay(a[0], a[1]) })
+	def("labDump", 1, func(a []string) string { return lb.dump(a[0]) })
+	def("labJudge", 2, func(a []string) string { return lb.judge(a[0], a[1]) })
+	def("labClose", 1, func(a []string) string { return lb.close(a[0]) })
+	def("labHelper", 2, func(a []string) string { return lb.helper(a[0], a[1]) })
+	return funcs
 }

@@ -33,6 +33,14 @@ const (
 	EditorName = "editor.js"
 )
 
+// The lab's runtime lives in one folder, served under /lab/: LabRunner is
+// the worker that runs a student's own handler, sent with a policy of
+// its own (server/web.go).
+const (
+	LabDir    = "lab"
+	LabRunner = LabDir + "/runner.js"
+)
+
 // Servable reports whether name, a file at the top of the playground's
 // folder, is part of the site: the page, its styles, scripts, images and
 // the compressed module. Go sources, checksums and hidden files are not.

@@ -1,0 +1,116 @@
+package lab
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"idemlab/engine"
+)
+
+// LabRetryHorizon is how long the lab's clients keep retrying: rule 7
+// holds when a handler's published retention is longer.
+const LabRetryHorizon = time.Hour
+
+// HandlerRun is one run of a student's own handler (docs/lab-handler.md)
+// as the browser's lab records it: the scenario's intents, every attempt
+// with what it sent and what it answered, and what the lab read from its
+// own tables and from the payment network afterwards. JudgeHandlerRun
+// judges it by the checker's rules, as Check judges the engine's runs.
+type HandlerRun struct {
+	Intents  []Intent         `json:"intents"`
+	Attempts []HandlerAttempt `json:"attempts"`
+	// Transfers are the lab's transfers table after the run, each with the
+	// attempt whose connection inserted it.
+	Transfers []HandlerTransfer `json:"transfers"`
+	// Charges are the payment network's charges, each with the attempt
+	// that made it.
+	Charges       []HandlerCharge  `json:"charges"`
+	StartBalances map[string]int64 `json:"start_balances"`
+	EndBalances   map[string]int64 `json:"end_balances"`
+	// RetentionSeconds is the file's retentionSeconds; nil when it
+	// publishes none (rule 7 is then not judged, as the grader does not).
+	RetentionSeconds *float64 `json:"retention_seconds"`
+}
+
+// HandlerAttempt is one attempt: the request as the handler saw it and
+// its answer. Answered is false when the attempt never answered (a crash,
+// an exception: the client got nothing, or a 500 the checker does not
+// count as an answer); Delivered is false when the client never read it
+// (a lost answer, a timeout).
+type HandlerAttempt struct {
+	ID       string `json:"id"`
+	Intent   string `json:"intent"`
+	Customer string `json:"customer"`
+	// Key is the Idempotency-Key header as sent (quotes and all), "" when
+	// none was.
+	Key       string            `json:"key"`
+	Body      string            `json:"body"`
+	Now       int64             `json:"now"`
+	Answered  bool              `json:"answered"`
+	Delivered bool              `json:"delivered"`
+	Status    int               `json:"status"`
+	Headers   map[string]string `json:"headers"`
+	Response  string            `json:"response"`
+}
+
+// HandlerTransfer is a row of the lab's transfers table.
+type HandlerTransfer struct {
+	ID      int64  `json:"id"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Amount  int64  `json:"amount"`
+	Attempt string `json:"attempt"`
+}
+
+// HandlerCharge is a charge the payment network made.
+type HandlerCharge struct {
+	ID         string `json:"charge_id"`
+	Attempt    string `json:"attempt"`
+	Amount     int64  `json:"amount"`
+	NetworkKey string `json:"network_key,omitempty"`
+}
+
+// History turns the run into the checker's history: transfers and charges
+// belong to the intent of the attempt that made them, through its
+// customer and key, as the engine's own runs record them.
+func (r HandlerRun) History() History {
+	h := History{Intents: r.Intents, StartBalances: r.StartBalances, EndBalances: r.EndBalances,
+		RetryHorizon: LabRetryHorizon, Ledger: []LedgerTransfer{}, Charges: []ProcessorCharge{}}
+	if r.RetentionSeconds != nil && *r.RetentionSeconds > 0 {
+		h.Retention = time.Duration(*r.RetentionSeconds * float64(time.Second))
+	}
+	byID := make(map[string]Attempt, len(r.Attempts))
+	for _, a := range r.Attempts {
+		key := ""
+		if a.Key != "" {
+			key, _ = engine.ParseKey([]string{a.Key})
+		}
+		at := Attempt{Lane: a.ID, Intent: a.Intent, Customer: a.Customer, Key: key, Body: []byte(a.Body),
+			Delivered: a.Answered && a.Delivered, SentAt: time.UnixMilli(a.Now).UTC()}
+		if a.Answered {
+			at.Status, at.Response = a.Status, []byte(a.Response)
+			for k, v := range a.Headers {
+				if strings.EqualFold(k, "Idempotent-Replayed") && strings.EqualFold(strings.TrimSpace(v), "true") {
+					at.Replayed = true
+				}
+			}
+		}
+		byID[a.ID] = at
+		h.Attempts = append(h.Attempts, at)
+	}
+	for _, t := range r.Transfers {
+		a := byID[t.Attempt]
+		h.Ledger = append(h.Ledger, LedgerTransfer{ID: "tr_" + strconv.FormatInt(t.ID, 10), Customer: a.Customer, Key: a.Key,
+			From: t.From, To: t.To, Amount: t.Amount})
+	}
+	for _, c := range r.Charges {
+		a := byID[c.Attempt]
+		h.Charges = append(h.Charges, ProcessorCharge{ID: c.ID, Customer: a.Customer, Key: a.Key, Amount: c.Amount, IdempotencyKey: c.NetworkKey})
+	}
+	return h
+}
+
+// JudgeHandlerRun judges a run of a student's handler by the checker's
+// rules (Check). It is a pure function.
+func JudgeHandlerRun(r HandlerRun) Report { return Check(r.History()) }

@@ -1,0 +1,139 @@
+package lab_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"idemlab/engine"
+	"idemlab/lab"
+)
+
+// handlerRunCase builds a run of a student's handler by hand: two
+// attempts of one intent (alice sends bob 500) unless a case changes it.
+type handlerRunCase struct {
+	name   string
+	change func(r *lab.HandlerRun)
+	broken []string
+}
+
+const (
+	body500  = `{"from":"alice","to":"bob","amount":500}`
+	answer   = `{"transfer_id":"tr_1","from":"alice","to":"bob","amount":500,"balance_after":999500,"created_at":1}`
+	answerTr = `{"transfer_id":"tr_2","from":"alice","to":"bob","amount":500,"balance_after":999000,"created_at":1}`
+)
+
+// keptRun is a run that keeps every rule: the first attempt paid and
+// answered 201, the retry was answered the same, replayed.
+func keptRun() lab.HandlerRun {
+	week := 604800.0
+	return lab.HandlerRun{
+		Intents: []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 500}},
+		Attempts: []lab.HandlerAttempt{
+			{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body500, Answered: true, Delivered: false, Status: 201,
+				Headers: map[string]string{"Content-Type": "application/json"}, Response: answer},
+			{ID: "a2", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body500, Answered: true, Delivered: true, Status: 201,
+				Headers: map[string]string{"Content-Type": "application/json", "Idempotent-Replayed": "true"}, Response: answer},
+		},
+		Transfers:        []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 500, Attempt: "a1"}},
+		Charges:          []lab.HandlerCharge{{ID: "ch_1", Attempt: "a1", Amount: 500}},
+		StartBalances:    map[string]int64{"alice": 1000000, "bob": 0},
+		EndBalances:      map[string]int64{"alice": 999500, "bob": 500},
+		RetentionSeconds: &week,
+	}
+}
+
+func TestJudgeHandlerRun(t *testing.T) {
+	cases := []handlerRunCase{
+		{name: "kept", change: func(*lab.HandlerRun) {}},
+		{name: "a crash before anything moved keeps the rules", change: func(r *lab.HandlerRun) {
+			r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response = false, 0, ""
+		}},
+		{name: "two transfers and two charges", change: func(r *lab.HandlerRun) {
+			r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+			r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+			r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+			r.Attempts[1].Response, r.Attempts[1].Headers = answerTr, nil
+		}, broken: []string{lab.RuleOneTransfer.Name, lab.RuleByteReplay.Name, lab.RuleOneCharge.Name}},
+		{name: "a corrected amount answered 201", change: func(r *lab.HandlerRun) {
+			r.Attempts[1].Body = `{"from":"alice","to":"bob","amount":700}`
+		}, broken: []string{lab.RuleNoSilentWrong.Name}},
+		{name: "a replay rendered again", change: func(r *lab.HandlerRun) {
+			r.Attempts[1].Response = `{"transfer_id":"tr_1","from":"alice","to":"bob","amount":500,"balance_after":999500,"created_at":2}`
+		}, broken: []string{lab.RuleByteReplay.Name}},
+		{name: "completed without its transfer", change: func(r *lab.HandlerRun) {
+			r.Transfers, r.Charges = nil, nil
+			r.EndBalances = r.StartBalances
+		}, broken: []string{lab.RuleNothingLost.Name}},
+		{name: "another customer's answer", change: func(r *lab.HandlerRun) {
+			r.Intents = append(r.Intents, lab.Intent{ID: "i2", Customer: "cust-2", From: "carol", To: "bob", Amount: 500})
+			r.Attempts[1].Intent, r.Attempts[1].Customer = "i2", "cust-2"
+			r.Attempts[1].Body = `{"from":"carol","to":"bob","amount":500}`
+		}, broken: []string{lab.RuleNothingLost.Name, lab.RuleOwnResponses.Name}},
+		{name: "money appears", change: func(r *lab.HandlerRun) {
+			r.EndBalances = map[string]int64{"alice": 1000000, "bob": 500}
+		}, broken: []string{lab.RuleConservation.Name}},
+		{name: "an hour's retention", change: func(r *lab.HandlerRun) {
+			hour := 3600.0
+			r.RetentionSeconds = &hour
+		}, broken: []string{lab.RuleRetention.Name}},
+		{name: "no retention published is not judged", change: func(r *lab.HandlerRun) {
+			r.RetentionSeconds = nil
+		}},
+		{name: "the network charged twice, the ledger once", change: func(r *lab.HandlerRun) {
+			r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+		}, broken: []string{lab.RuleOneCharge.Name}},
+		{name: "a replayed charge is one charge", change: func(r *lab.HandlerRun) {
+			r.Charges[0].NetworkKey = "cust-1:k-1"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := keptRun()
+			c.change(&r)
+			rep := lab.JudgeHandlerRun(r)
+			assert.ElementsMatch(t, c.broken, rep.Broken(), "%+v", rep.Rules)
+			assert.Equal(t, len(c.broken) == 0, rep.OK)
+		})
+	}
+}
+
+// The judge ties a transfer to the intent of the attempt that inserted it
+// by the attempt's customer and parsed key, and marks a replay by the
+// answer's header, whatever its case.
+func TestHandlerRunHistory(t *testing.T) {
+	r := keptRun()
+	r.Attempts[1].Headers = map[string]string{"idempotent-replayed": "true"}
+	h := r.History()
+	assert.Equal(t, "k-1", h.Attempts[0].Key)
+	assert.True(t, h.Attempts[1].Replayed)
+	assert.False(t, h.Attempts[0].Delivered)
+	assert.Equal(t, []lab.LedgerTransfer{{ID: "tr_1", Customer: "cust-1", Key: "k-1", From: "alice", To: "bob", Amount: 500}}, h.Ledger)
+	assert.Equal(t, lab.LabRetryHorizon, h.RetryHorizon)
+}
+
+func TestHandlerHelpers(t *testing.T) {
+	cases := []struct {
+		name, helper, arg string
+		want              any
+	}{
+		{"a key", "parseKey", `"k-1"`, "k-1"},
+		{"a bare key", "parseKey", `k-1`, nil},
+		{"two keys", "parseKey", `"a", "b"`, nil},
+		{"a transfer", "parseTransfer", `{"to":"bob","from":"alice","amount":5}`, engine.TransferBody{From: "alice", To: "bob", Amount: 5}},
+		{"to oneself", "parseTransfer", `{"to":"bob","from":"bob","amount":5}`, nil},
+		{"canonical", "canonical", `{ "to":"bob", "from":"alice","amount":5}`, `{"amount":5,"from":"alice","to":"bob"}`},
+		{"canonical of another body", "canonical", `{"b":1,"a":[true]}`, `{"a":[true],"b":1}`},
+		{"canonical of no JSON", "canonical", `{`, nil},
+		{"sha256", "sha256", "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, ok := lab.HandlerHelper(c.helper, c.arg)
+			assert.True(t, ok)
+			assert.Equal(t, c.want, v)
+		})
+	}
+	_, ok := lab.HandlerHelper("fetch", "")
+	assert.False(t, ok)
+}

@@ -1,0 +1,630 @@
+// Package labdb is the database a student's own handler runs on in the
+// browser's lab (docs/lab-handler.md): one SQLite database on the memdb VFS
+// holding the lab's tables (accounts, transfers) and the student's schema,
+// a connection per attempt, and the payment network's records, which no
+// rollback of the student's touches.
+//
+// A DB is not safe for concurrent use: the browser's lab calls it from one
+// thread, one step at a time, and its connections share one process-wide
+// memdb database, so SQLite's own locks decide who may write. A second
+// connection's BEGIN IMMEDIATE while another holds the write lock answers
+// Busy at once (busy timeout 0): the caller, the lab's scheduler, parks
+// that attempt until the holder commits or rolls back, which is a real
+// server's busy wait made visible.
+package labdb
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/vfs/memdb"
+)
+
+// LabSchema is the lab's own tables, created before the student's schema
+// (docs/lab-handler.md). lab_transfer_attempts is the lab's bookkeeping:
+// which attempt inserted each transfer, written by a per-connection
+// trigger in the same transaction, so that it commits and rolls back with
+// the transfer itself.
+const LabSchema = `
+CREATE TABLE accounts (
+  id      TEXT PRIMARY KEY,
+  balance INTEGER NOT NULL CHECK (balance >= 0)
+);
+CREATE TABLE transfers (
+  id         INTEGER PRIMARY KEY,
+  from_id    TEXT NOT NULL,
+  to_id      TEXT NOT NULL,
+  amount     INTEGER NOT NULL CHECK (amount > 0),
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE lab_transfer_attempts (
+  transfer_id INTEGER PRIMARY KEY,
+  attempt     TEXT NOT NULL
+);`
+
+// Account is one seeded account.
+type Account struct {
+	ID      string `json:"id"`
+	Balance int64  `json:"balance"`
+}
+
+// Transfer is one row of the lab's transfers table with the attempt whose
+// connection inserted it.
+type Transfer struct {
+	ID        int64  `json:"id"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Amount    int64  `json:"amount"`
+	CreatedAt int64  `json:"created_at"`
+	Attempt   string `json:"attempt"`
+}
+
+// Charge is one charge the payment network made.
+type Charge struct {
+	ID       string `json:"charge_id"`
+	Attempt  string `json:"attempt"`
+	Customer string `json:"customer"`
+	// Key is the request's Idempotency-Key (parsed) of the attempt that
+	// paid: what ties the charge to an intent for the checker.
+	Key    string `json:"key"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Amount int64  `json:"amount"`
+	// NetworkKey is the key the call carried to the network, if any.
+	NetworkKey string `json:"network_key,omitempty"`
+}
+
+// DB is the lab's database: the live memdb database, an untouched copy of
+// it taken after setup (Reset restores it), and the open connections.
+type DB struct {
+	name     string
+	admin    *sqlite3.Conn
+	tables   []string        // every table of main, in creation order, restored by Reset
+	reset    []*sqlite3.Stmt // the statements that restore them, prepared once
+	conns    map[string]*conn
+	free     []*conn
+	seq      int
+	charges  []Charge
+	byKey    map[string]int // network key → index in charges
+	chargeNo int
+	accounts []Account
+}
+
+// conn is one attempt's connection. attempt is read by the lab_attempt()
+// SQL function that the connection's trigger calls.
+type conn struct {
+	id      string
+	c       *sqlite3.Conn
+	attempt string
+}
+
+// Error is what a statement or a payment rejects with, shaped as the
+// handler sees it: Name is ConstraintError, SQLError, PaymentError or
+// Busy (the write lock is held by another connection: wait, not an error
+// the handler ever sees).
+type Error struct {
+	Name    string `json:"name"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Name + ": " + e.Message }
+
+// ErrBusy is the Error's Name when the write lock is another's.
+const ErrBusy = "Busy"
+
+// Open creates a fresh lab database: the lab's tables, the student's
+// schema, the seeded accounts. A schema that does not run is an error
+// whose message is SQLite's.
+func Open(schema string, accounts []Account) (*DB, error) {
+	db := &DB{name: "/labdb-" + rand.Text(), conns: map[string]*conn{}, byKey: map[string]int{}, accounts: accounts}
+	admin, err := sqlite3.Open("file:" + db.name + "?vfs=memdb")
+	if err != nil {
+		return nil, fmt.Errorf("labdb: open: %w", err)
+	}
+	db.admin = admin
+	if err := db.setup(schema, accounts); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) setup(schema string, accounts []Account) error {
+	if err := db.admin.Exec(LabSchema); err != nil {
+		return fmt.Errorf("labdb: the lab's tables: %w", err)
+	}
+	if strings.TrimSpace(schema) != "" {
+		if err := db.admin.Exec(schema); err != nil {
+			return &Error{Name: "SQLError", Code: codeName(err), Message: "your schema: " + sqliteMessage(err)}
+		}
+	}
+	if !db.admin.GetAutocommit() {
+		return &Error{Name: "SQLError", Message: "your schema leaves a transaction open"}
+	}
+	st, _, err := db.admin.Prepare(`INSERT INTO accounts (id, balance) VALUES (?, ?)`)
+	if err != nil {
+		return fmt.Errorf("labdb: seed: %w", err)
+	}
+	for _, a := range accounts {
+		st.BindText(1, a.ID)
+		st.BindInt64(2, a.Balance)
+		if err := st.Exec(); err != nil {
+			st.Close()
+			return fmt.Errorf("labdb: seed %s: %w", a.ID, err)
+		}
+	}
+	st.Close()
+	// The copy Reset restores lives in its own memdb database, attached to
+	// the admin connection: restoring is then a few statements on a
+	// connection already open, not a new database and new connections
+	// per schedule (the explorer resets once per schedule).
+	rows, err := db.query(db.admin, `SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY rowid`)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		db.tables = append(db.tables, r["name"].(string))
+	}
+	if err := db.admin.Exec(`ATTACH DATABASE 'file:` + db.name + `-snap?vfs=memdb' AS snap`); err != nil {
+		return fmt.Errorf("labdb: attach the snapshot: %w", err)
+	}
+	var copyScript strings.Builder
+	resetScript := []string{"BEGIN IMMEDIATE"}
+	for _, t := range db.tables {
+		q := quoteIdent(t)
+		if t != "sqlite_sequence" {
+			fmt.Fprintf(&copyScript, "CREATE TABLE snap.%s AS SELECT * FROM main.%s;", q, q)
+		} else {
+			copyScript.WriteString("CREATE TABLE snap.lab_sequence_copy AS SELECT * FROM main.sqlite_sequence;")
+			q = "sqlite_sequence"
+		}
+		src := "snap." + q
+		if t == "sqlite_sequence" {
+			src = "snap.lab_sequence_copy"
+		}
+		resetScript = append(resetScript, "DELETE FROM main."+q, fmt.Sprintf("INSERT INTO main.%s SELECT * FROM %s", q, src))
+	}
+	resetScript = append(resetScript, "COMMIT")
+	if err := db.admin.Exec(copyScript.String()); err != nil {
+		return fmt.Errorf("labdb: snapshot: %w", err)
+	}
+	for _, sql := range resetScript {
+		st, _, err := db.admin.Prepare(sql)
+		if err != nil {
+			return fmt.Errorf("labdb: prepare the reset: %w", err)
+		}
+		db.reset = append(db.reset, st)
+	}
+	return nil
+}
+
+// Close closes every connection and forgets both memdb databases.
+func (db *DB) Close() {
+	for _, c := range db.conns {
+		c.c.Close()
+	}
+	for _, c := range db.free {
+		c.c.Close()
+	}
+	db.conns, db.free = map[string]*conn{}, nil
+	for _, st := range db.reset {
+		st.Close()
+	}
+	db.reset = nil
+	if db.admin != nil {
+		db.admin.Close()
+	}
+	memdb.Delete(db.name)
+	memdb.Delete(db.name + "-snap")
+}
+
+// Tables lists the database's tables (the lab's and the student's).
+func (db *DB) Tables() []string { return append([]string(nil), db.tables...) }
+
+// Reset rolls back every connection's open transaction, hands every
+// connection back and restores the database as it was after Open; the
+// network forgets its charges.
+func (db *DB) Reset() error {
+	for id, c := range db.conns {
+		c.rollback()
+		c.attempt = ""
+		db.free = append(db.free, c)
+		delete(db.conns, id)
+	}
+	for _, st := range db.reset {
+		if err := st.Exec(); err != nil {
+			if !db.admin.GetAutocommit() {
+				db.admin.Exec("ROLLBACK")
+			}
+			return fmt.Errorf("labdb: reset: %w", err)
+		}
+	}
+	db.charges, db.byKey, db.chargeNo = nil, map[string]int{}, 0
+	return nil
+}
+
+// Conn opens (or takes from the pool) a connection for attempt and returns
+// its id.
+func (db *DB) Conn(attempt string) (string, error) {
+	var c *conn
+	if n := len(db.free); n > 0 {
+		c, db.free = db.free[n-1], db.free[:n-1]
+	} else {
+		sc, err := sqlite3.Open("file:" + db.name + "?vfs=memdb")
+		if err != nil {
+			return "", fmt.Errorf("labdb: connect: %w", err)
+		}
+		c = &conn{c: sc}
+		cc := c
+		err = sc.CreateFunction("lab_attempt", 0, sqlite3.DIRECTONLY, func(ctx sqlite3.Context, _ ...sqlite3.Value) {
+			ctx.ResultText(cc.attempt)
+		})
+		if err == nil {
+			err = sc.Exec(`CREATE TEMP TRIGGER lab_owner AFTER INSERT ON main.transfers BEGIN
+  INSERT OR REPLACE INTO main.lab_transfer_attempts (transfer_id, attempt) VALUES (new.id, lab_attempt());
+END`)
+		}
+		if err != nil {
+			sc.Close()
+			return "", fmt.Errorf("labdb: connect: %w", err)
+		}
+	}
+	db.seq++
+	c.id = "c" + strconv.Itoa(db.seq)
+	c.attempt = attempt
+	db.conns[c.id] = c
+	return c.id, nil
+}
+
+// Release ends a connection's use: its open transaction rolls back (an
+// attempt that ended, or crashed, holding one) and it returns to the pool.
+// It reports whether a transaction was open.
+func (db *DB) Release(id string) (rolledBack bool, err error) {
+	c, ok := db.conns[id]
+	if !ok {
+		return false, fmt.Errorf("labdb: no connection %q", id)
+	}
+	delete(db.conns, id)
+	rolledBack = c.rollback()
+	c.attempt = ""
+	db.free = append(db.free, c)
+	return rolledBack, nil
+}
+
+func (c *conn) rollback() bool {
+	if c.c.GetAutocommit() {
+		return false
+	}
+	c.c.Exec("ROLLBACK")
+	return true
+}
+
+// InTx reports whether a connection has a transaction open.
+func (db *DB) InTx(id string) bool {
+	c, ok := db.conns[id]
+	return ok && !c.c.GetAutocommit()
+}
+
+// Result is what one db call resolves to: Changes and LastInsertRowid for
+// run, Row for get (nil: undefined), Rows for all.
+type Result struct {
+	Changes         int64            `json:"changes"`
+	LastInsertRowid int64            `json:"lastInsertRowid"`
+	Row             map[string]any   `json:"row,omitempty"`
+	Rows            []map[string]any `json:"rows,omitempty"`
+}
+
+// Exec runs one of the handler's calls (op: run, get, all, begin, commit,
+// rollback) on a connection. A failure is an *Error.
+func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
+	c, ok := db.conns[id]
+	if !ok {
+		return Result{}, &Error{Name: "SQLError", Message: "this attempt's connection is closed"}
+	}
+	switch op {
+	case "begin":
+		return Result{}, wrap(c.c.Exec("BEGIN IMMEDIATE"))
+	case "commit":
+		if c.c.GetAutocommit() {
+			return Result{}, &Error{Name: "SQLError", Message: "cannot commit - no transaction is active"}
+		}
+		return Result{}, wrap(c.c.Exec("COMMIT"))
+	case "rollback":
+		if c.c.GetAutocommit() {
+			return Result{}, &Error{Name: "SQLError", Message: "cannot rollback - no transaction is active"}
+		}
+		return Result{}, wrap(c.c.Exec("ROLLBACK"))
+	case "run", "get", "all":
+	default:
+		return Result{}, &Error{Name: "SQLError", Message: "no such call: db." + op}
+	}
+	st, tail, err := c.c.Prepare(sql)
+	if err != nil {
+		return Result{}, wrap(err)
+	}
+	defer st.Close()
+	if st == nil {
+		return Result{}, &Error{Name: "SQLError", Message: "no statement in " + strconv.Quote(sql)}
+	}
+	if strings.TrimSpace(strings.Trim(strings.TrimSpace(tail), ";")) != "" {
+		return Result{}, &Error{Name: "SQLError", Message: "one statement per call: " + strconv.Quote(strings.TrimSpace(tail)) + " follows the first"}
+	}
+	if n := st.BindCount(); n != len(params) {
+		return Result{}, &Error{Name: "SQLError", Message: fmt.Sprintf("the statement has %d placeholders but %d values were given", n, len(params))}
+	}
+	for i, p := range params {
+		if err := bind(st, i+1, p); err != nil {
+			return Result{}, err
+		}
+	}
+	var res Result
+	for st.Step() {
+		if op == "run" {
+			continue
+		}
+		row := readRow(st)
+		if op == "get" {
+			res.Row = row
+			break
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := st.Err(); err != nil {
+		return Result{}, wrap(err)
+	}
+	if err := st.Reset(); err != nil {
+		return Result{}, wrap(err)
+	}
+	if op == "all" && res.Rows == nil {
+		res.Rows = []map[string]any{}
+	}
+	if op == "run" {
+		res.Changes, res.LastInsertRowid = c.c.Changes(), c.c.LastInsertRowID()
+	}
+	return res, nil
+}
+
+func bind(st *sqlite3.Stmt, i int, p any) error {
+	switch v := p.(type) {
+	case nil:
+		return st.BindNull(i)
+	case bool:
+		return st.BindBool(i, v)
+	case string:
+		return st.BindText(i, v)
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return st.BindInt64(i, int64(v))
+		}
+		return st.BindFloat(i, v)
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return st.BindInt64(i, n)
+		}
+		f, _ := v.Float64()
+		return st.BindFloat(i, f)
+	case int64:
+		return st.BindInt64(i, v)
+	case int:
+		return st.BindInt64(i, int64(v))
+	}
+	return &Error{Name: "SQLError", Message: fmt.Sprintf("parameter %d: only numbers, strings and null can be bound", i)}
+}
+
+func readRow(st *sqlite3.Stmt) map[string]any {
+	row := make(map[string]any, st.ColumnCount())
+	for i := range st.ColumnCount() {
+		name := st.ColumnName(i)
+		switch st.ColumnType(i) {
+		case sqlite3.INTEGER:
+			row[name] = st.ColumnInt64(i)
+		case sqlite3.FLOAT:
+			row[name] = st.ColumnFloat(i)
+		case sqlite3.NULL:
+			row[name] = nil
+		default:
+			row[name] = st.ColumnText(i)
+		}
+	}
+	return row
+}
+
+func (db *DB) query(c *sqlite3.Conn, sql string) ([]map[string]any, error) {
+	st, _, err := c.Prepare(sql)
+	if err != nil {
+		return nil, fmt.Errorf("labdb: %s: %w", sql, err)
+	}
+	defer st.Close()
+	var out []map[string]any
+	for st.Step() {
+		out = append(out, readRow(st))
+	}
+	return out, st.Err()
+}
+
+// wrap turns SQLite's error into the handler's: ConstraintError with the
+// extended code's name, Busy for a lock another connection holds, else
+// SQLError. The message is SQLite's own.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	_, code, ok := codes(err)
+	if !ok {
+		return &Error{Name: "SQLError", Message: err.Error()}
+	}
+	switch code {
+	case sqlite3.CONSTRAINT:
+		return &Error{Name: "ConstraintError", Code: codeName(err), Message: sqliteMessage(err)}
+	case sqlite3.BUSY, sqlite3.LOCKED:
+		return &Error{Name: ErrBusy, Code: codeName(err), Message: sqliteMessage(err)}
+	}
+	return &Error{Name: "SQLError", Code: codeName(err), Message: sqliteMessage(err)}
+}
+
+// codes reads SQLite's result codes from an error of the driver, which
+// is an *sqlite3.Error when SQLite said more than the code, else the code.
+func codes(err error) (sqlite3.ExtendedErrorCode, sqlite3.ErrorCode, bool) {
+	var se *sqlite3.Error
+	var xc sqlite3.ExtendedErrorCode
+	var c sqlite3.ErrorCode
+	switch {
+	case errors.As(err, &se):
+		return se.ExtendedCode(), se.Code(), true
+	case errors.As(err, &xc):
+		return xc, xc.Code(), true
+	case errors.As(err, &c):
+		return sqlite3.ExtendedErrorCode(c), c, true
+	}
+	return 0, 0, false
+}
+
+var extendedNames = map[sqlite3.ExtendedErrorCode]string{
+	sqlite3.CONSTRAINT_CHECK:      "SQLITE_CONSTRAINT_CHECK",
+	sqlite3.CONSTRAINT_COMMITHOOK: "SQLITE_CONSTRAINT_COMMITHOOK",
+	sqlite3.CONSTRAINT_FOREIGNKEY: "SQLITE_CONSTRAINT_FOREIGNKEY",
+	sqlite3.CONSTRAINT_FUNCTION:   "SQLITE_CONSTRAINT_FUNCTION",
+	sqlite3.CONSTRAINT_NOTNULL:    "SQLITE_CONSTRAINT_NOTNULL",
+	sqlite3.CONSTRAINT_PRIMARYKEY: "SQLITE_CONSTRAINT_PRIMARYKEY",
+	sqlite3.CONSTRAINT_TRIGGER:    "SQLITE_CONSTRAINT_TRIGGER",
+	sqlite3.CONSTRAINT_UNIQUE:     "SQLITE_CONSTRAINT_UNIQUE",
+	sqlite3.CONSTRAINT_VTAB:       "SQLITE_CONSTRAINT_VTAB",
+	sqlite3.CONSTRAINT_ROWID:      "SQLITE_CONSTRAINT_ROWID",
+	sqlite3.CONSTRAINT_PINNED:     "SQLITE_CONSTRAINT_PINNED",
+	sqlite3.CONSTRAINT_DATATYPE:   "SQLITE_CONSTRAINT_DATATYPE",
+	sqlite3.BUSY_SNAPSHOT:         "SQLITE_BUSY_SNAPSHOT",
+	sqlite3.BUSY_RECOVERY:         "SQLITE_BUSY_RECOVERY",
+	sqlite3.BUSY_TIMEOUT:          "SQLITE_BUSY_TIMEOUT",
+}
+
+var primaryNames = map[sqlite3.ErrorCode]string{
+	sqlite3.CONSTRAINT: "SQLITE_CONSTRAINT", sqlite3.BUSY: "SQLITE_BUSY", sqlite3.LOCKED: "SQLITE_LOCKED",
+	sqlite3.ERROR: "SQLITE_ERROR", sqlite3.MISMATCH: "SQLITE_MISMATCH", sqlite3.RANGE: "SQLITE_RANGE",
+	sqlite3.TOOBIG: "SQLITE_TOOBIG", sqlite3.READONLY: "SQLITE_READONLY",
+}
+
+// codeName is the name of SQLite's extended result code ("SQLITE_CONSTRAINT_UNIQUE").
+func codeName(err error) string {
+	x, c, ok := codes(err)
+	if !ok {
+		return ""
+	}
+	if n, ok := extendedNames[x]; ok {
+		return n
+	}
+	if n, ok := primaryNames[c]; ok {
+		return n
+	}
+	return "SQLITE_" + strconv.Itoa(int(c))
+}
+
+// sqliteMessage is SQLite's own message, without the driver's prefix
+// (the code's string).
+func sqliteMessage(err error) string {
+	msg := err.Error()
+	if x, c, ok := codes(err); ok {
+		msg = strings.TrimPrefix(msg, x.Error()+": ")
+		msg = strings.TrimPrefix(msg, c.Error()+": ")
+		msg = strings.TrimPrefix(msg, "sqlite3: ")
+	}
+	return msg
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Pay is the payment network's call made by attempt (of customer, whose
+// request carried requestKey): a charge, or the first charge again when
+// networkKey was seen before with the same amount (replayed), or a
+// PaymentError when it was seen with another.
+func (db *DB) Pay(attempt, customer, requestKey, from, to string, amount int64, networkKey string) (Charge, bool, error) {
+	if amount <= 0 {
+		return Charge{}, false, &Error{Name: "PaymentError", Message: "the amount must be a positive whole number of won"}
+	}
+	if networkKey != "" {
+		if i, ok := db.byKey[networkKey]; ok {
+			first := db.charges[i]
+			if first.Amount != amount || first.From != from || first.To != to {
+				return Charge{}, false, &Error{Name: "PaymentError", Message: fmt.Sprintf("key %q was first used for another payment (%d won from %s to %s)", networkKey, first.Amount, first.From, first.To)}
+			}
+			return first, true, nil
+		}
+	}
+	db.chargeNo++
+	ch := Charge{ID: fmt.Sprintf("ch_%d", db.chargeNo), Attempt: attempt, Customer: customer, Key: requestKey,
+		From: from, To: to, Amount: amount, NetworkKey: networkKey}
+	db.charges = append(db.charges, ch)
+	if networkKey != "" {
+		db.byKey[networkKey] = len(db.charges) - 1
+	}
+	return ch, false, nil
+}
+
+// Charges lists the network's charges, in the order they were made.
+func (db *DB) Charges() []Charge { return append([]Charge{}, db.charges...) }
+
+// Ledger reads the accounts and the committed transfers, each with the
+// attempt that inserted it.
+func (db *DB) Ledger() ([]Account, []Transfer, error) {
+	rows, err := db.query(db.admin, `SELECT id, balance FROM main.accounts ORDER BY id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	accounts := make([]Account, 0, len(rows))
+	for _, r := range rows {
+		b, _ := r["balance"].(int64)
+		accounts = append(accounts, Account{ID: fmt.Sprint(r["id"]), Balance: b})
+	}
+	rows, err = db.query(db.admin, `SELECT t.id, t.from_id, t.to_id, t.amount, t.created_at, coalesce(o.attempt, '') AS attempt
+FROM main.transfers t LEFT JOIN main.lab_transfer_attempts o ON o.transfer_id = t.id ORDER BY t.id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	transfers := make([]Transfer, 0, len(rows))
+	for _, r := range rows {
+		t := Transfer{From: fmt.Sprint(r["from_id"]), To: fmt.Sprint(r["to_id"]), Attempt: r["attempt"].(string)}
+		t.ID, _ = r["id"].(int64)
+		t.Amount, _ = r["amount"].(int64)
+		t.CreatedAt, _ = r["created_at"].(int64)
+		transfers = append(transfers, t)
+	}
+	return accounts, transfers, nil
+}
+
+// StartBalances is the seeded accounts, as a map.
+func (db *DB) StartBalances() map[string]int64 {
+	out := make(map[string]int64, len(db.accounts))
+	for _, a := range db.accounts {
+		out[a.ID] = a.Balance
+	}
+	return out
+}
+
+// Dump reads every row of every table (the lab's and the student's), for
+// the bench's view of the database after a step: table → rows.
+func (db *DB) Dump() (map[string][]map[string]any, error) {
+	out := map[string][]map[string]any{}
+	names := append([]string(nil), db.tables...)
+	sort.Strings(names)
+	for _, t := range names {
+		if t == "sqlite_sequence" || t == "lab_transfer_attempts" {
+			continue
+		}
+		rows, err := db.query(db.admin, "SELECT * FROM main."+quoteIdent(t))
+		if err != nil {
+			return nil, err
+		}
+		if rows == nil {
+			rows = []map[string]any{}
+		}
+		out[t] = rows
+	}
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package labdb_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/store/sqlite/labdb"
+)
+
+const keysSchema = `CREATE TABLE idem_keys (
+  customer TEXT NOT NULL, idem_key TEXT NOT NULL, state TEXT NOT NULL,
+  PRIMARY KEY (customer, idem_key)
+);`
+
+var seed = []labdb.Account{{ID: "alice", Balance: 1000000}, {ID: "bob", Balance: 0}}
+
+func open(t testing.TB) *labdb.DB {
+	t.Helper()
+	db, err := labdb.Open(keysSchema, seed)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	return db
+}
+
+func conn(t testing.TB, db *labdb.DB, attempt string) string {
+	t.Helper()
+	id, err := db.Conn(attempt)
+	require.NoError(t, err)
+	return id
+}
+
+func exec(t testing.TB, db *labdb.DB, c, op, sql string, params ...any) labdb.Result {
+	t.Helper()
+	r, err := db.Exec(c, op, sql, params)
+	require.NoError(t, err, "%s %s", op, sql)
+	return r
+}
+
+func TestConstraintErrorNamesTheConstraint(t *testing.T) {
+	db := open(t)
+	c := conn(t, db, "a1")
+	exec(t, db, c, "run", `INSERT INTO idem_keys VALUES (?, ?, 'in_progress')`, "cust-1", "k1")
+	_, err := db.Exec(c, "run", `INSERT INTO idem_keys VALUES (?, ?, 'in_progress')`, []any{"cust-1", "k1"})
+	var e *labdb.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "ConstraintError", e.Name)
+	assert.Equal(t, "SQLITE_CONSTRAINT_PRIMARYKEY", e.Code)
+	assert.Equal(t, "UNIQUE constraint failed: idem_keys.customer, idem_keys.idem_key", e.Message)
+
+	_, err = db.Exec(c, "run", `UPDATE accounts SET balance = balance - 2000000 WHERE id = 'alice'`, nil)
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "SQLITE_CONSTRAINT_CHECK", e.Code)
+
+	_, err = db.Exec(c, "get", `SELECT * FROM nowhere`, nil)
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "SQLError", e.Name)
+	assert.Contains(t, e.Message, "no such table: nowhere")
+}
+
+func TestGetAllRun(t *testing.T) {
+	db := open(t)
+	c := conn(t, db, "a1")
+	r := exec(t, db, c, "run", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)`, "alice", "bob", 5.0, 1700000000000.0)
+	assert.Equal(t, int64(1), r.Changes)
+	assert.Equal(t, int64(1), r.LastInsertRowid)
+	got := exec(t, db, c, "get", `SELECT id, amount, from_id FROM transfers WHERE id = ?`, 1.0)
+	assert.Equal(t, map[string]any{"id": int64(1), "amount": int64(5), "from_id": "alice"}, got.Row)
+	none := exec(t, db, c, "get", `SELECT * FROM transfers WHERE id = 99`)
+	assert.Nil(t, none.Row)
+	all := exec(t, db, c, "all", `SELECT id FROM accounts ORDER BY id`)
+	assert.Len(t, all.Rows, 2)
+	_, err := db.Exec(c, "run", `SELECT 1; SELECT 2`, nil)
+	assert.Error(t, err, "two statements in one call")
+}
+
+// A second connection's BEGIN IMMEDIATE while the first holds the write
+// lock answers Busy at once; after the holder commits it succeeds.
+func TestBeginWaitsForTheWriteLock(t *testing.T) {
+	db := open(t)
+	a, b := conn(t, db, "a1"), conn(t, db, "a2")
+	exec(t, db, a, "begin", "")
+	_, err := db.Exec(b, "begin", "", nil)
+	var e *labdb.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, labdb.ErrBusy, e.Name)
+	// A reader is not stopped by the writer's lock and sees the committed state.
+	exec(t, db, a, "run", `INSERT INTO idem_keys VALUES ('c', 'k', 'in_progress')`)
+	assert.Nil(t, exec(t, db, b, "get", `SELECT * FROM idem_keys`).Row)
+	exec(t, db, a, "commit", "")
+	exec(t, db, b, "begin", "")
+	assert.NotNil(t, exec(t, db, b, "get", `SELECT * FROM idem_keys`).Row)
+	exec(t, db, b, "rollback", "")
+}
+
+// A connection released with its transaction open (an attempt that
+// crashed) rolls it back: nothing it wrote stays, and the lock is free.
+func TestReleaseRollsBack(t *testing.T) {
+	db := open(t)
+	a, b := conn(t, db, "a1"), conn(t, db, "a2")
+	exec(t, db, a, "begin", "")
+	exec(t, db, a, "run", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('alice', 'bob', 7, 0)`)
+	rolled, err := db.Release(a)
+	require.NoError(t, err)
+	assert.True(t, rolled)
+	exec(t, db, b, "begin", "")
+	exec(t, db, b, "commit", "")
+	_, ts, err := db.Ledger()
+	require.NoError(t, err)
+	assert.Empty(t, ts)
+}
+
+func TestLedgerNamesTheAttemptAndResetRestores(t *testing.T) {
+	db := open(t)
+	a, b := conn(t, db, "a1"), conn(t, db, "a2")
+	exec(t, db, a, "run", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('alice', 'bob', 7, 0)`)
+	exec(t, db, b, "begin", "")
+	exec(t, db, b, "run", `UPDATE accounts SET balance = balance - 7 WHERE id = 'alice'`)
+	exec(t, db, b, "run", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('alice', 'bob', 7, 0)`)
+	exec(t, db, b, "run", `INSERT INTO idem_keys VALUES ('c', 'k', 'completed')`)
+	exec(t, db, b, "commit", "")
+	_, _, err := db.Pay("a2", "c", "k", "alice", "bob", 7, "")
+	require.NoError(t, err)
+	accts, ts, err := db.Ledger()
+	require.NoError(t, err)
+	require.Len(t, ts, 2)
+	assert.Equal(t, "a1", ts[0].Attempt)
+	assert.Equal(t, "a2", ts[1].Attempt)
+	assert.Equal(t, []labdb.Account{{ID: "alice", Balance: 999993}, {ID: "bob", Balance: 0}}, accts)
+
+	exec(t, db, a, "begin", "") // left open: Reset rolls it back
+	require.NoError(t, db.Reset())
+	assert.Empty(t, db.Charges())
+	accts, ts, err = db.Ledger()
+	require.NoError(t, err)
+	assert.Empty(t, ts)
+	assert.Equal(t, seed, accts)
+	c := conn(t, db, "a3")
+	assert.Nil(t, exec(t, db, c, "get", `SELECT * FROM idem_keys`).Row)
+	// The rowids start over too: the explorer's schedules are alike.
+	assert.Equal(t, int64(1), exec(t, db, c, "run", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('alice', 'bob', 1, 0)`).LastInsertRowid)
+}
+
+func TestSchemaWithAutoincrementAndSeedRows(t *testing.T) {
+	db, err := labdb.Open(`CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT);
+INSERT INTO log (what) VALUES ('seeded');`, seed)
+	require.NoError(t, err)
+	defer db.Close()
+	c := conn(t, db, "a1")
+	exec(t, db, c, "run", `INSERT INTO log (what) VALUES ('x')`)
+	require.NoError(t, db.Reset())
+	c = conn(t, db, "a1")
+	rows := exec(t, db, c, "all", `SELECT id, what FROM log`).Rows
+	assert.Equal(t, []map[string]any{{"id": int64(1), "what": "seeded"}}, rows)
+	assert.Equal(t, int64(2), exec(t, db, c, "run", `INSERT INTO log (what) VALUES ('y')`).LastInsertRowid)
+}
+
+func TestBadSchemaSaysSQLitesWords(t *testing.T) {
+	_, err := labdb.Open(`CREATE TABLE x (`, seed)
+	var e *labdb.Error
+	require.ErrorAs(t, err, &e)
+	assert.Contains(t, e.Message, "your schema")
+	assert.Contains(t, e.Message, "incomplete input")
+}
+
+func TestPayRemembersKeys(t *testing.T) {
+	db := open(t)
+	first, replayed, err := db.Pay("a1", "cust-1", "k", "alice", "bob", 100, "cust-1:k")
+	require.NoError(t, err)
+	assert.False(t, replayed)
+	again, replayed, err := db.Pay("a2", "cust-1", "k", "alice", "bob", 100, "cust-1:k")
+	require.NoError(t, err)
+	assert.True(t, replayed)
+	assert.Equal(t, first.ID, again.ID)
+	_, _, err = db.Pay("a3", "cust-1", "k", "alice", "bob", 200, "cust-1:k")
+	var e *labdb.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "PaymentError", e.Name)
+	_, _, err = db.Pay("a4", "cust-1", "k", "alice", "bob", 100, "")
+	require.NoError(t, err)
+	assert.Len(t, db.Charges(), 2)
+}
+
+func BenchmarkReset(b *testing.B) {
+	db := open(b)
+	for b.Loop() {
+		c, _ := db.Conn("a1")
+		db.Exec(c, "run", `INSERT INTO idem_keys VALUES ('c', 'k', 'x')`, nil)
+		if err := db.Reset(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type labAnswer struct {
+	DB     string          `json:"db"`
+	Conn   string          `json:"conn"`
+	OK     json.RawMessage `json:"ok"`
+	Broken []string        `json:"broken"`
+	Err    *struct {
+		Name, Code, Message string
+	} `json:"err"`
+}
+
+func labDecode(t *testing.T, s string) labAnswer {
+	t.Helper()
+	var a labAnswer
+	require.NoError(t, json.Unmarshal([]byte(s), &a), s)
+	return a
+}
+
+const labSchema = `CREATE TABLE idem_keys (customer TEXT, idem_key TEXT, PRIMARY KEY (customer, idem_key));`
+
+// TestLabBridgeDoublePayment plays the naive handler's double payment
+// through the bridge, as the runner worker does, and judges it.
+func TestLabBridgeDoublePayment(t *testing.T) {
+	lb := newLabBridge()
+	defer lb.closeAll()
+	d := labDecode(t, lb.open(labSchema, `[{"id":"alice","balance":1000},{"id":"bob","balance":0}]`)).DB
+	require.NotEmpty(t, d)
+	for _, a := range []string{"a1", "a2"} {
+		c := labDecode(t, lb.conn(d, a)).Conn
+		require.Nil(t, labDecode(t, lb.exec(d, c, "begin", "", "")).Err)
+		require.Nil(t, labDecode(t, lb.exec(d, c, "run", "UPDATE accounts SET balance = balance - ? WHERE id = ?", `[100, "alice"]`)).Err)
+		require.Nil(t, labDecode(t, lb.exec(d, c, "run", "UPDATE accounts SET balance = balance + ? WHERE id = ?", `[100, "bob"]`)).Err)
+		ins := labDecode(t, lb.exec(d, c, "run", "INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)", `["alice", "bob", 100, 1700000000000]`))
+		require.Nil(t, ins.Err)
+		require.Nil(t, labDecode(t, lb.exec(d, c, "commit", "", "")).Err)
+		require.Nil(t, labDecode(t, lb.pay(d, `{"attempt":"`+a+`","customer":"cust","request_key":"k","from":"alice","to":"bob","amount":100}`)).Err)
+		labDecode(t, lb.release(d, c))
+	}
+	run := `{"intents":[{"id":"i1","customer":"cust","from":"alice","to":"bob","amount":100}],"attempts":[
+	 {"id":"a1","intent":"i1","customer":"cust","key":"\"k\"","body":"{\"from\":\"alice\",\"to\":\"bob\",\"amount\":100}","answered":true,"delivered":false,"status":201,"response":"{\"transfer_id\":\"tr_1\"}"},
+	 {"id":"a2","intent":"i1","customer":"cust","key":"\"k\"","body":"{\"from\":\"alice\",\"to\":\"bob\",\"amount\":100}","answered":true,"delivered":true,"status":201,"response":"{\"transfer_id\":\"tr_2\"}"}],"brief":true}`
+	j := labDecode(t, lb.judge(d, run))
+	assert.Contains(t, j.Broken, "one-transfer-per-intent")
+	assert.Contains(t, j.Broken, "one-charge-per-intent")
+
+	require.Equal(t, `{}`, lb.reset(d))
+	j = labDecode(t, lb.judge(d, run))
+	assert.NotContains(t, j.Broken, "one-transfer-per-intent", "the reset took the transfers away")
+
+	c := labDecode(t, lb.conn(d, "a3")).Conn
+	labDecode(t, lb.exec(d, c, "run", "INSERT INTO idem_keys VALUES (?, ?)", `["cust", "k"]`))
+	dup := labDecode(t, lb.exec(d, c, "run", "INSERT INTO idem_keys VALUES (?, ?)", `["cust", "k"]`))
+	require.NotNil(t, dup.Err)
+	assert.Equal(t, "ConstraintError", dup.Err.Name)
+	assert.Equal(t, "SQLITE_CONSTRAINT_PRIMARYKEY", dup.Err.Code)
+	assert.Equal(t, `{"closed":true}`, lb.close(d))
+	assert.NotNil(t, labDecode(t, lb.reset(d)).Err)
+}

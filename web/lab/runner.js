@@ -1,0 +1,1022 @@
+// runner.js runs a student's own handler (docs/lab-handler.md) in its own
+// dedicated Worker: the same engine module as the playground's (Go, the
+// real SQLite on the memdb VFS, the checker), the student's file, and the
+// scheduler that makes every db.* and pay call a step.
+//
+// The sandbox. The server sends this file with its own Content-Security-
+// Policy (server/web.go): default-src 'none' and script-src with only
+// 'unsafe-eval' (the student's file is evaluated) and 'wasm-unsafe-eval'.
+// A dedicated worker loaded from a URL is governed by its response's
+// policy, not the page's, so here fetch, XMLHttpRequest, WebSocket,
+// EventSource, importScripts, import() and nested workers can reach
+// nothing, whatever the student's code tries, and nothing of the page's
+// own policy has to be loosened. That is why the page, not this worker,
+// fetches the module and Go's wasm_exec.js and hands them over (init):
+// the worker could not fetch them itself. A worker has no DOM. What a CSP
+// does not stop is storage: a worker of the page's origin can open the
+// page's IndexedDB and Cache Storage, so lockDown() removes those (and
+// the network's constructors again, for a host that serves this file
+// without the header, as a static export may) before the student's file
+// runs. An opaque-origin sandboxed iframe around the worker would take
+// the storage away too, but it needs the page's CSP to allow frames and
+// a second document per page; the header and the lockdown need neither.
+//
+// Messages in:  {type: 'init', module, wasmExec}     the compiled module and Go's loader
+//               {id, fn, args}                      a call (see CALLS)
+// Messages out: {type: 'ready'} | {type: 'failed', error}
+//               {type: 'result', id, value} | {type: 'error', id, error}
+//               {type: 'beat', tried}              the explorer is alive (the
+//                                                  page's watchdog stops a hung handler)
+'use strict';
+
+const send = self.postMessage.bind(self);
+let api = null; // the engine's functions, taken off the global scope
+
+// --- the sandbox ---------------------------------------------------------------
+
+// BLOCKED are the globals the student's code must not reach: the network
+// (a second line behind the CSP), the page's storage, other threads.
+const BLOCKED = [
+  'fetch',
+  'XMLHttpRequest',
+  'WebSocket',
+  'EventSource',
+  'WebTransport',
+  'importScripts',
+  'indexedDB',
+  'caches',
+  'Worker',
+  'SharedWorker',
+  'BroadcastChannel',
+  'localStorage',
+  'sessionStorage',
+  'cookieStore',
+  'IDBFactory',
+  'CacheStorage',
+];
+
+// lock makes name unreachable on obj and every prototype above it.
+function lock(obj, name) {
+  for (let o = obj; o; o = Object.getPrototypeOf(o)) {
+    if (!Object.prototype.hasOwnProperty.call(o, name)) continue;
+    try {
+      delete o[name];
+    } catch {
+      // not configurable: shadowed below
+    }
+    if (Object.prototype.hasOwnProperty.call(o, name)) {
+      try {
+        Object.defineProperty(o, name, { value: undefined, writable: false, configurable: false });
+      } catch {
+        // nothing more a script can do
+      }
+    }
+  }
+  try {
+    Object.defineProperty(obj, name, { value: undefined, writable: false, configurable: false });
+  } catch {
+    // already locked
+  }
+}
+
+function lockDown() {
+  for (const name of BLOCKED) lock(self, name);
+  if (self.navigator) {
+    for (const name of ['storage', 'locks', 'serviceWorker']) lock(self.navigator, name);
+  }
+}
+
+// --- the student's file --------------------------------------------------------
+
+const FILE = 'handler.js';
+
+// lineOffset is how many lines new Function puts before the body: V8
+// counts the body's lines from there.
+const lineOffset = (() => {
+  const stack = new Function('return new Error().stack;\n//# sourceURL=' + FILE)();
+  const m = /handler\.js:(\d+):/.exec(stack || '');
+  return m ? Number(m[1]) - 1 : 2;
+})();
+
+// lineOf is the student's line that the stack's innermost frame in their
+// file is at, or 0.
+function lineOf(stack) {
+  const m = /handler\.js:(\d+):\d+/.exec(String(stack || ''));
+  return m ? Number(m[1]) - lineOffset : 0;
+}
+
+function callerLine() {
+  return lineOf(new Error().stack);
+}
+
+// describe turns what a handler threw into {name, message, line}.
+function describe(e) {
+  if (e && typeof e === 'object') {
+    return { name: String(e.name || 'Error'), message: String(e.message || e), line: lineOf(e.stack), code: e.code || '' };
+  }
+  return { name: 'Error', message: String(e), line: 0, code: '' };
+}
+
+// helpers is the global lab: the engine's own parsers, not steps.
+function helper(name, arg) {
+  const r = JSON.parse(api.labHelper(name, String(arg ?? '')));
+  if (r.err) throw new Error(r.err.message);
+  return r.ok;
+}
+
+const labGlobal = Object.freeze({
+  parseKey: (raw) => (raw === null || raw === undefined ? null : helper('parseKey', raw)),
+  parseTransfer: (body) => helper('parseTransfer', body),
+  canonical: (body) => helper('canonical', body),
+  sha256: (text) => helper('sha256', text),
+  json: (status, value, headers) => ({
+    status,
+    headers: Object.assign({ 'Content-Type': 'application/json' }, headers || {}),
+    body: JSON.stringify(value),
+  }),
+  problem: (status, title, detail, headers) => ({
+    status,
+    headers: Object.assign({ 'Content-Type': 'application/problem+json' }, headers || {}),
+    body: JSON.stringify(detail === undefined ? { title, status } : { title, status, detail }),
+  }),
+  log: (...values) => {
+    if (current)
+      current.logs.push({
+        attempt: current.attempt,
+        line: callerLine(),
+        text: values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' '),
+      });
+  },
+});
+
+// current is the run whose attempt is running now (for lab.log).
+let current = null;
+
+let handler = null; // {transfer, schema, retentionSeconds}
+let dbId = '';
+
+// load evaluates the student's file and opens its database.
+function load(source, accounts) {
+  let made;
+  try {
+    made = new Function(
+      'lab',
+      String(source) +
+        '\n;return { transfer: typeof transfer === "function" ? transfer : undefined,' +
+        ' schema: typeof schema === "undefined" ? undefined : schema,' +
+        ' retentionSeconds: typeof retentionSeconds === "undefined" ? undefined : retentionSeconds };\n//# sourceURL=' +
+        FILE,
+    )(labGlobal);
+  } catch (e) {
+    return { error: describe(e) };
+  }
+  if (typeof made.transfer !== 'function') {
+    return { error: { name: 'Error', message: 'the file declares no async function transfer(req, db, pay)', line: 0 } };
+  }
+  if (made.schema !== undefined && typeof made.schema !== 'string') {
+    return { error: { name: 'Error', message: 'schema must be a string of SQL', line: 0 } };
+  }
+  if (made.retentionSeconds !== undefined && typeof made.retentionSeconds !== 'number') {
+    return { error: { name: 'Error', message: 'retentionSeconds must be a number', line: 0 } };
+  }
+  if (dbId) api.labClose(dbId);
+  dbId = '';
+  const opened = JSON.parse(api.labOpen(made.schema || '', JSON.stringify(accounts || DEFAULT_ACCOUNTS)));
+  if (opened.err) return { error: { name: opened.err.name, message: opened.err.message, code: opened.err.code, line: 0 } };
+  dbId = opened.db;
+  handler = made;
+  return { tables: opened.tables, retentionSeconds: made.retentionSeconds ?? null, schema: made.schema || '' };
+}
+
+const DEFAULT_ACCOUNTS = [
+  { id: 'alice', balance: 1000000 },
+  { id: 'bob', balance: 0 },
+  { id: 'carol', balance: 1000000 },
+];
+
+// --- one run: the attempts of a scenario under one schedule --------------------
+
+// A run owns the attempts of one scenario, the database's connections
+// they hold and the trace. gen tells a run's attempts from an older run's
+// still parked in memory.
+let gen = 0;
+
+class Run {
+  constructor(scenario, traced) {
+    this.gen = ++gen;
+    this.scenario = scenario;
+    this.traced = traced;
+    this.trace = [];
+    this.logs = [];
+    this.steps = 0;
+    this.schedule = [];
+    this.attempts = scenario.attempts.map((spec) => newAttempt(this, spec));
+    this.byId = new Map(this.attempts.map((a) => [a.id, a]));
+    this.holder = null; // the attempt whose connection holds a transaction
+  }
+
+  event(a, fields) {
+    if (!this.traced) return;
+    this.trace.push(
+      Object.assign(
+        { seq: this.trace.length + 1, step: this.steps, lane: a.id, intent: a.intent, customer: a.customer, key: a.key, now: a.now },
+        fields,
+      ),
+    );
+  }
+
+  // startDue starts every attempt whose turn has come: at once, or after
+  // the attempt it follows has ended.
+  async startDue() {
+    for (const a of this.attempts) {
+      if (a.state !== 'new') continue;
+      if (a.after) {
+        const before = this.byId.get(a.after);
+        if (before && !before.ended) continue;
+      }
+      a.state = 'running';
+      const conn = JSON.parse(api.labConn(dbId, a.id));
+      if (conn.err) throw new Error(conn.err.message);
+      a.conn = conn.conn;
+      this.event(a, { phase: 'start', body: a.body });
+      await advance(a, () => startAttempt(this, a));
+    }
+  }
+
+  // enabled lists the attempts a scheduler may step now.
+  enabled() {
+    return this.attempts.filter((a) => a.state === 'parked' && !a.waiting);
+  }
+
+  waiting() {
+    return this.attempts.filter((a) => a.state === 'parked' && a.waiting);
+  }
+
+  done() {
+    return this.attempts.every((a) => a.ended);
+  }
+
+  // step runs attempt a's pending call and lets it go on to its next call
+  // or its answer. A BEGIN (or a write) that finds the write lock taken
+  // leaves it waiting: nothing ran, the step is not counted.
+  async step(a) {
+    if (!a || a.state !== 'parked') throw new Error('attempt ' + (a ? a.id : '?') + ' has no call to run');
+    const c = a.calls[0];
+    const r = execute(this, a, c);
+    if (r.err && r.err.name === 'Busy' && !this.deadlocked(a)) {
+      a.waiting = true;
+      this.event(a, {
+        phase: 'wait',
+        op: c.op,
+        sql: c.sql,
+        params: c.params,
+        line: c.line,
+        outcome: 'busy',
+        holder: this.holder ? this.holder.id : null,
+      });
+      return false;
+    }
+    this.steps++;
+    this.schedule.push(a.id);
+    if (a.arrived < 0) a.arrived = this.steps;
+    a.calls.shift();
+    a.waiting = false;
+    a.steps++;
+    if (c.op !== 'pay') this.setHolder(a, r.tx);
+    const fields = { phase: c.op === 'pay' ? 'pay' : 'db', op: c.op, sql: c.sql, params: c.params, line: c.line };
+    if (r.err) {
+      Object.assign(fields, {
+        outcome: r.err.name === 'ConstraintError' ? 'constraint' : 'error',
+        error_name: r.err.name,
+        error_code: r.err.code || '',
+        message: r.err.message,
+      });
+    } else if (c.op === 'pay') {
+      Object.assign(fields, {
+        outcome: r.ok.replayed ? 'replayed' : 'charged',
+        charge_id: r.ok.charge_id,
+        amount: r.ok.amount,
+        replayed: r.ok.replayed,
+      });
+    } else {
+      Object.assign(fields, { outcome: 'ok' });
+      if (c.op === 'run') Object.assign(fields, { rows: r.ok.changes, last_insert_rowid: r.ok.lastInsertRowid });
+      if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
+      if (c.op === 'all') fields.rows = r.ok.rows.length;
+    }
+    this.event(a, fields);
+    if (a.calls.length > 0) {
+      // The handler made several calls at once (Promise.all): it is
+      // parked on the next already; let this one's continuation run.
+      settle(c, r);
+      for (let i = 0; i < 8; i++) await null;
+    } else {
+      await advance(a, () => settle(c, r));
+    }
+    await this.startDue();
+    return true;
+  }
+
+  // deadlocked: a Busy that no one's progress can end (every other
+  // attempt waits too) is the handler's to see, as SQLite's would be.
+  deadlocked(a) {
+    return !this.attempts.some((b) => b !== a && b.state === 'parked' && !b.waiting);
+  }
+
+  setHolder(a, tx) {
+    if (tx) this.holder = a;
+    else if (this.holder === a) this.holder = null;
+    if (!this.holder) for (const b of this.attempts) b.waiting = false;
+  }
+
+  // crash: the attempt's process dies before its next call. Its
+  // connection closes (SQLite rolls its open transaction back) and it
+  // never answers.
+  async crash(a) {
+    if (a.ended) throw new Error('attempt ' + a.id + ' has ended');
+    this.steps++;
+    this.schedule.push('crash:' + a.id);
+    const next = a.calls[0];
+    a.state = 'crashed';
+    a.ended = true;
+    a.calls = [];
+    const rolled = release(this, a);
+    this.event(a, {
+      phase: 'crash',
+      outcome: 'crashed',
+      rolled_back: rolled,
+      line: next ? next.line : 0,
+      op: next ? next.op : '',
+      sql: next ? next.sql : '',
+    });
+    await this.startDue();
+  }
+
+  // fault marks the attempt's answer lost (the client never reads it) or
+  // timed out (the client gives up now; the attempt goes on).
+  fault(a, kind) {
+    if (kind === 'lose') a.lost = true;
+    else if (kind === 'timeout') a.timedOut = true;
+    else throw new Error('no such fault: ' + kind);
+    this.event(a, { phase: 'fault', outcome: kind === 'lose' ? 'lost' : 'timed-out' });
+  }
+
+  // end stops what is still running (a schedule cut at its bound): those
+  // attempts never answer.
+  end() {
+    for (const a of this.attempts) {
+      if (a.ended) continue;
+      if (a.conn) release(this, a);
+      a.state = 'cut';
+      a.ended = true;
+    }
+  }
+
+  // record is what the checker judges, the attempts in the order they
+  // reached the server (their first step): the first to arrive is the
+  // keyed request the others are compared with, whatever order the
+  // scenario lists them in.
+  record() {
+    const order = this.attempts.map((a, i) => ({ a, i, at: a.arrived < 0 ? Infinity : a.arrived }));
+    order.sort((x, y) => x.at - y.at || x.i - y.i);
+    return order.map(({ a }) => ({
+      id: a.id,
+      intent: a.intent,
+      customer: a.customer || '',
+      key: a.key || '',
+      body: a.body,
+      now: a.now,
+      answered: !!a.answer,
+      delivered: !!a.answer && !a.lost && !a.timedOut,
+      status: a.answer ? a.answer.status : 0,
+      headers: a.answer ? a.answer.headers : {},
+      response: a.answer ? a.answer.body : '',
+    }));
+  }
+
+  judge(brief) {
+    const req = { intents: this.scenario.intents, attempts: this.record(), retention_seconds: handler.retentionSeconds ?? null, brief };
+    const r = JSON.parse(api.labJudge(dbId, JSON.stringify(req)));
+    if (r.err) throw new Error(r.err.message);
+    return r;
+  }
+
+  state() {
+    return {
+      steps: this.steps,
+      schedule: this.schedule.slice(),
+      done: this.done(),
+      holder: this.holder ? this.holder.id : null,
+      attempts: this.attempts.map((a) => ({
+        id: a.id,
+        intent: a.intent,
+        customer: a.customer,
+        key: a.key,
+        now: a.now,
+        state: a.state,
+        waiting: !!a.waiting,
+        steps: a.steps,
+        next: a.calls[0] ? { op: a.calls[0].op, sql: a.calls[0].sql, params: a.calls[0].params, line: a.calls[0].line } : null,
+        answer: a.answer,
+        error: a.error,
+        lost: !!a.lost,
+        timed_out: !!a.timedOut,
+      })),
+      trace: this.trace.slice(),
+      logs: this.logs.slice(),
+    };
+  }
+}
+
+function newAttempt(run, spec) {
+  return {
+    id: spec.id,
+    intent: spec.intent,
+    customer: spec.customer ?? null,
+    key: spec.key ?? null,
+    body: spec.body,
+    now: spec.now,
+    after: spec.after || '',
+    lost: !!spec.lose,
+    timedOut: false,
+    run,
+    state: 'new',
+    ended: false,
+    calls: [],
+    waiting: false,
+    steps: 0,
+    arrived: -1,
+    conn: '',
+    wake: null,
+    answer: null,
+    error: null,
+  };
+}
+
+// advance runs kick and resolves when the attempt has parked at its next
+// call or ended: what the student's code does between two calls runs
+// inside it, as microtasks (or the timers it awaits).
+function advance(a, kick) {
+  return new Promise((resolve) => {
+    a.wake = resolve;
+    current = a.run;
+    current.attempt = a.id;
+    kick();
+  });
+}
+
+function wake(a) {
+  const w = a.wake;
+  a.wake = null;
+  if (w) w();
+}
+
+function startAttempt(run, a) {
+  const req = Object.freeze({
+    method: 'POST',
+    route: '/transfers',
+    customer: a.customer,
+    key: a.key,
+    body: a.body,
+    contentType: 'application/json',
+    attempt: a.id,
+    now: a.now,
+  });
+  const call = (op, sql, params) => {
+    if (a.ended || run.gen !== gen) return new Promise(() => {}); // a crashed attempt runs no more
+    return new Promise((resolve, reject) => {
+      a.calls.push({ op, sql, params, line: callerLine(), resolve, reject });
+      if (a.calls.length === 1) {
+        a.state = 'parked';
+        wake(a);
+      }
+    });
+  };
+  const sqlOf = (sql) => (typeof sql === 'string' ? sql : String(sql));
+  const db = Object.freeze({
+    run: (sql, ...params) => call('run', sqlOf(sql), params),
+    get: (sql, ...params) => call('get', sqlOf(sql), params),
+    all: (sql, ...params) => call('all', sqlOf(sql), params),
+    begin: () => call('begin', 'BEGIN IMMEDIATE', []),
+    commit: () => call('commit', 'COMMIT', []),
+    rollback: () => call('rollback', 'ROLLBACK', []),
+  });
+  const pay = (args) =>
+    call('pay', '', [
+      args && typeof args === 'object' ? { from: args.from, to: args.to, amount: args.amount, key: args.key ?? null } : args,
+    ]);
+  let p;
+  try {
+    p = Promise.resolve(handler.transfer(req, db, pay));
+  } catch (e) {
+    p = Promise.reject(e);
+  }
+  p.then(
+    (v) => finish(run, a, v),
+    (e) => fail(run, a, e),
+  );
+}
+
+// finish records the attempt's answer and hands its connection back (an
+// open transaction rolls back, as the doc promises).
+function finish(run, a, v) {
+  if (a.ended || run.gen !== gen) return;
+  const bad = answerProblem(v);
+  if (bad) {
+    fail(run, a, new TypeError(bad));
+    return;
+  }
+  const headers = {};
+  for (const [k, val] of Object.entries(v.headers || {})) headers[k] = String(val);
+  a.answer = { status: v.status, headers, body: v.body ?? '' };
+  a.state = 'answered';
+  a.ended = true;
+  a.calls = [];
+  const rolled = release(run, a);
+  run.event(a, {
+    phase: 'answer',
+    outcome: a.lost ? 'lost' : a.timedOut ? 'timed-out' : 'answered',
+    status: v.status,
+    replayed: /^true$/i.test(headerOf(headers, 'Idempotent-Replayed')),
+    rolled_back: rolled,
+    line: 0,
+  });
+  wake(a);
+}
+
+function headerOf(headers, name) {
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name.toLowerCase()) return v;
+  return '';
+}
+
+function answerProblem(v) {
+  if (!v || typeof v !== 'object') return 'transfer must return {status, headers, body}';
+  if (!Number.isInteger(v.status) || v.status < 100 || v.status > 599) return "the answer's status must be a whole number from 100 to 599";
+  if (v.body !== undefined && typeof v.body !== 'string') return "the answer's body must be a string (JSON.stringify it, or use lab.json)";
+  if (v.headers !== undefined && (typeof v.headers !== 'object' || v.headers === null)) return "the answer's headers must be an object";
+  return '';
+}
+
+// fail ends the attempt with the exception it threw: no answer is
+// recorded as the handler's (the client gets a 500), and its open
+// transaction rolls back.
+function fail(run, a, e) {
+  if (a.ended || run.gen !== gen) return;
+  a.error = describe(e);
+  a.answer = { status: 500, headers: {}, body: '' };
+  a.state = 'threw';
+  a.ended = true;
+  a.calls = [];
+  const rolled = release(run, a);
+  run.event(a, {
+    phase: 'exception',
+    outcome: 'threw',
+    error_name: a.error.name,
+    message: a.error.message,
+    line: a.error.line,
+    rolled_back: rolled,
+  });
+  wake(a);
+}
+
+function release(run, a) {
+  if (!a.conn) return false;
+  const r = JSON.parse(api.labRelease(dbId, a.conn));
+  a.conn = '';
+  if (run.holder === a) run.setHolder(a, false);
+  return !!r.rolled_back;
+}
+
+function execute(run, a, c) {
+  if (c.op === 'pay') {
+    const args = c.params[0];
+    if (!args || typeof args !== 'object') return { err: { name: 'PaymentError', message: 'pay takes {from, to, amount, key}' } };
+    const requestKey = a.key === null ? '' : labGlobal.parseKey(a.key) || '';
+    return JSON.parse(
+      api.labPay(
+        dbId,
+        JSON.stringify({
+          attempt: a.id,
+          customer: a.customer || '',
+          request_key: requestKey,
+          from: String(args.from),
+          to: String(args.to),
+          amount: Number(args.amount),
+          key: args.key === null || args.key === undefined ? null : String(args.key),
+        }),
+      ),
+    );
+  }
+  for (const p of c.params) {
+    if (p !== null && typeof p !== 'string' && typeof p !== 'number') {
+      return { err: { name: 'SQLError', message: 'parameters are numbers, strings or null; got ' + typeof p }, tx: run.holder === a };
+    }
+  }
+  return JSON.parse(api.labExec(dbId, a.conn, c.op, c.sql, JSON.stringify(c.params)));
+}
+
+// settle resolves or rejects the call's Promise as the handler sees it.
+function settle(c, r) {
+  if (r.err) {
+    const e = new Error(r.err.message);
+    e.name = r.err.name === 'Busy' ? 'SQLError' : r.err.name;
+    if (r.err.code) e.code = r.err.code;
+    c.reject(e);
+    return;
+  }
+  switch (c.op) {
+    case 'run':
+      c.resolve({ changes: r.ok.changes, lastInsertRowid: r.ok.lastInsertRowid });
+      break;
+    case 'get':
+      c.resolve(r.ok.row);
+      break;
+    case 'all':
+      c.resolve(r.ok.rows);
+      break;
+    case 'pay':
+      c.resolve({ charge_id: r.ok.charge_id, amount: r.ok.amount, replayed: r.ok.replayed });
+      break;
+    default:
+      c.resolve(undefined);
+  }
+}
+
+async function newRun(scenario, traced) {
+  const r = JSON.parse(api.labReset(dbId));
+  if (r.err) throw new Error(r.err.message);
+  const run = new Run(scenario, traced);
+  await run.startDue();
+  return run;
+}
+
+// --- the stepper (by hand) -------------------------------------------------------
+
+let bench = null;
+
+async function start(scenario) {
+  need();
+  bench = await newRun(normalize(scenario), true);
+  return benchState();
+}
+
+function benchState() {
+  const s = bench.state();
+  s.db = JSON.parse(api.labDump(dbId));
+  if (bench.done()) s.verdict = bench.judge(false);
+  return s;
+}
+
+async function step(id) {
+  needBench();
+  const a = bench.byId.get(id);
+  if (!a) throw new Error('no attempt ' + id);
+  if (a.state !== 'parked') throw new Error('attempt ' + id + ' has no call to run (' + a.state + ')');
+  await bench.step(a);
+  settleDeadlock(bench);
+  return benchState();
+}
+
+async function inject(id, kind) {
+  needBench();
+  const a = bench.byId.get(id);
+  if (!a) throw new Error('no attempt ' + id);
+  if (kind === 'crash') await bench.crash(a);
+  else bench.fault(a, kind);
+  return benchState();
+}
+
+// settleDeadlock: when every attempt left waits for the lock and none
+// holds it any more, the waiting are free to go again.
+function settleDeadlock(run) {
+  if (run.enabled().length === 0 && run.waiting().length > 0 && !run.holder) {
+    for (const a of run.waiting()) a.waiting = false;
+  }
+}
+
+function need() {
+  if (!handler || !dbId) throw new Error('no handler loaded');
+}
+
+function needBench() {
+  need();
+  if (!bench) throw new Error('no scenario on the bench');
+}
+
+// --- the explorer ----------------------------------------------------------------
+
+const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
+const HOUR = 3600 * 1000;
+
+function body(from, to, amount, reorder) {
+  return reorder ? JSON.stringify({ amount, to, from }) : JSON.stringify({ from, to, amount });
+}
+
+// scenarios are the rules' scenarios from the issue: who sends what, when.
+function scenarios() {
+  const b = body('alice', 'bob', 200000);
+  const one = (id, extra) => Object.assign({ id, intent: 'i1', customer: 'cust-1', key: '"k-1"', body: b, now: T0 }, extra || {});
+  const retention = typeof handler.retentionSeconds === 'number' && handler.retentionSeconds > 0 ? handler.retentionSeconds * 1000 : HOUR;
+  return [
+    { name: 'simultaneous-retries', attempts: [one('a1'), one('a2')] },
+    { name: 'retry-after-lost-answer', attempts: [one('a1', { lose: true }), one('a2', { now: T0 + 1000 })] },
+    // The teller's client timed out, and the teller sends the corrected
+    // amount under the same key: the first request is the keyed one.
+    {
+      name: 'corrected-amount',
+      attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + 1000 })],
+    },
+    {
+      name: 'reordered-json',
+      attempts: [one('a1', { lose: true }), one('a2', { body: body('alice', 'bob', 200000, true), now: T0 + 1000 })],
+    },
+    {
+      name: 'another-customers-key',
+      attempts: [one('a1'), one('a2', { intent: 'i2', customer: 'cust-2', body: body('carol', 'bob', 50000) })],
+    },
+    { name: 'crash-at-every-step', crash: 'a1', attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 1000 })] },
+    {
+      name: 'retry-after-retention',
+      attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + Math.min(retention, HOUR) - 1000 })],
+    },
+    { name: 'three-retries', random: true, attempts: [one('a1'), one('a2'), one('a3')] },
+  ].map(normalize);
+}
+
+// normalize fills a scenario's intents from its attempts' first bodies.
+function normalize(s) {
+  const intents = new Map();
+  for (const a of s.attempts) {
+    if (intents.has(a.intent)) continue;
+    let t = {};
+    try {
+      t = JSON.parse(a.body);
+    } catch {
+      // an invalid body has no amount
+    }
+    intents.set(a.intent, {
+      id: a.intent,
+      customer: a.customer || '',
+      from: String(t.from || ''),
+      to: String(t.to || ''),
+      amount: Number(t.amount) || 0,
+    });
+  }
+  return Object.assign({}, s, { intents: s.intents || [...intents.values()] });
+}
+
+// runSchedule plays one schedule: choose(run, options) picks the next
+// action among options (attempt ids, and 'crash:aN' where the scenario
+// crashes); it returns the run, judged.
+async function runSchedule(scenario, choose, bound, traced) {
+  const run = await newRun(scenario, traced);
+  const decisions = [];
+  while (!run.done()) {
+    if (run.steps >= bound) {
+      run.end();
+      break;
+    }
+    let options = run.enabled().map((a) => a.id);
+    if (options.length === 0) {
+      const w = run.waiting();
+      if (w.length === 0) break; // an attempt awaits something that never comes: the watchdog's
+      for (const a of w) a.waiting = false; // the holder is gone: try again
+      options = w.map((a) => a.id);
+    }
+    if (scenario.crash) {
+      const c = run.byId.get(scenario.crash);
+      if (c && !c.ended && c.state === 'parked') options = options.concat('crash:' + c.id);
+    }
+    const pick = choose(options, decisions.length, decisions);
+    decisions.push({ options, pick });
+    if (pick.startsWith('crash:')) await run.crash(run.byId.get(pick.slice(6)));
+    else await run.step(run.byId.get(pick));
+  }
+  return { run, decisions };
+}
+
+// preemptions counts the switches away from an attempt that could have
+// gone on.
+function preemptions(decisions) {
+  let n = 0;
+  for (let i = 1; i < decisions.length; i++) {
+    const prev = decisions[i - 1].pick;
+    if (decisions[i].pick !== prev && decisions[i].options.includes(prev)) n++;
+  }
+  return n;
+}
+
+let lastBeat = 0;
+function beat(tried) {
+  const now = performance.now();
+  if (now - lastBeat > 50) {
+    lastBeat = now;
+    send({ type: 'beat', tried });
+  }
+}
+
+// exploreScenario tries every schedule of a two-attempt scenario with at
+// most p preemptions, for p = 0, 1, 2, …, maxPreemptions: a depth-first
+// walk over the choices, replaying each schedule from the reset database
+// (a continuation cannot be copied). At the first p where a schedule
+// breaks a rule it finishes that p and answers the shortest breaking one:
+// fewest switches first, then fewest steps.
+async function exploreScenario(scenario, o, counter) {
+  for (let p = 0; p <= o.maxPreemptions; p++) {
+    let best = null;
+    let prefix = [];
+    for (;;) {
+      if (counter.tried >= o.maxSchedules) return { best, exhausted: false };
+      const { run, decisions } = await runSchedule(
+        scenario,
+        (options, i, decisions) => {
+          if (i < prefix.length) return prefix[i];
+          // Go on with the attempt that ran last, when it can: the
+          // walk's first schedule of each branch has no extra switch.
+          const last = i > 0 ? decisions[i - 1].pick : null;
+          return options.includes(last) ? last : options[0];
+        },
+        o.bound,
+        false,
+      );
+      counter.tried++;
+      beat(counter.tried);
+      const verdict = preemptions(decisions) <= p ? run.judge(true) : { ok: true };
+      if (!verdict.ok && (!best || run.steps < best.steps))
+        best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
+      prefix = nextPrefix(decisions, p);
+      if (!prefix) break;
+    }
+    if (best) return { best, exhausted: true };
+  }
+  return { best: null, exhausted: true };
+}
+
+// nextPrefix is the next schedule of the depth-first walk: the deepest
+// decision with an untried option whose schedule stays within p
+// preemptions. Options are tried in order; the first was the default.
+function nextPrefix(decisions, p) {
+  for (let i = decisions.length - 1; i >= 0; i--) {
+    const d = decisions[i];
+    const at = d.options.indexOf(d.pick);
+    for (let j = at + 1; j < d.options.length; j++) {
+      const cand = decisions.slice(0, i).map((x) => x.pick);
+      cand.push(d.options[j]);
+      if (preemptionsOf(cand, decisions) <= p) return cand;
+    }
+  }
+  return null;
+}
+
+// preemptionsOf counts the preemptions of a prefix, with the options each
+// decision had (the same up to the prefix's last choice: a schedule is
+// determined by its choices).
+function preemptionsOf(picks, decisions) {
+  let n = 0;
+  for (let i = 1; i < picks.length; i++) {
+    if (picks[i] !== picks[i - 1] && decisions[i].options.includes(picks[i - 1])) n++;
+  }
+  return n;
+}
+
+// mulberry32 is a small seeded PRNG: the same seed, the same schedules.
+function mulberry32(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function exploreRandom(scenario, o, counter) {
+  const rnd = mulberry32(o.seed);
+  let best = null;
+  for (let i = 0; i < o.randomSchedules && counter.tried < o.maxSchedules; i++) {
+    const { run, decisions } = await runSchedule(scenario, (options) => options[Math.floor(rnd() * options.length)], o.bound, false);
+    counter.tried++;
+    beat(counter.tried);
+    const verdict = run.judge(true);
+    if (!verdict.ok && (!best || run.steps < best.steps))
+      best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
+    if (best) break;
+  }
+  return { best, exhausted: true };
+}
+
+const EXPLORE_DEFAULTS = { bound: 40, maxPreemptions: 3, maxSchedules: 20000, randomSchedules: 200, seed: 1, only: null };
+
+// explore runs the rules' scenarios until a schedule breaks a rule and
+// answers the shortest one found, replayed with its trace and the full
+// verdict; or that none broke within the bound.
+async function explore(options) {
+  need();
+  const o = Object.assign({}, EXPLORE_DEFAULTS, options || {});
+  const counter = { tried: 0 };
+  const started = performance.now();
+  const perScenario = [];
+  for (const sc of scenarios()) {
+    if (o.only && !o.only.includes(sc.name)) continue;
+    const before = counter.tried;
+    const { best } = sc.random ? await exploreRandom(sc, o, counter) : await exploreScenario(sc, o, counter);
+    perScenario.push({ name: sc.name, tried: counter.tried - before, broke: !!best });
+    if (best) {
+      const replay = await replaySchedule(sc, best.schedule, o.bound);
+      return {
+        broke: true,
+        scenario: sc.name,
+        schedule: best.schedule,
+        steps: best.steps,
+        tried: counter.tried,
+        ms: performance.now() - started,
+        scenarios: perScenario,
+        trace: replay.trace,
+        verdict: replay.verdict,
+        attempts: replay.attempts,
+      };
+    }
+  }
+  return {
+    broke: false,
+    tried: counter.tried,
+    ms: performance.now() - started,
+    scenarios: perScenario,
+    bound: o.bound,
+    maxPreemptions: o.maxPreemptions,
+    message: 'no break found within this bound',
+  };
+}
+
+async function replaySchedule(scenario, schedule, bound) {
+  const { run } = await runSchedule(scenario, (options, i) => schedule[i] ?? options[0], bound, true);
+  return { trace: run.trace, verdict: run.judge(false), attempts: run.state().attempts };
+}
+
+// bench measures schedules a second: n schedules of one scenario, each
+// judged, as the explorer runs them.
+async function measure(name, n) {
+  need();
+  const sc = scenarios().find((s) => s.name === name);
+  if (!sc) throw new Error('no scenario ' + name);
+  let i = 0;
+  const t0 = performance.now();
+  for (; i < n; i++) {
+    const { run } = await runSchedule(sc, (options) => options[i % options.length], 40, false);
+    run.judge(true);
+    beat(i);
+  }
+  const ms = performance.now() - t0;
+  return { schedules: n, ms, perSecond: (n * 1000) / ms };
+}
+
+// --- messages ------------------------------------------------------------------
+
+const CALLS = {
+  load: (source, accounts) => load(source, accounts),
+  start: (scenario) => start(scenario),
+  step: (id) => step(id),
+  inject: (id, kind) => inject(id, kind),
+  scenarios: () => (need(), scenarios()),
+  explore: (options) => explore(options),
+  measure: (name, n) => measure(name, n),
+};
+
+async function init(m) {
+  try {
+    (0, eval)(m.wasmExec + '\n//# sourceURL=wasm_exec.js');
+    const go = new self.Go();
+    const ready = new Promise((resolve) => {
+      self.idemlabReady = resolve;
+    });
+    const instance = await WebAssembly.instantiate(m.module, go.importObject);
+    go.run(instance);
+    await ready;
+    api = self.idemlab;
+    delete self.idemlab;
+    delete self.idemlabReady;
+    lockDown();
+    send({ type: 'ready' });
+  } catch (e) {
+    send({ type: 'failed', error: String(e && e.message ? e.message : e) });
+  }
+}
+
+self.addEventListener('message', async (e) => {
+  const m = e.data;
+  if (m.type === 'init') {
+    await init(m);
+    return;
+  }
+  const { id, fn, args } = m;
+  try {
+    if (!api) throw new Error('the runner has not started');
+    const f = CALLS[fn];
+    if (!f) throw new Error('no such call: ' + fn);
+    const value = await f(...(args || []));
+    send({ type: 'result', id, value });
+  } catch (err) {
+    send({ type: 'error', id, error: String(err && err.message ? err.message : err) });
+  }
+});
