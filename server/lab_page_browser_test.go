@@ -195,3 +195,64 @@ func BenchmarkLabEditorSize(b *testing.B) {
 	b.ReportMetric(float64(sizes[1])/1024, "KB-gzip")
 	b.ReportMetric(float64(sizes[2])/1024, "KB-raw")
 }
+
+// act clicks a button of the lab's race panel and waits until the action
+// it started has ended.
+func act(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	acts := attr(t, ctx, "body", "data-lab-acts")
+	run(t, ctx, click(sel), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
+}
+
+// stepAll presses the first "Run …'s step" button until every attempt
+// has ended.
+func stepAll(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for i := 0; attr(t, ctx, "body", "data-lab-done") != "true"; i++ {
+		require.Less(t, i, 200, "the scenario must end")
+		act(t, ctx, `#lab-lanes .lab-lane button.primary`)
+	}
+}
+
+// TestLabPageRacesTheStudentsHandler puts the naive handler on the bench
+// from the lab page, steps two simultaneous retries by hand until both
+// paid (the checker says rule 1 broke), lets the explorer find the
+// shortest breaking order and plays it back, shows an exception at its
+// line in the editor, and stops a handler that never yields.
+func TestLabPageRacesTheStudentsHandler(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	run(t, ctx, waitJS(`document.body.dataset.runner === 'ready' && document.getElementById('lab-scenario').options.length > 0`))
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-start`)
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`))
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
+	stepAll(t, ctx)
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
+
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "schedules")
+	act(t, ctx, `#btn-lab-replay`)
+	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=`+attr(t, ctx, "#lab-found", "data-rule")+`]`, "data-ok"),
+		"the order played back breaks the rule the explorer named")
+
+	// An exception ends its attempt and is marked at its line.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  throw new Error("boom");\n}\n')`))
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`), "line 3")
+	run(t, ctx, waitJS(`!!document.querySelector('#handler-box .cm-lint-marker-error')`))
+
+	// A handler that never reaches its next step is stopped; the page
+	// answers on.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  while (true) {}\n}\n')`))
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped"), text(t, ctx, "#lab-run-status"))
+	assert.False(t, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`), "the page answers after the stop")
+}

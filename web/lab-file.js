@@ -9,6 +9,13 @@ export function compose(handler, schema) {
   return 'const schema = `\n' + sql.replace(/^\n+|\n+$/g, '') + '\n`;\n\n' + (handler || '').replace(/^\n+/, '');
 }
 
+// lineShift is how many lines compose puts before the handler's first
+// line: a line n of the file is line n - lineShift of the handler's box.
+export function lineShift(handler, schema) {
+  const file = compose(handler, schema).split('\n').length;
+  return file - String(handler || '').split('\n').length;
+}
+
 const SCHEMA = /(^|\n)[ \t]*const[ \t]+schema[ \t]*=[ \t]*`((?:[^`\\]|\\[\s\S])*)`[ \t]*;?[ \t]*(\n|$)/;
 
 // split reads a handler file back into the two boxes. It throws when the

@@ -6,7 +6,8 @@
 
 import { $, el } from './dom.js';
 import { RUNGS, lt, rungKey } from './lab-words.js';
-import { compose, split, toLink, fromHash, load, save, forget } from './lab-file.js';
+import { compose, split, toLink, fromHash, load, save, forget, lineShift } from './lab-file.js';
+import { startRace } from './lab-race.js';
 
 const THEME_KEY = 'idemlab.theme';
 
@@ -291,6 +292,17 @@ async function main() {
   $('btn-share').addEventListener('click', share);
   $('btn-start-over').addEventListener('click', startOver);
   $('btn-restore').addEventListener('click', restore);
+  // The race panel runs the code the boxes hold; its lines are the file's,
+  // shifted back to the handler box's.
+  lab.race = startRace({
+    words: w,
+    code: () => compose(lab.handler.text(), lab.schema.text()),
+    lineOf: (n) => n - lineShift(lab.handler.text(), lab.schema.text()),
+    showErrors: (list) => {
+      const shift = lineShift(lab.handler.text(), lab.schema.text());
+      lab.handler.showErrors(list.map((e) => ({ line: e.line - shift, message: e.message })).filter((e) => e.line >= 1));
+    },
+  });
   addEventListener('pagehide', keep);
   document.body.dataset.ready = 'true';
   // The page is ready for the student: the code is in the editor.

@@ -1,0 +1,252 @@
+// lab-race.js is the lab page's race panel: the student's handler loaded
+// into the lab's runner (lab/lab.js, a worker of its own), a scenario put
+// on the bench with each attempt parked before its next call, stepped by
+// hand with faults at any step, the explorer's shortest breaking order
+// played back on the same bench, and the checker's verdict (Go, in the
+// engine's module) once every attempt has ended.
+//
+//   const race = startRace({ words, code, showErrors });
+//
+// words(key, vars) gives the page's words; code() the handler file as the
+// boxes hold it now; showErrors(list) marks [{line, message}] (the file's
+// lines) in the handler's editor; lineOf(n) is the file's line n as the
+// handler's box numbers it, for the words on the panel.
+
+import { $, el } from './dom.js';
+import { startRunner } from './lab/lab.js';
+
+export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
+  const runner = startRunner({ budgetMs: 2000 });
+  const panel = { runner, scenarios: [], state: null, busy: false, loaded: '' };
+  const status = (s) => ($('lab-run-status').textContent = s);
+  const buttons = ['btn-lab-start', 'btn-lab-explore'];
+
+  function setBusy(busy) {
+    panel.busy = busy;
+    for (const id of buttons) $(id).disabled = busy;
+    $('btn-lab-stop').disabled = !busy;
+    for (const b of document.querySelectorAll('#lab-lanes button')) b.disabled = busy;
+  }
+
+  // load gives the runner the code the boxes hold, when it changed. A file
+  // that does not load is shown at its line.
+  async function load() {
+    const src = code();
+    if (src === panel.loaded && panel.scenarios.length) return true;
+    const r = await runner.load(src);
+    if (r && r.error) {
+      panel.loaded = '';
+      showErrors(r.error.line ? [{ line: r.error.line, message: r.error.message }] : []);
+      status(w('loadFailed', { error: (r.error.line ? 'line ' + lineOf(r.error.line) + ': ' : '') + r.error.message }));
+      return false;
+    }
+    showErrors([]);
+    panel.loaded = src;
+    panel.scenarios = await runner.scenarios();
+    const sel = $('lab-scenario');
+    const chosen = sel.value;
+    sel.replaceChildren(...panel.scenarios.map((s) => el('option', { value: s.name, selected: s.name === chosen }, s.name)));
+    return true;
+  }
+
+  // guard runs one action of the panel: one at a time, Stop enabled while
+  // it runs, and a stopped handler (the watchdog's or the Stop button's)
+  // said in words.
+  async function guard(fn) {
+    if (panel.busy) return;
+    setBusy(true);
+    try {
+      await fn();
+    } catch (err) {
+      status(err.stopped ? w('stopped', { why: err.message }) : err.message);
+      if (err.stopped) panel.loaded = '';
+    } finally {
+      setBusy(false);
+      // Tests wait on this: one more action of the panel has ended.
+      document.body.dataset.labActs = String(Number(document.body.dataset.labActs || 0) + 1);
+    }
+  }
+
+  async function putOnBench(name) {
+    if (!(await load())) return;
+    const sc = panel.scenarios.find((s) => s.name === (name || $('lab-scenario').value)) || panel.scenarios[0];
+    $('lab-scenario').value = sc.name;
+    show(await runner.start(sc));
+    status(w('onBench', { scenario: sc.name }));
+  }
+
+  function show(state) {
+    panel.state = state;
+    renderLanes(state);
+    renderTrace(state);
+    renderVerdict(state);
+    const errors = state.attempts
+      .filter((a) => a.error && a.error.line)
+      .map((a) => ({ line: a.error.line, message: a.id + ': ' + a.error.message }));
+    showErrors(errors);
+    document.body.dataset.labSteps = String(state.steps);
+    document.body.dataset.labDone = state.done ? 'true' : 'false';
+  }
+
+  function renderLanes(state) {
+    $('lab-lanes').replaceChildren(
+      ...state.attempts.map((a) => {
+        const card = el('section', { class: 'lab-lane state-' + a.state, 'data-attempt': a.id, 'aria-label': a.id });
+        card.append(el('h4', {}, a.id + ' · ' + (a.customer || '—') + ' · ' + (a.key || '—')));
+        if (a.next && a.state === 'parked') {
+          card.append(
+            el(
+              'p',
+              { class: 'lab-next' },
+              w('nextCall', { op: a.next.op === 'pay' ? 'pay' : 'db.' + a.next.op, line: lineOf(a.next.line) }),
+            ),
+            el(
+              'pre',
+              { class: 'lab-sql' },
+              a.next.sql || (a.next.op === 'pay' ? 'pay(' + JSON.stringify(a.next.params || '') + ')' : a.next.op.toUpperCase()),
+            ),
+          );
+          if (a.waiting) card.append(el('p', { class: 'lab-wait' }, '⋯ ' + w('waitsLock', { holder: state.holder || '?' })));
+          const act = (label, fn, cls) => el('button', { type: 'button', class: cls || '', onclick: () => guard(fn) }, label);
+          card.append(
+            el(
+              'div',
+              { class: 'controls' },
+              act(w('runStep', { id: a.id }), async () => show(await runner.step(a.id)), 'primary'),
+              act('✸ ' + w('crash', { id: a.id }), async () => show(await runner.inject(a.id, 'crash'))),
+              act('✂ ' + w('loseAnswer', { id: a.id }), async () => show(await runner.inject(a.id, 'lose'))),
+              act('✗ ' + w('timeOut', { id: a.id }), async () => show(await runner.inject(a.id, 'timeout'))),
+            ),
+          );
+        } else {
+          card.append(el('p', { class: 'lab-end', 'data-end': a.state }, endWords(a)));
+          if (a.answer && a.answer.body) card.append(el('pre', { class: 'lab-answer' }, a.answer.body));
+        }
+        return card;
+      }),
+    );
+  }
+
+  function endWords(a) {
+    if (a.state === 'crashed') return '✸ ' + w('crashed');
+    if (a.error)
+      return '⚠ ' + w('threw', { name: a.error.name, line: a.error.line ? lineOf(a.error.line) : '?', message: a.error.message });
+    if (!a.answer) return w('cut');
+    return (a.lost || a.timed_out ? '✂ ' : '✉ ') + w(a.lost || a.timed_out ? 'answerLost' : 'answered', { status: a.answer.status });
+  }
+
+  function renderTrace(state) {
+    const box = $('lab-trace-box');
+    box.hidden = !state.trace.length;
+    $('lab-trace').replaceChildren(
+      ...state.trace
+        .filter((e) => e.phase !== 'start')
+        .map((e) =>
+          el(
+            'li',
+            { 'data-outcome': e.outcome || '' },
+            e.lane +
+              ' · ' +
+              (e.op ? (e.op === 'pay' ? 'pay' : 'db.' + e.op) : e.phase) +
+              (e.line ? ' (' + lineOf(e.line) + ')' : '') +
+              ' → ' +
+              (e.outcome || ''),
+            e.sql ? el('code', {}, ' ' + e.sql) : null,
+            e.message ? el('span', { class: 'lab-msg' }, ' — ' + e.message) : null,
+          ),
+        ),
+    );
+  }
+
+  function renderVerdict(state) {
+    const box = $('lab-verdict');
+    if (!state.done || !state.verdict) {
+      box.replaceChildren();
+      return;
+    }
+    box.replaceChildren(el('p', {}, w('allDone')), rulesList(state.verdict));
+  }
+
+  // rulesList lists the checker's rules (verdict.report, lab.Report in
+  // Go) with how each fared, and why a broken one broke.
+  function rulesList(verdict) {
+    const ko = document.documentElement.lang === 'ko';
+    return el(
+      'ul',
+      { class: 'lab-rules' },
+      ...((verdict.report && verdict.report.rules) || []).map((r) =>
+        el(
+          'li',
+          { 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false', class: r.ok ? 'ok' : 'fail' },
+          (r.ok ? '✔ ' : '✘ ') +
+            r.rule.n +
+            '. ' +
+            ((ko && r.rule.title_ko) || r.rule.title || r.rule.name) +
+            ': ' +
+            w(r.ok ? 'ruleHolds' : 'ruleBroken'),
+          ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (ko && v.message_ko) || v.message)),
+        ),
+      ),
+    );
+  }
+
+  async function explore() {
+    if (!(await load())) return;
+    status(w('exploring'));
+    $('lab-found').hidden = true;
+    const r = await runner.explore();
+    document.body.dataset.labExplored = r.broke ? 'broke' : 'held';
+    if (!r.broke) {
+      status(w('exploredNone', { tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
+      return;
+    }
+    const broken = ((r.verdict.report && r.verdict.report.rules) || []).find((x) => !x.ok);
+    status(
+      w('exploredBroke', {
+        n: broken ? broken.rule.n : '?',
+        rule: broken ? broken.rule.name : '?',
+        scenario: r.scenario,
+        tried: r.tried,
+        steps: r.steps,
+      }),
+    );
+    const found = $('lab-found');
+    found.hidden = false;
+    found.dataset.scenario = r.scenario;
+    found.dataset.rule = broken ? broken.rule.name : '';
+    found.replaceChildren(
+      el('p', {}, w('scheduleWords', { schedule: r.schedule.join(' → ') })),
+      rulesList(r.verdict),
+      el('button', { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(r.scenario, r.schedule)) }, w('replayFound')),
+    );
+  }
+
+  // replay plays a schedule on the bench, one step at a time, so that the
+  // lanes and the trace show it as if stepped by hand.
+  async function replay(name, schedule) {
+    await putOnBench(name);
+    for (const pick of schedule) {
+      const state = pick.startsWith('crash:') ? await runner.inject(pick.slice(6), 'crash') : await runner.step(pick);
+      show(state);
+    }
+  }
+
+  $('btn-lab-start').addEventListener('click', () => guard(() => putOnBench()));
+  $('btn-lab-explore').addEventListener('click', () => guard(explore));
+  $('btn-lab-stop').addEventListener('click', () => runner.stop());
+
+  status(w('engineStarting'));
+  runner.ready.then(
+    () => {
+      status('');
+      setBusy(false);
+      document.body.dataset.runner = 'ready';
+      guard(load);
+    },
+    (err) => {
+      status(w('engineFailedLab', { error: err.message }));
+      document.body.dataset.runner = 'failed';
+    },
+  );
+  return panel;
+}
