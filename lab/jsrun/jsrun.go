@@ -189,13 +189,13 @@ func (h *Handler) declared() (schema string, err error) {
 		return "", fmt.Errorf("%s declares no function transfer(req, db, pay)", h.name)
 	}
 	if s := decl.Get("schema"); !goja.IsUndefined(s) {
-		if _, ok := s.Export().(string); !ok {
+		if _, ok := export(s).(string); !ok {
 			return "", fmt.Errorf("%s: schema must be a string of SQL", h.name)
 		}
 		schema = s.String()
 	}
 	if r := decl.Get("retentionSeconds"); !goja.IsUndefined(r) {
-		n, ok := r.Export().(int64)
+		n, ok := export(r).(int64)
 		if !ok || n < 0 {
 			return "", fmt.Errorf("%s: retentionSeconds must be a whole number of seconds ≥ 0, got %s", h.name, r.String())
 		}
