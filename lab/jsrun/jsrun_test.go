@@ -85,7 +85,7 @@ type answer struct {
 	body   string
 }
 
-func do(t *testing.T, method, url, body string, header ...string) answer {
+func do(t testing.TB, method, url, body string, header ...string) answer {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
