@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,7 +95,7 @@ func TestLabServeGradesThroughTheBinary(t *testing.T) {
 			file := filepath.Join(dir, c.name+".js")
 			out, err := exec.Command(bin, "lab", "handler", c.name, "-o", file).CombinedOutput()
 			require.NoError(t, err, string(out))
-			base := startLabServe(t, bin, file, "--db", filepath.Join(dir, "bank.db"))
+			cmd, base := startLabServe(t, bin, file, "--db", filepath.Join(dir, "bank.db"))
 			out, err = exec.Command(bin, "grade", base, "--seed", "7", "--intents", "30", "--no-history", "--json").Output()
 			var rep struct {
 				OK    bool `json:"ok"`
@@ -112,13 +113,23 @@ func TestLabServeGradesThroughTheBinary(t *testing.T) {
 			assert.ElementsMatch(t, c.broken, broken)
 			assert.Equal(t, c.broken == nil, rep.OK)
 			assert.Equal(t, c.broken == nil, err == nil, "grade exits 0 only when every rule holds")
+
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				assert.NoError(t, err, "exit status 0 after SIGTERM")
+			case <-time.After(30 * time.Second):
+				t.Fatal("lab serve did not stop after SIGTERM")
+			}
 		})
 	}
 }
 
 // startLabServe runs `idemlab lab serve FILE args…` on a free port and
-// returns its base URL, read from the first line it prints.
-func startLabServe(t *testing.T, bin, file string, args ...string) string {
+// returns the process and its base URL, read from the first line it prints.
+func startLabServe(t *testing.T, bin, file string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"lab", "serve", file, "--port", "0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -145,9 +156,9 @@ func startLabServe(t *testing.T, bin, file string, args ...string) string {
 	case l := <-line:
 		m := listening.FindStringSubmatch(l)
 		require.NotNil(t, m, "lab serve said %q", l)
-		return m[1]
+		return cmd, m[1]
 	case <-time.After(60 * time.Second):
 		t.Fatal("lab serve did not start listening")
 	}
-	return ""
+	return nil, ""
 }
