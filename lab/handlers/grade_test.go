@@ -32,6 +32,12 @@ func serve(t *testing.T, name string) served {
 	t.Helper()
 	src, err := handlers.Source(name)
 	require.NoError(t, err)
+	return serveSource(t, name, src)
+}
+
+// serveSource is serve for a handler file's source.
+func serveSource(t *testing.T, name string, src []byte) served {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "bank.db")
 	h, err := jsrun.Load(name+".js", src, jsrun.Options{DB: db, Log: testLog{t}})
 	require.NoError(t, err)

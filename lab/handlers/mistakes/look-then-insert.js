@@ -47,8 +47,21 @@ async function transfer(req, db, pay) {
   await db.run(`INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, created_at)
                 VALUES (?, ?, ?, ?, 'in_progress', ?, ?)`, ...scope, fingerprint, req.attempt, req.now);
 
-  // 3. Move the money, and complete the key with the answer in the same
-  //    transaction. A refusal (404, 402) is an answer too: stored, replayed.
+  // 3. Move the money and complete the key (complete, below). An exception
+  //    is not an answer: the claim is released, so that the client's retry
+  //    starts afresh instead of getting 409 for ever.
+  try {
+    return await complete(req, db, pay, t, key, scope);
+  } catch (e) {
+    await db.rollback().catch(() => {}); // the transaction, if one is open
+    await db.run(`DELETE FROM idem_keys WHERE customer = ? AND endpoint = ? AND idem_key = ? AND owner = ? AND state = 'in_progress'`, ...scope, req.attempt);
+    throw e;
+  }
+}
+
+// complete moves the money, and completes the key with the answer in the
+// same transaction. A refusal (404, 402) is an answer too: stored, replayed.
+async function complete(req, db, pay, t, key, scope) {
   let answer;
   const from = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
   const to = await db.get('SELECT id FROM accounts WHERE id = ?', t.to);
