@@ -51,7 +51,7 @@ func (h *Handler) transfer(r *http.Request, body []byte) (resp engine.Response) 
 	n := h.attempts.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.Budget)
 	defer cancel()
-	a := &attempt{h: h, id: "a" + strconv.FormatInt(n, 10), vm: goja.New(), ctx: ctx}
+	a := &attempt{h: h, id: "a" + strconv.FormatInt(n, 10) + "." + h.process, vm: goja.New(), ctx: ctx}
 	a.vm.SetMaxCallStackSize(maxCallStack)
 	// The interrupt stops JavaScript that never awaits (while (true) {});
 	// the context stops a statement waiting for the lock and a payment.
@@ -103,7 +103,7 @@ func (a *attempt) run(r *http.Request, body []byte) (engine.Response, error) {
 		if a.fatal != nil {
 			return engine.Response{}, a.fatal
 		}
-		if a.ctx.Err() != nil {
+		if a.overBudget() {
 			return engine.Response{}, errBudget
 		}
 		if len(a.queue) == 0 {
@@ -295,10 +295,17 @@ func (a *attempt) exec(sql string, params []any, m mode) (result, error) {
 		c.SetInterrupt(a.ctx)
 	}
 	res, err := execute(a.conn, sql, params, m)
-	if err != nil && a.ctx.Err() != nil {
-		return result{}, a.ctx.Err()
+	if err != nil && a.overBudget() {
+		return result{}, context.DeadlineExceeded
 	}
 	return res, err
+}
+
+// overBudget reports whether the attempt's budget has run out, by the
+// clock: the context's own timer may fire a moment later.
+func (a *attempt) overBudget() bool {
+	dl, _ := a.ctx.Deadline()
+	return a.ctx.Err() != nil || !time.Now().Before(dl)
 }
 
 // resultValue is what a db call resolves to.
@@ -368,7 +375,7 @@ func (a *attempt) chargeArgs(v goja.Value) (chargeArgs, error) {
 	if args.to, ok = export(o.Get("to")).(string); !ok {
 		return args, bad
 	}
-	if args.amount, ok = export(o.Get("amount")).(int64); !ok || args.amount <= 0 {
+	if args.amount, ok = wholeNumber(o.Get("amount")); !ok || args.amount <= 0 {
 		return args, bad
 	}
 	if k := o.Get("key"); k != nil && !goja.IsUndefined(k) && !goja.IsNull(k) {
@@ -388,7 +395,7 @@ func (a *attempt) answer(v goja.Value) (engine.Response, error) {
 	if !ok {
 		return engine.Response{}, fmt.Errorf("transfer returned %s, not {status, headers, body}", v.String())
 	}
-	status, ok := export(o.Get("status")).(int64)
+	status, ok := wholeNumber(o.Get("status"))
 	if !ok || status < 200 || status > 599 {
 		return engine.Response{}, fmt.Errorf("transfer answered status %v: a whole number from 200 to 599", o.Get("status"))
 	}
@@ -460,4 +467,18 @@ func export(v goja.Value) any {
 		return nil
 	}
 	return v.Export()
+}
+
+// wholeNumber is v as an int64 when it is a whole number (JavaScript has
+// one number type: 201 and 201.0 are the same).
+func wholeNumber(v goja.Value) (int64, bool) {
+	switch n := export(v).(type) {
+	case int64:
+		return n, true
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) <= 1<<53 {
+			return int64(n), true
+		}
+	}
+	return 0, false
 }

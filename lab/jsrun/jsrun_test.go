@@ -324,16 +324,20 @@ func TestRequestAndAnswer(t *testing.T) {
 }`, jsrun.Options{Now: func() time.Time { return now }})
 	a := post(t, base, `{"x": 1}`, "X-Customer-ID", "shop", "Idempotency-Key", `"a"`, "Idempotency-Key", `"b"`, "Content-Type", "application/json")
 	assert.Equal(t, 202, a.status)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(a.header.Get("X-Req")), &got))
+	first, _ := got["attempt"].(string)
+	assert.Regexp(t, `^a1\.[0-9a-f]{4}$`, first, "the attempt's number, and the process's tag")
 	assert.Equal(t, "raw bytes", a.body)
 	assert.Equal(t, "1", a.header.Get("Retry-After"))
 	assert.JSONEq(t, `{"method": "POST", "route": "/transfers", "customer": "shop", "key": "\"a\", \"b\"",
-	  "body": "{\"x\": 1}", "contentType": "application/json", "attempt": "a1", "now": 1700000000123}`, a.header.Get("X-Req"))
+	  "body": "{\"x\": 1}", "contentType": "application/json", "attempt": "`+first+`", "now": 1700000000123}`, a.header.Get("X-Req"))
 	a = post(t, base, "", "X-Customer-ID", "")
 	var req map[string]any
 	require.NoError(t, json.Unmarshal([]byte(a.header.Get("X-Req")), &req))
 	assert.Nil(t, req["customer"], "an empty customer is a missing one")
 	assert.Nil(t, req["key"])
-	assert.Equal(t, "a2", req["attempt"])
+	assert.Equal(t, "a2"+strings.TrimPrefix(first, "a1"), req["attempt"])
 	a = post(t, base, "bad")
 	assert.Equal(t, 500, a.status)
 	assert.Contains(t, a.body, "status")
