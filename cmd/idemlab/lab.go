@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -255,7 +256,7 @@ func labHandler(args []string, stdout, stderr io.Writer) error {
 	}
 	file := *out
 	if file == "" {
-		file = strings.TrimSuffix(pos[0], ".js") + ".js"
+		file = path.Base(strings.TrimSuffix(pos[0], ".js")) + ".js" // mistakes/global-keys: global-keys.js
 	}
 	if file == "-" {
 		_, err := stdout.Write(src)

@@ -42,6 +42,15 @@ func TestLabHandlerWritesEveryHandler(t *testing.T) {
 	scoped, _ := handlers.Source("scoped")
 	assert.Equal(t, string(scoped), string(written))
 
+	t.Run("default file name", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Chdir(dir)
+		_, _, err := runCmd(t, "lab", "handler", "mistakes/global-keys")
+		require.NoError(t, err)
+		_, err = os.Stat(filepath.Join(dir, "global-keys.js"))
+		assert.NoError(t, err, "NAME.js in the current folder, whatever folder the name says")
+	})
+
 	for name, args := range map[string][]string{
 		"no name":        {"lab", "handler"},
 		"unknown name":   {"lab", "handler", "perfect"},
