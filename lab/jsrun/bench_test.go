@@ -41,3 +41,19 @@ func BenchmarkScopedTransfer(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkEmptyTransfer measures the floor under every POST /transfers:
+// HTTP, a fresh runtime, the file run in it, one call and its answer, no
+// statement.
+func BenchmarkEmptyTransfer(b *testing.B) {
+	h, err := jsrun.Load("empty.js", []byte(`async function transfer() { return lab.json(201, {}); }`),
+		jsrun.Options{DB: filepath.Join(b.TempDir(), "bank.db"), Log: discard{}})
+	require.NoError(b, err)
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); h.Close() }()
+	for b.Loop() {
+		if a := do(b, "POST", srv.URL+"/transfers", ""); a.status != 201 {
+			b.Fatalf("status %d: %s", a.status, a.body)
+		}
+	}
+}
