@@ -43,7 +43,7 @@ type attempt struct {
 }
 
 // errBudget is the interrupt's value when an attempt runs past its budget.
-var errBudget = errors.New("time budget")
+var errBudget = errors.New("jsrun: time budget")
 
 // transfer runs the handler for one request and returns its answer, or a
 // 500 problem that names the line where the handler threw.
