@@ -16,6 +16,7 @@ CREATE TABLE idem_keys (
   fingerprint TEXT NOT NULL,     -- SHA-256 of the route and the canonical body
   state       TEXT NOT NULL,     -- 'in_progress' or 'completed'
   owner       TEXT NOT NULL,     -- the attempt that holds the claim
+  claimed_at  INTEGER NOT NULL,  -- Unix ms, for the lease
   status      INTEGER,           -- the stored answer, once completed
   type        TEXT,              -- its Content-Type
   body        TEXT,
@@ -26,6 +27,7 @@ CREATE TABLE idem_keys (
 const retentionSeconds = 86400;
 
 const ENDPOINT = 'POST /transfers';
+const LEASE_SECONDS = 30; // longer than any transfer takes
 
 async function transfer(req, db, pay) {
   // 1. Check the request before anything is stored (401, 400 for the key, 415, 400 for the body).
@@ -39,8 +41,8 @@ async function transfer(req, db, pay) {
   const scope = [req.customer, ENDPOINT, key];
 
   // 2. Claim the key. THE MISTAKE: INSERT OR IGNORE, and carry on.
-  await db.run(`INSERT OR IGNORE INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, created_at)
-                VALUES (?, ?, ?, ?, 'in_progress', ?, ?)`, ...scope, fingerprint, req.attempt, req.now);
+  await db.run(`INSERT OR IGNORE INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, claimed_at, created_at)
+                VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)`, ...scope, fingerprint, req.attempt, req.now, req.now);
 
   // 3. Move the money and complete the key (complete, below). An exception
   //    is not an answer: the claim is released, so that the client's retry
