@@ -47,7 +47,7 @@ func commands() []command {
 		{"serve", "serve the playground, the classroom and the bank API at every level (the default)", serve},
 		{"day", "generate a day of traffic (day generate), or replay one in-process or against an endpoint (day replay)", runDay},
 		{"grade", "judge any endpoint of the lab contract by the checker's rules (exit 0 only when all it can judge hold and every check is ok)", runGrade},
-		{"lab", "print the lab contract (lab contract) or write the example endpoint, with a bug if asked (lab example)", runLab},
+		{"lab", "print the lab contract (lab contract), write the example endpoint (lab example) or a JavaScript handler (lab handler), serve a handler file (lab serve)", runLab},
 		{"export", "write the playground as a static site (page, lessons as JSON, engine module) into DIR", export},
 	}
 }

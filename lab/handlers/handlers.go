@@ -21,6 +21,20 @@ var files embed.FS
 // own server it matches.
 var Rungs = []string{"naive", "unique", "fingerprint", "in-progress", "replay", "scoped"}
 
+// RungBreaks is what `idemlab grade` finds broken in each rung served by
+// `idemlab lab serve`: the rules of the table "What idemlab's own levels
+// fail" in docs/lab-contract.md, as the grader names them. Rule 8 is never
+// judged by the grader. The tests hold every rung to it; the browser's lab
+// is held to the same.
+var RungBreaks = map[string][]string{
+	"naive":       {"one-transfer-per-intent", "different-request-never-succeeds", "replay-is-byte-identical"},
+	"unique":      {"different-request-never-succeeds", "replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"fingerprint": {"replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"in-progress": {"replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"replay":      {"completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
+	"scoped":      nil,
+}
+
 // Mistake is a handler with one common mistake in it.
 type Mistake struct {
 	Name string
@@ -29,18 +43,45 @@ type Mistake struct {
 	From string
 	// What says in a line what the mistake does and what it breaks.
 	What string
+	// Breaks are the rules `idemlab grade` finds broken, every time;
+	// MayAlsoBreak one more that a race breaks in some runs and not others.
+	Breaks, MayAlsoBreak []string
+	// Causes are the causes the grader names for them (none: it names
+	// none it can tell).
+	Causes []string
 }
 
 // Mistakes are the mistake handlers, under mistakes/.
 var Mistakes = []Mistake{
-	{"look-then-insert", "scoped", "looks for the key with a SELECT and inserts after, into a table without a primary key: simultaneous retries both see nothing and both pay (rule 1)"},
-	{"insert-or-ignore", "scoped", "INSERT OR IGNORE, and the changed-rows count never read: a retry carries on as new, pays the network again, and loses to the owner check (rule 3)"},
-	{"completed-first", "scoped", "writes the key as completed, with a generic answer, before the work: a retry meanwhile is told \"done\" (rule 3)"},
-	{"raw-bytes-fingerprint", "scoped", "fingerprints the body's bytes as sent: a re-spaced or reordered retry is refused 422 (rule 3)"},
-	{"rerendered-replay", "scoped", "renders a replay anew, with today's balance and time (rule 3)"},
-	{"global-keys", "scoped", "keys without their customer: another customer's key decides this one's request (rule 5)"},
-	{"short-retention", "scoped", "keeps keys one hour, no longer than the clients retry (rule 7)"},
-	{"release-on-402", "scoped", "deletes the claim on a 402 instead of storing it: the retry after a top-up pays (rule 3)"},
+	{Name: "look-then-insert", From: "scoped",
+		What:   "looks for the key with a SELECT and inserts after, into a table without a primary key: simultaneous retries both see nothing and both pay (rule 1)",
+		Breaks: []string{"one-transfer-per-intent"}, MayAlsoBreak: []string{"replay-is-byte-identical"}},
+	// The owner check saves the ledger (the retry's completion finds no
+	// claim of its own and rolls back), so rule 1 holds and the retry gets
+	// 409 instead of the first answer. The grader, seeing the reordered
+	// retry refused, names raw-bytes-fingerprint; the second call to the
+	// network (rule 8) is out of its sight.
+	{Name: "insert-or-ignore", From: "scoped",
+		What:   "INSERT OR IGNORE, and the changed-rows count never read: a retry carries on as new, pays the network again, and loses to the owner check (rule 3)",
+		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"raw-bytes-fingerprint"}},
+	{Name: "completed-first", From: "scoped",
+		What:   "writes the key as completed, with a generic answer, before the work: a retry meanwhile is told \"done\" (rule 3)",
+		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"completed-before-paid"}},
+	{Name: "raw-bytes-fingerprint", From: "scoped",
+		What:   "fingerprints the body's bytes as sent: a re-spaced or reordered retry is refused 422 (rule 3)",
+		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"raw-bytes-fingerprint"}},
+	{Name: "rerendered-replay", From: "scoped",
+		What:   "renders a replay anew, with today's balance and time (rule 3)",
+		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"recomputed-replay"}},
+	{Name: "global-keys", From: "scoped",
+		What:   "keys without their customer: another customer's key decides this one's request (rules 5 and 4)",
+		Breaks: []string{"customers-see-own-responses", "completion-has-its-transfer"}, Causes: []string{"global-keys"}},
+	{Name: "short-retention", From: "scoped",
+		What:   "keeps keys one hour, no longer than the clients retry (rule 7)",
+		Breaks: []string{"retention-outlasts-retries"}, Causes: []string{"short-retention"}},
+	{Name: "release-on-402", From: "scoped",
+		What:   "deletes the claim on a 402 instead of storing it: the retry after a top-up pays (rule 3)",
+		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"refusal-not-stored"}},
 }
 
 // Names lists every handler: the rungs, then the mistakes.

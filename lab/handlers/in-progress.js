@@ -20,10 +20,11 @@ CREATE TABLE idem_keys (
 const retentionSeconds = 300;
 
 async function transfer(req, db, pay) {
-  // Check the request before anything is stored (401, then 400).
+  // Check the request before anything is stored (401, 400 for the key, 415, 400 for the body).
   if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
   const key = lab.parseKey(req.key);
   if (key === null) return lab.problem(400, 'Idempotency-Key is not a valid key', 'send one string in double quotes: Idempotency-Key: "order-1"');
+  if (req.contentType !== null && !/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.contentType)) return lab.problem(415, 'Content-Type must be application/json');
   const t = lab.parseTransfer(req.body);
   if (t === null) return lab.problem(400, 'The body is not a transfer', 'send {"from": "...", "to": "...", "amount": N}');
   const fingerprint = lab.sha256('POST /transfers\n' + lab.canonical(req.body));
@@ -47,7 +48,21 @@ async function transfer(req, db, pay) {
     }
   }
 
-  // Move the money, and complete the key in the same transaction.
+  // Move the money and complete the key (complete, below). NEW: An exception
+  // is not an answer: the claim is released, so that the client's retry
+  // starts afresh instead of getting 409 for ever.
+  try {
+    return await complete(req, db, pay, t, key);
+  } catch (e) {
+    await db.rollback().catch(() => {}); // the transaction, if one is open
+    await db.run(`DELETE FROM idem_keys WHERE idem_key = ? AND owner = ? AND state = 'in_progress'`, key, req.attempt);
+    throw e;
+  }
+}
+
+// complete moves the money, and completes the key with the answer in the
+// same transaction. A refusal (404, 402) is an answer too: stored, replayed.
+async function complete(req, db, pay, t, key) {
   let answer;
   const from = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
   const to = await db.get('SELECT id FROM accounts WHERE id = ?', t.to);

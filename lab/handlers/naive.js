@@ -6,8 +6,9 @@
 // naive keeps no key, so it publishes no retention.
 
 async function transfer(req, db, pay) {
-  // Check the request before anything happens (401, then 400).
+  // Check the request before anything happens (401, 415, 400).
   if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
+  if (req.contentType !== null && !/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.contentType)) return lab.problem(415, 'Content-Type must be application/json');
   const t = lab.parseTransfer(req.body);
   if (t === null) return lab.problem(400, 'The body is not a transfer', 'send {"from": "...", "to": "...", "amount": N}');
 

@@ -16,10 +16,11 @@ CREATE TABLE idem_keys (
 const retentionSeconds = 300;
 
 async function transfer(req, db, pay) {
-  // Check the request before anything is stored (401, then 400).
+  // Check the request before anything is stored (401, 400 for the key, 415, 400 for the body).
   if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
   const key = lab.parseKey(req.key);
   if (key === null) return lab.problem(400, 'Idempotency-Key is not a valid key', 'send one string in double quotes: Idempotency-Key: "order-1"');
+  if (req.contentType !== null && !/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.contentType)) return lab.problem(415, 'Content-Type must be application/json');
   const t = lab.parseTransfer(req.body);
   if (t === null) return lab.problem(400, 'The body is not a transfer', 'send {"from": "...", "to": "...", "amount": N}');
 

@@ -43,15 +43,15 @@ type attempt struct {
 }
 
 // errBudget is the interrupt's value when an attempt runs past its budget.
-var errBudget = errors.New("time budget")
+var errBudget = errors.New("jsrun: time budget")
 
 // transfer runs the handler for one request and returns its answer, or a
 // 500 problem that names the line where the handler threw.
-func (h *Handler) transfer(r *http.Request, body []byte) engine.Response {
+func (h *Handler) transfer(r *http.Request, body []byte) (resp engine.Response) {
 	n := h.attempts.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.Budget)
 	defer cancel()
-	a := &attempt{h: h, id: "a" + strconv.FormatInt(n, 10), vm: goja.New(), ctx: ctx}
+	a := &attempt{h: h, id: "a" + strconv.FormatInt(n, 10) + "." + h.process, vm: goja.New(), ctx: ctx}
 	a.vm.SetMaxCallStackSize(maxCallStack)
 	// The interrupt stops JavaScript that never awaits (while (true) {});
 	// the context stops a statement waiting for the lock and a payment.
@@ -60,6 +60,12 @@ func (h *Handler) transfer(r *http.Request, body []byte) engine.Response {
 	defer func() {
 		if a.conn != nil {
 			h.release(a.conn)
+		}
+	}()
+	defer func() {
+		// A bug of the lab's own must not take the endpoint down with it.
+		if p := recover(); p != nil {
+			resp = h.internalError(a.id, fmt.Errorf("panic: %v", p))
 		}
 	}()
 	resp, err := a.run(r, body)
@@ -89,7 +95,7 @@ func (a *attempt) run(r *http.Request, body []byte) (engine.Response, error) {
 	if err != nil {
 		return engine.Response{}, err
 	}
-	p, isPromise := v.Export().(*goja.Promise)
+	p, isPromise := export(v).(*goja.Promise)
 	if !isPromise {
 		return a.answer(v)
 	}
@@ -97,7 +103,7 @@ func (a *attempt) run(r *http.Request, body []byte) (engine.Response, error) {
 		if a.fatal != nil {
 			return engine.Response{}, a.fatal
 		}
-		if a.ctx.Err() != nil {
+		if a.overBudget() {
 			return engine.Response{}, errBudget
 		}
 		if len(a.queue) == 0 {
@@ -247,13 +253,13 @@ func (a *attempt) db() goja.Value {
 // statementArgs reads a db call's SQL and parameters into Go values.
 func statementArgs(call goja.FunctionCall) (string, []any, error) {
 	sqlArg := call.Argument(0)
-	sql, ok := sqlArg.Export().(string)
+	sql, ok := export(sqlArg).(string)
 	if !ok {
 		return "", nil, &sqlError{msg: "the first argument must be the SQL, a string"}
 	}
 	var params []any
 	for i, v := range call.Arguments[1:] {
-		switch x := v.Export().(type) {
+		switch x := export(v).(type) {
 		case nil:
 			params = append(params, nil)
 		case int64:
@@ -289,10 +295,17 @@ func (a *attempt) exec(sql string, params []any, m mode) (result, error) {
 		c.SetInterrupt(a.ctx)
 	}
 	res, err := execute(a.conn, sql, params, m)
-	if err != nil && a.ctx.Err() != nil {
-		return result{}, a.ctx.Err()
+	if err != nil && a.overBudget() {
+		return result{}, context.DeadlineExceeded
 	}
 	return res, err
+}
+
+// overBudget reports whether the attempt's budget has run out, by the
+// clock: the context's own timer may fire a moment later.
+func (a *attempt) overBudget() bool {
+	dl, _ := a.ctx.Deadline()
+	return a.ctx.Err() != nil || !time.Now().Before(dl)
 }
 
 // resultValue is what a db call resolves to.
@@ -356,17 +369,17 @@ func (a *attempt) chargeArgs(v goja.Value) (chargeArgs, error) {
 	o := v.ToObject(a.vm)
 	args := chargeArgs{attempt: a.id, at: a.h.opts.Now().UnixMilli()}
 	var ok bool
-	if args.from, ok = o.Get("from").Export().(string); !ok {
+	if args.from, ok = export(o.Get("from")).(string); !ok {
 		return args, bad
 	}
-	if args.to, ok = o.Get("to").Export().(string); !ok {
+	if args.to, ok = export(o.Get("to")).(string); !ok {
 		return args, bad
 	}
-	if args.amount, ok = o.Get("amount").Export().(int64); !ok || args.amount <= 0 {
+	if args.amount, ok = wholeNumber(o.Get("amount")); !ok || args.amount <= 0 {
 		return args, bad
 	}
 	if k := o.Get("key"); k != nil && !goja.IsUndefined(k) && !goja.IsNull(k) {
-		if args.key, ok = k.Export().(string); !ok || args.key == "" {
+		if args.key, ok = export(k).(string); !ok || args.key == "" {
 			return args, bad
 		}
 	}
@@ -382,7 +395,7 @@ func (a *attempt) answer(v goja.Value) (engine.Response, error) {
 	if !ok {
 		return engine.Response{}, fmt.Errorf("transfer returned %s, not {status, headers, body}", v.String())
 	}
-	status, ok := o.Get("status").Export().(int64)
+	status, ok := wholeNumber(o.Get("status"))
 	if !ok || status < 200 || status > 599 {
 		return engine.Response{}, fmt.Errorf("transfer answered status %v: a whole number from 200 to 599", o.Get("status"))
 	}
@@ -394,7 +407,7 @@ func (a *attempt) answer(v goja.Value) (engine.Response, error) {
 		}
 		for _, name := range ho.Keys() {
 			val := ho.Get(name)
-			switch val.Export().(type) {
+			switch export(val).(type) {
 			case string, int64, float64:
 			default:
 				return engine.Response{}, fmt.Errorf("transfer answered the header %s as %s, not a string", name, val.String())
@@ -403,7 +416,7 @@ func (a *attempt) answer(v goja.Value) (engine.Response, error) {
 		}
 	}
 	if bv := o.Get("body"); bv != nil && !goja.IsUndefined(bv) && !goja.IsNull(bv) {
-		s, ok := bv.Export().(string)
+		s, ok := export(bv).(string)
 		if !ok {
 			return engine.Response{}, errors.New("transfer answered a body that is not a string: JSON.stringify it, or use lab.json")
 		}
@@ -446,4 +459,26 @@ func (a *attempt) threw(err error) engine.Response {
 	a.h.log.Printf("lab: %s: %s\n%s", a.id, what, stack)
 	p := engine.CauseInternal.Problem(what)
 	return p.Response()
+}
+
+// export is v as a Go value; nil for a property that does not exist.
+func export(v goja.Value) any {
+	if v == nil {
+		return nil
+	}
+	return v.Export()
+}
+
+// wholeNumber is v as an int64 when it is a whole number (JavaScript has
+// one number type: 201 and 201.0 are the same).
+func wholeNumber(v goja.Value) (int64, bool) {
+	switch n := export(v).(type) {
+	case int64:
+		return n, true
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) <= 1<<53 {
+			return int64(n), true
+		}
+	}
+	return 0, false
 }

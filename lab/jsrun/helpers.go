@@ -19,7 +19,7 @@ import (
 func installLab(vm *goja.Runtime, h *Handler, who string) {
 	lab := vm.NewObject()
 	str := func(v goja.Value) (string, bool) {
-		s, ok := v.Export().(string)
+		s, ok := export(v).(string)
 		return s, ok
 	}
 	lab.Set("parseKey", func(raw goja.Value) goja.Value {

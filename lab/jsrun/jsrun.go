@@ -24,6 +24,8 @@ package jsrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,6 +94,13 @@ type Options struct {
 	Now func() time.Time
 }
 
+// processTag is four random hex digits.
+func processTag() string {
+	var b [2]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // PaymentsFile is the payment network's file for the bank file db, when
 // Options.Payments is empty.
 func PaymentsFile(db string) string {
@@ -111,6 +120,9 @@ type Handler struct {
 	idle      chan *sqlite3.Conn
 	pay       *network
 	attempts  atomic.Int64
+	// process tells this process's attempt ids from another's: two lab
+	// serve processes on one database (replicas) must never share an owner.
+	process string
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -155,7 +167,7 @@ func Load(name string, src []byte, o Options) (*Handler, error) {
 		return nil, fmt.Errorf("%s does not compile: %w", name, err)
 	}
 	h := &Handler{name: name, prog: prog, opts: o, log: log.New(o.Log, "", log.LstdFlags),
-		idle: make(chan *sqlite3.Conn, 64)}
+		idle: make(chan *sqlite3.Conn, 64), process: processTag()}
 	schema, err := h.declared()
 	if err != nil {
 		return nil, err
@@ -189,13 +201,13 @@ func (h *Handler) declared() (schema string, err error) {
 		return "", fmt.Errorf("%s declares no function transfer(req, db, pay)", h.name)
 	}
 	if s := decl.Get("schema"); !goja.IsUndefined(s) {
-		if _, ok := s.Export().(string); !ok {
+		if _, ok := export(s).(string); !ok {
 			return "", fmt.Errorf("%s: schema must be a string of SQL", h.name)
 		}
 		schema = s.String()
 	}
 	if r := decl.Get("retentionSeconds"); !goja.IsUndefined(r) {
-		n, ok := r.Export().(int64)
+		n, ok := export(r).(int64)
 		if !ok || n < 0 {
 			return "", fmt.Errorf("%s: retentionSeconds must be a whole number of seconds ≥ 0, got %s", h.name, r.String())
 		}
@@ -256,11 +268,12 @@ func (h *Handler) createTables(schema string) error {
 	return nil
 }
 
-// prepare sets what every connection needs: a busy timeout as long as an
-// attempt's budget, so that begin() waits for another attempt's commit
-// instead of failing at once.
+// prepare sets what every connection needs: a busy timeout a little longer
+// than an attempt's budget, so that begin() waits for another attempt's
+// commit instead of failing at once, and the attempt's budget, not the
+// timeout, ends a wait that lasts too long.
 func (h *Handler) prepare(c *sqlite3.Conn) error {
-	if err := c.BusyTimeout(h.opts.Budget); err != nil {
+	if err := c.BusyTimeout(h.opts.Budget + time.Second); err != nil {
 		return fmt.Errorf("busy timeout: %w", err)
 	}
 	if err := c.Exec("PRAGMA synchronous=NORMAL"); err != nil {

@@ -14,6 +14,7 @@ CREATE TABLE idem_keys (
   fingerprint TEXT NOT NULL,     -- SHA-256 of the route and the canonical body
   state       TEXT NOT NULL,     -- 'in_progress' or 'completed'
   owner       TEXT NOT NULL,     -- the attempt that holds the claim
+  claimed_at  INTEGER NOT NULL,  -- Unix ms, for the lease
   status      INTEGER,           -- the stored answer, once completed
   type        TEXT,              -- its Content-Type
   body        TEXT,
@@ -25,12 +26,14 @@ const retentionSeconds = 86400;
 
 const ENDPOINT = 'POST /transfers';
 const PLACEHOLDER = JSON.stringify({ status: 'already_processed', detail: 'a request with this key was already processed' });
+const LEASE_SECONDS = 30; // longer than any transfer takes
 
 async function transfer(req, db, pay) {
-  // 1. Check the request before anything is stored (401, then 400).
+  // 1. Check the request before anything is stored (401, 400 for the key, 415, 400 for the body).
   if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
   const key = lab.parseKey(req.key);
   if (key === null) return lab.problem(400, 'Idempotency-Key is not a valid key', 'send one string in double quotes: Idempotency-Key: "order-1"');
+  if (req.contentType !== null && !/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.contentType)) return lab.problem(415, 'Content-Type must be application/json');
   const t = lab.parseTransfer(req.body);
   if (t === null) return lab.problem(400, 'The body is not a transfer', 'send {"from": "...", "to": "...", "amount": N}');
   const fingerprint = lab.sha256(ENDPOINT + '\n' + lab.canonical(req.body));
@@ -40,15 +43,22 @@ async function transfer(req, db, pay) {
   //    error means the key exists.
   try {
     // THE MISTAKE: completed before the work, with a placeholder answer.
-    await db.run(`INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, status, type, body, created_at)
-                  VALUES (?, ?, ?, ?, 'completed', ?, 200, 'application/json', ?, ?)`, ...scope, fingerprint, req.attempt, PLACEHOLDER, req.now);
+    await db.run(`INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, claimed_at, status, type, body, created_at)
+                  VALUES (?, ?, ?, ?, 'completed', ?, ?, 200, 'application/json', ?, ?)`, ...scope, fingerprint, req.attempt, req.now, PLACEHOLDER, req.now);
   } catch (e) {
     if (e.name !== 'ConstraintError') throw e;
     // An expired key is taken over in one statement, never read-then-delete.
-    const took = await db.run(`UPDATE idem_keys SET fingerprint = ?, state = 'completed', owner = ?, created_at = ?,
-                                      status = 200, type = 'application/json', body = ?
-                                WHERE customer = ? AND endpoint = ? AND idem_key = ? AND created_at < ?`,
-      fingerprint, req.attempt, req.now, PLACEHOLDER, ...scope, req.now - retentionSeconds * 1000);
+    let took = await db.run(`UPDATE idem_keys SET fingerprint = ?, state = 'completed', owner = ?, claimed_at = ?, created_at = ?,
+                                    status = 200, type = 'application/json', body = ?
+                              WHERE customer = ? AND endpoint = ? AND idem_key = ? AND created_at < ?`,
+      fingerprint, req.attempt, req.now, req.now, PLACEHOLDER, ...scope, req.now - retentionSeconds * 1000);
+    // So is a claim of the same request whose lease ran out: its attempt died.
+    if (took.changes === 0) {
+      took = await db.run(`UPDATE idem_keys SET owner = ?, claimed_at = ?
+                            WHERE customer = ? AND endpoint = ? AND idem_key = ? AND state = 'in_progress'
+                              AND fingerprint = ? AND claimed_at < ?`,
+        req.attempt, req.now, ...scope, fingerprint, req.now - LEASE_SECONDS * 1000);
+    }
     if (took.changes === 0) {
       const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys
                                  WHERE customer = ? AND endpoint = ? AND idem_key = ?`, ...scope);
@@ -59,8 +69,21 @@ async function transfer(req, db, pay) {
     }
   }
 
-  // 3. Move the money, and complete the key with the answer in the same
-  //    transaction. A refusal (404, 402) is an answer too: stored, replayed.
+  // 3. Move the money and complete the key (complete, below). An exception
+  //    is not an answer: the claim is released, so that the client's retry
+  //    starts afresh instead of getting 409 for ever.
+  try {
+    return await complete(req, db, pay, t, key, scope);
+  } catch (e) {
+    await db.rollback().catch(() => {}); // the transaction, if one is open
+    await db.run(`DELETE FROM idem_keys WHERE customer = ? AND endpoint = ? AND idem_key = ? AND owner = ? AND state = 'in_progress'`, ...scope, req.attempt);
+    throw e;
+  }
+}
+
+// complete moves the money, and completes the key with the answer in the
+// same transaction. A refusal (404, 402) is an answer too: stored, replayed.
+async function complete(req, db, pay, t, key, scope) {
   let answer;
   const from = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
   const to = await db.get('SELECT id FROM accounts WHERE id = ?', t.to);

@@ -16,6 +16,7 @@ CREATE TABLE idem_keys (
   fingerprint TEXT NOT NULL,     -- SHA-256 of the route and the canonical body
   state       TEXT NOT NULL,     -- 'in_progress' or 'completed'
   owner       TEXT NOT NULL,     -- the attempt that holds the claim
+  claimed_at  INTEGER NOT NULL,  -- Unix ms, for the lease
   status      INTEGER,           -- the stored answer, once completed
   type        TEXT,              -- its Content-Type
   body        TEXT,
@@ -26,23 +27,38 @@ CREATE TABLE idem_keys (
 const retentionSeconds = 86400;
 
 const ENDPOINT = 'POST /transfers';
+const LEASE_SECONDS = 30; // longer than any transfer takes
 
 async function transfer(req, db, pay) {
-  // 1. Check the request before anything is stored (401, then 400).
+  // 1. Check the request before anything is stored (401, 400 for the key, 415, 400 for the body).
   if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
   const key = lab.parseKey(req.key);
   if (key === null) return lab.problem(400, 'Idempotency-Key is not a valid key', 'send one string in double quotes: Idempotency-Key: "order-1"');
+  if (req.contentType !== null && !/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.contentType)) return lab.problem(415, 'Content-Type must be application/json');
   const t = lab.parseTransfer(req.body);
   if (t === null) return lab.problem(400, 'The body is not a transfer', 'send {"from": "...", "to": "...", "amount": N}');
   const fingerprint = lab.sha256(ENDPOINT + '\n' + lab.canonical(req.body));
   const scope = [req.customer, ENDPOINT, key];
 
   // 2. Claim the key. THE MISTAKE: INSERT OR IGNORE, and carry on.
-  await db.run(`INSERT OR IGNORE INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, created_at)
-                VALUES (?, ?, ?, ?, 'in_progress', ?, ?)`, ...scope, fingerprint, req.attempt, req.now);
+  await db.run(`INSERT OR IGNORE INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, claimed_at, created_at)
+                VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)`, ...scope, fingerprint, req.attempt, req.now, req.now);
 
-  // 3. Move the money, and complete the key with the answer in the same
-  //    transaction. A refusal (404, 402) is an answer too: stored, replayed.
+  // 3. Move the money and complete the key (complete, below). An exception
+  //    is not an answer: the claim is released, so that the client's retry
+  //    starts afresh instead of getting 409 for ever.
+  try {
+    return await complete(req, db, pay, t, key, scope);
+  } catch (e) {
+    await db.rollback().catch(() => {}); // the transaction, if one is open
+    await db.run(`DELETE FROM idem_keys WHERE customer = ? AND endpoint = ? AND idem_key = ? AND owner = ? AND state = 'in_progress'`, ...scope, req.attempt);
+    throw e;
+  }
+}
+
+// complete moves the money, and completes the key with the answer in the
+// same transaction. A refusal (404, 402) is an answer too: stored, replayed.
+async function complete(req, db, pay, t, key, scope) {
   let answer;
   const from = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
   const to = await db.get('SELECT id FROM accounts WHERE id = ?', t.to);

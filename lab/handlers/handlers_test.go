@@ -1,0 +1,67 @@
+package handlers_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/lab/handlers"
+)
+
+// TestMistakesAreOneChangeAway holds each mistake to its promise: the rung
+// it is made on, with one idea changed. Below the header comment, the
+// lines it adds to the rung stay few (a mistake may drop a whole block:
+// insert-or-ignore drops the handling of the constraint error).
+func TestMistakesAreOneChangeAway(t *testing.T) {
+	for _, m := range handlers.Mistakes {
+		t.Run(m.Name, func(t *testing.T) {
+			rung, err := handlers.Source(m.From)
+			require.NoError(t, err)
+			src, err := handlers.Source(m.Name)
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(string(src), "// mistakes/"+m.Name+": "+m.From+", with one mistake"), "the header says what it is")
+			added := addedLines(body(string(rung)), body(string(src)))
+			t.Logf("%d lines added to %s", added, m.From)
+			assert.Positive(t, added)
+			assert.LessOrEqual(t, added, 12, "one idea changed, not a rewrite")
+		})
+	}
+}
+
+// body is a handler's lines from its first declaration on: the code,
+// without the header comment that says what the file is.
+func body(src string) []string {
+	_, code, _ := strings.Cut(src, "\nconst ")
+	return strings.Split(code, "\n")
+}
+
+// addedLines counts the lines of b that a line diff from a adds: those
+// outside their longest common subsequence.
+func addedLines(a, b []string) int {
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	return len(b) - lcs[0][0]
+}
+
+func TestSourceNames(t *testing.T) {
+	for _, name := range []string{"scoped", "scoped.js", "global-keys", "mistakes/global-keys.js"} {
+		_, err := handlers.Source(name)
+		assert.NoError(t, err, name)
+	}
+	_, err := handlers.Source("perfect")
+	assert.ErrorContains(t, err, "no handler")
+	assert.Len(t, handlers.Names(), len(handlers.Rungs)+len(handlers.Mistakes))
+}
