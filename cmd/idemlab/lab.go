@@ -229,11 +229,11 @@ func labHandler(args []string, stdout, stderr io.Writer) error {
 			"  idemlab lab serve scoped.js --db /tmp/bank.db --port 8000\n" +
 			"  idemlab grade http://127.0.0.1:8000\n\n" +
 			"The rungs, each the one before plus one fix:\n")
-		for _, name := range handlers.Rungs {
+		for _, name := range handlers.Rungs() {
 			fmt.Fprintf(&b, "  %s\n", name)
 		}
 		b.WriteString("\nThe mistakes, each a rung with one idea changed:\n")
-		for _, m := range handlers.Mistakes {
+		for _, m := range handlers.Mistakes() {
 			fmt.Fprintf(&b, "  %-22s (%s) %s\n", m.Name, m.From, m.What)
 		}
 		b.WriteString("\n")

@@ -16,17 +16,21 @@ import (
 //go:embed *.js mistakes/*.js
 var files embed.FS
 
-// Rungs are the reference handlers, in ladder order: each is the one
+// Rungs returns the reference handlers, in ladder order: each is the one
 // before it plus one fix, and each is named after the level of idemlab's
-// own server it matches.
-var Rungs = []string{"naive", "unique", "fingerprint", "in-progress", "replay", "scoped"}
+// own server it matches. Like the other catalogues it returns a copy.
+func Rungs() []string { return slices.Clone(rungs) }
 
-// RungBreaks is what `idemlab grade` finds broken in each rung served by
+var rungs = []string{"naive", "unique", "fingerprint", "in-progress", "replay", "scoped"}
+
+// RungBreaks returns what `idemlab grade` finds broken in each rung served by
 // `idemlab lab serve`: the rules of the table "What idemlab's own levels
 // fail" in docs/lab-contract.md, as the grader names them. Rule 8 is never
 // judged by the grader. The tests hold every rung to it; the browser's lab
 // is held to the same.
-var RungBreaks = map[string][]string{
+func RungBreaks(rung string) []string { return slices.Clone(rungBreaks[rung]) }
+
+var rungBreaks = map[string][]string{
 	"naive":       {"one-transfer-per-intent", "different-request-never-succeeds", "replay-is-byte-identical"},
 	"unique":      {"different-request-never-succeeds", "replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
 	"fingerprint": {"replay-is-byte-identical", "completion-has-its-transfer", "customers-see-own-responses", "retention-outlasts-retries"},
@@ -51,8 +55,18 @@ type Mistake struct {
 	Causes []string
 }
 
-// Mistakes are the mistake handlers, under mistakes/.
-var Mistakes = []Mistake{
+// Mistakes returns the mistake handlers, under mistakes/ (a copy).
+func Mistakes() []Mistake {
+	out := slices.Clone(mistakes)
+	for i := range out {
+		out[i].Breaks = slices.Clone(out[i].Breaks)
+		out[i].MayAlsoBreak = slices.Clone(out[i].MayAlsoBreak)
+		out[i].Causes = slices.Clone(out[i].Causes)
+	}
+	return out
+}
+
+var mistakes = []Mistake{
 	{Name: "look-then-insert", From: "scoped",
 		What:   "looks for the key with a SELECT and inserts after, into a table without a primary key: simultaneous retries both see nothing and both pay (rule 1)",
 		Breaks: []string{"one-transfer-per-intent"}, MayAlsoBreak: []string{"replay-is-byte-identical"}},
@@ -86,8 +100,8 @@ var Mistakes = []Mistake{
 
 // Names lists every handler: the rungs, then the mistakes.
 func Names() []string {
-	names := slices.Clone(Rungs)
-	for _, m := range Mistakes {
+	names := slices.Clone(rungs)
+	for _, m := range mistakes {
 		names = append(names, m.Name)
 	}
 	return names
@@ -98,7 +112,7 @@ func Names() []string {
 func Source(name string) ([]byte, error) {
 	name = strings.TrimSuffix(strings.TrimPrefix(name, "mistakes/"), ".js")
 	path := name + ".js"
-	if !slices.Contains(Rungs, name) {
+	if !slices.Contains(rungs, name) {
 		path = "mistakes/" + path
 	}
 	b, err := files.ReadFile(path)

@@ -15,7 +15,7 @@ import (
 // lines it adds to the rung stay few (a mistake may drop a whole block:
 // insert-or-ignore drops the handling of the constraint error).
 func TestMistakesAreOneChangeAway(t *testing.T) {
-	for _, m := range handlers.Mistakes {
+	for _, m := range handlers.Mistakes() {
 		t.Run(m.Name, func(t *testing.T) {
 			rung, err := handlers.Source(m.From)
 			require.NoError(t, err)
@@ -63,5 +63,5 @@ func TestSourceNames(t *testing.T) {
 	}
 	_, err := handlers.Source("perfect")
 	assert.ErrorContains(t, err, "no handler")
-	assert.Len(t, handlers.Names(), len(handlers.Rungs)+len(handlers.Mistakes))
+	assert.Len(t, handlers.Names(), len(handlers.Rungs())+len(handlers.Mistakes()))
 }
