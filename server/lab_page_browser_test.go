@@ -230,6 +230,11 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
 	stepAll(t, ctx)
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
+	// The lessons' race view draws the run: a row per attempt, the second
+	// payment on the row of the attempt that made it, the rule's bracket.
+	assert.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg [data-row=attempt]').length`))
+	assert.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg .mark[data-mark=paid-again]').length`))
+	assert.NotEmpty(t, eval[string](t, ctx, `(document.querySelector('#lab-race-view svg [data-violation=one-transfer-per-intent]') || {}).outerHTML || ''`))
 
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"))

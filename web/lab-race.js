@@ -14,6 +14,9 @@
 
 import { $, el } from './dom.js';
 import { startRunner } from './lab/lab.js';
+import { labRaceInput } from './lab-model.js';
+import { buildRace } from './race-model.js';
+import { drawRace } from './race.js';
 
 export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   const runner = startRunner({ budgetMs: 2000 });
@@ -77,6 +80,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
 
   function show(state) {
     panel.state = state;
+    renderRace(state);
     renderLanes(state);
     renderTrace(state);
     renderVerdict(state);
@@ -84,8 +88,20 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
       .filter((a) => a.error && a.error.line)
       .map((a) => ({ line: a.error.line, message: a.id + ': ' + a.error.message }));
     showErrors(errors);
+    if (state.done) status(w('allDone'));
     document.body.dataset.labSteps = String(state.steps);
     document.body.dataset.labDone = state.done ? 'true' : 'false';
+  }
+
+  // renderRace draws the run in the lessons' race view: a row per
+  // attempt, each statement a mark (its SQL in the mark's title), the
+  // ledger's payments and the network's charges, the broken rules'
+  // brackets once the checker has judged the run.
+  function renderRace(state) {
+    const box = $('lab-race-view');
+    box.hidden = false;
+    const model = buildRace(labRaceInput(state));
+    drawRace(box, model, { width: box.clientWidth || 900 });
   }
 
   function renderLanes(state) {

@@ -8,6 +8,7 @@ import { $, el } from './dom.js';
 import { RUNGS, lt, rungKey } from './lab-words.js';
 import { compose, split, toLink, fromHash, load, save, forget, lineShift } from './lab-file.js';
 import { startRace } from './lab-race.js';
+import { setLang } from './strings.js';
 
 const THEME_KEY = 'idemlab.theme';
 
@@ -259,6 +260,8 @@ async function loadStart() {
 async function main() {
   const params = new URLSearchParams(location.search);
   lab.lang = params.get('lang') === 'ko' ? 'ko' : 'en';
+  // The race view speaks the page's language too.
+  setLang(lab.lang);
   if (RUNGS.includes(params.get('rung'))) lab.rung = params.get('rung');
   applyWords();
   initTheme();

@@ -63,6 +63,9 @@ const M_CLAIM_IGNORED = Object.freeze({ kind: 'claim-ignored', icon: '◇' });
 // or waited for while another attempt on the same server holds it.
 const M_LOCK = Object.freeze({ kind: 'lock', icon: '▣' });
 const M_LOCK_WAIT = Object.freeze({ kind: 'lock-wait', icon: '⋯' });
+// The database's write lock, waited for while another attempt's
+// transaction holds it (the lab: a student's BEGIN IMMEDIATE).
+const M_DB_WAIT = Object.freeze({ kind: 'db-wait', icon: '⋯' });
 const M_SKIPPED = Object.freeze({ kind: 'step', icon: '·' });
 const M_STEP = Object.freeze({ kind: 'step', icon: '•' });
 const STEP_MARKS = Object.fromEntries(Object.entries(PHASE_ICON).map(([p, icon]) => [p, Object.freeze({ kind: 'step', icon })]));
@@ -106,6 +109,7 @@ function markOf(e) {
       if (o === 'timed-out') return M_TIMED_OUT;
       break;
   }
+  if (o === 'busy') return M_DB_WAIT;
   if (o === 'crashed') return M_CRASHED;
   if (o === 'rejected') return M_REJECTED;
   if (o === 'error') return M_ERROR;

@@ -1112,6 +1112,7 @@ const WEIGHT = [
   'late-key',
   'pay-call',
   'lock-wait',
+  'db-wait',
   'lock',
   'lookup',
   'answer',

@@ -151,6 +151,7 @@ const en = {
   raceWaitsLock: 'waits for the lock',
   raceMark_lock: 'took this server’s in-memory lock',
   raceMark_lock_wait: 'waits for this server’s in-memory lock',
+  raceMark_db_wait: 'waits for the database’s write lock: another attempt’s transaction holds it',
   cause_memory_lock:
     'Why: the attempts reached different servers, and each took the lock in its own memory. Nothing in server 1’s memory stops server 2.',
   cause_server_cache:
@@ -483,6 +484,7 @@ const ko = {
   raceWaitsLock: '잠금을 기다리는 중',
   raceMark_lock: '이 서버의 메모리 잠금을 잡음',
   raceMark_lock_wait: '이 서버의 메모리 잠금을 기다림',
+  raceMark_db_wait: '데이터베이스의 쓰기 잠금을 기다림: 다른 시도의 트랜잭션이 잡고 있음',
   cause_memory_lock:
     '이유: 시도들이 서로 다른 서버에 닿았고, 각자 자기 메모리의 잠금을 잡았습니다. 서버 1의 메모리에 있는 것은 서버 2를 막지 못합니다.',
   cause_server_cache: '이유: 재시도가 그 키를 본 적 없는 서버의 캐시에 닿았습니다. 한 서버 메모리의 캐시는 다른 서버에서는 비어 있습니다.',
