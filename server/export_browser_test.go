@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"idemlab/server"
@@ -29,4 +30,19 @@ func TestExportedSiteWorksFromAPlainFileServer(t *testing.T) {
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
+}
+
+// TestExportedLabWorksFromAPlainFileServer opens the exported lab page from
+// a plain file server (no headers of idemlab's own): the naive handler is
+// in the editor, goes on the bench and is stepped by the runner.
+func TestExportedLabWorksFromAPlainFileServer(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "site")
+	require.NoError(t, server.ExportSite(out, playgroundDir(t), false))
+	ts := httptest.NewServer(http.FileServer(http.Dir(out)))
+	t.Cleanup(ts.Close)
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.Equal(t, "1", attr(t, ctx, "body", "data-lab-steps"))
 }

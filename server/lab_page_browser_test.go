@@ -39,6 +39,15 @@ func labTab(t *testing.T, base, query string) context.Context {
 	return ctx
 }
 
+// labRunnerReady waits until the lab page's runner has started and loaded
+// the code in the editor (its scenarios are listed), or has said why not.
+func labRunnerReady(t *testing.T, ctx context.Context) {
+	t.Helper()
+	run(t, ctx, waitJS(`(document.body.dataset.runner === 'ready' && document.getElementById('lab-scenario').options.length > 0) || document.body.dataset.runner === 'failed' || document.body.dataset.labActs !== undefined`))
+	require.Positive(t, eval[int](t, ctx, `document.getElementById('lab-scenario').options.length`),
+		"the runner did not start or load the code: %s (runner %s)", text(t, ctx, "#lab-run-status"), attr(t, ctx, "body", "data-runner"))
+}
+
 // handlerText is the text of the handler's editor.
 const handlerText = `document.getElementById('handler-box').editor.text()`
 
@@ -222,7 +231,7 @@ func stepAll(t *testing.T, ctx context.Context) {
 func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
-	run(t, ctx, waitJS(`document.body.dataset.runner === 'ready' && document.getElementById('lab-scenario').options.length > 0`))
+	labRunnerReady(t, ctx)
 
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 	act(t, ctx, `#btn-lab-start`)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -331,6 +332,24 @@ func ExportSite(dir, webDir string, force bool) error {
 			continue
 		}
 		if err := copyOut(fsys, e.Name(), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	// The lab's runner and its module, in their folder. A plain host sends
+	// the runner without its Content-Security-Policy; the runner locks the
+	// network and storage away itself (web/lab/runner.js).
+	labEntries, err := fs.ReadDir(fsys, web.LabDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("export: list the lab's runner: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, web.LabDir), 0o755); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	for _, e := range labEntries {
+		if e.IsDir() || !web.Servable(e.Name()) {
+			continue
+		}
+		if err := copyOut(fsys, web.LabDir+"/"+e.Name(), filepath.Join(dir, web.LabDir, e.Name())); err != nil {
 			return err
 		}
 	}

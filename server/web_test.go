@@ -29,6 +29,11 @@ func webDir(t testing.TB, module []byte) string {
 	write("app.js", []byte("export {};\n"))
 	write("embed.go", []byte("package web\n"))
 	write("idemlab.wasm.sum", []byte("0\n"))
+	write("lab.html", []byte("<!doctype html><title>idemlab: your endpoint</title>"))
+	write("lab.js", []byte("export {};\n"))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "lab"), 0o755))
+	write("lab/runner.js", []byte("'use strict';\n"))
+	write("lab/lab.js", []byte("export {};\n"))
 	if module != nil {
 		var gz, br bytes.Buffer
 		zw := gzip.NewWriter(&gz)
@@ -228,7 +233,8 @@ func TestExportWritesAStaticSite(t *testing.T) {
 	resp, body = get(t, ts.URL+"/idemlab.wasm", "")
 	require.Equal(t, 200, resp.StatusCode)
 	assert.True(t, bytes.Equal(module, body), "the raw module is written for hosts that cannot negotiate")
-	for _, path := range []string{"/idemlab.wasm.br", "/idemlab.wasm.gz", "/wasm_exec.js", "/app.js", "/api/lessons.json"} {
+	for _, path := range []string{"/idemlab.wasm.br", "/idemlab.wasm.gz", "/wasm_exec.js", "/app.js", "/api/lessons.json",
+		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js"} {
 		resp, _ := get(t, ts.URL+path, "")
 		assert.Equal(t, 200, resp.StatusCode, path)
 	}
