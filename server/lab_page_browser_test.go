@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/lab/handlers"
 	"idemlab/web"
 )
 
@@ -253,6 +254,23 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=`+attr(t, ctx, "#lab-found", "data-rule")+`]`, "data-ok"),
 		"the order played back breaks the rule the explorer named")
 
+	// Every scenario explored on its own: the naive handler pays twice, so
+	// the rung to work on is the key's claim.
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "1")
+	assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-broke"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "unique")
+
+	// The shipped scoped handler holds in every scenario.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
+		const c = m.split(`+quoteJS(scopedHandler(t))+`);
+		document.getElementById('handler-box').editor.setText(c.handler);
+		document.getElementById('schema-box').editor.setText(c.schema);
+	})`, chromedp.EvalAwaitPromise))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
+
 	// An exception ends its attempt and is marked at its line.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
 		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  throw new Error("boom");\n}\n')`))
@@ -269,4 +287,12 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
 	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped"), text(t, ctx, "#lab-run-status"))
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`), "the page answers after the stop")
+}
+
+// scopedHandler is the shipped scoped handler file.
+func scopedHandler(t *testing.T) string {
+	t.Helper()
+	src, err := handlers.Source("scoped")
+	require.NoError(t, err)
+	return string(src)
 }

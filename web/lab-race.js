@@ -15,14 +15,33 @@
 import { $, el } from './dom.js';
 import { startRunner } from './lab/lab.js';
 import { labRaceInput } from './lab-model.js';
+import { RUNGS } from './lab-words.js';
 import { buildRace } from './race-model.js';
 import { drawRace } from './race.js';
+
+// RULE_RUNG is the rung of the ladder whose fix a broken rule asks for
+// first (the goals of lab-words.js): a second payment for one wish asks
+// for the key's claim; a different request under a used key, for its
+// fingerprint; a success without its transfer, for the in-progress state;
+// a replay that differs, for the stored answer; another customer's answer,
+// a short retention or a second charge at the network, for the scope, the
+// retention and the network's key.
+const RULE_RUNG = [
+  { n: 1, rung: 'unique' },
+  { n: 6, rung: 'unique' },
+  { n: 2, rung: 'fingerprint' },
+  { n: 4, rung: 'in-progress' },
+  { n: 3, rung: 'replay' },
+  { n: 5, rung: 'scoped' },
+  { n: 7, rung: 'scoped' },
+  { n: 8, rung: 'scoped' },
+];
 
 export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   const runner = startRunner({ budgetMs: 2000 });
   const panel = { runner, scenarios: [], state: null, busy: false, loaded: '' };
   const status = (s) => ($('lab-run-status').textContent = s);
-  const buttons = ['btn-lab-start', 'btn-lab-explore'];
+  const buttons = ['btn-lab-start', 'btn-lab-explore', 'btn-lab-grade'];
 
   function setBusy(busy) {
     panel.busy = busy;
@@ -35,6 +54,11 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // that does not load is shown at its line.
   async function load() {
     const src = code();
+    // What was found for other code no longer says anything.
+    if (src !== panel.loaded) {
+      $('lab-found').hidden = true;
+      $('lab-grade').hidden = true;
+    }
     if (src === panel.loaded && panel.scenarios.length) return true;
     const r = await runner.load(src);
     if (r && r.error) {
@@ -237,6 +261,69 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     );
   }
 
+  // gradeAll explores every scenario on its own, so that every rule a
+  // scenario breaks is found (explore stops at the first), and names the
+  // rung that fixes the first broken rule in ladder order: the rung the
+  // student has reached is the one before it.
+  async function gradeAll() {
+    if (!(await load())) return;
+    const rows = [];
+    const broken = new Set();
+    for (const [i, sc] of panel.scenarios.entries()) {
+      status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: sc.name }));
+      const r = await runner.explore({ only: [sc.name] });
+      const rules = r.broke ? ((r.verdict.report && r.verdict.report.rules) || []).filter((x) => !x.ok).map((x) => x.rule) : [];
+      for (const rule of rules) broken.add(rule.n);
+      rows.push({ sc, r, rules });
+    }
+    const ns = [...broken].sort((a, b) => a - b);
+    const next = RULE_RUNG.filter((x) => broken.has(x.n)).sort((a, b) => RUNGS.indexOf(a.rung) - RUNGS.indexOf(b.rung))[0];
+    const box = $('lab-grade');
+    box.hidden = false;
+    box.dataset.broken = ns.join(',');
+    box.replaceChildren(
+      el('h4', {}, w('gradeHeading')),
+      el(
+        'table',
+        {},
+        el(
+          'thead',
+          {},
+          el('tr', {}, el('th', { scope: 'col' }, w('gradeScenario')), el('th', { scope: 'col' }, w('gradeResult')), el('td', {})),
+        ),
+        el(
+          'tbody',
+          {},
+          ...rows.map(({ sc, r, rules }) =>
+            el(
+              'tr',
+              { 'data-scenario': sc.name, 'data-broke': r.broke ? 'true' : 'false' },
+              el('th', { scope: 'row' }, sc.name),
+              el(
+                'td',
+                {},
+                r.broke
+                  ? '✘ ' + w('gradeBroke', { rules: rules.map((x) => x.n + ' ' + x.name).join(', '), steps: r.steps })
+                  : '✔ ' + w('gradeHeld', { tried: r.tried }),
+              ),
+              el(
+                'td',
+                {},
+                r.broke ? el('button', { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule)) }, w('gradePlay')) : null,
+              ),
+            ),
+          ),
+        ),
+      ),
+      el(
+        'p',
+        { class: 'lab-grade-sum' },
+        ns.length ? w('gradeNext', { rules: ns.join(', '), rung: next ? next.rung : '?' }) : w('gradeTop'),
+      ),
+    );
+    status('');
+  }
+
   // replay plays a schedule on the bench, one step at a time, so that the
   // lanes and the trace show it as if stepped by hand.
   async function replay(name, schedule) {
@@ -249,6 +336,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
 
   $('btn-lab-start').addEventListener('click', () => guard(() => putOnBench()));
   $('btn-lab-explore').addEventListener('click', () => guard(explore));
+  $('btn-lab-grade').addEventListener('click', () => guard(gradeAll));
   $('btn-lab-stop').addEventListener('click', () => runner.stop());
 
   status(w('engineStarting'));

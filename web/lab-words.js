@@ -74,6 +74,17 @@ const en = {
   replayFound: '▶ Play that order on the bench',
   scheduleWords: 'The order: {schedule}',
   traceHeading: 'Every step so far',
+  gradeAll: '✓ Check every scenario',
+  grading: 'Checking scenario {n} of {total}: {scenario}…',
+  gradeHeading: 'Every scenario, explored',
+  gradeScenario: 'Scenario',
+  gradeResult: 'What the explorer found',
+  gradeHeld: 'no break in {tried} schedules',
+  gradeBroke: 'broke {rules} ({steps} steps)',
+  gradePlay: '▶ Play it',
+  gradeTop:
+    'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scoped) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
+  gradeNext: 'Broken somewhere: rules {rules}. The rung that fixes the first of them: {rung}.',
 
   goal_naive:
     'Nothing yet: this is where you start. Every request moves the money, so a client that retries after a lost answer pays twice. Read the handler, then go to the next rung.',
@@ -187,6 +198,17 @@ const ko = {
   replayFound: '▶ 그 순서를 벤치에서 재생',
   scheduleWords: '순서: {schedule}',
   traceHeading: '지금까지의 모든 단계',
+  gradeAll: '✓ 모든 시나리오 검사',
+  grading: '시나리오 {total}개 중 {n}번째 검사 중: {scenario}…',
+  gradeHeading: '탐색기로 살펴본 모든 시나리오',
+  gradeScenario: '시나리오',
+  gradeResult: '탐색기가 찾은 것',
+  gradeHeld: '{tried}가지 순서에서 깨지지 않음',
+  gradeBroke: '{rules} 깨짐({steps}단계)',
+  gradePlay: '▶ 재생',
+  gradeTop:
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 단계(scoped)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
+  gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 첫 번째를 고치는 단계: {rung}.',
 
   goal_naive:
     '아직 할 일은 없습니다. 여기가 출발점입니다. 요청마다 돈이 이동하므로, 응답을 받지 못해 다시 보내는 클라이언트는 두 번 결제합니다. 핸들러를 읽고 다음 단계로 넘어가세요.',
