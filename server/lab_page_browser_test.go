@@ -296,3 +296,42 @@ func scopedHandler(t *testing.T) string {
 	require.NoError(t, err)
 	return string(src)
 }
+
+// TestLabPageByKeyboard plays a scenario from the keyboard: Enter on Start,
+// then Enter on an attempt's step again and again. The focus stays
+// on a step button after every step (the cards are drawn anew), and on
+// Start once every attempt has ended.
+func TestLabPageByKeyboard(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	press := func() {
+		acts := attr(t, ctx, "body", "data-lab-acts")
+		run(t, ctx, chromedp.KeyEvent(kb.Enter), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
+	}
+	run(t, ctx, focus(`#btn-lab-start`))
+	press()
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`))
+	assert.Equal(t, "btn-lab-start", eval[string](t, ctx, `document.activeElement.id`), "the focus stays on Start")
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`))
+	for i := 0; attr(t, ctx, "body", "data-lab-done") != "true"; i++ {
+		require.Less(t, i, 200, "the scenario must end")
+		focused := eval[string](t, ctx, `document.activeElement.dataset.focus || document.activeElement.id || document.activeElement.tagName`)
+		require.True(t, strings.HasSuffix(focused, ":step") || focused == "btn-lab-start", "focus after %d steps: %s", i, focused)
+		if focused == "btn-lab-start" {
+			break
+		}
+		press()
+	}
+	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.Equal(t, "btn-lab-start", eval[string](t, ctx, `document.activeElement.id`), "once every attempt has ended, the focus is on Start")
+	// The page after a run (the cards, the race view, the verdict) is
+	// accessible in both themes.
+	script := axeScript(t)
+	for _, theme := range []string{"light", "dark"} {
+		run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = '`+theme+`'`))
+		if v := axeViolations(t, ctx, script); len(v) > 0 {
+			t.Errorf("the lab page after a run, %s theme: %d accessibility violations:\n%s", theme, len(v), strings.Join(v, "\n"))
+		}
+	}
+}

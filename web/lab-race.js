@@ -81,6 +81,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // said in words.
   async function guard(fn) {
     if (panel.busy) return;
+    const from = focusKey();
     setBusy(true);
     try {
       await fn();
@@ -89,9 +90,32 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
       if (err.stopped) panel.loaded = '';
     } finally {
       setBusy(false);
+      refocus(from);
       // Tests wait on this: one more action of the panel has ended.
       document.body.dataset.labActs = String(Number(document.body.dataset.labActs || 0) + 1);
     }
+  }
+
+  // An action disables the panel's buttons while it runs, and the cards
+  // are drawn anew after every step: either drops the focus to the page's
+  // body. focusKey says where it was (a card's button by its attempt and
+  // action, else a button's id); refocus puts it back on the same button,
+  // else on the next attempt's step, else on Start, so that a keyboard
+  // user never starts over from the top of the page.
+  function focusKey() {
+    const e = document.activeElement;
+    if (!e || e === document.body) return null;
+    if (e.dataset && e.dataset.focus) return { card: e.dataset.focus };
+    return e.id ? { id: e.id } : null;
+  }
+
+  function refocus(from) {
+    if (!from) return;
+    const lanes = $('lab-lanes');
+    const target = from.card
+      ? lanes.querySelector('[data-focus="' + from.card + '"]') || lanes.querySelector('button.primary') || $('btn-lab-start')
+      : $(from.id);
+    if (target && !target.disabled && document.activeElement !== target) target.focus();
   }
 
   async function putOnBench(name) {
@@ -147,15 +171,16 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
             ),
           );
           if (a.waiting) card.append(el('p', { class: 'lab-wait' }, '⋯ ' + w('waitsLock', { holder: state.holder || '?' })));
-          const act = (label, fn, cls) => el('button', { type: 'button', class: cls || '', onclick: () => guard(fn) }, label);
+          const act = (label, what, fn, cls) =>
+            el('button', { type: 'button', class: cls || '', 'data-focus': a.id + ':' + what, onclick: () => guard(fn) }, label);
           card.append(
             el(
               'div',
               { class: 'controls' },
-              act(w('runStep', { id: a.id }), async () => show(await runner.step(a.id)), 'primary'),
-              act('✸ ' + w('crash', { id: a.id }), async () => show(await runner.inject(a.id, 'crash'))),
-              act('✂ ' + w('loseAnswer', { id: a.id }), async () => show(await runner.inject(a.id, 'lose'))),
-              act('✗ ' + w('timeOut', { id: a.id }), async () => show(await runner.inject(a.id, 'timeout'))),
+              act(w('runStep', { id: a.id }), 'step', async () => show(await runner.step(a.id)), 'primary'),
+              act('✸ ' + w('crash', { id: a.id }), 'crash', async () => show(await runner.inject(a.id, 'crash'))),
+              act('✂ ' + w('loseAnswer', { id: a.id }), 'lose', async () => show(await runner.inject(a.id, 'lose'))),
+              act('✗ ' + w('timeOut', { id: a.id }), 'timeout', async () => show(await runner.inject(a.id, 'timeout'))),
             ),
           );
         } else {
