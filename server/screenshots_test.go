@@ -622,4 +622,12 @@ func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
 	}
 	shoot(t, ctx, dir, name, scr, "")
 	shoot(t, ctx, dir, name+"-code", scr, "#handler-box")
+	// The naive handler raced: two simultaneous retries stepped to their
+	// end, then every scenario checked.
+	labRunnerReady(t, ctx)
+	act(t, ctx, `#btn-lab-start`)
+	stepAll(t, ctx)
+	shoot(t, ctx, dir, name+"-race", scr, "#lab-race-view")
+	act(t, ctx, `#btn-lab-grade`)
+	shoot(t, ctx, dir, name+"-grade", scr, "#lab-grade")
 }

@@ -38,7 +38,11 @@ const RULE_RUNG = [
 ];
 
 export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
-  const runner = startRunner({ budgetMs: 2000 });
+  // A step of a handler takes milliseconds; the budget is for a loop that
+  // never yields, and is wide enough for a slow laptop under load, where
+  // loading a handler (a fresh database, the student's file compiled)
+  // took over 2 s in a test on a busy machine.
+  const runner = startRunner({ budgetMs: 8000 });
   const panel = { runner, scenarios: [], state: null, busy: false, loaded: '' };
   const status = (s) => ($('lab-run-status').textContent = s);
   const buttons = ['btn-lab-start', 'btn-lab-explore', 'btn-lab-grade'];
@@ -72,8 +76,22 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     panel.scenarios = await runner.scenarios();
     const sel = $('lab-scenario');
     const chosen = sel.value;
-    sel.replaceChildren(...panel.scenarios.map((s) => el('option', { value: s.name, selected: s.name === chosen }, s.name)));
+    sel.replaceChildren(...panel.scenarios.map((s) => el('option', { value: s.name, selected: s.name === chosen }, scenarioWords(s.name))));
     return true;
+  }
+
+  // scenarioWords names a scenario of the runner in the page's language
+  // (its id when the page has no words for it).
+  function scenarioWords(name) {
+    const k = 'scenario_' + name.replace(/-/g, '_');
+    const words = w(k);
+    return words === k ? name : words;
+  }
+
+  // ruleWords names the checker's rule in the page's language.
+  function ruleWords(rule) {
+    const ko = document.documentElement.lang === 'ko';
+    return rule.n + '. ' + ((ko && rule.title_ko) || rule.title || rule.name);
   }
 
   // guard runs one action of the panel: one at a time, Stop enabled while
@@ -123,7 +141,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     const sc = panel.scenarios.find((s) => s.name === (name || $('lab-scenario').value)) || panel.scenarios[0];
     $('lab-scenario').value = sc.name;
     show(await runner.start(sc));
-    status(w('onBench', { scenario: sc.name }));
+    status(w('onBench', { scenario: scenarioWords(sc.name) }));
   }
 
   function show(state) {
@@ -268,9 +286,8 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     const broken = ((r.verdict.report && r.verdict.report.rules) || []).find((x) => !x.ok);
     status(
       w('exploredBroke', {
-        n: broken ? broken.rule.n : '?',
-        rule: broken ? broken.rule.name : '?',
-        scenario: r.scenario,
+        rule: broken ? ruleWords(broken.rule) : '?',
+        scenario: scenarioWords(r.scenario),
         tried: r.tried,
         steps: r.steps,
       }),
@@ -323,12 +340,12 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
             el(
               'tr',
               { 'data-scenario': sc.name, 'data-broke': r.broke ? 'true' : 'false' },
-              el('th', { scope: 'row' }, sc.name),
+              el('th', { scope: 'row' }, scenarioWords(sc.name)),
               el(
                 'td',
                 {},
                 r.broke
-                  ? '✘ ' + w('gradeBroke', { rules: rules.map((x) => x.n + ' ' + x.name).join(', '), steps: r.steps })
+                  ? '✘ ' + w('gradeBroke', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
                   : '✔ ' + w('gradeHeld', { tried: r.tried }),
               ),
               el(
