@@ -66,6 +66,19 @@
 // rendered ahead, takes the ledger transaction in two pipelined batches
 // instead (transferInSteps).
 //
+// # Connections
+//
+// Each DB has a pool, and the pools of one server's levels share one
+// Budget of connections (OpenWith), so that a server never asks
+// PostgreSQL for more than its share of max_connections. When PostgreSQL
+// cannot be reached or refuses a connection, or the budget stays spent,
+// the call fails with engine.ErrUnavailable, which the server answers 503
+// with Retry-After. A transfer's statements each take a connection of
+// their own, the claim first: a claim refused leaves nothing behind, and
+// a claim whose later statements could not run is released (ReleaseKey,
+// on a context of its own), or, when PostgreSQL is gone by then, taken
+// over by a retry once its lease runs out (scoped).
+//
 // DB is safe for concurrent use by multiple goroutines: it holds a pool of
 // connections.
 package postgres
@@ -78,6 +91,7 @@ import (
 	"net"
 	neturl "net/url"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,9 +186,9 @@ func OpenWith(ctx context.Context, url, schema string, o Options) (*DB, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	if u, err := neturl.Parse(url); err == nil && !u.Query().Has("pool_max_conns") {
-		// Any one level may use the server's whole budget while the
-		// others are idle; the budget, not the pool, is the bound.
-		cfg.MaxConns = int32(budget.Max())
+		// The budget bounds the server's levels together; each level's
+		// pool keeps the size that served one level best on its own.
+		cfg.MaxConns = min(defaultPoolSize(), int32(budget.Max()))
 	}
 	db := &DB{schema: schema, stmts: newStmts(), utf8: utf8, budget: budget}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
@@ -197,6 +211,20 @@ func OpenWith(ctx context.Context, url, schema string, o Options) (*DB, error) {
 	db.pool = pool
 	budget.add(pool)
 	return db, nil
+}
+
+// defaultPoolSize is a level's pool size when the URL does not set one
+// (pool_max_conns), unless the budget is smaller. pgxpool's own default,
+// 4 or the number of cores, left the server's requests queueing for a
+// connection: with 16 clients on two cores, waiting on the pool cost about
+// a quarter of the app's CPU per transfer (docs/PERFORMANCE.md). Each
+// request holds a connection for one statement at a time, so a few per
+// core keep PostgreSQL busy without crowding it, and fewer connections
+// let more claims and ledger calls share a round trip (claimGroups,
+// ledgerGroups): a pool of the whole budget, 16, cost 4 % more round trips
+// per transfer than 8 (docs/PERFORMANCE.md, "The connection budget").
+func defaultPoolSize() int32 {
+	return int32(max(8, 2*runtime.GOMAXPROCS(0)))
 }
 
 // connectTimeout bounds one attempt to connect to PostgreSQL.
@@ -257,7 +285,7 @@ func unavailable(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &connect) || errors.Is(err, errBudgetSpent) || errors.As(err, &netErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, puddle.ErrClosedPool) ||
-		errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err) || (err.Error() == "conn closed")
+		errors.Is(err, net.ErrClosed) || errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err)
 }
 
 func isUniqueViolation(err error) bool {
