@@ -150,5 +150,8 @@ func (c *budgetConn) Close() error {
 }
 
 // releaseTimeout bounds the release of a failed attempt's claim
-// (ReleaseKey).
-const releaseTimeout = 5 * time.Second
+// (ReleaseKey), and releaseTries is how many connections it tries.
+const (
+	releaseTimeout = 5 * time.Second
+	releaseTries   = 3
+)

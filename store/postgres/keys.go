@@ -183,6 +183,12 @@ func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, own
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	tag, err := db.pool.Exec(ctx, s, scope, key, owner)
+	for try := 1; try < releaseTries && err != nil && unavailable(err) && ctx.Err() == nil; try++ {
+		// The pool handed out a connection that PostgreSQL had ended (a
+		// restart, a terminated backend) and has dropped it now: the
+		// next one may be alive.
+		tag, err = db.pool.Exec(ctx, s, scope, key, owner)
+	}
 	if err != nil {
 		return engine.WriteResult{SQL: s}, mapErr(fmt.Sprintf("release %q", key), err)
 	}
