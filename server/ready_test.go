@@ -111,6 +111,10 @@ func TestReadyzFollowsPostgreSQL(t *testing.T) {
 	for _, rec := range logs.records(t) {
 		assert.NotEqual(t, "ERROR", rec["level"], "%v", rec)
 	}
+	recs := logs.records(t)
+	last := recs[len(recs)-1]
+	assert.Equal(t, "database unavailable", last["msg"], "the transfer's 503 is logged as what it was")
+	assert.Equal(t, "WARN", last["level"])
 
 	cluster.Start(t)
 	resp, body = getReady(t, ts.URL)

@@ -245,8 +245,15 @@ func (s *Server) logFailure(r *http.Request, pattern string, status int, err err
 	if status != http.StatusInternalServerError {
 		level = slog.LevelWarn // a busy or unreachable database, a spent budget: the server works as published
 	}
+	msg := "server error"
+	switch {
+	case errors.Is(err, engine.ErrUnavailable):
+		msg = "database unavailable" // refused, unreachable or lost: answered 503, Retry-After
+	case errors.Is(err, engine.ErrBusy):
+		msg = "database busy"
+	}
 	attrs := append(s.requestAttrs(r, pattern), slog.Int("status", status), slog.Any("err", err))
-	s.log.LogAttrs(r.Context(), level, "server error", attrs...)
+	s.log.LogAttrs(r.Context(), level, msg, attrs...)
 }
 
 // statusRecorder remembers the status a handler answered with. It passes
