@@ -46,7 +46,8 @@ type roundRobin struct {
 
 	mu sync.Mutex
 	// answers counts the servers' answers by status, and by problem type
-	// for those of 500 and more (a 502 is the proxy's own: no server).
+	// for those of 500 and more; the proxy's own 502s (no server) are
+	// not among them.
 	answers map[string]int
 }
 
