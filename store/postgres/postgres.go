@@ -169,9 +169,10 @@ func OpenWith(ctx context.Context, url, schema string, o Options) (*DB, error) {
 	}
 	// Every socket, the migration's first, holds a place in the budget.
 	cfg.ConnConfig.DialFunc = budget.dialer(cfg.ConnConfig.DialFunc)
-	if cfg.ConnConfig.ConnectTimeout <= 0 || cfg.ConnConfig.ConnectTimeout > connectTimeout {
-		// pgxpool would wait two minutes on a database that does not
-		// answer; a request is answered 503 long before.
+	if cfg.ConnConfig.ConnectTimeout <= 0 {
+		// Unless the URL says (connect_timeout), pgxpool would wait two
+		// minutes on a database that does not answer; a request is
+		// answered 503 long before.
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
