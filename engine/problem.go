@@ -46,14 +46,19 @@ var (
 	CauseMediaType         = Cause{"unsupported-media-type", "Content-Type must be application/json", 415}
 	CauseBodyTooLarge      = Cause{"body-too-large", "Request body is too large", 413}
 	CauseBusy              = Cause{"busy", "The ledger is busy; retry with the same key", 503}
+	CauseUnavailable       = Cause{"unavailable", "The ledger's database cannot be reached; retry with the same key", 503}
 	CauseInternal          = Cause{"internal", "Internal error; retry with the same key", 500}
 )
+
+// UnavailableRetryAfter is the Retry-After, in seconds, of an answer
+// that the database could not be reached for.
+const UnavailableRetryAfter = 2
 
 // Causes lists every cause, for documentation and tests.
 var Causes = []Cause{CauseKeyMissing, CauseKeyMalformed, CauseCustomerMissing, CauseCustomerMalformed,
 	CauseBodyInvalid, CauseFieldInvalid, CauseAmountInvalid, CauseAccountInvalid, CauseSameAccount,
 	CauseAccountNotFound, CauseInsufficientFunds, CauseKeyInProgress, CauseKeyReused, CauseNotFound,
-	CauseMethodNotAllowed, CauseMediaType, CauseBodyTooLarge, CauseBusy, CauseInternal}
+	CauseMethodNotAllowed, CauseMediaType, CauseBodyTooLarge, CauseBusy, CauseUnavailable, CauseInternal}
 
 // ProblemTypePrefix starts every problem type URI.
 const ProblemTypePrefix = "/problems/"
@@ -94,6 +99,11 @@ func AsProblem(err error) *Problem {
 	if errors.Is(err, ErrBusy) {
 		q := CauseBusy.Problem("the database stayed locked; nothing was charged, retry with the same key")
 		q.RetryAfter = 1
+		return q
+	}
+	if errors.Is(err, ErrUnavailable) {
+		q := CauseUnavailable.Problem("the database cannot be reached now; retry with the same key, which pays at most once")
+		q.RetryAfter = UnavailableRetryAfter
 		return q
 	}
 	return CauseInternal.Problem("the server failed; retry with the same key")

@@ -12,6 +12,10 @@ var (
 	// ErrBusy: the database stayed locked past the busy timeout. Nothing was
 	// changed; the client may retry.
 	ErrBusy = errors.New("engine: store busy")
+	// ErrUnavailable: the database could not be reached, refused the
+	// connection, or lost it. What was committed stays; the client may
+	// retry with the same key.
+	ErrUnavailable = errors.New("engine: store unavailable")
 )
 
 // KeyTable names one of the two key tables. The constrained table's primary

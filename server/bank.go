@@ -45,6 +45,9 @@ type BankDB interface {
 	engine.Store
 	Usage(ctx context.Context) (engine.Usage, error)
 	Snapshot(ctx context.Context) (engine.Snapshot, error)
+	// Ping proves with the cheapest statement that the database answers
+	// (/readyz).
+	Ping(ctx context.Context) error
 	Close() error
 }
 

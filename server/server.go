@@ -2,6 +2,8 @@ package server
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -79,7 +81,7 @@ type Options struct {
 // its parts', each described at /problems/{slug}.
 func causes() []engine.Cause {
 	return slices.Concat(engine.Causes, classroom.Causes,
-		[]engine.Cause{causeHostRefused, causeBankRateLimited, causeBudgetSpent})
+		[]engine.Cause{causeHostRefused, causeBankRateLimited, causeBudgetSpent, causeNotReady})
 }
 
 // New returns a server over already opened banks.
@@ -113,6 +115,10 @@ func New(banks []*Bank, opts Options) (*Server, error) {
 		s.mux.Handle(prefix+"/", h)
 		s.mux.Handle(prefix, h) // GET on the base URL publishes the level's policy and limits
 	}
+	// /healthz is liveness, the process serves HTTP, and touches no
+	// database: a restart cannot bring a database back. /readyz is
+	// readiness, each level's database answers (ready.go).
+	s.mux.Handle(readyPattern, &readiness{banks: banks, log: opts.Logger})
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
@@ -203,27 +209,51 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, failure := httpapi.TrackFailure(r.Context())
 	rec := &statusRecorder{ResponseWriter: w}
 	s.mux.ServeHTTP(rec, r.WithContext(ctx)) // the mux itself fills in r.PathValue
-	if rec.status >= 500 {
-		s.logFailure(r, pattern, rec.status, failure())
+	switch err := failure(); {
+	case r.Context().Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// The client went away and its request's context ended with it:
+		// whatever the handler answered goes nowhere, and nothing failed
+		// on this side. What the store had committed stays; the client's
+		// retry with its key finds it.
+		if err != nil || rec.status >= 500 {
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "client closed the request", s.requestAttrs(r, pattern)...)
+		}
+	case rec.status >= 500 && pattern != readyPattern:
+		// (A 503 from /readyz is a verdict, logged by readiness when it
+		// changes; a load balancer asks every few seconds.)
+		s.logFailure(r, pattern, rec.status, err)
 	}
 }
 
-// logFailure is the one place a server error is logged: one record per
-// answer of 500 or more, with what finds the request again (its method,
-// route, path and idempotency key) and the error behind it. Never the
-// body, the cookies or any other header: they may carry a secret.
-func (s *Server) logFailure(r *http.Request, pattern string, status int, err error) {
-	level := slog.LevelError
-	if status != http.StatusInternalServerError {
-		level = slog.LevelWarn // a busy database, a spent budget: the server works as published
-	}
+// requestAttrs are what finds a request again in the log: its method,
+// route, path and idempotency key. Never the body, the cookies or any
+// other header: they may carry a secret.
+func (s *Server) requestAttrs(r *http.Request, pattern string) []slog.Attr {
 	key := r.Header.Get("Idempotency-Key")
 	if len(key) > engine.MaxKeyLen+2 {
 		key = key[:engine.MaxKeyLen+2]
 	}
-	s.log.LogAttrs(r.Context(), level, "server error",
-		slog.String("method", r.Method), slog.String("route", pattern), slog.String("path", r.URL.Path),
-		slog.String("key", key), slog.Int("status", status), slog.Any("err", err))
+	return []slog.Attr{slog.String("method", r.Method), slog.String("route", pattern), slog.String("path", r.URL.Path),
+		slog.String("key", key)}
+}
+
+// logFailure is the one place a server error is logged: one record per
+// answer of 500 or more, with what finds the request again (requestAttrs)
+// and the error behind it.
+func (s *Server) logFailure(r *http.Request, pattern string, status int, err error) {
+	level := slog.LevelError
+	if status != http.StatusInternalServerError {
+		level = slog.LevelWarn // a busy or unreachable database, a spent budget: the server works as published
+	}
+	msg := "server error"
+	switch {
+	case errors.Is(err, engine.ErrUnavailable):
+		msg = "database unavailable" // refused, unreachable or lost: answered 503, Retry-After
+	case errors.Is(err, engine.ErrBusy):
+		msg = "database busy"
+	}
+	attrs := append(s.requestAttrs(r, pattern), slog.Int("status", status), slog.Any("err", err))
+	s.log.LogAttrs(r.Context(), level, msg, attrs...)
 }
 
 // statusRecorder remembers the status a handler answered with. It passes

@@ -24,6 +24,7 @@ import (
 	"idemlab/internal/peer"
 	"idemlab/internal/stores"
 	"idemlab/server"
+	"idemlab/store/postgres"
 )
 
 func main() {
@@ -97,6 +98,7 @@ type Main struct {
 	proxies                         peer.Trusted
 	classroomLimits                 classroom.Limits
 	bankRate                        float64
+	dbMaxConns                      int
 
 	stdout io.Writer
 	log    *slog.Logger
@@ -137,6 +139,8 @@ func parseServe(args []string, stdout, stderr io.Writer) (*Main, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&m.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&m.dbPath, "db", "./idemlab.db", "SQLite file, each level's file beside it (empty: in memory); or a postgres:// URL, one database that several idemlab servers share, each level in its own schema")
+	fs.IntVar(&m.dbMaxConns, "db-max-conns", postgres.DefaultMaxConns, "with a postgres:// --db: the most connections this server opens to PostgreSQL, all levels together. "+
+		"Keep servers × this below PostgreSQL's max_connections less superuser_reserved_connections: 4 servers × 16 = 64 of the default 100 − 3")
 	fs.StringVar(&m.classroomDB, "classroom-db", "", "with a postgres:// --db: the SQLite file this server keeps its classroom in (rooms, the instructor's secret); empty: in memory. The classroom is one process's, never shared")
 	fs.DurationVar(&m.latency, "payment-latency", 0, "simulated payment-network call inside each transfer")
 	fs.DurationVar(&m.retention, "retention", engine.ScopedRetention, "how long the scoped level keeps keys (publish it; it must outlast your clients' retries)")
@@ -190,6 +194,9 @@ Flags:
 	if m.classroomLimits.ClassSize < 1 || m.classroomLimits.ClassSize > classroom.MaxClassSize {
 		return nil, fmt.Errorf("--class-size is 1 to %d", classroom.MaxClassSize)
 	}
+	if m.dbMaxConns < 1 {
+		return nil, errors.New("--db-max-conns is at least 1")
+	}
 	if m.classroomLimits.ConnsPerClient < 1 || m.classroomLimits.NewStudentBurst < 1 || m.bankRate <= 0 || m.classroomLimits.JoinWait <= 0 {
 		return nil, errors.New("--sockets-per-address, --joins-per-address, --join-wait and --bank-rate are positive")
 	}
@@ -205,7 +212,7 @@ Flags:
 // reaper, prints the addresses, and returns; Serve's error arrives on
 // m.served. Call Close afterwards, also when Run fails.
 func (m *Main) Run(ctx context.Context) error {
-	banks, err := stores.OpenBanks(m.dbPath, server.Config{PaymentLatency: m.latency, Retention: m.retention, Lease: m.lease})
+	banks, err := stores.OpenBanksWithin(m.dbPath, m.dbMaxConns, server.Config{PaymentLatency: m.latency, Retention: m.retention, Lease: m.lease})
 	if err != nil {
 		return err
 	}

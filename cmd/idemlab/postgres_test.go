@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,11 +43,57 @@ func TestMain(m *testing.M) {
 type roundRobin struct {
 	next     atomic.Uint64
 	backends []atomic.Value // base URL strings; replaced when a server restarts
+
+	mu sync.Mutex
+	// answers counts the servers' answers by status, and by problem type
+	// for those of 500 and more; the proxy's own 502s (no server) are
+	// not among them.
+	answers map[string]int
+}
+
+// count is how many answers had status (or, for 5xx, "status type").
+func (rr *roundRobin) count(what string) int {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.answers[what]
+}
+
+// serverErrors are the answers of 500 or more the servers gave, by status
+// and problem type.
+func (rr *roundRobin) serverErrors() map[string]int {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	out := map[string]int{}
+	for k, n := range rr.answers {
+		if k >= "5" {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+func (rr *roundRobin) note(resp *http.Response) error {
+	what := strconv.Itoa(resp.StatusCode)
+	if resp.StatusCode >= 500 {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		var p struct{ Type string }
+		json.Unmarshal(body, &p)
+		what += " " + p.Type
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.answers[what]++
+	return nil
 }
 
 func newRoundRobin(t testing.TB, bases []string) (*roundRobin, string) {
 	t.Helper()
-	rr := &roundRobin{backends: make([]atomic.Value, len(bases))}
+	rr := &roundRobin{backends: make([]atomic.Value, len(bases)), answers: map[string]int{}}
 	for i, b := range bases {
 		rr.backends[i].Store(b)
 	}
@@ -55,8 +104,9 @@ func newRoundRobin(t testing.TB, bases []string) (*roundRobin, string) {
 			r.SetURL(u)
 			r.Out.Host = u.Host // the servers answer only to their own (loopback) Host
 		},
-		Transport:    &http.Transport{DisableKeepAlives: true},
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(http.StatusBadGateway) },
+		ModifyResponse: rr.note,
+		Transport:      &http.Transport{DisableKeepAlives: true},
+		ErrorHandler:   func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(http.StatusBadGateway) },
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -150,20 +200,26 @@ func TestServersShareOnePostgres(t *testing.T) {
 // TestCrashRecoveryAcrossServers is the crash test across processes: three
 // `idemlab serve` on one PostgreSQL behind a round-robin proxy, clients
 // retrying every intent through it until it has a final answer, and
-// servers SIGKILLed and restarted at random. Then, from the database: no
-// duplicate, no completed key without its transfer, money conserved, and
-// no key left in progress (every claim a killed server abandoned was taken
-// over once its lease ran out).
+// servers SIGKILLed and restarted at random (crashAcrossServers).
 func TestCrashRecoveryAcrossServers(t *testing.T) {
+	crashAcrossServers(t, buildBinary(t), pgtest.URL(t), 3)
+}
+
+// crashAcrossServers runs n `idemlab serve` on the database db behind a
+// round-robin proxy, clients retrying every intent at /bank/scoped
+// through it until it has a final answer, and servers SIGKILLed and
+// restarted at random. Then, from the database: no duplicate, no
+// completed key without its transfer, money conserved, and no key left
+// in progress (every claim a killed server abandoned was taken over once
+// its lease ran out). It returns the proxy, which counted the answers.
+func crashAcrossServers(t *testing.T, bin, db string, n int) *roundRobin {
 	cycles, intentsPerClient, clients := 24, 10, 9
 	if *soak {
 		cycles, intentsPerClient, clients = 200, 60, 16
 	}
-	db := pgtest.URL(t)
-	bin := buildBinary(t)
 	args := []string{"--db", db, "--lease", "300ms", "--payment-latency", "3ms"}
-	cmds := make([]*exec.Cmd, 3)
-	bases := make([]string, 3)
+	cmds := make([]*exec.Cmd, n)
+	bases := make([]string, n)
 	for i := range cmds {
 		cmds[i], bases[i] = startServe(t, bin, args...)
 	}
@@ -285,4 +341,5 @@ func TestCrashRecoveryAcrossServers(t *testing.T) {
 		assert.NotZero(t, in.final, "intent %s never got an answer", in.key)
 	}
 	assert.Len(t, snap.Keys, len(intents), "every intent's key is recorded once")
+	return rr
 }

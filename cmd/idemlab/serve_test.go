@@ -147,7 +147,7 @@ func TestServeHelpSaysWhatToChangeForANATAndAProxy(t *testing.T) {
 	require.ErrorIs(t, err, flag.ErrHelp)
 	help := errOut.String()
 	for _, want := range []string{"behind one NAT address", "--class-size", "--sockets-per-address", "--joins-per-address",
-		"behind a reverse proxy", "--trusted-proxy PROXY-ADDRESS", "--tls-cert FILE --tls-key FILE", "docs/DEPLOY.md", "-bank-rate"} {
+		"behind a reverse proxy", "--trusted-proxy PROXY-ADDRESS", "--tls-cert FILE --tls-key FILE", "docs/DEPLOY.md", "-bank-rate", "-db-max-conns"} {
 		assert.Contains(t, help, want)
 	}
 	for _, tc := range []struct {
@@ -158,6 +158,7 @@ func TestServeHelpSaysWhatToChangeForANATAndAProxy(t *testing.T) {
 		{[]string{"--tls-cert", "a.pem"}, "go together"},
 		{[]string{"--class-size", "0"}, "--class-size is 1 to 1500"},
 		{[]string{"--sockets-per-address", "0"}, "are positive"},
+		{[]string{"--db-max-conns", "0"}, "--db-max-conns is at least 1"},
 	} {
 		_, err := parseServe(tc.args, io.Discard, io.Discard)
 		assert.ErrorContains(t, err, tc.want, tc.args)

@@ -7,6 +7,10 @@
 // cluster starts when a test first asks for it, once per package, and
 // stops after the package's last test; when no PostgreSQL can be had, URL
 // skips the test and says why, as the browser tests do without Chromium.
+// That shared cluster allows 300 connections, for the many pools of a
+// package's tests; a test of what a real PostgreSQL allows, or of one that
+// stops and starts again, takes a cluster of its own with PostgreSQL's
+// defaults (NewCluster).
 package pgtest
 
 import (
@@ -65,6 +69,18 @@ func URL(t testing.TB) string {
 	if baseURL == "" {
 		t.Skip("no PostgreSQL for this test: " + reason)
 	}
+	return newDatabase(t, baseURL)
+}
+
+// Database returns the URL of a new, empty database in the cluster; it is
+// dropped when t ends, as URL's are.
+func (c *Cluster) Database(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, c.url)
+}
+
+func newDatabase(t testing.TB, baseURL string) string {
+	t.Helper()
 	name := fmt.Sprintf("idemlab_test_%d_%d", os.Getpid(), dbSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -129,10 +145,82 @@ func version(initdb string) int {
 	return n
 }
 
-// startCluster runs initdb and pg_ctl. PostgreSQL refuses to run as root,
+// startCluster starts the package's shared cluster. Its max_connections
+// is 300, so that the packages' many tests may each open their pools; a
+// test of the connection budget wants PostgreSQL's default, NewCluster.
+func startCluster() (func(), error) {
+	c, err := newCluster("-c", "max_connections=300")
+	if err != nil {
+		return nil, err
+	}
+	baseURL = c.url
+	return c.remove, nil
+}
+
+// Cluster is a PostgreSQL cluster of one test's own, which it may stop
+// and start again, with PostgreSQL's defaults (max_connections 100, of
+// which superuser_reserved_connections keeps 3) unless told otherwise.
+// Its methods are for the test's goroutine.
+type Cluster struct {
+	bin, dir, data string
+	opts           string
+	as             func(name string, args ...string) *exec.Cmd
+	url            string
+	remove         func()
+}
+
+// NewCluster starts a cluster for t with settings (each "-c", "name=value"
+// after PostgreSQL's defaults), removed when t ends, or skips t as URL
+// does when there is no PostgreSQL or under -short. A cluster named by
+// $IDEMLAB_TEST_POSTGRES is not one a test may stop, so with it set the
+// test is skipped too.
+func NewCluster(t testing.TB, settings ...string) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no PostgreSQL cluster (make test starts one)")
+	}
+	if os.Getenv(EnvURL) != "" {
+		t.Skip("a cluster of the test's own, which it stops and starts: not with " + EnvURL)
+	}
+	c, err := newCluster(settings...)
+	if err != nil {
+		t.Skip("no PostgreSQL cluster for this test: " + err.Error())
+	}
+	t.Cleanup(c.remove)
+	return c
+}
+
+// URL is the cluster's postgres database, as the superuser.
+func (c *Cluster) URL() string { return c.url }
+
+// Stop stops PostgreSQL the way an operator's restart does (pg_ctl stop
+// -m fast): the connections open are ended (SQLSTATE 57P01), and new ones
+// are refused until Start.
+func (c *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	if out, err := c.as(filepath.Join(c.bin, "pg_ctl"), "-D", c.data, "-m", "fast", "-w", "stop").CombinedOutput(); err != nil {
+		t.Fatalf("pgtest: pg_ctl stop: %v: %s", err, lastLine(out))
+	}
+}
+
+// Start starts the cluster again after Stop.
+func (c *Cluster) Start(t testing.TB) {
+	t.Helper()
+	if err := c.start(); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+}
+
+// Log is what PostgreSQL has logged so far.
+func (c *Cluster) Log() string {
+	b, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+	return string(b)
+}
+
+// newCluster runs initdb and pg_ctl. PostgreSQL refuses to run as root,
 // so as root the cluster belongs to the postgres user, which owns its
 // directory.
-func startCluster() (func(), error) {
+func newCluster(settings ...string) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -141,8 +229,9 @@ func startCluster() (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	c := &Cluster{bin: bin, dir: dir, data: filepath.Join(dir, "data")}
 	cleanup := func() { os.RemoveAll(dir) }
-	as := func(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
+	c.as = func(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -164,12 +253,11 @@ func startCluster() (func(), error) {
 			cleanup()
 			return nil, errors.New("running as root without runuser to drop to the postgres user")
 		}
-		as = func(name string, args ...string) *exec.Cmd {
+		c.as = func(name string, args ...string) *exec.Cmd {
 			return exec.Command(runuser, append([]string{"-u", "postgres", "--", name}, args...)...)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	out, err := as(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput()
+	out, err := c.as(filepath.Join(bin, "initdb"), "-D", c.data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput()
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastLine(out))
@@ -181,19 +269,27 @@ func startCluster() (func(), error) {
 	}
 	// Only a Unix socket in the cluster's own directory: nothing else on
 	// the machine can reach it, and no TCP port can clash. fsync is off:
-	// the tests kill idemlab's processes, never the database's.
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off -c max_connections=300", port, dir)
-	out, err = as(filepath.Join(bin, "pg_ctl"), "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "120", "start").CombinedOutput()
-	if err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	// the tests kill idemlab's processes, and stop the database only
+	// cleanly.
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off %s", port, dir, strings.Join(settings, " "))
+	if err := c.start(); err != nil {
 		cleanup()
-		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLine(out), lastLine(log))
+		return nil, err
 	}
-	baseURL = fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", url.QueryEscape(dir), port)
-	return func() {
-		as(filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop").Run()
+	c.url = fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", url.QueryEscape(dir), port)
+	c.remove = func() {
+		c.as(filepath.Join(bin, "pg_ctl"), "-D", c.data, "-m", "immediate", "-w", "stop").Run()
 		cleanup()
-	}, nil
+	}
+	return c, nil
+}
+
+func (c *Cluster) start() error {
+	out, err := c.as(filepath.Join(c.bin, "pg_ctl"), "-D", c.data, "-o", c.opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "120", "start").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLine(out), lastLine([]byte(c.Log())))
+	}
+	return nil
 }
 
 // freePort picks a port number no TCP listener holds. The cluster listens

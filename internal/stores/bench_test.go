@@ -77,7 +77,7 @@ func BenchmarkScopedLoopback(b *testing.B) {
 	}
 	trips := &pgtest.RoundTrips{}
 	openPG := func(schema string) *postgres.DB {
-		db, err := postgres.OpenConfigured(ctx, poolURL, schema, func(c *pgxpool.Config) { c.ConnConfig.Tracer = trips })
+		db, err := postgres.OpenWith(ctx, poolURL, schema, postgres.Options{Configure: func(c *pgxpool.Config) { c.ConnConfig.Tracer = trips }})
 		if err != nil {
 			b.Fatal(err)
 		}

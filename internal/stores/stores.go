@@ -28,17 +28,23 @@ var (
 // Bank returns what opens each level's database for db: in-memory SQLite
 // when db is "", one PostgreSQL database shared by any number of servers
 // when it is a postgres:// URL (each level's tables in a schema of its
-// own, LevelSchema), and otherwise a SQLite file per level beside db
-// (LevelPath: ./idemlab.db gives ./idemlab-naive.db … ./idemlab-scoped.db).
-func Bank(db string) func(level string) (server.BankDB, error) {
+// own, LevelSchema, and all of them within one budget of maxConns
+// connections, postgres.DefaultMaxConns when maxConns < 1), and otherwise
+// a SQLite file per level beside db (LevelPath: ./idemlab.db gives
+// ./idemlab-naive.db … ./idemlab-scoped.db).
+func Bank(db string, maxConns int) func(level string) (server.BankDB, error) {
+	var budget *postgres.Budget
+	if postgres.IsURL(db) {
+		budget = postgres.NewBudget(maxConns)
+	}
 	return func(level string) (server.BankDB, error) {
 		switch {
 		case db == "":
 			return sqlite.OpenMemory()
-		case postgres.IsURL(db):
+		case budget != nil:
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			return postgres.Open(ctx, db, LevelSchema(level))
+			return postgres.OpenWith(ctx, db, LevelSchema(level), postgres.Options{Budget: budget})
 		}
 		return sqlite.OpenFile(LevelPath(db, level))
 	}
@@ -49,9 +55,16 @@ func Bank(db string) func(level string) (server.BankDB, error) {
 func IsPostgres(db string) bool { return postgres.IsURL(db) }
 
 // OpenBanks opens each level's database as db says (Bank), with cfg's
-// other settings.
+// other settings and, on PostgreSQL, the default connection budget.
 func OpenBanks(db string, cfg server.Config) ([]*server.Bank, error) {
-	cfg.Open = Bank(db)
+	return OpenBanksWithin(db, 0, cfg)
+}
+
+// OpenBanksWithin is OpenBanks with a budget of maxConns connections to
+// PostgreSQL shared by every level (--db-max-conns); it means nothing to
+// SQLite.
+func OpenBanksWithin(db string, maxConns int, cfg server.Config) ([]*server.Bank, error) {
+	cfg.Open = Bank(db, maxConns)
 	return server.OpenBanks(cfg)
 }
 

@@ -176,7 +176,19 @@ func (db *DB) StoreResponse(ctx context.Context, t engine.KeyTable, scope, key, 
 // its lease ran out.
 func (db *DB) ReleaseKey(ctx context.Context, t engine.KeyTable, scope, key, owner string) (engine.WriteResult, error) {
 	s := string(db.stmts.on(t).release)
-	tag, err := db.pool.Exec(context.WithoutCancel(ctx), s, scope, key, owner)
+	// Not cancelled with ctx, but bounded: a pool whose connections are
+	// all busy frees one within milliseconds, and a database that is down
+	// does not come back in time for this answer; then the claim's lease
+	// is what recovers the key.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	tag, err := db.pool.Exec(ctx, s, scope, key, owner)
+	for try := 1; try < releaseTries && err != nil && unavailable(err) && ctx.Err() == nil; try++ {
+		// The pool handed out a connection that PostgreSQL had ended (a
+		// restart, a terminated backend) and has dropped it now: the
+		// next one may be alive.
+		tag, err = db.pool.Exec(ctx, s, scope, key, owner)
+	}
 	if err != nil {
 		return engine.WriteResult{SQL: s}, mapErr(fmt.Sprintf("release %q", key), err)
 	}

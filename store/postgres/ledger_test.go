@@ -18,8 +18,8 @@ import (
 func openCounted(t testing.TB, url string) (*postgres.DB, *pgtest.RoundTrips) {
 	t.Helper()
 	rt := &pgtest.RoundTrips{}
-	db, err := postgres.OpenConfigured(context.Background(), url, fmt.Sprintf("s%d", schemaSeq.Add(1)),
-		func(c *pgxpool.Config) { c.ConnConfig.Tracer = rt })
+	db, err := postgres.OpenWith(context.Background(), url, fmt.Sprintf("s%d", schemaSeq.Add(1)),
+		postgres.Options{Configure: func(c *pgxpool.Config) { c.ConnConfig.Tracer = rt }})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db, rt

@@ -66,6 +66,19 @@
 // rendered ahead, takes the ledger transaction in two pipelined batches
 // instead (transferInSteps).
 //
+// # Connections
+//
+// Each DB has a pool, and the pools of one server's levels share one
+// Budget of connections (OpenWith), so that a server never asks
+// PostgreSQL for more than its share of max_connections. When PostgreSQL
+// cannot be reached or refuses a connection, or the budget stays spent,
+// the call fails with engine.ErrUnavailable, which the server answers 503
+// with Retry-After. A transfer's statements each take a connection of
+// their own, the claim first: a claim refused leaves nothing behind, and
+// a claim whose later statements could not run is released (ReleaseKey,
+// on a context of its own), or, when PostgreSQL is gone by then, taken
+// over by a retry once its lease runs out (scoped).
+//
 // DB is safe for concurrent use by multiple goroutines: it holds a pool of
 // connections.
 package postgres
@@ -74,16 +87,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	neturl "net/url"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	"idemlab/engine"
 )
@@ -99,6 +116,8 @@ type DB struct {
 	// utf8 is true when the database stores text as UTF-8, so that a
 	// response's body can travel to ledger_transfer as text.
 	utf8 bool
+	// budget is the server's connection budget this DB's pool shares.
+	budget *Budget
 
 	groups ledgerGroups // transfers between the same accounts, sharing commits
 	claims claimGroups  // claims on one key table, sharing commits
@@ -116,22 +135,45 @@ func IsURL(s string) bool {
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // Open connects to the database at url and uses the tables in schema,
-// creating the schema and running the migrations it lacks first.
+// creating the schema and running the migrations it lacks first, with a
+// connection budget of its own (DefaultMaxConns).
 func Open(ctx context.Context, url, schema string) (*DB, error) {
-	return OpenConfigured(ctx, url, schema, nil)
+	return OpenWith(ctx, url, schema, Options{})
 }
 
-// OpenConfigured is Open with a last word on the pool's configuration:
-// configure, when not nil, may change it before the pool starts (the
-// tests and the benchmark beside SQLite, internal/stores, count round
-// trips with a tracer).
-func OpenConfigured(ctx context.Context, url, schema string, configure func(*pgxpool.Config)) (*DB, error) {
+// Options are OpenWith's settings beyond the URL and the schema.
+type Options struct {
+	// Budget bounds the connections this DB opens together with every
+	// other DB given the same Budget (one per server, shared by its
+	// levels); nil means a budget of its own of DefaultMaxConns.
+	Budget *Budget
+	// Configure, when not nil, has the last word on the pool's
+	// configuration before the pool starts (the tests and the benchmark
+	// beside SQLite, internal/stores, count round trips with a tracer).
+	Configure func(*pgxpool.Config)
+}
+
+// OpenWith is Open with a shared connection budget and a last word on the
+// pool's configuration (Options).
+func OpenWith(ctx context.Context, url, schema string, o Options) (*DB, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("postgres: schema name %q: want lower-case letters, digits and _", schema)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	budget := o.Budget
+	if budget == nil {
+		budget = NewBudget(DefaultMaxConns)
+	}
+	// Every socket, the migration's first, holds a place in the budget.
+	cfg.ConnConfig.DialFunc = budget.dialer(cfg.ConnConfig.DialFunc)
+	if cfg.ConnConfig.ConnectTimeout <= 0 {
+		// Unless the URL says (connect_timeout), pgxpool would wait two
+		// minutes on a database that does not answer; a request is
+		// answered 503 long before.
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
 	if err != nil {
@@ -145,9 +187,11 @@ func OpenConfigured(ctx context.Context, url, schema string, configure func(*pgx
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	if u, err := neturl.Parse(url); err == nil && !u.Query().Has("pool_max_conns") {
-		cfg.MaxConns = defaultPoolSize()
+		// The budget bounds the server's levels together; each level's
+		// pool keeps the size that served one level best on its own.
+		cfg.MaxConns = min(defaultPoolSize(), int32(budget.Max()))
 	}
-	db := &DB{schema: schema, stmts: newStmts(), utf8: utf8}
+	db := &DB{schema: schema, stmts: newStmts(), utf8: utf8, budget: budget}
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		for _, s := range db.stmts.every() {
 			// Named by its own text: Exec, Query and batches given the
@@ -158,30 +202,39 @@ func OpenConfigured(ctx context.Context, url, schema string, configure func(*pgx
 		}
 		return nil
 	}
-	if configure != nil {
-		configure(cfg)
+	if o.Configure != nil {
+		o.Configure(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: pool: %w", err)
 	}
 	db.pool = pool
+	budget.add(pool)
 	return db, nil
 }
 
-// defaultPoolSize is the pool's size when the URL does not set one
-// (pool_max_conns). pgxpool's own default, 4 or the number of cores, left
-// the server's requests queueing for a connection: with 16 clients on
-// two cores, waiting on the pool cost about a quarter of the app's CPU per
-// transfer (docs/PERFORMANCE.md). Each request holds a connection for one
-// statement at a time, so a few per core keep PostgreSQL busy without
-// crowding it: 3 servers on one database hold 24 connections at most.
+// defaultPoolSize is a level's pool size when the URL does not set one
+// (pool_max_conns), unless the budget is smaller. pgxpool's own default,
+// 4 or the number of cores, left the server's requests queueing for a
+// connection: with 16 clients on two cores, waiting on the pool cost about
+// a quarter of the app's CPU per transfer (docs/PERFORMANCE.md). Each
+// request holds a connection for one statement at a time, so a few per
+// core keep PostgreSQL busy without crowding it, and fewer connections
+// let more claims and ledger calls share a round trip (claimGroups,
+// ledgerGroups): a pool of the whole budget, 16, cost 4 % more round trips
+// per transfer than 8 (docs/PERFORMANCE.md, "The connection budget").
 func defaultPoolSize() int32 {
 	return int32(max(8, 2*runtime.GOMAXPROCS(0)))
 }
 
-// Close closes the pool's connections.
+// connectTimeout bounds one attempt to connect to PostgreSQL.
+const connectTimeout = 5 * time.Second
+
+// Close closes the pool's connections and gives their places in the
+// budget back.
 func (db *DB) Close() error {
+	db.budget.remove(db.pool)
 	db.pool.Close()
 	return nil
 }
@@ -191,7 +244,9 @@ func (db *DB) Schema() string { return db.schema }
 
 // mapErr turns the conflicts after which nothing was committed
 // (serialization failure, deadlock, lock not available) into
-// engine.ErrBusy and wraps the rest with the operation.
+// engine.ErrBusy, a database that cannot be reached or refuses the
+// connection into engine.ErrUnavailable, and wraps the rest with the
+// operation.
 func mapErr(op string, err error) error {
 	if err == nil {
 		return nil
@@ -203,7 +258,35 @@ func mapErr(op string, err error) error {
 			return fmt.Errorf("postgres: %s: %w (%v)", op, engine.ErrBusy, err)
 		}
 	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The caller's context ended (a client that went away): not the
+		// database's doing.
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	if unavailable(err) {
+		return fmt.Errorf("postgres: %s: %w (%v)", op, engine.ErrUnavailable, err)
+	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// unavailable reports whether err says that PostgreSQL could not be
+// reached or would not take the statement: a connection it refused
+// (53300 too many clients, 57P03 starting up or shutting down, a socket
+// nobody listens on), the server's own budget spent, a connection it
+// ended (57P01 administrator command, 57P02 crash), one lost on the way
+// (class 08, an EOF, a network error) or the pool closed. A request that
+// meets it is answered 503 with Retry-After: retried with its key, it
+// pays at most once whatever became of the statement.
+func unavailable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return strings.HasPrefix(pg.Code, "08") || strings.HasPrefix(pg.Code, "53") || strings.HasPrefix(pg.Code, "57P")
+	}
+	var connect *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connect) || errors.Is(err, errBudgetSpent) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err)
 }
 
 func isUniqueViolation(err error) bool {
@@ -250,4 +333,11 @@ func (db *DB) TransferByID(ctx context.Context, id string) (engine.TransferByIDR
 	}
 	res.Transfer, res.Balance = t, bal
 	return res, nil
+}
+
+// Ping runs one empty statement on a pooled connection, the cheapest
+// proof that PostgreSQL answers this server (its /readyz). It fails, as
+// engine.ErrUnavailable, when no connection can be had before ctx ends.
+func (db *DB) Ping(ctx context.Context) error {
+	return mapErr("ping", db.pool.Ping(ctx))
 }

@@ -151,7 +151,7 @@ func TestOpenMigratesAnOlderSchema(t *testing.T) {
 
 func TestPoolSize(t *testing.T) {
 	url := pgtest.URL(t)
-	assert.Equal(t, int32(max(8, 2*runtime.GOMAXPROCS(0))), openSchema(t, url, "pool_default").PoolSize())
+	assert.Equal(t, int32(min(postgres.DefaultMaxConns, max(8, 2*runtime.GOMAXPROCS(0)))), openSchema(t, url, "pool_default").PoolSize())
 	assert.Equal(t, int32(3), openSchema(t, url+"&pool_max_conns=3", "pool_set").PoolSize(), "the URL's pool_max_conns wins")
 }
 

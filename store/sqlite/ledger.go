@@ -228,3 +228,13 @@ func (db *DB) TransferByID(ctx context.Context, id string) (engine.TransferByIDR
 	})
 	return res, err
 }
+
+// Ping reads the ledger once, the cheapest statement that proves the
+// database answers (a server's /readyz). It takes its turn like any other
+// call, so a database held past ctx's deadline reports ctx's error.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.hold(ctx, func() error {
+		_, _, err := db.balance("")
+		return err
+	})
+}
