@@ -335,7 +335,9 @@ func TestLabRuntimeExceptionAtItsLine(t *testing.T) {
 // A hung handler is stopped after the step budget: the call rejects, the
 // page goes on answering, and a fresh runner has the handler again.
 func TestLabRuntimeHungHandlerIsStopped(t *testing.T) {
-	ctx, _ := openLabRunner(t, 1000)
+	// The budget is generous for a step on a busy machine (a step takes
+	// well under a millisecond) and short for a test.
+	ctx, _ := openLabRunner(t, 3000)
 	labLoad(t, ctx, handlerFile(t, "hung.js"))
 	labJS[benchState](t, ctx, `labRunner.start({attempts: [{id: 'a1', intent: 'i1', customer: 'c', key: '"k"', body: '{}', now: 0}]})`)
 	got := labJS[map[string]any](t, ctx, `labRunner.step('a1').then(() => ({stopped: false}), (e) => ({stopped: !!e.stopped, message: e.message}))`)

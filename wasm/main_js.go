@@ -136,11 +136,13 @@ func exportLab(lb *labBridge) []js.Func {
 	def("labConn", 2, func(a []string) string { return lb.conn(a[0], a[1]) })
 	def("labExec", 5, func(a []string) string { return lb.exec(a[0], a[1], a[2], a[3], a[4]) })
 	def("labRelease", 2, func(a []string) string { return lb.release(a[0], a[1]) })
-	def("labReset", 1, func(a []string) string { return lb.reset(a[0]) })
+	def("labReset", 2, func(a []string) string { return lb.reset(a[0], a[1]) })
 	def("labPay", 2, func(a []string) string { return lb.pay(a[0], a[1]) })
 	def("labDump", 1, func(a []string) string { return lb.dump(a[0]) })
 	def("labJudge", 2, func(a []string) string { return lb.judge(a[0], a[1]) })
 	def("labClose", 1, func(a []string) string { return lb.close(a[0]) })
 	def("labHelper", 2, func(a []string) string { return lb.helper(a[0], a[1]) })
+	def("labScenario", 2, func(a []string) string { return lb.scenario(a[0], a[1]) })
+	def("labVerdict", 2, func(a []string) string { return lb.verdict(a[0], a[1]) })
 	return funcs
 }
