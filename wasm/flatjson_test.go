@@ -16,3 +16,11 @@ func TestParseFlat(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+func TestSplitStep(t *testing.T) {
+	db, conn, op, params, sql, ok := splitStep("d1\nc2\nrun\n[1,\"a\"]\nSELECT 1\n-- and more\n")
+	require.True(t, ok)
+	assert.Equal(t, []string{"d1", "c2", "run", `[1,"a"]`, "SELECT 1\n-- and more\n"}, []string{db, conn, op, params, sql})
+	_, _, _, _, _, ok = splitStep("d1\nc2\nrun")
+	assert.False(t, ok)
+}

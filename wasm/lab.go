@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"idemlab/lab"
@@ -484,4 +485,19 @@ func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.T
 		b = append(b, c.NetworkKey...)
 	}
 	return string(b)
+}
+
+// splitStep reads labStep's one argument: db, conn, op and the
+// parameters' JSON (none of which holds a newline), each followed by a
+// newline, then the SQL, which may hold anything.
+func splitStep(s string) (db, conn, op, params, sql string, ok bool) {
+	var parts [4]string
+	for i := range parts {
+		j := strings.IndexByte(s, '\n')
+		if j < 0 {
+			return "", "", "", "", "", false
+		}
+		parts[i], s = s[:j], s[j+1:]
+	}
+	return parts[0], parts[1], parts[2], parts[3], s, true
 }

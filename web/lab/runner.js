@@ -646,7 +646,9 @@ function execute(run, a, c) {
       return { err: { name: 'SQLError', message: 'parameters are numbers, strings or null; got ' + typeof p }, tx: run.holder === a };
     }
   }
-  return JSON.parse(api.labExec(dbId, a.conn, c.op, c.sql, JSON.stringify(c.params)));
+  // One string for the step's arguments: JSON.stringify escapes any
+  // newline in the parameters, and the SQL comes last.
+  return JSON.parse(api.labStep(dbId + '\n' + a.conn + '\n' + c.op + '\n' + JSON.stringify(c.params) + '\n' + c.sql));
 }
 
 // settle resolves or rejects the call's Promise as the handler sees it.
