@@ -463,7 +463,7 @@ function newAttempt(run, spec) {
   return {
     id: spec.id,
     intent: spec.intent,
-    customer: spec.customer ?? null,
+    customer: spec.customer || null, // missing or empty: null, as the doc says
     key: spec.key ?? null,
     body: spec.body,
     now: spec.now,
