@@ -416,3 +416,37 @@ async function transfer(req, db, pay) {
 	}
 	assert.Zero(t, hits.Load(), "the probe server was reached")
 }
+
+// Losing the answer and timing out are marks on the attempt: it goes on
+// and answers, and the client never reads what it answered.
+func TestLabRuntimeLostAnswerAndTimeout(t *testing.T) {
+	ctx, _ := openLabRunner(t, 5000)
+	labLoad(t, ctx, handlerFile(t, "scoped.js"))
+	labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
+	s := labJS[benchState](t, ctx, `labRunner.inject('a1', 'lose')`)
+	assert.Equal(t, "fault", s.Trace[len(s.Trace)-1].Phase)
+	assert.Equal(t, "lost", s.Trace[len(s.Trace)-1].Outcome)
+	a1 := s.attempt(t, "a1")
+	for i := 0; i < 30 && s.Attempts[a1].Answer == nil; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
+	}
+	require.NotNil(t, s.Attempts[a1].Answer)
+	assert.Equal(t, 201, s.Attempts[a1].Answer.Status, "the attempt went on and answered")
+	last := s.Trace[len(s.Trace)-1]
+	assert.Equal(t, "answer", last.Phase)
+	assert.Equal(t, "lost", last.Outcome, "but its client never read it")
+
+	labJS[benchState](t, ctx, `labRunner.inject('a2', 'timeout')`)
+	a2 := s.attempt(t, "a2")
+	for i := 0; i < 30 && !s.Done; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a2')`)
+	}
+	require.True(t, s.Done)
+	assert.Equal(t, 201, s.Attempts[a2].Answer.Status, "the retry is answered with the stored answer")
+	assert.Equal(t, s.Attempts[a1].Answer.Body, s.Attempts[a2].Answer.Body)
+	assert.Equal(t, "timed-out", s.Trace[len(s.Trace)-1].Outcome)
+	require.NotNil(t, s.Verdict)
+	assert.True(t, s.Verdict.OK, "%v", s.Verdict.Broken)
+	assert.Len(t, s.DB.Tables["transfers"], 1)
+	assert.Len(t, s.DB.Charges, 1)
+}

@@ -27,6 +27,25 @@
 //               {type: 'result', id, value} | {type: 'error', id, error}
 //               {type: 'beat', tried}              the explorer is alive (the
 //                                                  page's watchdog stops a hung handler)
+//
+// The trace: one event per step, the same shape on the bench and in the
+// explorer's kept counterexample, typed fields for the race view (a view
+// never parses message, which is SQLite's or the handler's words):
+//   seq, step (the schedule's step count when it happened), lane (the
+//   attempt), intent, customer, key (the header as sent), now (req.now);
+//   phase: 'start' | 'db' | 'pay' | 'wait' | 'answer' | 'exception' |
+//          'crash' | 'fault';
+//   op ('run', 'get', 'all', 'begin', 'commit', 'rollback', 'pay'), sql,
+//   params, line (the call's line in the student's file; 0 where the
+//   explorer did not trace);
+//   outcome: 'ok' | 'constraint' | 'error' (a db call), 'charged' |
+//          'replayed' (pay), 'busy' (wait: holder is the attempt holding
+//          the write lock), 'answered' | 'lost' | 'timed-out' (answer),
+//          'threw', 'crashed', 'lost' | 'timed-out' (fault);
+//   rows (changed by run, found by get/all), last_insert_rowid,
+//   error_name, error_code ('SQLITE_CONSTRAINT_PRIMARYKEY', …), message,
+//   charge_id, amount, replayed, status (the answer's), rolled_back (the
+//   attempt's connection had a transaction open when it ended).
 'use strict';
 
 const send = self.postMessage.bind(self);
