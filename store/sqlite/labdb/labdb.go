@@ -226,7 +226,16 @@ func (db *DB) setup(schema string, accounts []Account) error {
 		if t == "sqlite_sequence" {
 			src = "snap.lab_sequence_copy"
 		}
-		resetScript = append(resetScript, "DELETE FROM main."+q, fmt.Sprintf("INSERT INTO main.%s SELECT * FROM %s", q, src))
+		resetScript = append(resetScript, "DELETE FROM main."+q)
+		// A table empty after setup (most are) is restored by the
+		// DELETE alone: a statement fewer per reset.
+		rows, err := db.query(db.admin, "SELECT 1 FROM main."+q+" LIMIT 1")
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			resetScript = append(resetScript, fmt.Sprintf("INSERT INTO main.%s SELECT * FROM %s", q, src))
+		}
 	}
 	resetScript = append(resetScript, "COMMIT")
 	if err := db.admin.Exec(copyScript.String()); err != nil {
