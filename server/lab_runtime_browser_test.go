@@ -139,6 +139,7 @@ func TestLabRuntimeExplorerBreaksNaive(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, pays, "the trace shows both payments")
+	t.Logf("naive: broken in %s after %d schedules: %v", got.Scenario, got.Tried, got.Schedule)
 }
 
 // look-then-insert breaks only when the two attempts interleave: the
@@ -174,6 +175,7 @@ func TestLabRuntimeExplorerBreaksLookThenInsert(t *testing.T) {
 	}
 	assert.LessOrEqual(t, switches, 3, "%v", got.Schedule)
 	assert.Greater(t, got.Tried, 2)
+	t.Logf("look-then-insert: broken in %s after %d schedules, %d steps, %d switches: %v", got.Scenario, got.Tried, got.Steps, switches, got.Schedule)
 }
 
 // scoped keeps every rule in every scenario within the bound.
