@@ -237,6 +237,22 @@ func buildPlayground() (string, error) {
 			return "", err
 		}
 	}
+	// The lab's runner and its page live in their own folder (web.LabDir).
+	labEntries, err := os.ReadDir(filepath.Join("../web", web.LabDir))
+	if err != nil {
+		return "", fmt.Errorf("read the lab's source: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, web.LabDir), 0o755); err != nil {
+		return "", err
+	}
+	for _, e := range labEntries {
+		if e.IsDir() || !web.Servable(e.Name()) {
+			continue
+		}
+		if err := copyFile(filepath.Join("../web", web.LabDir, e.Name()), filepath.Join(dir, web.LabDir, e.Name())); err != nil {
+			return "", err
+		}
+	}
 	goBin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {
 		goBin = "go"

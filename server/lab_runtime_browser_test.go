@@ -139,6 +139,7 @@ func TestLabRuntimeExplorerBreaksNaive(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, pays, "the trace shows both payments")
+	t.Logf("naive: broken in %s after %d schedules: %v", got.Scenario, got.Tried, got.Schedule)
 }
 
 // look-then-insert breaks only when the two attempts interleave: the
@@ -174,6 +175,7 @@ func TestLabRuntimeExplorerBreaksLookThenInsert(t *testing.T) {
 	}
 	assert.LessOrEqual(t, switches, 3, "%v", got.Schedule)
 	assert.Greater(t, got.Tried, 2)
+	t.Logf("look-then-insert: broken in %s after %d schedules, %d steps, %d switches: %v", got.Scenario, got.Tried, got.Steps, switches, got.Schedule)
 }
 
 // scoped keeps every rule in every scenario within the bound.
@@ -335,7 +337,9 @@ func TestLabRuntimeExceptionAtItsLine(t *testing.T) {
 // A hung handler is stopped after the step budget: the call rejects, the
 // page goes on answering, and a fresh runner has the handler again.
 func TestLabRuntimeHungHandlerIsStopped(t *testing.T) {
-	ctx, _ := openLabRunner(t, 1000)
+	// The budget is generous for a step on a busy machine (a step takes
+	// well under a millisecond) and short for a test.
+	ctx, _ := openLabRunner(t, 3000)
 	labLoad(t, ctx, handlerFile(t, "hung.js"))
 	labJS[benchState](t, ctx, `labRunner.start({attempts: [{id: 'a1', intent: 'i1', customer: 'c', key: '"k"', body: '{}', now: 0}]})`)
 	got := labJS[map[string]any](t, ctx, `labRunner.step('a1').then(() => ({stopped: false}), (e) => ({stopped: !!e.stopped, message: e.message}))`)
@@ -413,4 +417,38 @@ async function transfer(req, db, pay) {
 		})
 	}
 	assert.Zero(t, hits.Load(), "the probe server was reached")
+}
+
+// Losing the answer and timing out are marks on the attempt: it goes on
+// and answers, and the client never reads what it answered.
+func TestLabRuntimeLostAnswerAndTimeout(t *testing.T) {
+	ctx, _ := openLabRunner(t, 5000)
+	labLoad(t, ctx, handlerFile(t, "scoped.js"))
+	labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
+	s := labJS[benchState](t, ctx, `labRunner.inject('a1', 'lose')`)
+	assert.Equal(t, "fault", s.Trace[len(s.Trace)-1].Phase)
+	assert.Equal(t, "lost", s.Trace[len(s.Trace)-1].Outcome)
+	a1 := s.attempt(t, "a1")
+	for i := 0; i < 30 && s.Attempts[a1].Answer == nil; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
+	}
+	require.NotNil(t, s.Attempts[a1].Answer)
+	assert.Equal(t, 201, s.Attempts[a1].Answer.Status, "the attempt went on and answered")
+	last := s.Trace[len(s.Trace)-1]
+	assert.Equal(t, "answer", last.Phase)
+	assert.Equal(t, "lost", last.Outcome, "but its client never read it")
+
+	labJS[benchState](t, ctx, `labRunner.inject('a2', 'timeout')`)
+	a2 := s.attempt(t, "a2")
+	for i := 0; i < 30 && !s.Done; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a2')`)
+	}
+	require.True(t, s.Done)
+	assert.Equal(t, 201, s.Attempts[a2].Answer.Status, "the retry is answered with the stored answer")
+	assert.Equal(t, s.Attempts[a1].Answer.Body, s.Attempts[a2].Answer.Body)
+	assert.Equal(t, "timed-out", s.Trace[len(s.Trace)-1].Outcome)
+	require.NotNil(t, s.Verdict)
+	assert.True(t, s.Verdict.OK, "%v", s.Verdict.Broken)
+	assert.Len(t, s.DB.Tables["transfers"], 1)
+	assert.Len(t, s.DB.Charges, 1)
 }

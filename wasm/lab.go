@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"idemlab/lab"
@@ -25,9 +25,18 @@ type labBridge struct {
 	mu  sync.Mutex
 	dbs map[string]*labdb.DB
 	seq int
+	// scenarios holds each database's scenario for verdict, and verdicts
+	// the brief verdicts already reached, by what they judged.
+	scenarios map[string]judgeRequest
+	verdicts  map[string]string
 }
 
-func newLabBridge() *labBridge { return &labBridge{dbs: map[string]*labdb.DB{}} }
+func newLabBridge() *labBridge {
+	return &labBridge{dbs: map[string]*labdb.DB{}, scenarios: map[string]judgeRequest{}, verdicts: map[string]string{}}
+}
+
+// maxVerdicts bounds the kept verdicts.
+const maxVerdicts = 20000
 
 // labFail is how a lab call that failed answers: {"err":{name,code,message}},
 // the shape the handler's rejected Promise carries.
@@ -94,9 +103,8 @@ func (lb *labBridge) conn(id, attempt string) string {
 func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 	var params []any
 	if paramsJSON != "" && paramsJSON != "[]" {
-		dec := json.NewDecoder(bytes.NewReader([]byte(paramsJSON)))
-		dec.UseNumber()
-		if err := dec.Decode(&params); err != nil {
+		var err error
+		if params, err = parseFlat(paramsJSON); err != nil {
 			return labFail(&labdb.Error{Name: "SQLError", Message: "parameters: " + err.Error()})
 		}
 	}
@@ -114,9 +122,16 @@ func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 			if res.Row == nil {
 				return `{"ok":{}` + tx
 			}
-			return `{"ok":` + encode(map[string]any{"row": res.Row}) + tx
+			return `{"ok":{"row":` + string(appendRow(nil, res.Row)) + `}` + tx
 		case "all":
-			return `{"ok":` + encode(map[string]any{"rows": res.Rows}) + tx
+			b := []byte(`{"ok":{"rows":[`)
+			for i, r := range res.Rows {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendRow(b, r)
+			}
+			return string(b) + `]}` + tx
 		case "run":
 			return `{"ok":{"changes":` + strconv.FormatInt(res.Changes, 10) + `,"lastInsertRowid":` + strconv.FormatInt(res.LastInsertRowid, 10) + `}` + tx
 		}
@@ -136,46 +151,70 @@ func (lb *labBridge) release(id, conn string) string {
 	})
 }
 
-func (lb *labBridge) reset(id string) string {
+// reset restores the database as it was after open and opens a
+// connection for each of the attempts (a JSON array of their ids):
+// {"conns": {attempt: conn}}. One call per schedule of the explorer.
+func (lb *labBridge) reset(id, attemptsJSON string) string {
+	var attempts []string
+	if attemptsJSON != "" {
+		ids, err := parseFlat(attemptsJSON)
+		if err != nil {
+			return labFail(fmt.Errorf("reset: attempts: %w", err))
+		}
+		for _, id := range ids {
+			s, _ := id.(string)
+			attempts = append(attempts, s)
+		}
+	}
 	return lb.with(id, func(d *labdb.DB) string {
 		if err := d.Reset(); err != nil {
 			return labFail(err)
 		}
-		return `{}`
+		b := []byte(`{"conns":{`)
+		for i, a := range attempts {
+			c, err := d.Conn(a)
+			if err != nil {
+				return labFail(err)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, a)
+			b = append(b, ':')
+			b = appendJSONString(b, c)
+		}
+		return string(append(b, "}}"...))
 	})
 }
 
-// payArgs is what the handler passes to pay, with the attempt's own
-// customer and key added by the runner.
-type payArgs struct {
-	Attempt    string  `json:"attempt"`
-	Customer   string  `json:"customer"`
-	RequestKey string  `json:"request_key"`
-	From       string  `json:"from"`
-	To         string  `json:"to"`
-	Amount     float64 `json:"amount"`
-	Key        *string `json:"key"`
-}
-
-// pay is the payment network's call: {"ok":{charge_id, amount, replayed}}.
-func (lb *labBridge) pay(id, argsJSON string) string {
-	var a payArgs
-	if err := json.Unmarshal([]byte(argsJSON), &a); err != nil {
-		return labFail(&labdb.Error{Name: "PaymentError", Message: "pay({from, to, amount, key}): " + err.Error()})
+// pay is the payment network's call: args is the flat JSON array
+// [attempt, customer, request key, from, to, amount, network key or null]
+// (the runner adds the attempt's own customer and key to what the handler
+// passed). It answers {"ok":{charge_id, amount, replayed}}.
+func (lb *labBridge) pay(id, args string) string {
+	a, err := parseFlat(args)
+	if err != nil || len(a) != 7 {
+		return labFail(&labdb.Error{Name: "PaymentError", Message: "pay({from, to, amount, key}): bad arguments"})
 	}
-	if a.Amount != float64(int64(a.Amount)) {
+	str := func(v any) string { s, _ := v.(string); return s }
+	var amount int64
+	switch n := a[5].(type) {
+	case int64:
+		amount = n
+	default:
 		return labFail(&labdb.Error{Name: "PaymentError", Message: "the amount must be a whole number of won"})
 	}
-	key := ""
-	if a.Key != nil {
-		key = *a.Key
-	}
 	return lb.with(id, func(d *labdb.DB) string {
-		ch, replayed, err := d.Pay(a.Attempt, a.Customer, a.RequestKey, a.From, a.To, int64(a.Amount), key)
+		ch, replayed, err := d.Pay(str(a[0]), str(a[1]), str(a[2]), str(a[3]), str(a[4]), amount, str(a[6]))
 		if err != nil {
 			return labFail(err)
 		}
-		return encode(map[string]any{"ok": map[string]any{"charge_id": ch.ID, "amount": ch.Amount, "replayed": replayed}})
+		b := append([]byte(`{"ok":{"charge_id":`), appendJSONString(nil, ch.ID)...)
+		b = append(b, `,"amount":`...)
+		b = strconv.AppendInt(b, ch.Amount, 10)
+		b = append(b, `,"replayed":`...)
+		b = strconv.AppendBool(b, replayed)
+		return string(append(b, "}}"...))
 	})
 }
 
@@ -193,7 +232,8 @@ func (lb *labBridge) dump(id string) string {
 
 // judgeRequest is what the runner sends to judge a run: the attempts and
 // intents (the lab reads the rest from its own tables), and brief: only
-// {ok, broken} unless the run broke a rule.
+// {ok, broken} (the explorer judges every schedule briefly, and replays
+// the one it keeps for the full report).
 type judgeRequest struct {
 	Intents          []lab.Intent         `json:"intents"`
 	Attempts         []lab.HandlerAttempt `json:"attempts"`
@@ -215,7 +255,7 @@ func (lb *labBridge) judge(id, runJSON string) string {
 		}
 		rep := lab.JudgeHandlerRun(run)
 		out := map[string]any{"ok": rep.OK, "broken": rep.Broken()}
-		if !req.Brief || !rep.OK {
+		if !req.Brief {
 			out["report"] = rep
 			out["transfers"] = run.Transfers
 			out["charges"] = run.Charges
@@ -274,4 +314,190 @@ func (lb *labBridge) helper(name, arg string) string {
 		return labFail(fmt.Errorf("no such helper: lab.%s", name))
 	}
 	return encode(map[string]any{"ok": v})
+}
+
+// appendRow writes a row as a JSON object: what encoding/json would
+// write for it, without its reflection, which the explorer would pay for
+// at every step.
+func appendRow(b []byte, row map[string]any) []byte {
+	b = append(b, '{')
+	first := true
+	for k, v := range row {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		switch x := v.(type) {
+		case nil:
+			b = append(b, "null"...)
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case string:
+			b = appendJSONString(b, x)
+		default:
+			e, err := json.Marshal(x)
+			if err != nil {
+				e = []byte("null")
+			}
+			b = append(b, e...)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendJSONString writes s as a JSON string: printable ASCII as Go
+// quotes it (the same as JSON's), anything else as encoding/json does.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			e, _ := json.Marshal(s)
+			return append(b, e...)
+		}
+	}
+	return strconv.AppendQuote(b, s)
+}
+
+// scenario sets the scenario that verdict judges on a database: its
+// intents, its attempts (id, intent, customer, key, body, now; their
+// answers come with each verdict) and the published retention.
+func (lb *labBridge) scenario(id, scenarioJSON string) string {
+	var req judgeRequest
+	if err := json.Unmarshal([]byte(scenarioJSON), &req); err != nil {
+		return labFail(fmt.Errorf("scenario: %w", err))
+	}
+	return lb.with(id, func(*labdb.DB) string {
+		lb.scenarios[id] = req
+		return `{}`
+	})
+}
+
+// verdict judges the schedule that just ran on the database, briefly:
+// {"ok","broken"}. answers is the flat JSON array of the attempts'
+// answers, in the order they reached the server, each
+// [id, answered, delivered, status, response, headers-replayed] with
+// 0/1 for the flags. The explorer calls it once per schedule; schedules
+// that end alike (the same answers, the same ledger and charges) are
+// judged once.
+func (lb *labBridge) verdict(id, answers string) string {
+	return lb.with(id, func(d *labdb.DB) string {
+		sc, ok := lb.scenarios[id]
+		if !ok {
+			return labFail(errors.New("verdict: no scenario set"))
+		}
+		accounts, transfers, err := d.Ledger()
+		if err != nil {
+			return labFail(err)
+		}
+		charges := d.Charges()
+		key := ledgerKey(id, answers, accounts, transfers, charges)
+		if v, ok := lb.verdicts[key]; ok {
+			return v
+		}
+		rows, err := parseFlat(answers)
+		if err != nil {
+			return labFail(fmt.Errorf("verdict: %w", err))
+		}
+		statics := make(map[string]lab.HandlerAttempt, len(sc.Attempts))
+		for _, a := range sc.Attempts {
+			statics[a.ID] = a
+		}
+		run := lab.HandlerRun{Intents: sc.Intents, RetentionSeconds: sc.RetentionSeconds, StartBalances: d.StartBalances(),
+			EndBalances: map[string]int64{}, Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: make([]lab.HandlerCharge, 0, len(charges))}
+		for _, r := range rows {
+			f, _ := r.([]any)
+			if len(f) != 6 {
+				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed]"))
+			}
+			aid, _ := f[0].(string)
+			a := statics[aid]
+			a.Answered, a.Delivered = f[1] == int64(1), f[2] == int64(1)
+			if st, ok := f[3].(int64); ok {
+				a.Status = int(st)
+			}
+			a.Response, _ = f[4].(string)
+			if f[5] == int64(1) {
+				a.Headers = map[string]string{"Idempotent-Replayed": "true"}
+			}
+			run.Attempts = append(run.Attempts, a)
+		}
+		for _, a := range accounts {
+			run.EndBalances[a.ID] = a.Balance
+		}
+		for _, t := range transfers {
+			run.Transfers = append(run.Transfers, lab.HandlerTransfer{ID: t.ID, From: t.From, To: t.To, Amount: t.Amount, Attempt: t.Attempt})
+		}
+		for _, c := range charges {
+			run.Charges = append(run.Charges, lab.HandlerCharge{ID: c.ID, Attempt: c.Attempt, Amount: c.Amount, NetworkKey: c.NetworkKey})
+		}
+		rep := lab.JudgeHandlerRun(run)
+		b := []byte(`{"ok":`)
+		b = strconv.AppendBool(b, rep.OK)
+		b = append(b, `,"broken":[`...)
+		for i, n := range rep.Broken() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, n)
+		}
+		out := string(append(b, "]}"...))
+		if len(lb.verdicts) >= maxVerdicts {
+			clear(lb.verdicts)
+		}
+		lb.verdicts[key] = out
+		return out
+	})
+}
+
+// ledgerKey is everything a brief verdict depends on, as one string.
+func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.Transfer, charges []labdb.Charge) string {
+	b := make([]byte, 0, 256+len(answers))
+	b = append(b, db...)
+	b = append(b, 0)
+	b = append(b, answers...)
+	for _, a := range accounts {
+		b = append(b, 0)
+		b = append(b, a.ID...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, a.Balance, 10)
+	}
+	for _, t := range transfers {
+		b = append(b, 1)
+		b = strconv.AppendInt(b, t.ID, 10)
+		b = append(b, ' ')
+		b = append(b, t.From...)
+		b = append(b, ' ')
+		b = append(b, t.To...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, t.Amount, 10)
+		b = append(b, ' ')
+		b = append(b, t.Attempt...)
+	}
+	for _, c := range charges {
+		b = append(b, 2)
+		b = append(b, c.ID...)
+		b = append(b, ' ')
+		b = append(b, c.Attempt...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, c.Amount, 10)
+		b = append(b, ' ')
+		b = append(b, c.NetworkKey...)
+	}
+	return string(b)
+}
+
+// splitStep reads labStep's one argument: db, conn, op and the
+// parameters' JSON (none of which holds a newline), each followed by a
+// newline, then the SQL, which may hold anything.
+func splitStep(s string) (db, conn, op, params, sql string, ok bool) {
+	var parts [4]string
+	for i := range parts {
+		j := strings.IndexByte(s, '\n')
+		if j < 0 {
+			return "", "", "", "", "", false
+		}
+		parts[i], s = s[:j], s[j+1:]
+	}
+	return parts[0], parts[1], parts[2], parts[3], s, true
 }

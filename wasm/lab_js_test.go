@@ -27,5 +27,5 @@ func TestLabFunctionsAnswerAtOnce(t *testing.T) {
 	c := labDecode(t, api.Call("labConn", d, "a1").String()).Conn
 	got := api.Call("labExec", d, c, "get", "SELECT balance FROM accounts WHERE id = ?", `["alice"]`)
 	require.Equal(t, js.TypeString, got.Type())
-	assert.JSONEq(t, `{"ok":{"row":{"balance":5}}}`, got.String())
+	assert.JSONEq(t, `{"ok":{"row":{"balance":5}},"tx":false}`, got.String())
 }

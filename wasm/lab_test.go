@@ -42,7 +42,7 @@ func TestLabBridgeDoublePayment(t *testing.T) {
 		ins := labDecode(t, lb.exec(d, c, "run", "INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)", `["alice", "bob", 100, 1700000000000]`))
 		require.Nil(t, ins.Err)
 		require.Nil(t, labDecode(t, lb.exec(d, c, "commit", "", "")).Err)
-		require.Nil(t, labDecode(t, lb.pay(d, `{"attempt":"`+a+`","customer":"cust","request_key":"k","from":"alice","to":"bob","amount":100}`)).Err)
+		require.Nil(t, labDecode(t, lb.pay(d, `["`+a+`","cust","k","alice","bob",100,null]`)).Err)
 		labDecode(t, lb.release(d, c))
 	}
 	run := `{"intents":[{"id":"i1","customer":"cust","from":"alice","to":"bob","amount":100}],"attempts":[
@@ -52,7 +52,7 @@ func TestLabBridgeDoublePayment(t *testing.T) {
 	assert.Contains(t, j.Broken, "one-transfer-per-intent")
 	assert.Contains(t, j.Broken, "one-charge-per-intent")
 
-	require.Equal(t, `{}`, lb.reset(d))
+	require.Equal(t, `{"conns":{}}`, lb.reset(d, ""))
 	j = labDecode(t, lb.judge(d, run))
 	assert.NotContains(t, j.Broken, "one-transfer-per-intent", "the reset took the transfers away")
 
@@ -63,5 +63,36 @@ func TestLabBridgeDoublePayment(t *testing.T) {
 	assert.Equal(t, "ConstraintError", dup.Err.Name)
 	assert.Equal(t, "SQLITE_CONSTRAINT_PRIMARYKEY", dup.Err.Code)
 	assert.Equal(t, `{"closed":true}`, lb.close(d))
-	assert.NotNil(t, labDecode(t, lb.reset(d)).Err)
+	assert.NotNil(t, labDecode(t, lb.reset(d, "")).Err)
+}
+
+func TestAppendRowIsJSON(t *testing.T) {
+	row := map[string]any{"n": int64(-5), "s": "a \"quoted\" \\ line\n한", "nil": nil, "f": 1.5, "k\u00e9": "x"}
+	var back map[string]any
+	require.NoError(t, json.Unmarshal(appendRow(nil, row), &back))
+	assert.Equal(t, map[string]any{"n": float64(-5), "s": "a \"quoted\" \\ line\n한", "nil": nil, "f": 1.5, "k\u00e9": "x"}, back)
+}
+
+// verdict judges like judge, from the scenario set once and the answers
+// of each schedule, and judges a schedule that ended alike only once.
+func TestLabBridgeVerdict(t *testing.T) {
+	lb := newLabBridge()
+	defer lb.closeAll()
+	d := labDecode(t, lb.open(labSchema, `[{"id":"alice","balance":1000},{"id":"bob","balance":0}]`)).DB
+	require.Equal(t, `{}`, lb.scenario(d, `{"intents":[{"id":"i1","customer":"cust","from":"alice","to":"bob","amount":100}],"attempts":[
+	 {"id":"a1","intent":"i1","customer":"cust","key":"\"k\"","body":"{\"from\":\"alice\",\"to\":\"bob\",\"amount\":100}"},
+	 {"id":"a2","intent":"i1","customer":"cust","key":"\"k\"","body":"{\"from\":\"alice\",\"to\":\"bob\",\"amount\":100}"}]}`))
+	for _, a := range []string{"a1", "a2"} {
+		c := labDecode(t, lb.conn(d, a)).Conn
+		require.Nil(t, labDecode(t, lb.exec(d, c, "run", "INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)", `["alice", "bob", 100, 1]`)).Err)
+	}
+	answers := `[["a1",1,1,201,"{\"transfer_id\":\"tr_1\"}",0],["a2",1,1,201,"{\"transfer_id\":\"tr_2\"}",0]]`
+	v := labDecode(t, lb.verdict(d, answers))
+	assert.Contains(t, v.Broken, "one-transfer-per-intent")
+	assert.Len(t, lb.verdicts, 1)
+	assert.Equal(t, lb.verdict(d, answers), lb.verdict(d, answers))
+	assert.Len(t, lb.verdicts, 1, "judged once")
+	lb.reset(d, "")
+	v = labDecode(t, lb.verdict(d, answers))
+	assert.NotContains(t, v.Broken, "one-transfer-per-intent", "another ledger, another verdict")
 }

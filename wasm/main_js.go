@@ -135,12 +135,24 @@ func exportLab(lb *labBridge) []js.Func {
 	def("labOpen", 2, func(a []string) string { return lb.open(a[0], a[1]) })
 	def("labConn", 2, func(a []string) string { return lb.conn(a[0], a[1]) })
 	def("labExec", 5, func(a []string) string { return lb.exec(a[0], a[1], a[2], a[3], a[4]) })
+	// labStep is labExec with its arguments in one string (see
+	// splitStep): each string crossing into Go costs two calls back into
+	// JavaScript, and a step is the explorer's commonest call.
+	def("labStep", 1, func(a []string) string {
+		db, conn, op, params, sql, ok := splitStep(a[0])
+		if !ok {
+			return labFail(fmt.Errorf("labStep: want db, conn, op, params and sql, each ended by a newline but the last"))
+		}
+		return lb.exec(db, conn, op, sql, params)
+	})
 	def("labRelease", 2, func(a []string) string { return lb.release(a[0], a[1]) })
-	def("labReset", 1, func(a []string) string { return lb.reset(a[0]) })
+	def("labReset", 2, func(a []string) string { return lb.reset(a[0], a[1]) })
 	def("labPay", 2, func(a []string) string { return lb.pay(a[0], a[1]) })
 	def("labDump", 1, func(a []string) string { return lb.dump(a[0]) })
 	def("labJudge", 2, func(a []string) string { return lb.judge(a[0], a[1]) })
 	def("labClose", 1, func(a []string) string { return lb.close(a[0]) })
 	def("labHelper", 2, func(a []string) string { return lb.helper(a[0], a[1]) })
+	def("labScenario", 2, func(a []string) string { return lb.scenario(a[0], a[1]) })
+	def("labVerdict", 2, func(a []string) string { return lb.verdict(a[0], a[1]) })
 	return funcs
 }

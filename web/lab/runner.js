@@ -27,6 +27,25 @@
 //               {type: 'result', id, value} | {type: 'error', id, error}
 //               {type: 'beat', tried}              the explorer is alive (the
 //                                                  page's watchdog stops a hung handler)
+//
+// The trace: one event per step, the same shape on the bench and in the
+// explorer's kept counterexample, typed fields for the race view (a view
+// never parses message, which is SQLite's or the handler's words):
+//   seq, step (the schedule's step count when it happened), lane (the
+//   attempt), intent, customer, key (the header as sent), now (req.now);
+//   phase: 'start' | 'db' | 'pay' | 'wait' | 'answer' | 'exception' |
+//          'crash' | 'fault';
+//   op ('run', 'get', 'all', 'begin', 'commit', 'rollback', 'pay'), sql,
+//   params, line (the call's line in the student's file; 0 where the
+//   explorer did not trace);
+//   outcome: 'ok' | 'constraint' | 'error' (a db call), 'charged' |
+//          'replayed' (pay), 'busy' (wait: holder is the attempt holding
+//          the write lock), 'answered' | 'lost' | 'timed-out' (answer),
+//          'threw', 'crashed', 'lost' | 'timed-out' (fault);
+//   rows (changed by run, found by get/all), last_insert_rowid,
+//   error_name, error_code ('SQLITE_CONSTRAINT_PRIMARYKEY', …), message,
+//   charge_id, amount, replayed, status (the answer's), rolled_back (the
+//   attempt's connection had a transaction open when it ended).
 'use strict';
 
 const send = self.postMessage.bind(self);
@@ -117,9 +136,20 @@ function describe(e) {
   return { name: 'Error', message: String(e), line: 0, code: '' };
 }
 
-// helpers is the global lab: the engine's own parsers, not steps.
+// helper runs one of the global lab's helpers: the engine's own parsers,
+// not steps. They are pure, and the explorer asks the same few thousands
+// of times, so each answer is kept (a copy is handed out: the handler may
+// change what it got).
+const memo = new Map();
 function helper(name, arg) {
-  const r = JSON.parse(api.labHelper(name, String(arg ?? '')));
+  const k = name + '\u0000' + String(arg ?? '');
+  let text = memo.get(k);
+  if (text === undefined) {
+    text = api.labHelper(name, String(arg ?? ''));
+    if (memo.size > 4096) memo.clear();
+    memo.set(k, text);
+  }
+  const r = JSON.parse(text);
   if (r.err) throw new Error(r.err.message);
   return r.ok;
 }
@@ -185,6 +215,7 @@ function load(source, accounts) {
   if (opened.err) return { error: { name: opened.err.name, message: opened.err.message, code: opened.err.code, line: 0 } };
   dbId = opened.db;
   handler = made;
+  scenarioSet = null;
   return { tables: opened.tables, retentionSeconds: made.retentionSeconds ?? null, schema: made.schema || '' };
 }
 
@@ -202,8 +233,9 @@ const DEFAULT_ACCOUNTS = [
 let gen = 0;
 
 class Run {
-  constructor(scenario, traced) {
+  constructor(scenario, traced, conns) {
     this.gen = ++gen;
+    this.conns = conns;
     this.scenario = scenario;
     this.traced = traced;
     this.trace = [];
@@ -235,9 +267,7 @@ class Run {
         if (before && !before.ended) continue;
       }
       a.state = 'running';
-      const conn = JSON.parse(api.labConn(dbId, a.id));
-      if (conn.err) throw new Error(conn.err.message);
-      a.conn = conn.conn;
+      a.conn = this.conns[a.id];
       this.event(a, { phase: 'start', body: a.body });
       await advance(a, () => startAttempt(this, a));
     }
@@ -282,7 +312,10 @@ class Run {
     a.calls.shift();
     a.waiting = false;
     a.steps++;
-    if (c.op !== 'pay') this.setHolder(a, r.tx);
+    if (c.op !== 'pay') {
+      a.tx = !!r.tx;
+      this.setHolder(a, r.tx);
+    }
     const fields = { phase: c.op === 'pay' ? 'pay' : 'db', op: c.op, sql: c.sql, params: c.params, line: c.line };
     if (r.err) {
       Object.assign(fields, {
@@ -394,9 +427,26 @@ class Run {
     }));
   }
 
+  // judge asks the checker in Go for its verdict on this run: brief
+  // ({ok, broken}, what the explorer needs per schedule, from the
+  // scenario set once by setScenario) or the full report.
   judge(brief) {
-    const req = { intents: this.scenario.intents, attempts: this.record(), retention_seconds: handler.retentionSeconds ?? null, brief };
-    const r = JSON.parse(api.labJudge(dbId, JSON.stringify(req)));
+    const records = this.record();
+    let r;
+    if (brief) {
+      const rows = records.map((a) => [
+        a.id,
+        a.answered ? 1 : 0,
+        a.delivered ? 1 : 0,
+        a.status,
+        a.response,
+        /^true$/i.test(headerOf(a.headers, 'Idempotent-Replayed')) ? 1 : 0,
+      ]);
+      r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
+    } else {
+      const req = { intents: this.scenario.intents, attempts: records, retention_seconds: handler.retentionSeconds ?? null, brief: false };
+      r = JSON.parse(api.labJudge(dbId, JSON.stringify(req)));
+    }
     if (r.err) throw new Error(r.err.message);
     return r;
   }
@@ -432,7 +482,7 @@ function newAttempt(run, spec) {
   return {
     id: spec.id,
     intent: spec.intent,
-    customer: spec.customer ?? null,
+    customer: spec.customer || null, // missing or empty: null, as the doc says
     key: spec.key ?? null,
     body: spec.body,
     now: spec.now,
@@ -447,6 +497,7 @@ function newAttempt(run, spec) {
     steps: 0,
     arrived: -1,
     conn: '',
+    tx: false,
     wake: null,
     answer: null,
     error: null,
@@ -485,7 +536,9 @@ function startAttempt(run, a) {
   const call = (op, sql, params) => {
     if (a.ended || run.gen !== gen) return new Promise(() => {}); // a crashed attempt runs no more
     return new Promise((resolve, reject) => {
-      a.calls.push({ op, sql, params, line: callerLine(), resolve, reject });
+      // The line costs a stack trace: only a traced run (the bench, the
+      // kept counterexample) shows it, not the explorer's thousands.
+      a.calls.push({ op, sql, params, line: run.traced ? callerLine() : 0, resolve, reject });
       if (a.calls.length === 1) {
         a.state = 'parked';
         wake(a);
@@ -579,10 +632,18 @@ function fail(run, a, e) {
   wake(a);
 }
 
+// release ends the attempt's connection. One with no transaction open
+// has nothing to roll back and holds no lock: it is left for the next
+// reset to take back, a call into the module saved per attempt.
 function release(run, a) {
   if (!a.conn) return false;
+  if (!a.tx) {
+    a.conn = '';
+    return false;
+  }
   const r = JSON.parse(api.labRelease(dbId, a.conn));
   a.conn = '';
+  a.tx = false;
   if (run.holder === a) run.setHolder(a, false);
   return !!r.rolled_back;
 }
@@ -592,19 +653,11 @@ function execute(run, a, c) {
     const args = c.params[0];
     if (!args || typeof args !== 'object') return { err: { name: 'PaymentError', message: 'pay takes {from, to, amount, key}' } };
     const requestKey = a.key === null ? '' : labGlobal.parseKey(a.key) || '';
+    const amount = Number(args.amount);
+    if (!Number.isSafeInteger(amount)) return { err: { name: 'PaymentError', message: 'the amount must be a whole number of won' } };
+    const key = args.key === null || args.key === undefined ? null : String(args.key);
     return JSON.parse(
-      api.labPay(
-        dbId,
-        JSON.stringify({
-          attempt: a.id,
-          customer: a.customer || '',
-          request_key: requestKey,
-          from: String(args.from),
-          to: String(args.to),
-          amount: Number(args.amount),
-          key: args.key === null || args.key === undefined ? null : String(args.key),
-        }),
-      ),
+      api.labPay(dbId, JSON.stringify([a.id, a.customer || '', requestKey, String(args.from), String(args.to), amount, key])),
     );
   }
   for (const p of c.params) {
@@ -612,7 +665,9 @@ function execute(run, a, c) {
       return { err: { name: 'SQLError', message: 'parameters are numbers, strings or null; got ' + typeof p }, tx: run.holder === a };
     }
   }
-  return JSON.parse(api.labExec(dbId, a.conn, c.op, c.sql, JSON.stringify(c.params)));
+  // One string for the step's arguments: JSON.stringify escapes any
+  // newline in the parameters, and the SQL comes last.
+  return JSON.parse(api.labStep(dbId + '\n' + a.conn + '\n' + c.op + '\n' + JSON.stringify(c.params) + '\n' + c.sql));
 }
 
 // settle resolves or rejects the call's Promise as the handler sees it.
@@ -642,10 +697,35 @@ function settle(c, r) {
   }
 }
 
-async function newRun(scenario, traced) {
-  const r = JSON.parse(api.labReset(dbId));
+// setScenario tells the checker the scenario the next runs play (its
+// intents and attempts), so that each schedule sends only its answers.
+let scenarioSet = null;
+function setScenario(scenario) {
+  if (scenarioSet === scenario) return;
+  const req = {
+    intents: scenario.intents,
+    attempts: scenario.attempts.map((a) => ({
+      id: a.id,
+      intent: a.intent,
+      customer: a.customer || '',
+      key: a.key || '',
+      body: a.body,
+      now: a.now,
+    })),
+    retention_seconds: handler.retentionSeconds ?? null,
+  };
+  const r = JSON.parse(api.labScenario(dbId, JSON.stringify(req)));
   if (r.err) throw new Error(r.err.message);
-  const run = new Run(scenario, traced);
+  scenarioSet = scenario;
+}
+
+// newRun resets the database and gives every attempt its connection, in
+// one call into the module.
+async function newRun(scenario, traced) {
+  setScenario(scenario);
+  const r = JSON.parse(api.labReset(dbId, JSON.stringify(scenario.attempts.map((a) => a.id))));
+  if (r.err) throw new Error(r.err.message);
+  const run = new Run(scenario, traced, r.conns);
   await run.startDue();
   return run;
 }

@@ -95,6 +95,8 @@ type DB struct {
 	byKey    map[string]int // network key → index in charges
 	chargeNo int
 	accounts []Account
+	// The ledger's two reads, prepared once on the admin connection.
+	accountsStmt, transfersStmt *sqlite3.Stmt
 }
 
 // conn is one attempt's connection. attempt is read by the lab_attempt()
@@ -103,6 +105,40 @@ type conn struct {
 	id      string
 	c       *sqlite3.Conn
 	attempt string
+	// stmts keeps the statements the handler ran, by their SQL: the
+	// explorer runs the same few thousands of times, and parsing one
+	// costs more than running it.
+	stmts map[string]*sqlite3.Stmt
+}
+
+// maxCachedStmts bounds a connection's kept statements: a handler that
+// builds its SQL with values in it gets no unbounded cache.
+const maxCachedStmts = 64
+
+func (c *conn) prepare(sql string) (*sqlite3.Stmt, string, bool, error) {
+	if st, ok := c.stmts[sql]; ok {
+		return st, "", true, nil
+	}
+	st, tail, err := c.c.Prepare(sql)
+	if err != nil || st == nil {
+		return st, tail, false, err
+	}
+	if strings.TrimSpace(strings.Trim(strings.TrimSpace(tail), ";")) != "" || len(c.stmts) >= maxCachedStmts {
+		return st, tail, false, nil
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*sqlite3.Stmt{}
+	}
+	c.stmts[sql] = st
+	return st, tail, true, nil
+}
+
+func (c *conn) close() {
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
+	c.c.Close()
 }
 
 // Error is what a statement or a payment rejects with, shaped as the
@@ -190,7 +226,16 @@ func (db *DB) setup(schema string, accounts []Account) error {
 		if t == "sqlite_sequence" {
 			src = "snap.lab_sequence_copy"
 		}
-		resetScript = append(resetScript, "DELETE FROM main."+q, fmt.Sprintf("INSERT INTO main.%s SELECT * FROM %s", q, src))
+		resetScript = append(resetScript, "DELETE FROM main."+q)
+		// A table empty after setup (most are) is restored by the
+		// DELETE alone: a statement fewer per reset.
+		rows, err := db.query(db.admin, "SELECT 1 FROM main."+q+" LIMIT 1")
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			resetScript = append(resetScript, fmt.Sprintf("INSERT INTO main.%s SELECT * FROM %s", q, src))
+		}
 	}
 	resetScript = append(resetScript, "COMMIT")
 	if err := db.admin.Exec(copyScript.String()); err != nil {
@@ -209,10 +254,15 @@ func (db *DB) setup(schema string, accounts []Account) error {
 // Close closes every connection and forgets both memdb databases.
 func (db *DB) Close() {
 	for _, c := range db.conns {
-		c.c.Close()
+		c.close()
 	}
 	for _, c := range db.free {
-		c.c.Close()
+		c.close()
+	}
+	for _, st := range []*sqlite3.Stmt{db.accountsStmt, db.transfersStmt} {
+		if st != nil {
+			st.Close()
+		}
 	}
 	db.conns, db.free = map[string]*conn{}, nil
 	for _, st := range db.reset {
@@ -346,11 +396,17 @@ func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
 	default:
 		return Result{}, &Error{Name: "SQLError", Message: "no such call: db." + op}
 	}
-	st, tail, err := c.c.Prepare(sql)
+	st, tail, cached, err := c.prepare(sql)
 	if err != nil {
 		return Result{}, wrap(err)
 	}
-	defer st.Close()
+	if !cached && st != nil {
+		defer st.Close()
+	} else if st != nil {
+		// A kept statement is reset on every way out; its bindings are
+		// all set again by the next call (BindCount must match).
+		defer st.Reset()
+	}
 	if st == nil {
 		return Result{}, &Error{Name: "SQLError", Message: "no statement in " + strconv.Quote(sql)}
 	}
@@ -378,9 +434,6 @@ func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
 		res.Rows = append(res.Rows, row)
 	}
 	if err := st.Err(); err != nil {
-		return Result{}, wrap(err)
-	}
-	if err := st.Reset(); err != nil {
 		return Result{}, wrap(err)
 	}
 	if op == "all" && res.Rows == nil {
@@ -573,27 +626,32 @@ func (db *DB) Charges() []Charge { return append([]Charge{}, db.charges...) }
 // Ledger reads the accounts and the committed transfers, each with the
 // attempt that inserted it.
 func (db *DB) Ledger() ([]Account, []Transfer, error) {
-	rows, err := db.query(db.admin, `SELECT id, balance FROM main.accounts ORDER BY id`)
-	if err != nil {
-		return nil, nil, err
+	var err error
+	if db.accountsStmt == nil {
+		if db.accountsStmt, _, err = db.admin.Prepare(`SELECT id, balance FROM main.accounts ORDER BY id`); err != nil {
+			return nil, nil, fmt.Errorf("labdb: ledger: %w", err)
+		}
+		if db.transfersStmt, _, err = db.admin.Prepare(`SELECT t.id, t.from_id, t.to_id, t.amount, t.created_at, coalesce(o.attempt, '')
+FROM main.transfers t LEFT JOIN main.lab_transfer_attempts o ON o.transfer_id = t.id ORDER BY t.id`); err != nil {
+			return nil, nil, fmt.Errorf("labdb: ledger: %w", err)
+		}
 	}
-	accounts := make([]Account, 0, len(rows))
-	for _, r := range rows {
-		b, _ := r["balance"].(int64)
-		accounts = append(accounts, Account{ID: fmt.Sprint(r["id"]), Balance: b})
+	accounts := make([]Account, 0, len(db.accounts))
+	st := db.accountsStmt
+	for st.Step() {
+		accounts = append(accounts, Account{ID: st.ColumnText(0), Balance: st.ColumnInt64(1)})
 	}
-	rows, err = db.query(db.admin, `SELECT t.id, t.from_id, t.to_id, t.amount, t.created_at, coalesce(o.attempt, '') AS attempt
-FROM main.transfers t LEFT JOIN main.lab_transfer_attempts o ON o.transfer_id = t.id ORDER BY t.id`)
-	if err != nil {
-		return nil, nil, err
+	if err := st.Reset(); err != nil {
+		return nil, nil, fmt.Errorf("labdb: ledger: %w", err)
 	}
-	transfers := make([]Transfer, 0, len(rows))
-	for _, r := range rows {
-		t := Transfer{From: fmt.Sprint(r["from_id"]), To: fmt.Sprint(r["to_id"]), Attempt: r["attempt"].(string)}
-		t.ID, _ = r["id"].(int64)
-		t.Amount, _ = r["amount"].(int64)
-		t.CreatedAt, _ = r["created_at"].(int64)
-		transfers = append(transfers, t)
+	var transfers []Transfer
+	st = db.transfersStmt
+	for st.Step() {
+		transfers = append(transfers, Transfer{ID: st.ColumnInt64(0), From: st.ColumnText(1), To: st.ColumnText(2),
+			Amount: st.ColumnInt64(3), CreatedAt: st.ColumnInt64(4), Attempt: st.ColumnText(5)})
+	}
+	if err := st.Reset(); err != nil {
+		return nil, nil, fmt.Errorf("labdb: ledger: %w", err)
 	}
 	return accounts, transfers, nil
 }
