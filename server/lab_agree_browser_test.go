@@ -15,9 +15,9 @@ package server_test
 //     (explore({only: [name]})), so that every rule some scenario breaks
 //     is collected, not only the first scenario's;
 //   - the grader's stories that the explorer has no scenario for are
-//     played on the bench (start, then step): see agreeStories. Each of
-//     them starts its second attempt after the first has ended, so the
-//     bench's one schedule is every schedule there is (no crash is
+//     played on the bench (start, then step): see agreeStories. In each
+//     of them an attempt starts only after the one before it has ended,
+//     so the bench's one schedule is every schedule there is (no crash is
 //     injected in them).
 //
 // The union of what the browser's checker finds broken, rules 1 to 7, must
@@ -51,7 +51,8 @@ package server_test
 // (the payee's account opened between the attempts: the bench cannot
 // open an account), missing-key, malformed-keys, longest-key and repaired
 // (their answers are notes, not rules, but for checkRepaired above), and
-// the day. None changes a rule's verdict for these fourteen handlers.
+// the day. For these fourteen handlers the
+// verdicts agree without them.
 
 import (
 	"context"
