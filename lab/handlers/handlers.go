@@ -73,10 +73,11 @@ var mistakes = []Mistake{
 	// The owner check saves the ledger (the retry's completion finds no
 	// claim of its own and rolls back), so rule 1 holds and the retry gets
 	// 409 instead of the first answer. The grader, seeing the reordered
-	// retry refused, names raw-bytes-fingerprint; the second call to the
-	// network (rule 8) is out of its sight.
+	// retry refused, names raw-bytes-fingerprint. The second call to the
+	// network carries the first's network key and gets the first charge
+	// back: no second charge (rule 8 holds, in the browser too).
 	{Name: "insert-or-ignore", From: "scoped",
-		What:   "INSERT OR IGNORE, and the changed-rows count never read: a retry carries on as new, pays the network again, and loses to the owner check (rule 3)",
+		What:   "INSERT OR IGNORE, and the changed-rows count never read: a retry carries on as new, calls the network again, and loses to the owner check (rule 3)",
 		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"raw-bytes-fingerprint"}},
 	{Name: "completed-first", From: "scoped",
 		What:   "writes the key as completed, with a generic answer, before the work: a retry meanwhile is told \"done\" (rule 3)",

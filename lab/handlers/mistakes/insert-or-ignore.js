@@ -2,11 +2,12 @@
 // INSERT OR IGNORE. A used key raises no error; the statement only changes
 // 0 rows instead of 1, a count this code never reads, so a retry carries on
 // as if it were new.
-// What breaks: the retry calls the payment network again (a second charge,
-// rule 8, which only the browser's lab can see), then its completion finds
-// no claim of its own and rolls back: the ledger is saved by the owner
-// check, but the retry gets 409 instead of the first answer (rule 3). Fix:
-// a plain INSERT, and the constraint error as the verdict.
+// What breaks: the retry calls the payment network again (under the same
+// network key, so the network answers with the first charge: no second
+// charge, rule 8 holds), then its completion finds no claim of its own and
+// rolls back: the ledger is saved by the owner check, but the retry gets
+// 409 instead of the first answer (rule 3). Fix: a plain INSERT, and the
+// constraint error as the verdict.
 
 const schema = `
 CREATE TABLE idem_keys (
