@@ -129,6 +129,15 @@ func TestLabPageOpensAHandlerFile(t *testing.T) {
 	assert.Contains(t, back, "const schema = `\nCREATE TABLE idem_keys (k TEXT PRIMARY KEY, note TEXT DEFAULT 'a \\` tick');\n`;")
 	assert.Contains(t, back, "async function transfer(req, db, pay) {")
 
+	// A syntax error is marked at its line as the student types, before
+	// anything runs; the file opened again clears it.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  const x = ;\n  return lab.json(201, {});\n}\n')`),
+		waitJS(`document.getElementById('handler-box').editor.errors().length > 0`))
+	assert.Equal(t, 2, eval[int](t, ctx, `document.getElementById('handler-box').editor.errors()[0].line`), "the error is marked on its line")
+	assert.Contains(t, eval[string](t, ctx, `document.getElementById('handler-box').editor.errors()[0].message`), "Syntax error")
+	run(t, ctx, chromedp.SetUploadFiles(`#file-input`, []string{good}), waitJS(`document.getElementById('handler-box').editor.errors().length === 0`))
+
 	bad := filepath.Join(dir, "notes.txt")
 	require.NoError(t, os.WriteFile(bad, []byte("def transfer(req): pass\n"), 0o644))
 	run(t, ctx, chromedp.SetUploadFiles(`#file-input`, []string{bad}), waitJS(`document.getElementById('lab-status').textContent.includes('could not be opened')`))

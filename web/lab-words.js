@@ -39,6 +39,7 @@ const en = {
   openFailed: 'That file could not be opened: {error}',
   linkFailed: 'The link’s code could not be read: {error}',
   notAHandler: 'it declares no async function transfer(req, db, pay)',
+  syntaxError: 'Syntax error: the code cannot be read from here',
   editorMissing: 'The code editor is not built: run make run (it builds it) and reload. You can still edit in the plain box below.',
   startMissing: 'The naive handler could not be loaded: {error}',
   raceHeading: 'Race it',
@@ -169,6 +170,7 @@ const ko = {
   openFailed: '파일을 열 수 없습니다: {error}',
   linkFailed: '링크의 코드를 읽을 수 없습니다: {error}',
   notAHandler: 'async function transfer(req, db, pay)가 선언되어 있지 않습니다',
+  syntaxError: '문법 오류: 여기서부터 코드를 읽을 수 없습니다',
   editorMissing:
     '코드 편집기가 빌드되지 않았습니다. make run을 실행하면 빌드됩니다. 새로고침하기 전까지는 아래의 일반 입력 상자에서 편집할 수 있습니다.',
   startMissing: '순진한 핸들러를 불러오지 못했습니다: {error}',

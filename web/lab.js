@@ -240,7 +240,8 @@ async function makeEditors() {
     p.textContent = w('editorMissing');
     p.hidden = false;
   }
-  const make = (box, language, label) => (createEditor ? createEditor(box, { language, label, onChange: keepSoon }) : plainBox(box, label));
+  const make = (box, language, label) =>
+    createEditor ? createEditor(box, { language, label, onChange: keepSoon, syntaxError: w('syntaxError') }) : plainBox(box, label);
   lab.handler = make($('handler-box'), 'javascript', w('handlerLabel'));
   lab.schema = make($('schema-box'), 'sql', w('schemaLabel'));
   // Each box carries its editor, for the page's tests and the race panel.

@@ -5,7 +5,7 @@
 // loads; nothing comes from a CDN.
 //
 //   const ed = createEditor(parent, { doc, language: 'javascript', label, onChange });
-//   ed.text(); ed.setText(s); ed.showErrors([{ line, message }]); ed.focus();
+//   ed.text(); ed.setText(s); ed.showErrors([{ line, message }]); ed.errors(); ed.focus();
 //
 // Tab is not taken by the editor: it moves the focus on, as everywhere on
 // the page, so that a keyboard user can always leave the box (indent with
@@ -22,11 +22,11 @@ import {
   highlightSpecialChars,
 } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
-import { syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput } from '@codemirror/language';
+import { syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput, syntaxTree } from '@codemirror/language';
 import { tags } from '@lezer/highlight';
 import { javascript } from '@codemirror/lang-javascript';
 import { sql, SQLite } from '@codemirror/lang-sql';
-import { lintGutter, setDiagnostics } from '@codemirror/lint';
+import { lintGutter, setDiagnostics, linter, forEachDiagnostic } from '@codemirror/lint';
 
 // The colours are the page's (lab.css sets --cm-* for the light and the
 // dark theme, each at least 4.5:1 on the editor's background); the token
@@ -44,6 +44,26 @@ const highlight = HighlightStyle.define([
   { tag: [tags.typeName, tags.className, tags.standard(tags.name)], color: 'var(--cm-type)' },
   { tag: tags.invalid, color: 'var(--cm-invalid)', textDecoration: 'underline wavy' },
 ]);
+
+// syntaxErrors marks, as the student types, each place the JavaScript
+// parser could not read (the syntax tree's error nodes), at its line: a
+// missing brace is shown before the code is ever run.
+const syntaxErrors = (message) =>
+  linter(
+    (view) => {
+      const found = [];
+      syntaxTree(view.state)
+        .cursor()
+        .iterate((node) => {
+          if (!node.type.isError || found.length >= 20) return;
+          const at = Math.min(node.from, view.state.doc.length);
+          const line = view.state.doc.lineAt(at);
+          found.push({ from: at, to: Math.max(at + 1, Math.min(node.to, line.to)), severity: 'error', message, source: 'syntax' });
+        });
+      return found;
+    },
+    { delay: 400 },
+  );
 
 export function createEditor(parent, opts = {}) {
   const language = opts.language === 'sql' ? sql({ dialect: SQLite }) : javascript();
@@ -63,6 +83,7 @@ export function createEditor(parent, opts = {}) {
         syntaxHighlighting(highlight),
         lintGutter(),
         language,
+        opts.language === 'sql' ? [] : syntaxErrors(opts.syntaxError || 'Syntax error: the code cannot be read here'),
         // Long lines wrap and the box grows with the code: nothing in it
         // scrolls on its own, on a phone either (a scrolling region inside
         // the page is one more thing a keyboard user must reach).
@@ -90,6 +111,12 @@ export function createEditor(parent, opts = {}) {
         return { from: line.from, to: line.to, severity: e.severity || 'error', message: e.message };
       });
       view.dispatch(setDiagnostics(view.state, diags));
+    },
+    // errors lists what is marked now: [{line, message}].
+    errors() {
+      const out = [];
+      forEachDiagnostic(view.state, (d, from) => out.push({ line: view.state.doc.lineAt(from).number, message: d.message }));
+      return out;
     },
     focus: () => view.focus(),
   };
