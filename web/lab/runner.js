@@ -971,6 +971,11 @@ function mulberry32(seed) {
   };
 }
 
+// exploreRandom plays the seeded random schedules of a scenario of more
+// than two attempts (too many interleavings to walk), all
+// o.randomSchedules of them, and answers the shortest that breaks a rule
+// (the first found of that length): not the first break, which is as
+// long as chance made it. The same seed, the same answer.
 async function exploreRandom(scenario, o, counter) {
   const rnd = mulberry32(o.seed);
   let best = null;
@@ -981,7 +986,6 @@ async function exploreRandom(scenario, o, counter) {
     const verdict = run.judge(true);
     if (!verdict.ok && (!best || run.steps < best.steps))
       best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
-    if (best) break;
   }
   return { best, exhausted: true };
 }
