@@ -56,3 +56,56 @@ func stepsOf(rs []randomFound) []int {
 	}
 	return out
 }
+
+// replayed is a found schedule played back on the bench, pick by pick,
+// as the lab page's Replay button does.
+type replayed struct {
+	Found struct {
+		Scenario      string   `json:"scenario"`
+		Steps         int      `json:"steps"`
+		ReplayedSteps int      `json:"replayedSteps"`
+		Schedule      []string `json:"schedule"`
+		Broken        []string `json:"broken"`
+	} `json:"found"`
+	Bench struct {
+		Done     bool     `json:"done"`
+		Steps    int      `json:"steps"`
+		Schedule []string `json:"schedule"`
+		Broken   []string `json:"broken"`
+		Waits    int      `json:"waits"`
+	} `json:"bench"`
+}
+
+// TestLabExploreScheduleReplays: the schedule the explorer hands out is
+// one pick per step, and played back (the explorer's own replay, and the
+// bench's, with a Busy the handler's as when it was found) it takes the
+// same steps to the same verdict. The three retries wait for the write
+// lock: a pick that waited is no step, and is not in the schedule.
+func TestLabExploreScheduleReplays(t *testing.T) {
+	ctx, _ := openLabRunner(t, 5000)
+	for _, name := range []string{"naive.js", "look-then-insert.js", "uneven.js"} {
+		labLoad(t, ctx, handlerFile(t, name))
+		got := labJS[replayed](t, ctx, `(async () => {
+  const r = await labRunner.explore({ only: ['three-retries'], randomSchedules: 30 });
+  const sc = (await labRunner.scenarios()).find((s) => s.name === r.scenario);
+  let s = await labRunner.start(sc);
+  for (const pick of r.schedule) s = pick.startsWith('crash:') ? await labRunner.inject(pick.slice(6), 'crash') : await labRunner.step(pick, true);
+  return {
+    found: { scenario: r.scenario, steps: r.steps, replayedSteps: r.replayedSteps, schedule: r.schedule, broken: r.verdict.broken },
+    bench: { done: s.done, steps: s.steps, schedule: s.schedule, broken: s.verdict ? s.verdict.broken : [],
+      waits: s.trace.filter((e) => e.phase === 'wait').length },
+  };
+})()`)
+		f, b := got.Found, got.Bench
+		require.Equal(t, "three-retries", f.Scenario, name)
+		assert.Len(t, f.Schedule, f.Steps, "%s: one pick per step", name)
+		assert.Equal(t, f.Steps, f.ReplayedSteps, "%s: the explorer's replay", name)
+		assert.True(t, b.Done, name)
+		assert.Equal(t, f.Steps, b.Steps, "%s: the bench's replay", name)
+		assert.Equal(t, f.Schedule, b.Schedule, name)
+		assert.Zero(t, b.Waits, "%s: no pick of a found schedule waits", name)
+		assert.NotEmpty(t, f.Broken, name)
+		assert.Equal(t, f.Broken, b.Broken, "%s: the same verdict", name)
+		t.Logf("%s: %d steps, %v", name, f.Steps, f.Schedule)
+	}
+}

@@ -288,12 +288,17 @@ class Run {
 
   // step runs attempt a's pending call and lets it go on to its next call
   // or its answer. A BEGIN (or a write) that finds the write lock taken
-  // leaves it waiting: nothing ran, the step is not counted.
-  async step(a) {
+  // leaves it waiting: nothing ran, the step is not counted, and step
+  // answers false. But a Busy that no one's progress can end (deadlocked)
+  // is the handler's to see, and so is every Busy when force is set: a
+  // replayed schedule holds only the picks that were steps, so a pick
+  // that meets a Busy there met it when the schedule was found, and it
+  // was a step then: the deadlock's error.
+  async step(a, force) {
     if (!a || a.state !== 'parked') throw new Error('attempt ' + (a ? a.id : '?') + ' has no call to run');
     const c = a.calls[0];
     const r = execute(this, a, c);
-    if (r.err && r.err.name === 'Busy' && !this.deadlocked(a)) {
+    if (r.err && r.err.name === 'Busy' && !force && !this.deadlocked(a)) {
       a.waiting = true;
       this.event(a, {
         phase: 'wait',
@@ -747,12 +752,15 @@ function benchState() {
   return s;
 }
 
-async function step(id) {
+// step runs the attempt's next call. force: a Busy is the handler's to
+// see, not a wait (Run.step): the page sets it when it plays back a
+// schedule the explorer found, which holds only the picks that were steps.
+async function step(id, force) {
   needBench();
   const a = bench.byId.get(id);
   if (!a) throw new Error('no attempt ' + id);
   if (a.state !== 'parked') throw new Error('attempt ' + id + ' has no call to run (' + a.state + ')');
-  await bench.step(a);
+  await bench.step(a, !!force);
   settleDeadlock(bench);
   return benchState();
 }
@@ -847,8 +855,12 @@ function normalize(s) {
 
 // runSchedule plays one schedule: choose(run, options) picks the next
 // action among options (attempt ids, and 'crash:aN' where the scenario
-// crashes); it returns the run, judged.
-async function runSchedule(scenario, choose, bound, traced) {
+// crashes); it returns the run and its decisions, each {options, pick,
+// stepped}: stepped is false for a pick whose call found the write lock
+// taken and waited (no step). The schedule a caller is handed is the
+// stepped picks (stepsOf): as long as the run's step count, and replayed
+// with force (replaySchedule, the page's bench) it runs the same steps.
+async function runSchedule(scenario, choose, bound, traced, force) {
   const run = await newRun(scenario, traced);
   const decisions = [];
   while (!run.done()) {
@@ -868,11 +880,18 @@ async function runSchedule(scenario, choose, bound, traced) {
       if (c && !c.ended && c.state === 'parked') options = options.concat('crash:' + c.id);
     }
     const pick = choose(options, decisions.length, decisions);
-    decisions.push({ options, pick });
+    const d = { options, pick, stepped: true };
+    decisions.push(d);
     if (pick.startsWith('crash:')) await run.crash(run.byId.get(pick.slice(6)));
-    else await run.step(run.byId.get(pick));
+    else d.stepped = await run.step(run.byId.get(pick), force);
   }
   return { run, decisions };
+}
+
+// stepsOf is a schedule's picks that were steps: what the explorer hands
+// out and replays.
+function stepsOf(decisions) {
+  return decisions.filter((d) => d.stepped).map((d) => d.pick);
 }
 
 // preemptions counts the switches away from an attempt that could have
@@ -923,7 +942,7 @@ async function exploreScenario(scenario, o, counter) {
       beat(counter.tried);
       const verdict = preemptions(decisions) <= p ? run.judge(true) : { ok: true };
       if (!verdict.ok && (!best || run.steps < best.steps))
-        best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
+        best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
       prefix = nextPrefix(decisions, p);
       if (!prefix) break;
     }
@@ -984,8 +1003,7 @@ async function exploreRandom(scenario, o, counter) {
     counter.tried++;
     beat(counter.tried);
     const verdict = run.judge(true);
-    if (!verdict.ok && (!best || run.steps < best.steps))
-      best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
+    if (!verdict.ok && (!best || run.steps < best.steps)) best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
   }
   return { best, exhausted: true };
 }
@@ -1013,6 +1031,7 @@ async function explore(options) {
         scenario: sc.name,
         schedule: best.schedule,
         steps: best.steps,
+        replayedSteps: replay.steps,
         tried: counter.tried,
         ms: performance.now() - started,
         scenarios: perScenario,
@@ -1033,9 +1052,12 @@ async function explore(options) {
   };
 }
 
+// replaySchedule plays a found schedule again, traced. It holds only the
+// picks that were steps, so each runs with force (Run.step): no pick
+// waits, and the replay has the found run's steps, one per pick.
 async function replaySchedule(scenario, schedule, bound) {
-  const { run } = await runSchedule(scenario, (options, i) => schedule[i] ?? options[0], bound, true);
-  return { trace: run.trace, verdict: run.judge(false), attempts: run.state().attempts };
+  const { run } = await runSchedule(scenario, (options, i) => schedule[i] ?? options[0], bound, true, true);
+  return { trace: run.trace, verdict: run.judge(false), attempts: run.state().attempts, steps: run.steps };
 }
 
 // bench measures schedules a second: n schedules of one scenario, each
@@ -1060,7 +1082,7 @@ async function measure(name, n) {
 const CALLS = {
   load: (source, accounts) => load(source, accounts),
   start: (scenario) => start(scenario),
-  step: (id) => step(id),
+  step: (id, force) => step(id, force),
   inject: (id, kind) => inject(id, kind),
   scenarios: () => (need(), scenarios()),
   explore: (options) => explore(options),
