@@ -220,6 +220,21 @@ func (lb *labBridge) pay(id, args string) string {
 
 // dump reads every table after a step, for the bench's database row, and
 // the network's charges.
+// setBalance is the lab's own write of an account's balance between a
+// scenario's attempts (labdb.SetBalance): {"ok":true} or the error.
+func (lb *labBridge) setBalance(id, account, balance string) string {
+	n, err := strconv.ParseInt(balance, 10, 64)
+	if err != nil {
+		return labFail(fmt.Errorf("setBalance: the balance must be a whole number of won: %q", balance))
+	}
+	return lb.with(id, func(d *labdb.DB) string {
+		if err := d.SetBalance(account, n); err != nil {
+			return labFail(err)
+		}
+		return `{"ok":true}`
+	})
+}
+
 func (lb *labBridge) dump(id string) string {
 	return lb.with(id, func(d *labdb.DB) string {
 		tables, err := d.Dump()
@@ -369,6 +384,10 @@ func (lb *labBridge) scenario(id, scenarioJSON string) string {
 	}
 	return lb.with(id, func(*labdb.DB) string {
 		lb.scenarios[id] = req
+		// A verdict is the scenario's: the same answers and ledger judge
+		// otherwise when the attempts are other intents or customers
+		// (two customers' transfers, not one paid twice).
+		clear(lb.verdicts)
 		return `{}`
 	})
 }

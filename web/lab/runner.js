@@ -258,13 +258,19 @@ class Run {
   }
 
   // startDue starts every attempt whose turn has come: at once, or after
-  // the attempt it follows has ended.
+  // the attempt it follows has ended. An attempt's setBalance is the
+  // lab's write, done as the attempt starts, before its handler runs.
   async startDue() {
     for (const a of this.attempts) {
       if (a.state !== 'new') continue;
       if (a.after) {
         const before = this.byId.get(a.after);
         if (before && !before.ended) continue;
+      }
+      if (a.setBalance) {
+        const sb = a.setBalance;
+        const r = JSON.parse(api.labSetBalance(dbId, String(sb.account), String(sb.balance)));
+        if (r.err) throw new Error('setBalance ' + sb.account + ': ' + r.err.message);
       }
       a.state = 'running';
       a.conn = this.conns[a.id];
@@ -492,6 +498,7 @@ function newAttempt(run, spec) {
     body: spec.body,
     now: spec.now,
     after: spec.after || '',
+    setBalance: spec.setBalance || null,
     lost: !!spec.lose,
     timedOut: false,
     run,
@@ -801,8 +808,20 @@ function body(from, to, amount, reorder) {
 }
 
 // scenarios are the rules' scenarios from the issue: who sends what, when.
+// An attempt is {id, intent, customer, key, body, now}, and may say
+//   after: 'aN'     it starts once attempt aN has ended;
+//   lose: true      its answer never reaches the client;
+//   setBalance: {account, balance}
+//                   before it starts, the lab (not the handler) sets the
+//                   account's balance, opening the account if there is
+//                   none: a top-up, an account opened between attempts.
+//                   What it adds counts as the account's starting money
+//                   for the checker. Give it with after: the write waits
+//                   for no lock, and fails while an attempt holds one.
 function scenarios() {
   const b = body('alice', 'bob', 200000);
+  const over = body('alice', 'bob', 1500000);
+  const toDave = body('alice', 'dave', 200000);
   const one = (id, extra) => Object.assign({ id, intent: 'i1', customer: 'cust-1', key: '"k-1"', body: b, now: T0 }, extra || {});
   const retention = typeof handler.retentionSeconds === 'number' && handler.retentionSeconds > 0 ? handler.retentionSeconds * 1000 : HOUR;
   return [
@@ -828,6 +847,36 @@ function scenarios() {
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + Math.min(retention, HOUR) - 1000 })],
     },
     { name: 'three-retries', random: true, attempts: [one('a1'), one('a2'), one('a3')] },
+    // Another customer sends exactly the first one's body under the same
+    // key string: their own new transfer, not the first one's answer.
+    {
+      name: 'other-customer-same-body',
+      attempts: [one('a1'), one('a2', { after: 'a1', intent: 'i2', customer: 'cust-2', now: T0 + 1000 })],
+    },
+    // More than alice has is refused 402; alice is topped up; the retry
+    // under the same key must get the same 402 and move nothing.
+    {
+      name: 'refusal-then-top-up',
+      attempts: [
+        one('a1', { body: over }),
+        one('a2', { after: 'a1', body: over, now: T0 + 1000, setBalance: { account: 'alice', balance: 2000000 } }),
+      ],
+    },
+    // A payee with no account is refused 404; the account is opened; the
+    // retry under the same key must get the same 404.
+    {
+      name: 'unknown-payee-then-opened',
+      attempts: [
+        one('a1', { body: toDave }),
+        one('a2', { after: 'a1', body: toDave, now: T0 + 1000, setBalance: { account: 'dave', balance: 0 } }),
+      ],
+    },
+    // The answer is delivered, then the same request comes again with its
+    // fields reordered (reordered-json loses the first answer).
+    {
+      name: 'reordered-after-answer',
+      attempts: [one('a1'), one('a2', { after: 'a1', body: body('alice', 'bob', 200000, true), now: T0 + 1000 })],
+    },
   ].map(normalize);
 }
 
