@@ -383,6 +383,28 @@ func (c *checker) check(rule Rule) []Violation {
 						retryKo, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}
+		// A retry refused (a 409, a 422: no final answer, so not compared
+		// above) although it arrived after an attempt of the same intent,
+		// customer and key had been answered 2xx: the retry must get that
+		// answer. A simultaneous retry refused 409 is right; this one came
+		// after the answer. Judged only where the history orders arrivals
+		// and answers (Attempt.Arrived).
+		for i, a := range c.h.Attempts {
+			if a.Key == "" || a.Arrived == 0 || !a.Delivered || a.Status < 400 || a.Status >= 500 || final(a.Status) {
+				continue
+			}
+			for j, f := range c.h.Attempts {
+				if j == i || f.Intent != a.Intent || f.Customer != a.Customer || f.Key != a.Key ||
+					!Success(f.Status) || f.Answered == 0 || f.Answered >= a.Arrived {
+					continue
+				}
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q (%s) came after %s had been answered %d, and was refused %d %s: it must get that answer",
+					a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)),
+					fmt.Sprintf("키 %q로 보낸 재시도(%s)는 %s가 %d로 응답받은 뒤에 왔는데 %d %s로 거절되었습니다: 그 응답을 받아야 합니다",
+						a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)), j, i))
+				break
+			}
+		}
 	case RuleNothingLost:
 		for _, id := range c.order {
 			if c.transfers[id] > 0 {

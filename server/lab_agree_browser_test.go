@@ -30,15 +30,19 @@ package server_test
 // explorerMisses: nothing, now.
 //
 // What the browser cannot see, and why. The grader judges its stories with
-// lab.Check, as the browser does, and adds four judgments of its own that
-// lab.Check (and so lab.JudgeHandlerRun, the browser's judge) lacks:
+// lab.Check, as the browser does, and adds judgments of its own. One of
+// them lab.Check now makes too, from the clock the runner's record
+// carries (each attempt's arrived and answered_at):
 //
 //   - lab/grade/checks.go checkReordered (cr.fail, rule 3): a retry of the
 //     same request refused after the first was answered 201. lab.Check's
-//     rule 3 compares final answers (2xx, 402, 404) only, and the runner's
-//     record does not say that a retry came after the first answer (a 409
-//     to a simultaneous retry is right). Hence agreeDiffs' two blind
-//     mistakes.
+//     rule 3 judges a refusal (4xx, not 402 or 404) of a retry that
+//     arrived after an attempt of its intent had answered 2xx (a 409 to a
+//     simultaneous retry is right). So insert-or-ignore and
+//     raw-bytes-fingerprint are no longer blind here.
+//
+// Three it still lacks (lab.JudgeHandlerRun, the browser's judge):
+//
 //   - checks.go checkOtherCustomer (rule 5): another customer's own new
 //     request refused because the key was used by someone else (the
 //     explorer's another-customers-key gets exactly that from global-keys:
@@ -209,17 +213,9 @@ type agreeDiff struct {
 }
 
 var agreeDiffs = map[string]agreeDiff{
-	// The grader's checkReordered counts a retry of the same request that
-	// is refused after the first was answered 201 as a break of rule 3
-	// (cr.fail, cause raw-bytes-fingerprint). The checker the browser
-	// runs (lab.Check through lab.JudgeHandlerRun) compares only final
-	// answers (2xx, 402, 404) under rule 3: a 409 or a 422 to a retry
-	// breaks nothing there, in any scenario. The browser sees the refusal
-	// (asserted on reordered-after-answer below) but no rule.
-	"insert-or-ignore": {Blind: []string{"replay-is-byte-identical"},
-		Why: "a retry refused 409 after the first answer is a rule-3 break for the grader's reordered check, not for lab.Check"},
-	"raw-bytes-fingerprint": {Blind: []string{"replay-is-byte-identical"},
-		Why: "a reordered retry refused 422 after the first answer is a rule-3 break for the grader's reordered check, not for lab.Check"},
+	// insert-or-ignore and raw-bytes-fingerprint were blind to rule 3
+	// here: a retry refused after the first answer. lab.Check judges that
+	// now, from the runner's clock (the header above).
 	// The explorer crashes an attempt between its statements
 	// (crash-at-every-step): crashed right after writing the key
 	// 'completed' with its placeholder, the retry is told "done" and no
@@ -425,29 +421,26 @@ func TestLabAgreeMistakes(t *testing.T) {
 				}
 			}
 		}
-		switch m.Name {
-		case "insert-or-ignore", "raw-bytes-fingerprint":
-			// Blind (agreeDiffs): no schedule breaks a rule in the
-			// browser; what the grader judges, the refused retry, is
-			// there to see.
-			assert.Zero(t, best, "%s: %s", m.Name, where)
+		if m.Name == "insert-or-ignore" || m.Name == "raw-bytes-fingerprint" {
+			// The refused retry the grader's reordered check blames, and
+			// lab.Check now too.
 			want := map[string]int{"insert-or-ignore": 409, "raw-bytes-fingerprint": 422}[m.Name]
 			r := stories["reordered-after-answer"]
 			assert.Equal(t, []int{201, want}, []int{r.status("a1"), r.status("a2")}, "%s: the reordered retry is refused", m.Name)
 			assert.Equal(t, 1, r.Transfers)
-		default:
-			require.Positive(t, best, "%s: a counterexample of %v", m.Name, m.Breaks)
-			// The bounds found: the explorer's shortest counterexample is
-			// at most 24 steps (look-then-insert: both attempts' 12
-			// statements, interleaved once; the others 12 to 16); a
-			// story's, three attempts one after another, at most 28
-			// (release-on-402: the 402, the top-up, the retry that pays).
-			bound := 24
-			if story {
-				bound = 28
-			}
-			assert.LessOrEqual(t, best, bound, "%s (%s)", m.Name, where)
+			assert.Contains(t, r.Broken, "replay-is-byte-identical", m.Name)
 		}
+		require.Positive(t, best, "%s: a counterexample of %v", m.Name, m.Breaks)
+		// The bounds found: the explorer's shortest counterexample is at
+		// most 24 steps (look-then-insert: both attempts' 12 statements,
+		// interleaved once; the others 12 to 16); a story's, three
+		// attempts one after another, at most 28 (release-on-402: the 402,
+		// the top-up, the retry that pays).
+		bound := 24
+		if story {
+			bound = 28
+		}
+		assert.LessOrEqual(t, best, bound, "%s (%s)", m.Name, where)
 		t.Logf("%s: shortest counterexample %d steps (%s); browser as the grader sees it %v, grader %v (may also %v); %s",
 			m.Name, best, where, got, m.Breaks, m.MayAlsoBreak, time.Since(t0).Round(time.Millisecond))
 	}

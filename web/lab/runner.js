@@ -245,6 +245,9 @@ class Run {
     this.attempts = scenario.attempts.map((spec) => newAttempt(this, spec));
     this.byId = new Map(this.attempts.map((a) => [a.id, a]));
     this.holder = null; // the attempt whose connection holds a transaction
+    // clock orders the attempts' starts and answers (record: arrived,
+    // answered_at): one tick for each.
+    this.clock = 0;
   }
 
   event(a, fields) {
@@ -273,6 +276,7 @@ class Run {
         if (r.err) throw new Error('setBalance ' + sb.account + ': ' + r.err.message);
       }
       a.state = 'running';
+      a.startedAt = ++this.clock;
       a.conn = this.conns[a.id];
       this.event(a, { phase: 'start', body: a.body });
       await advance(a, () => startAttempt(this, a));
@@ -419,7 +423,10 @@ class Run {
   // record is what the checker judges, the attempts in the order they
   // reached the server (their first step): the first to arrive is the
   // keyed request the others are compared with, whatever order the
-  // scenario lists them in.
+  // scenario lists them in. arrived and answered_at are when each started
+  // and answered on the run's clock (0: never): a retry refused after an
+  // attempt of its intent was answered 2xx breaks rule 3, one refused
+  // while that attempt was still running does not.
   record() {
     const order = this.attempts.map((a, i) => ({ a, i, at: a.arrived < 0 ? Infinity : a.arrived }));
     order.sort((x, y) => x.at - y.at || x.i - y.i);
@@ -435,6 +442,8 @@ class Run {
       status: a.answer ? a.answer.status : 0,
       headers: a.answer ? a.answer.headers : {},
       response: a.answer ? a.answer.body : '',
+      arrived: a.startedAt,
+      answered_at: a.answeredAt,
     }));
   }
 
@@ -452,6 +461,8 @@ class Run {
         a.status,
         a.response,
         /^true$/i.test(headerOf(a.headers, 'Idempotent-Replayed')) ? 1 : 0,
+        a.arrived,
+        a.answered_at,
       ]);
       r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
     } else {
@@ -508,6 +519,8 @@ function newAttempt(run, spec) {
     waiting: false,
     steps: 0,
     arrived: -1,
+    startedAt: 0,
+    answeredAt: 0,
     conn: '',
     tx: false,
     wake: null,
@@ -594,6 +607,7 @@ function finish(run, a, v) {
   const headers = {};
   for (const [k, val] of Object.entries(v.headers || {})) headers[k] = String(val);
   a.answer = { status: v.status, headers, body: v.body ?? '' };
+  a.answeredAt = ++run.clock;
   a.state = 'answered';
   a.ended = true;
   a.calls = [];
@@ -629,6 +643,7 @@ function fail(run, a, e) {
   if (a.ended || run.gen !== gen) return;
   a.error = describe(e);
   a.answer = { status: 500, headers: {}, body: '' };
+  a.answeredAt = ++run.clock;
   a.state = 'threw';
   a.ended = true;
   a.calls = [];
