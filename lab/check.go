@@ -436,6 +436,25 @@ func (c *checker) check(rule Rule) []Violation {
 				vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, j, i))
 			}
 		}
+		// A customer's own request refused (a 409, a 422), never paid,
+		// under a key another customer had sent first: another customer's
+		// key must never stop it (the grader's other-customer check).
+		// Judged only where the history orders arrivals (Attempt.Arrived).
+		for i, a := range c.h.Attempts {
+			if a.Key == "" || a.Arrived == 0 || !a.Delivered || !Refusal(a.Status) || a.Status >= 500 || c.transfers[a.Intent] > 0 {
+				continue
+			}
+			for j, f := range c.h.Attempts {
+				if j == i || f.Customer == a.Customer || f.Key != a.Key || f.Arrived == 0 || f.Arrived >= a.Arrived {
+					continue
+				}
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s's own request under key %q was refused %d %s and never paid, after customer %s had sent that key: another customer's key must never stop a customer's own request",
+					a.Customer, a.Key, a.Status, compact(a.Response), f.Customer),
+					fmt.Sprintf("고객 %s가 키 %q로 보낸 요청이 %d %s로 거절되어 처리되지 않았습니다. 고객 %s가 먼저 그 키를 보냈기 때문입니다: 다른 고객의 키가 고객 자신의 요청을 막아서는 안 됩니다",
+						a.Customer, a.Key, a.Status, compact(a.Response), f.Customer), j, i))
+				break
+			}
+		}
 	case RuleConservation:
 		start, end := total(c.h.StartBalances), total(c.h.EndBalances)
 		if start != end {

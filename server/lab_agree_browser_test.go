@@ -30,7 +30,7 @@ package server_test
 // explorerMisses: nothing, now.
 //
 // What the browser cannot see, and why. The grader judges its stories with
-// lab.Check, as the browser does, and adds judgments of its own. One of
+// lab.Check, as the browser does, and adds judgments of its own. Two of
 // them lab.Check now makes too, from the clock the runner's record
 // carries (each attempt's arrived and answered_at):
 //
@@ -41,13 +41,15 @@ package server_test
 //     simultaneous retry is right). So insert-or-ignore and
 //     raw-bytes-fingerprint are no longer blind here.
 //
-// Three it still lacks (lab.JudgeHandlerRun, the browser's judge):
-//
 //   - checks.go checkOtherCustomer (rule 5): another customer's own new
-//     request refused because the key was used by someone else (the
-//     explorer's another-customers-key gets exactly that from global-keys:
-//     422, and no rule). The same-body scenario (other-customer-same-body)
-//     supplies rule 5 here.
+//     request refused because the key was used by someone else. lab.Check
+//     judges a refusal (4xx, not 402 or 404) of a customer's request that
+//     was never paid, under a key another customer had sent before it
+//     arrived: the explorer's another-customers-key breaks global-keys so
+//     (a 422).
+//
+// Two it still lacks (lab.JudgeHandlerRun, the browser's judge):
+//
 //   - checks.go checkRepaired (rule 2): a refusal (400, 401) stored under
 //     its key, so the repaired request never goes through. No handler here
 //     does it; the browser has no such scenario nor judgment.
@@ -418,6 +420,14 @@ func TestLabAgreeMistakes(t *testing.T) {
 				r := stories[st.Name]
 				if hasAny(r.Broken, m.Breaks) && (best == 0 || r.Steps < best) {
 					best, where, story = r.Steps, "bench story: "+st.Name, true
+				}
+			}
+		}
+		if m.Name == "global-keys" {
+			// Another customer's request refused 422 for the key: rule 5.
+			for _, s := range scs {
+				if s.Name == "another-customers-key" {
+					assert.Contains(t, s.Broken, "customers-see-own-responses", "global-keys in %s", s.Name)
 				}
 			}
 		}
