@@ -383,6 +383,28 @@ func (c *checker) check(rule Rule) []Violation {
 						retryKo, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}
+		// A retry refused (a 409, a 422: no final answer, so not compared
+		// above) although it arrived after an attempt of the same intent,
+		// customer and key had been answered 2xx: the retry must get that
+		// answer. A simultaneous retry refused 409 is right; this one came
+		// after the answer. Judged only where the history orders arrivals
+		// and answers (Attempt.Arrived).
+		for i, a := range c.h.Attempts {
+			if a.Key == "" || a.Arrived == 0 || !a.Delivered || a.Status < 400 || a.Status >= 500 || final(a.Status) {
+				continue
+			}
+			for j, f := range c.h.Attempts {
+				if j == i || f.Intent != a.Intent || f.Customer != a.Customer || f.Key != a.Key ||
+					!Success(f.Status) || f.Answered == 0 || f.Answered >= a.Arrived {
+					continue
+				}
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q (%s) came after %s had been answered %d, and was refused %d %s: it must get that answer",
+					a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)),
+					fmt.Sprintf("키 %q로 보낸 재시도(%s)는 %s가 %d로 응답받은 뒤에 왔는데 %d %s로 거절되었습니다: 그 응답을 받아야 합니다",
+						a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)), j, i))
+				break
+			}
+		}
 	case RuleNothingLost:
 		for _, id := range c.order {
 			if c.transfers[id] > 0 {
@@ -412,6 +434,25 @@ func (c *checker) check(rule Rule) []Violation {
 					msgKo = fmt.Sprintf("고객 %s가 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다", a.Customer, a.Status, compact(a.Response), other)
 				}
 				vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, j, i))
+			}
+		}
+		// A customer's own request refused (a 409, a 422), never paid,
+		// under a key another customer had sent first: another customer's
+		// key must never stop it (the grader's other-customer check).
+		// Judged only where the history orders arrivals (Attempt.Arrived).
+		for i, a := range c.h.Attempts {
+			if a.Key == "" || a.Arrived == 0 || !a.Delivered || !Refusal(a.Status) || a.Status >= 500 || c.transfers[a.Intent] > 0 {
+				continue
+			}
+			for j, f := range c.h.Attempts {
+				if j == i || f.Customer == a.Customer || f.Key != a.Key || f.Arrived == 0 || f.Arrived >= a.Arrived {
+					continue
+				}
+				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s's own request under key %q was refused %d %s and never paid, after customer %s had sent that key: another customer's key must never stop a customer's own request",
+					a.Customer, a.Key, a.Status, compact(a.Response), f.Customer),
+					fmt.Sprintf("고객 %s가 키 %q로 보낸 요청이 %d %s로 거절되어 처리되지 않았습니다. 고객 %s가 먼저 그 키를 보냈기 때문입니다: 다른 고객의 키가 고객 자신의 요청을 막아서는 안 됩니다",
+						a.Customer, a.Key, a.Status, compact(a.Response), f.Customer), j, i))
+				break
 			}
 		}
 	case RuleConservation:

@@ -52,6 +52,11 @@ type HandlerAttempt struct {
 	Status    int               `json:"status"`
 	Headers   map[string]string `json:"headers"`
 	Response  string            `json:"response"`
+	// Arrived and AnsweredAt are when the attempt reached the handler and
+	// when it answered, on the run's one clock (Attempt.Arrived); zero
+	// when not told.
+	Arrived    int64 `json:"arrived,omitempty"`
+	AnsweredAt int64 `json:"answered_at,omitempty"`
 }
 
 // HandlerTransfer is a row of the lab's transfers table.
@@ -87,9 +92,9 @@ func (r HandlerRun) History() History {
 			key, _ = engine.ParseKey([]string{a.Key})
 		}
 		at := Attempt{Lane: a.ID, Intent: a.Intent, Customer: a.Customer, Key: key, Body: []byte(a.Body),
-			Delivered: a.Answered && a.Delivered, SentAt: time.UnixMilli(a.Now).UTC()}
+			Delivered: a.Answered && a.Delivered, SentAt: time.UnixMilli(a.Now).UTC(), Arrived: a.Arrived}
 		if a.Answered {
-			at.Status, at.Response = a.Status, []byte(a.Response)
+			at.Status, at.Response, at.Answered = a.Status, []byte(a.Response), a.AnsweredAt
 			for k, v := range a.Headers {
 				if strings.EqualFold(k, "Idempotent-Replayed") && strings.EqualFold(strings.TrimSpace(v), "true") {
 					at.Replayed = true

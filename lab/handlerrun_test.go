@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,6 +42,19 @@ func keptRun() lab.HandlerRun {
 		EndBalances:      map[string]int64{"alice": 999500, "bob": 500},
 		RetentionSeconds: &week,
 	}
+}
+
+// refuse makes the retry a refusal.
+func refuse(r *lab.HandlerRun, status int) {
+	r.Attempts[1].Status, r.Attempts[1].Response = status, `{"title":"Conflict","status":`+strconv.Itoa(status)+`}`
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "application/problem+json"}
+}
+
+// otherCustomer makes the retry cust-2's own transfer, refused 422.
+func otherCustomer(r *lab.HandlerRun) {
+	r.Intents = append(r.Intents, lab.Intent{ID: "i2", Customer: "cust-2", From: "alice", To: "bob", Amount: 500})
+	r.Attempts[1].Intent, r.Attempts[1].Customer = "i2", "cust-2"
+	refuse(r, 422)
 }
 
 func TestJudgeHandlerRun(t *testing.T) {
@@ -85,7 +99,30 @@ func TestJudgeHandlerRun(t *testing.T) {
 		}, broken: []string{lab.RuleOneCharge.Name}},
 		{name: "a replayed charge is one charge", change: func(r *lab.HandlerRun) {
 			r.Charges[0].NetworkKey = "cust-1:k-1"
+		}}, // A retry refused 409 or 422: after the first answered 201 it is a
+		// rule-3 break; while the first was still running (a simultaneous
+		// retry) it is right; and a history that orders nothing is not
+		// judged so.
+		{name: "a retry refused after the first answered 2xx", change: func(r *lab.HandlerRun) {
+			refuse(r, 409)
+			r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		}, broken: []string{lab.RuleByteReplay.Name}},
+		{name: "a reordered retry refused 422 after the first answered", change: func(r *lab.HandlerRun) {
+			refuse(r, 422)
+			r.Attempts[1].Body = `{"amount":500,"to":"bob","from":"alice"}`
+			r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		}, broken: []string{lab.RuleByteReplay.Name}},
+		{name: "a simultaneous retry refused 409", change: func(r *lab.HandlerRun) {
+			refuse(r, 409)
+			r.Attempts[0].Arrived, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt, r.Attempts[0].AnsweredAt = 1, 2, 3, 4
 		}},
+		{name: "a refused retry with no clock is not judged", change: func(r *lab.HandlerRun) { refuse(r, 409) }}, // Another customer's own request under the same key string, refused
+		// 422 and never paid, is a rule-5 break; with no clock, not judged.
+		{name: "another customer's request refused for the key", change: func(r *lab.HandlerRun) {
+			otherCustomer(r)
+			r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		}, broken: []string{lab.RuleOwnResponses.Name}},
+		{name: "another customer's refusal with no clock is not judged", change: otherCustomer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

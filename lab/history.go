@@ -36,6 +36,14 @@ type Attempt struct {
 	// Server is the app server the attempt reached when several share one
 	// database (from 1); zero when unknown or only one.
 	Server int `json:"server,omitempty"`
+	// Arrived and Answered order the attempt's arrival at the server and
+	// its answer on one clock of the run (the browser's lab counts them):
+	// an attempt that arrived after another had answered has Arrived
+	// greater than that one's Answered. Zero when unknown (the engine's
+	// runs, whose attempts the rule-3 refusal check below then skips) or,
+	// for Answered, when it never answered.
+	Arrived  int64 `json:"arrived,omitempty"`
+	Answered int64 `json:"answered,omitempty"`
 }
 
 // LedgerTransfer is a transfer the server recorded, when the checker can see

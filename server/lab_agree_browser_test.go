@@ -14,42 +14,50 @@ package server_test
 //   - the explorer runs each of its scenarios on its own
 //     (explore({only: [name]})), so that every rule some scenario breaks
 //     is collected, not only the first scenario's;
-//   - the grader's stories that the explorer has no scenario for are
-//     played on the bench (start, then step): see agreeStories. In each
-//     of them an attempt starts only after the one before it has ended,
-//     so the bench's one schedule is every schedule there is (no crash is
-//     injected in them).
+//   - the grader's stories are played on the bench as well (start, then
+//     step): see agreeStories. The explorer has a scenario for each of
+//     them now (runner.js scenarios()); the bench plays them by hand, as
+//     a student would, and with the top-up another customer's transfer.
+//     In each of them an attempt starts only after the one before it has
+//     ended, so the bench's one schedule is every schedule there is (no
+//     crash is injected in them).
 //
 // The union of what the browser's checker finds broken, rules 1 to 7, must
 // be the grader's set exactly, but for the differences agreeDiffs lists,
 // each with why. Rule 8 (one-charge-per-intent) the grader never judges:
 // it is reported, and held to what each handler does with the network.
 // What the explorer alone misses, and which story supplies it, is
-// explorerMisses.
+// explorerMisses: nothing, now.
 //
 // What the browser cannot see, and why. The grader judges its stories with
-// lab.Check, as the browser does, and adds four judgments of its own that
-// lab.Check (and so lab.JudgeHandlerRun, the browser's judge) lacks:
+// lab.Check, as the browser does, and adds judgments of its own. Two of
+// them lab.Check now makes too, from the clock the runner's record
+// carries (each attempt's arrived and answered_at):
 //
 //   - lab/grade/checks.go checkReordered (cr.fail, rule 3): a retry of the
 //     same request refused after the first was answered 201. lab.Check's
-//     rule 3 compares final answers (2xx, 402, 404) only, and the runner's
-//     record does not say that a retry came after the first answer (a 409
-//     to a simultaneous retry is right). Hence agreeDiffs' two blind
-//     mistakes.
+//     rule 3 judges a refusal (4xx, not 402 or 404) of a retry that
+//     arrived after an attempt of its intent had answered 2xx (a 409 to a
+//     simultaneous retry is right). So insert-or-ignore and
+//     raw-bytes-fingerprint are no longer blind here.
+//
 //   - checks.go checkOtherCustomer (rule 5): another customer's own new
-//     request refused because the key was used by someone else (the
-//     explorer's another-customers-key gets exactly that from global-keys:
-//     422, and no rule). The same-body story supplies rule 5 here.
+//     request refused because the key was used by someone else. lab.Check
+//     judges a refusal (4xx, not 402 or 404) of a customer's request that
+//     was never paid, under a key another customer had sent before it
+//     arrived: the explorer's another-customers-key breaks global-keys so
+//     (a 422).
+//
+// Two it still lacks (lab.JudgeHandlerRun, the browser's judge):
+//
 //   - checks.go checkRepaired (rule 2): a refusal (400, 401) stored under
 //     its key, so the repaired request never goes through. No handler here
 //     does it; the browser has no such scenario nor judgment.
 //   - checkrun.go crossCheck (rule 5): an answer naming another customer's
 //     transfer; lab.Check's rule 5 sees that too.
 //
-// The grader's stories the browser does not play at all: refusals' 404
-// (the payee's account opened between the attempts: the bench cannot
-// open an account), missing-key, malformed-keys, longest-key and repaired
+// The grader's stories the browser does not play at all: missing-key,
+// malformed-keys, longest-key and repaired
 // (their answers are notes, not rules, but for checkRepaired above), and
 // the day. For these fourteen handlers the
 // verdicts agree without them.
@@ -120,9 +128,11 @@ type agreeStory struct {
 	Scenario    string // the bench's scenario, a JavaScript object
 }
 
-// agreeStories are the grader's stories that the explorer's scenarios
-// (runner.js scenarios()) do not tell, played on the bench because
-// explore() takes no scenario of the caller's; start() does.
+// agreeStories are grader's stories played on the bench, start() then
+// step(). runner.js scenarios() tells each of them to the explorer too
+// (other-customer-same-body, refusal-then-top-up, with the lab's own
+// setBalance for the top-up, reordered-after-answer), so the explorer
+// alone finds every rule (explorerMisses is empty).
 var agreeStories = []agreeStory{
 	// checkOtherCustomer's third request: another customer sends exactly
 	// the first one's body under the same key string. The explorer's
@@ -135,9 +145,9 @@ var agreeStories = []agreeStory{
   {id: 'a2', intent: 'i2', customer: 'cust-2', key: '"k-1"', body: '{"from":"alice","to":"bob","amount":200000}', now: ` + itoa(agreeT0+1000) + `, after: 'a1'}]}`},
 	// checkRefusals' 402 story: more than the payer has is refused 402;
 	// the payer is topped up (here by another customer's transfer through
-	// the same handler, carol to alice: the bench cannot write a balance
-	// between attempts); the retry under the same key must get the 402
-	// again, byte for byte, and move nothing.
+	// the same handler, carol to alice; the explorer's scenario has the
+	// lab write the balance); the retry under the same key must get the
+	// 402 again, byte for byte, and move nothing.
 	{"refusal-then-top-up", "refusals", `{attempts: [
   {id: 'a1', intent: 'i1', customer: 'cust-1', key: '"k-1"', body: '{"from":"alice","to":"bob","amount":1500000}', now: ` + itoa(agreeT0) + `},
   {id: 't1', intent: 'top-up', customer: 'cust-2', key: '"k-2"', body: '{"from":"carol","to":"alice","amount":1000000}', now: ` + itoa(agreeT0+1000) + `, after: 'a1'},
@@ -205,17 +215,9 @@ type agreeDiff struct {
 }
 
 var agreeDiffs = map[string]agreeDiff{
-	// The grader's checkReordered counts a retry of the same request that
-	// is refused after the first was answered 201 as a break of rule 3
-	// (cr.fail, cause raw-bytes-fingerprint). The checker the browser
-	// runs (lab.Check through lab.JudgeHandlerRun) compares only final
-	// answers (2xx, 402, 404) under rule 3: a 409 or a 422 to a retry
-	// breaks nothing there, in any scenario. The browser sees the refusal
-	// (asserted on reordered-after-answer below) but no rule.
-	"insert-or-ignore": {Blind: []string{"replay-is-byte-identical"},
-		Why: "a retry refused 409 after the first answer is a rule-3 break for the grader's reordered check, not for lab.Check"},
-	"raw-bytes-fingerprint": {Blind: []string{"replay-is-byte-identical"},
-		Why: "a reordered retry refused 422 after the first answer is a rule-3 break for the grader's reordered check, not for lab.Check"},
+	// insert-or-ignore and raw-bytes-fingerprint were blind to rule 3
+	// here: a retry refused after the first answer. lab.Check judges that
+	// now, from the runner's clock (the header above).
 	// The explorer crashes an attempt between its statements
 	// (crash-at-every-step): crashed right after writing the key
 	// 'completed' with its placeholder, the retry is told "done" and no
@@ -226,20 +228,12 @@ var agreeDiffs = map[string]agreeDiff{
 }
 
 // explorerMisses are the rules of a handler that only a bench story finds:
-// runner.js's scenarios() has none that provokes them, and explore()
-// takes no scenario of the caller's. The test asserts the explorer alone
-// misses exactly these, so that the day runner.js gains the scenario this
-// list is corrected.
-var explorerMisses = map[string][]string{
-	// Another customer's same body under the same key (the explorer's
-	// another-customers-key sends a different body, refused 422).
-	"fingerprint": {"completion-has-its-transfer", "customers-see-own-responses"},
-	"in-progress": {"completion-has-its-transfer", "customers-see-own-responses"},
-	"replay":      {"completion-has-its-transfer", "customers-see-own-responses"},
-	"global-keys": {"completion-has-its-transfer", "customers-see-own-responses"},
-	// A 402, a top-up, the retry (no scenario of the explorer's refuses).
-	"release-on-402": {"replay-is-byte-identical"},
-}
+// runner.js's scenarios() has none that provokes them. The test asserts
+// the explorer alone misses exactly these. None now: the scenarios
+// other-customer-same-body (fingerprint, in-progress, replay and
+// global-keys hand cust-1's answer to cust-2) and refusal-then-top-up
+// (release-on-402 pays on the retry) were the bench's alone.
+var explorerMisses = map[string][]string{}
 
 // checkExplorerMisses holds the explorer's own rules to the full set less
 // explorerMisses.
@@ -273,15 +267,15 @@ func browserRules(t testing.TB, ctx context.Context, name, src, opts string) (ma
 		names = append(names, s.Name)
 	}
 	require.Subset(t, names, []string{"simultaneous-retries", "retry-after-lost-answer", "corrected-amount", "reordered-json",
-		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries"}, "the explorer's scenarios")
+		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries",
+		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "reordered-after-answer"}, "the explorer's scenarios")
 	for _, s := range scs {
 		t.Logf("%s: %-24s broke=%-5v steps=%-3d tried=%-4d %5.0f ms %v", name, s.Name, s.Broke, s.Steps, s.Tried, s.Ms, s.Broken)
 		if s.Broke {
 			require.NotEmpty(t, s.Broken, "%s %s: a break names its rule", name, s.Name)
-			// The schedule is the explorer's decisions: a pick whose
-			// BEGIN found the lock taken waited and is no step, so three
-			// retries can have more picks than steps.
-			assert.GreaterOrEqual(t, len(s.Schedule), s.Steps, "%s %s", name, s.Name)
+			// The schedule is the explorer's steps: a pick whose BEGIN
+			// found the lock taken waited, was no step and is left out.
+			assert.Len(t, s.Schedule, s.Steps, "%s %s", name, s.Name)
 			assert.Greater(t, s.Drawn, s.Steps, "%s %s: the counterexample's trace is drawn", name, s.Name)
 			assert.Positive(t, s.Answers, "%s %s", name, s.Name)
 		}
@@ -429,29 +423,34 @@ func TestLabAgreeMistakes(t *testing.T) {
 				}
 			}
 		}
-		switch m.Name {
-		case "insert-or-ignore", "raw-bytes-fingerprint":
-			// Blind (agreeDiffs): no schedule breaks a rule in the
-			// browser; what the grader judges, the refused retry, is
-			// there to see.
-			assert.Zero(t, best, "%s: %s", m.Name, where)
+		if m.Name == "global-keys" {
+			// Another customer's request refused 422 for the key: rule 5.
+			for _, s := range scs {
+				if s.Name == "another-customers-key" {
+					assert.Contains(t, s.Broken, "customers-see-own-responses", "global-keys in %s", s.Name)
+				}
+			}
+		}
+		if m.Name == "insert-or-ignore" || m.Name == "raw-bytes-fingerprint" {
+			// The refused retry the grader's reordered check blames, and
+			// lab.Check now too.
 			want := map[string]int{"insert-or-ignore": 409, "raw-bytes-fingerprint": 422}[m.Name]
 			r := stories["reordered-after-answer"]
 			assert.Equal(t, []int{201, want}, []int{r.status("a1"), r.status("a2")}, "%s: the reordered retry is refused", m.Name)
 			assert.Equal(t, 1, r.Transfers)
-		default:
-			require.Positive(t, best, "%s: a counterexample of %v", m.Name, m.Breaks)
-			// The bounds found: the explorer's shortest counterexample is
-			// at most 24 steps (look-then-insert: both attempts' 12
-			// statements, interleaved once; the others 12 to 16); a
-			// story's, three attempts one after another, at most 28
-			// (release-on-402: the 402, the top-up, the retry that pays).
-			bound := 24
-			if story {
-				bound = 28
-			}
-			assert.LessOrEqual(t, best, bound, "%s (%s)", m.Name, where)
+			assert.Contains(t, r.Broken, "replay-is-byte-identical", m.Name)
 		}
+		require.Positive(t, best, "%s: a counterexample of %v", m.Name, m.Breaks)
+		// The bounds found: the explorer's shortest counterexample is at
+		// most 24 steps (look-then-insert: both attempts' 12 statements,
+		// interleaved once; the others 12 to 16); a story's, three
+		// attempts one after another, at most 28 (release-on-402: the 402,
+		// the top-up, the retry that pays).
+		bound := 24
+		if story {
+			bound = 28
+		}
+		assert.LessOrEqual(t, best, bound, "%s (%s)", m.Name, where)
 		t.Logf("%s: shortest counterexample %d steps (%s); browser as the grader sees it %v, grader %v (may also %v); %s",
 			m.Name, best, where, got, m.Breaks, m.MayAlsoBreak, time.Since(t0).Round(time.Millisecond))
 	}

@@ -191,7 +191,8 @@ func TestLabRuntimeExplorerFindsNoBreakInScoped(t *testing.T) {
 		assert.Positive(t, s.Tried, s.Name)
 	}
 	assert.Equal(t, []string{"simultaneous-retries", "retry-after-lost-answer", "corrected-amount", "reordered-json",
-		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries"}, names)
+		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries",
+		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "reordered-after-answer"}, names)
 	t.Logf("scoped: %d schedules, no break", got.Tried)
 }
 

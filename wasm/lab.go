@@ -220,6 +220,21 @@ func (lb *labBridge) pay(id, args string) string {
 
 // dump reads every table after a step, for the bench's database row, and
 // the network's charges.
+// setBalance is the lab's own write of an account's balance between a
+// scenario's attempts (labdb.SetBalance): {"ok":true} or the error.
+func (lb *labBridge) setBalance(id, account, balance string) string {
+	n, err := strconv.ParseInt(balance, 10, 64)
+	if err != nil {
+		return labFail(fmt.Errorf("setBalance: the balance must be a whole number of won: %q", balance))
+	}
+	return lb.with(id, func(d *labdb.DB) string {
+		if err := d.SetBalance(account, n); err != nil {
+			return labFail(err)
+		}
+		return `{"ok":true}`
+	})
+}
+
 func (lb *labBridge) dump(id string) string {
 	return lb.with(id, func(d *labdb.DB) string {
 		tables, err := d.Dump()
@@ -369,6 +384,10 @@ func (lb *labBridge) scenario(id, scenarioJSON string) string {
 	}
 	return lb.with(id, func(*labdb.DB) string {
 		lb.scenarios[id] = req
+		// A verdict is the scenario's: the same answers and ledger judge
+		// otherwise when the attempts are other intents or customers
+		// (two customers' transfers, not one paid twice).
+		clear(lb.verdicts)
 		return `{}`
 	})
 }
@@ -376,8 +395,9 @@ func (lb *labBridge) scenario(id, scenarioJSON string) string {
 // verdict judges the schedule that just ran on the database, briefly:
 // {"ok","broken"}. answers is the flat JSON array of the attempts'
 // answers, in the order they reached the server, each
-// [id, answered, delivered, status, response, headers-replayed] with
-// 0/1 for the flags. The explorer calls it once per schedule; schedules
+// [id, answered, delivered, status, response, headers-replayed, arrived,
+// answered_at] with 0/1 for the flags (the last two, the run's clock, may
+// be left out). The explorer calls it once per schedule; schedules
 // that end alike (the same answers, the same ledger and charges) are
 // judged once.
 func (lb *labBridge) verdict(id, answers string) string {
@@ -407,11 +427,15 @@ func (lb *labBridge) verdict(id, answers string) string {
 			EndBalances: map[string]int64{}, Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: make([]lab.HandlerCharge, 0, len(charges))}
 		for _, r := range rows {
 			f, _ := r.([]any)
-			if len(f) != 6 {
-				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed]"))
+			if len(f) != 6 && len(f) != 8 {
+				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?]"))
 			}
 			aid, _ := f[0].(string)
 			a := statics[aid]
+			if len(f) == 8 {
+				a.Arrived, _ = f[6].(int64)
+				a.AnsweredAt, _ = f[7].(int64)
+			}
 			a.Answered, a.Delivered = f[1] == int64(1), f[2] == int64(1)
 			if st, ok := f[3].(int64); ok {
 				a.Status = int(st)

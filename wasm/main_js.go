@@ -149,6 +149,7 @@ func exportLab(lb *labBridge) []js.Func {
 	def("labReset", 2, func(a []string) string { return lb.reset(a[0], a[1]) })
 	def("labPay", 2, func(a []string) string { return lb.pay(a[0], a[1]) })
 	def("labDump", 1, func(a []string) string { return lb.dump(a[0]) })
+	def("labSetBalance", 3, func(a []string) string { return lb.setBalance(a[0], a[1], a[2]) })
 	def("labJudge", 2, func(a []string) string { return lb.judge(a[0], a[1]) })
 	def("labClose", 1, func(a []string) string { return lb.close(a[0]) })
 	def("labHelper", 2, func(a []string) string { return lb.helper(a[0], a[1]) })

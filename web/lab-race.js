@@ -371,7 +371,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   async function replay(name, schedule) {
     await putOnBench(name);
     for (const pick of schedule) {
-      const state = pick.startsWith('crash:') ? await runner.inject(pick.slice(6), 'crash') : await runner.step(pick);
+      const state = pick.startsWith('crash:') ? await runner.inject(pick.slice(6), 'crash') : await runner.step(pick, true);
       show(state);
     }
   }

@@ -10,6 +10,7 @@
 //   await runner.load(source);                  // {tables, retentionSeconds} or {error}
 //   let s = await runner.start(scenario);        // the bench: every attempt parked at its first call
 //   s = await runner.step('a1');                 // runs a1's call, to its next one
+//   s = await runner.step('a1', true);           // the same, a Busy thrown (playing back a found schedule)
 //   s = await runner.inject('a2', 'crash');      // or 'lose', 'timeout'
 //   const found = await runner.explore();        // {broke, scenario, schedule, trace, verdict, tried}
 //
@@ -153,7 +154,7 @@ export function startRunner(options) {
       return call('load', source, accounts);
     },
     start: (scenario) => call('start', scenario),
-    step: (id) => call('step', id),
+    step: (id, force) => call('step', id, !!force),
     inject: (id, kind) => call('inject', id, kind),
     scenarios: () => call('scenarios'),
     explore: (opts) => call('explore', opts || {}),

@@ -245,6 +245,9 @@ class Run {
     this.attempts = scenario.attempts.map((spec) => newAttempt(this, spec));
     this.byId = new Map(this.attempts.map((a) => [a.id, a]));
     this.holder = null; // the attempt whose connection holds a transaction
+    // clock orders the attempts' starts and answers (record: arrived,
+    // answered_at): one tick for each.
+    this.clock = 0;
   }
 
   event(a, fields) {
@@ -258,7 +261,8 @@ class Run {
   }
 
   // startDue starts every attempt whose turn has come: at once, or after
-  // the attempt it follows has ended.
+  // the attempt it follows has ended. An attempt's setBalance is the
+  // lab's write, done as the attempt starts, before its handler runs.
   async startDue() {
     for (const a of this.attempts) {
       if (a.state !== 'new') continue;
@@ -266,7 +270,13 @@ class Run {
         const before = this.byId.get(a.after);
         if (before && !before.ended) continue;
       }
+      if (a.setBalance) {
+        const sb = a.setBalance;
+        const r = JSON.parse(api.labSetBalance(dbId, String(sb.account), String(sb.balance)));
+        if (r.err) throw new Error('setBalance ' + sb.account + ': ' + r.err.message);
+      }
       a.state = 'running';
+      a.startedAt = ++this.clock;
       a.conn = this.conns[a.id];
       this.event(a, { phase: 'start', body: a.body });
       await advance(a, () => startAttempt(this, a));
@@ -288,12 +298,17 @@ class Run {
 
   // step runs attempt a's pending call and lets it go on to its next call
   // or its answer. A BEGIN (or a write) that finds the write lock taken
-  // leaves it waiting: nothing ran, the step is not counted.
-  async step(a) {
+  // leaves it waiting: nothing ran, the step is not counted, and step
+  // answers false. But a Busy that no one's progress can end (deadlocked)
+  // is the handler's to see, and so is every Busy when force is set: a
+  // replayed schedule holds only the picks that were steps, so a pick
+  // that meets a Busy there met it when the schedule was found, and it
+  // was a step then: the deadlock's error.
+  async step(a, force) {
     if (!a || a.state !== 'parked') throw new Error('attempt ' + (a ? a.id : '?') + ' has no call to run');
     const c = a.calls[0];
     const r = execute(this, a, c);
-    if (r.err && r.err.name === 'Busy' && !this.deadlocked(a)) {
+    if (r.err && r.err.name === 'Busy' && !force && !this.deadlocked(a)) {
       a.waiting = true;
       this.event(a, {
         phase: 'wait',
@@ -408,7 +423,10 @@ class Run {
   // record is what the checker judges, the attempts in the order they
   // reached the server (their first step): the first to arrive is the
   // keyed request the others are compared with, whatever order the
-  // scenario lists them in.
+  // scenario lists them in. arrived and answered_at are when each started
+  // and answered on the run's clock (0: never): a retry refused after an
+  // attempt of its intent was answered 2xx breaks rule 3, one refused
+  // while that attempt was still running does not.
   record() {
     const order = this.attempts.map((a, i) => ({ a, i, at: a.arrived < 0 ? Infinity : a.arrived }));
     order.sort((x, y) => x.at - y.at || x.i - y.i);
@@ -424,6 +442,8 @@ class Run {
       status: a.answer ? a.answer.status : 0,
       headers: a.answer ? a.answer.headers : {},
       response: a.answer ? a.answer.body : '',
+      arrived: a.startedAt,
+      answered_at: a.answeredAt,
     }));
   }
 
@@ -441,6 +461,8 @@ class Run {
         a.status,
         a.response,
         /^true$/i.test(headerOf(a.headers, 'Idempotent-Replayed')) ? 1 : 0,
+        a.arrived,
+        a.answered_at,
       ]);
       r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
     } else {
@@ -487,6 +509,7 @@ function newAttempt(run, spec) {
     body: spec.body,
     now: spec.now,
     after: spec.after || '',
+    setBalance: spec.setBalance || null,
     lost: !!spec.lose,
     timedOut: false,
     run,
@@ -496,6 +519,8 @@ function newAttempt(run, spec) {
     waiting: false,
     steps: 0,
     arrived: -1,
+    startedAt: 0,
+    answeredAt: 0,
     conn: '',
     tx: false,
     wake: null,
@@ -582,6 +607,7 @@ function finish(run, a, v) {
   const headers = {};
   for (const [k, val] of Object.entries(v.headers || {})) headers[k] = String(val);
   a.answer = { status: v.status, headers, body: v.body ?? '' };
+  a.answeredAt = ++run.clock;
   a.state = 'answered';
   a.ended = true;
   a.calls = [];
@@ -617,6 +643,7 @@ function fail(run, a, e) {
   if (a.ended || run.gen !== gen) return;
   a.error = describe(e);
   a.answer = { status: 500, headers: {}, body: '' };
+  a.answeredAt = ++run.clock;
   a.state = 'threw';
   a.ended = true;
   a.calls = [];
@@ -747,12 +774,15 @@ function benchState() {
   return s;
 }
 
-async function step(id) {
+// step runs the attempt's next call. force: a Busy is the handler's to
+// see, not a wait (Run.step): the page sets it when it plays back a
+// schedule the explorer found, which holds only the picks that were steps.
+async function step(id, force) {
   needBench();
   const a = bench.byId.get(id);
   if (!a) throw new Error('no attempt ' + id);
   if (a.state !== 'parked') throw new Error('attempt ' + id + ' has no call to run (' + a.state + ')');
-  await bench.step(a);
+  await bench.step(a, !!force);
   settleDeadlock(bench);
   return benchState();
 }
@@ -793,8 +823,20 @@ function body(from, to, amount, reorder) {
 }
 
 // scenarios are the rules' scenarios from the issue: who sends what, when.
+// An attempt is {id, intent, customer, key, body, now}, and may say
+//   after: 'aN'     it starts once attempt aN has ended;
+//   lose: true      its answer never reaches the client;
+//   setBalance: {account, balance}
+//                   before it starts, the lab (not the handler) sets the
+//                   account's balance, opening the account if there is
+//                   none: a top-up, an account opened between attempts.
+//                   What it adds counts as the account's starting money
+//                   for the checker. Give it with after: the write waits
+//                   for no lock, and fails while an attempt holds one.
 function scenarios() {
   const b = body('alice', 'bob', 200000);
+  const over = body('alice', 'bob', 1500000);
+  const toDave = body('alice', 'dave', 200000);
   const one = (id, extra) => Object.assign({ id, intent: 'i1', customer: 'cust-1', key: '"k-1"', body: b, now: T0 }, extra || {});
   const retention = typeof handler.retentionSeconds === 'number' && handler.retentionSeconds > 0 ? handler.retentionSeconds * 1000 : HOUR;
   return [
@@ -820,6 +862,36 @@ function scenarios() {
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + Math.min(retention, HOUR) - 1000 })],
     },
     { name: 'three-retries', random: true, attempts: [one('a1'), one('a2'), one('a3')] },
+    // Another customer sends exactly the first one's body under the same
+    // key string: their own new transfer, not the first one's answer.
+    {
+      name: 'other-customer-same-body',
+      attempts: [one('a1'), one('a2', { after: 'a1', intent: 'i2', customer: 'cust-2', now: T0 + 1000 })],
+    },
+    // More than alice has is refused 402; alice is topped up; the retry
+    // under the same key must get the same 402 and move nothing.
+    {
+      name: 'refusal-then-top-up',
+      attempts: [
+        one('a1', { body: over }),
+        one('a2', { after: 'a1', body: over, now: T0 + 1000, setBalance: { account: 'alice', balance: 2000000 } }),
+      ],
+    },
+    // A payee with no account is refused 404; the account is opened; the
+    // retry under the same key must get the same 404.
+    {
+      name: 'unknown-payee-then-opened',
+      attempts: [
+        one('a1', { body: toDave }),
+        one('a2', { after: 'a1', body: toDave, now: T0 + 1000, setBalance: { account: 'dave', balance: 0 } }),
+      ],
+    },
+    // The answer is delivered, then the same request comes again with its
+    // fields reordered (reordered-json loses the first answer).
+    {
+      name: 'reordered-after-answer',
+      attempts: [one('a1'), one('a2', { after: 'a1', body: body('alice', 'bob', 200000, true), now: T0 + 1000 })],
+    },
   ].map(normalize);
 }
 
@@ -847,8 +919,12 @@ function normalize(s) {
 
 // runSchedule plays one schedule: choose(run, options) picks the next
 // action among options (attempt ids, and 'crash:aN' where the scenario
-// crashes); it returns the run, judged.
-async function runSchedule(scenario, choose, bound, traced) {
+// crashes); it returns the run and its decisions, each {options, pick,
+// stepped}: stepped is false for a pick whose call found the write lock
+// taken and waited (no step). The schedule a caller is handed is the
+// stepped picks (stepsOf): as long as the run's step count, and replayed
+// with force (replaySchedule, the page's bench) it runs the same steps.
+async function runSchedule(scenario, choose, bound, traced, force) {
   const run = await newRun(scenario, traced);
   const decisions = [];
   while (!run.done()) {
@@ -868,11 +944,18 @@ async function runSchedule(scenario, choose, bound, traced) {
       if (c && !c.ended && c.state === 'parked') options = options.concat('crash:' + c.id);
     }
     const pick = choose(options, decisions.length, decisions);
-    decisions.push({ options, pick });
+    const d = { options, pick, stepped: true };
+    decisions.push(d);
     if (pick.startsWith('crash:')) await run.crash(run.byId.get(pick.slice(6)));
-    else await run.step(run.byId.get(pick));
+    else d.stepped = await run.step(run.byId.get(pick), force);
   }
   return { run, decisions };
+}
+
+// stepsOf is a schedule's picks that were steps: what the explorer hands
+// out and replays.
+function stepsOf(decisions) {
+  return decisions.filter((d) => d.stepped).map((d) => d.pick);
 }
 
 // preemptions counts the switches away from an attempt that could have
@@ -923,7 +1006,7 @@ async function exploreScenario(scenario, o, counter) {
       beat(counter.tried);
       const verdict = preemptions(decisions) <= p ? run.judge(true) : { ok: true };
       if (!verdict.ok && (!best || run.steps < best.steps))
-        best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
+        best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
       prefix = nextPrefix(decisions, p);
       if (!prefix) break;
     }
@@ -971,6 +1054,11 @@ function mulberry32(seed) {
   };
 }
 
+// exploreRandom plays the seeded random schedules of a scenario of more
+// than two attempts (too many interleavings to walk), all
+// o.randomSchedules of them, and answers the shortest that breaks a rule
+// (the first found of that length): not the first break, which is as
+// long as chance made it. The same seed, the same answer.
 async function exploreRandom(scenario, o, counter) {
   const rnd = mulberry32(o.seed);
   let best = null;
@@ -979,9 +1067,7 @@ async function exploreRandom(scenario, o, counter) {
     counter.tried++;
     beat(counter.tried);
     const verdict = run.judge(true);
-    if (!verdict.ok && (!best || run.steps < best.steps))
-      best = { schedule: decisions.map((d) => d.pick), steps: run.steps, broken: verdict.broken };
-    if (best) break;
+    if (!verdict.ok && (!best || run.steps < best.steps)) best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
   }
   return { best, exhausted: true };
 }
@@ -1009,6 +1095,7 @@ async function explore(options) {
         scenario: sc.name,
         schedule: best.schedule,
         steps: best.steps,
+        replayedSteps: replay.steps,
         tried: counter.tried,
         ms: performance.now() - started,
         scenarios: perScenario,
@@ -1029,9 +1116,12 @@ async function explore(options) {
   };
 }
 
+// replaySchedule plays a found schedule again, traced. It holds only the
+// picks that were steps, so each runs with force (Run.step): no pick
+// waits, and the replay has the found run's steps, one per pick.
 async function replaySchedule(scenario, schedule, bound) {
-  const { run } = await runSchedule(scenario, (options, i) => schedule[i] ?? options[0], bound, true);
-  return { trace: run.trace, verdict: run.judge(false), attempts: run.state().attempts };
+  const { run } = await runSchedule(scenario, (options, i) => schedule[i] ?? options[0], bound, true, true);
+  return { trace: run.trace, verdict: run.judge(false), attempts: run.state().attempts, steps: run.steps };
 }
 
 // bench measures schedules a second: n schedules of one scenario, each
@@ -1056,7 +1146,7 @@ async function measure(name, n) {
 const CALLS = {
   load: (source, accounts) => load(source, accounts),
   start: (scenario) => start(scenario),
-  step: (id) => step(id),
+  step: (id, force) => step(id, force),
   inject: (id, kind) => inject(id, kind),
   scenarios: () => (need(), scenarios()),
   explore: (options) => explore(options),

@@ -95,6 +95,9 @@ type DB struct {
 	byKey    map[string]int // network key → index in charges
 	chargeNo int
 	accounts []Account
+	// deposits is what SetBalance put into (or took out of) each account
+	// since the last Reset: the money the lab moved, not a transfer.
+	deposits map[string]int64
 	// The ledger's two reads, prepared once on the admin connection.
 	accountsStmt, transfersStmt *sqlite3.Stmt
 }
@@ -298,6 +301,50 @@ func (db *DB) Reset() error {
 		}
 	}
 	db.charges, db.byKey, db.chargeNo = nil, map[string]int{}, 0
+	db.deposits = nil
+	return nil
+}
+
+// SetBalance sets an account's balance, opening the account if there is
+// none: the lab's own write between a scenario's attempts (a top-up, an
+// account opened), not a handler's. What it adds or takes counts as the
+// account's starting money (StartBalances), so that the ledger still
+// balances. It fails Busy while an attempt's connection holds the write
+// lock. Reset undoes it.
+func (db *DB) SetBalance(account string, balance int64) error {
+	old, found := int64(0), false
+	st, _, err := db.admin.Prepare(`SELECT balance FROM main.accounts WHERE id = ?`)
+	if err != nil {
+		return fmt.Errorf("labdb: set balance: %w", err)
+	}
+	st.BindText(1, account)
+	if st.Step() {
+		old, found = st.ColumnInt64(0), true
+	}
+	st.Close()
+	sql := `INSERT INTO main.accounts (id, balance) VALUES (?, ?)`
+	if found {
+		sql = `UPDATE main.accounts SET balance = ? WHERE id = ?`
+	}
+	st, _, err = db.admin.Prepare(sql)
+	if err != nil {
+		return fmt.Errorf("labdb: set balance: %w", err)
+	}
+	defer st.Close()
+	if found {
+		st.BindInt64(1, balance)
+		st.BindText(2, account)
+	} else {
+		st.BindText(1, account)
+		st.BindInt64(2, balance)
+	}
+	if err := st.Exec(); err != nil {
+		return wrap(err)
+	}
+	if db.deposits == nil {
+		db.deposits = map[string]int64{}
+	}
+	db.deposits[account] += balance - old
 	return nil
 }
 
@@ -656,11 +703,15 @@ FROM main.transfers t LEFT JOIN main.lab_transfer_attempts o ON o.transfer_id = 
 	return accounts, transfers, nil
 }
 
-// StartBalances is the seeded accounts, as a map.
+// StartBalances is the seeded accounts, as a map, with what SetBalance
+// added or took since the last Reset.
 func (db *DB) StartBalances() map[string]int64 {
 	out := make(map[string]int64, len(db.accounts))
 	for _, a := range db.accounts {
 		out[a.ID] = a.Balance
+	}
+	for id, d := range db.deposits {
+		out[id] += d
 	}
 	return out
 }

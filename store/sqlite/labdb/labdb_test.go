@@ -192,3 +192,30 @@ func BenchmarkReset(b *testing.B) {
 		}
 	}
 }
+
+// SetBalance tops an account up or opens one between attempts; what it
+// moved counts as starting money, it waits its turn for the write lock,
+// and Reset undoes it.
+func TestSetBalanceCountsAsStartingMoney(t *testing.T) {
+	db := open(t)
+	require.NoError(t, db.SetBalance("alice", 1500000))
+	require.NoError(t, db.SetBalance("dave", 0))
+	accounts, _, err := db.Ledger()
+	require.NoError(t, err)
+	assert.Equal(t, []labdb.Account{{ID: "alice", Balance: 1500000}, {ID: "bob", Balance: 0}, {ID: "dave", Balance: 0}}, accounts)
+	assert.Equal(t, map[string]int64{"alice": 1500000, "bob": 0, "dave": 0}, db.StartBalances())
+
+	c := conn(t, db, "a1")
+	exec(t, db, c, "begin", "BEGIN IMMEDIATE")
+	err = db.SetBalance("bob", 5)
+	var le *labdb.Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, labdb.ErrBusy, le.Name)
+	exec(t, db, c, "commit", "COMMIT")
+
+	require.NoError(t, db.Reset())
+	accounts, _, err = db.Ledger()
+	require.NoError(t, err)
+	assert.Equal(t, seed, accounts)
+	assert.Equal(t, map[string]int64{"alice": 1000000, "bob": 0}, db.StartBalances())
+}
