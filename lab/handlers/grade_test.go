@@ -119,7 +119,6 @@ func TestRungsGradeAsTheLadder(t *testing.T) {
 	}
 }
 
-
 // TestMistakesAreFound serves every mistake handler with lab/jsrun and
 // grades it: the grader finds the rule the mistake breaks, names its cause,
 // and blames nothing else.

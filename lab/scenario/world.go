@@ -30,17 +30,17 @@ type world struct {
 	spec      Spec
 	policy    engine.Policy
 	openStore Opener // opens the world's database
-	ctx      context.Context
-	cancel   context.CancelFunc
-	clock    *engine.ManualClock
-	servers  int
-	lanes    map[string]*laneRun
-	order    []*laneRun
-	wg       sync.WaitGroup
-	schedPos int
-	schedule []schedEntry
-	latency  time.Duration
-	sent     int
+	ctx       context.Context
+	cancel    context.CancelFunc
+	clock     *engine.ManualClock
+	servers   int
+	lanes     map[string]*laneRun
+	order     []*laneRun
+	wg        sync.WaitGroup
+	schedPos  int
+	schedule  []schedEntry
+	latency   time.Duration
+	sent      int
 
 	evMu   sync.Mutex
 	events []engine.Event
