@@ -5,7 +5,7 @@
 // played back on the same bench, and the checker's verdict (Go, in the
 // engine's module) once every attempt has ended.
 //
-//   const race = startRace({ words, code, showErrors });
+//   const race = startRace({ words, code, showErrors, lineOf });
 //
 // words(key, vars) gives the page's words; code() the handler file as the
 // boxes hold it now; showErrors(list) marks [{line, message}] (the file's
