@@ -256,7 +256,7 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.NotEmpty(t, eval[string](t, ctx, `(document.querySelector('#lab-race-view svg [data-violation=one-transfer-per-intent]') || {}).outerHTML || ''`))
 
 	act(t, ctx, `#btn-lab-explore`)
-	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"))
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
 	assert.Contains(t, text(t, ctx, "#lab-run-status"), "schedules")
 	act(t, ctx, `#btn-lab-replay`)
 	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
