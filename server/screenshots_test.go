@@ -155,7 +155,7 @@ func TestScreenshots(t *testing.T) {
 	// The lab page ("Your endpoint") as a student first opens it.
 	for _, lang := range []string{"", "ko"} {
 		for _, scheme := range []string{"light", "dark"} {
-			for _, scr := range []screen{laptop, phone} {
+			for _, scr := range []screen{laptop, projector, phone} {
 				t.Run("lab-"+scr.String()+"-"+lang+"-"+scheme, func(t *testing.T) {
 					shootLab(t, ts.URL, dir, scr, lang, scheme)
 				})
