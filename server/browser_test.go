@@ -385,23 +385,28 @@ func waitJS(cond string) chromedp.Action[chromedp.Void] {
 }
 
 // click clicks the first element that matches a CSS selector, once it is
-// visible and stands still. A click is sent to a point on the screen: an
-// element still moving (the page scrolling smoothly to a scenario's card,
-// or after a space bar pressed on the bench) would be missed, and the
-// click land on whatever is there next. On a busy machine such a scroll
-// lasted long enough to lose the click.
+// scrolled into view and stands still. A click is sent to a point on the
+// screen: an element still moving (the page scrolling smoothly to a
+// scenario's card, or after a space bar pressed on the bench) would be
+// missed, and the click land on whatever is there next. On a busy machine
+// such a scroll lasted long enough to lose the click. The element is
+// scrolled into view before it is watched, not by the click: scrolling
+// can move it again (an editor below the fold lays out the lines it
+// had only estimated once they come into view).
 func click(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		ctx, cancel := context.WithTimeout(ctx, stepTimeout)
 		defer cancel()
 		if _, err := chromedp.Evaluate[bool](`new Promise((resolve) => {
 			const box = () => { const e = document.querySelector(`+quoteJS(sel)+`); if (!e) return ''; const r = e.getBoundingClientRect(); return r.x + ',' + r.y + ',' + r.width + ',' + r.height; };
+			const e = document.querySelector(`+quoteJS(sel)+`);
+			if (e) e.scrollIntoView({ block: 'nearest', inline: 'nearest' });
 			let last = box(), still = 0;
 			const tick = () => {
 				const now = box();
 				still = now === last ? still + 1 : 0;
 				last = now;
-				if (still >= 2) resolve(true); else requestAnimationFrame(tick);
+				if (still >= 3) resolve(true); else requestAnimationFrame(tick);
 			};
 			requestAnimationFrame(tick);
 		})`, chromedp.EvalAwaitPromise)(ctx, tgt); err != nil {

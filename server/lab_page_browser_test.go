@@ -220,7 +220,16 @@ func BenchmarkLabEditorSize(b *testing.B) {
 func act(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
 	acts := attr(t, ctx, "body", "data-lab-acts")
-	run(t, ctx, click(sel), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
+	run(t, ctx, click(sel))
+	if err := chromedp.Do(ctx, waitJS(`document.body.dataset.labActs !== `+quoteJS(acts))); err != nil {
+		// Say what the page shows, so that a failure names its cause: a
+		// click that went elsewhere leaves the panel idle, a runner that
+		// hangs leaves it busy.
+		t.Fatalf("%s: %v; the panel: start button disabled %v, run status %q, runner %s, focus on %s",
+			sel, err, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`),
+			text(t, ctx, "#lab-run-status"), attr(t, ctx, "body", "data-runner"),
+			eval[string](t, ctx, `document.activeElement ? document.activeElement.outerHTML.slice(0, 120) : 'nothing'`))
+	}
 }
 
 // stepAll presses the first "Run …'s step" button until every attempt
