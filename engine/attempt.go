@@ -15,6 +15,7 @@ import (
 type attempt struct {
 	e        *Engine
 	ctx      context.Context
+	pending  Pending // the claim, while its commit rides a later write's
 	req      Request
 	customer string
 	key      string
@@ -51,6 +52,13 @@ func (e *Engine) transfer(ctx context.Context, req Request) (res Result) {
 		}
 	}()
 	resp := a.run()
+	if a.pending != nil {
+		// Nothing is answered before the claim is committed. The attempt's
+		// later writes committed after it, so this rarely waits.
+		if err := a.pending.Wait(); err != nil && resp.Status < 400 {
+			resp = a.fail(PhaseRespond, "", err)
+		}
+	}
 	a.step(PhaseRespond, "")
 	a.result.Response = resp
 	switch {
@@ -226,6 +234,19 @@ func (a *attempt) claimStep(part string) (resp Response, done bool) {
 	return Response{}, false
 }
 
+// insertKey runs the claim INSERT. A claim the store has not committed yet
+// (InsertResult.Pending) rides the commit of the attempt's next write: the
+// attempt's later calls carry it, and transfer waits on it before it
+// answers.
+func (a *attempt) insertKey(mode InsertMode, rec KeyRecord) (InsertResult, error) {
+	ins, err := a.e.store.InsertKey(a.ctx, a.table, mode, rec)
+	if err == nil && ins.Pending != nil {
+		a.pending = ins.Pending
+		a.ctx = WithPending(a.ctx, ins.Pending)
+	}
+	return ins, err
+}
+
 // claim takes the key according to the claim strategy. done is true when
 // the attempt has its answer already (a duplicate or an error).
 func (a *attempt) claim() (resp Response, done bool) {
@@ -255,7 +276,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 		a.record(Event{Phase: PhaseClaim, SQL: look.SQL, Outcome: OutcomeOK, Note: "SELECT found no row: the key looks free",
 			KeyState: KeyAbsent})
 		a.step(PhaseClaim, "insert")
-		ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
+		ins, err := a.insertKey(InsertPlain, rec)
 		if err != nil {
 			return a.fail(PhaseClaim, ins.SQL, err), true
 		}
@@ -267,7 +288,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 		if resp, done := a.claimStep(""); done {
 			return resp, true
 		}
-		ins, err := e.store.InsertKey(a.ctx, a.table, InsertOrIgnore, rec)
+		ins, err := a.insertKey(InsertOrIgnore, rec)
 		if err != nil {
 			return a.fail(PhaseClaim, ins.SQL, err), true
 		}
@@ -286,7 +307,7 @@ func (a *attempt) claim() (resp Response, done bool) {
 	if resp, done := a.claimStep(""); done {
 		return resp, true
 	}
-	ins, err := e.store.InsertKey(a.ctx, a.table, InsertPlain, rec)
+	ins, err := a.insertKey(InsertPlain, rec)
 	if err != nil {
 		return a.fail(PhaseClaim, ins.SQL, err), true
 	}

@@ -98,6 +98,39 @@ type InsertResult struct {
 	// ConstraintError is SQLite's own error text, for the lesson to show.
 	ConstraintError string
 	SQL             string
+	// Pending is set when the claim was written but not yet committed: an
+	// in_progress claim on a file with group commit rides the commit of
+	// the attempt's next write instead of waiting for one of its own. The
+	// engine carries it in the context of its next calls (WithPending), so
+	// that the store runs nothing after a claim that a failed commit took
+	// back, and waits on it before it answers. Nil when the claim was
+	// committed before InsertKey returned.
+	Pending Pending
+}
+
+// Pending is a write that a store ran and will commit with later ones.
+// The writes of one connection commit in the order they ran, so once a
+// later write of the attempt has committed, so has this one.
+type Pending interface {
+	// Failed says, without waiting, whether the write's commit failed.
+	Failed() error
+	// Wait waits for the write's commit and says whether it failed.
+	Wait() error
+}
+
+type pendingKey struct{}
+
+// WithPending returns ctx carrying p, the claim the attempt's next store
+// calls follow.
+func WithPending(ctx context.Context, p Pending) context.Context {
+	return context.WithValue(ctx, pendingKey{}, p)
+}
+
+// PendingOf is the claim the calls under ctx follow, if it is not
+// committed yet; nil otherwise.
+func PendingOf(ctx context.Context) Pending {
+	p, _ := ctx.Value(pendingKey{}).(Pending)
+	return p
 }
 
 // Account is one ledger account.

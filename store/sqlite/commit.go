@@ -3,8 +3,12 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"idemlab/engine"
 )
 
 // hold holds the database while f runs one unit of work on it: every call
@@ -13,20 +17,48 @@ import (
 // only once that transaction has committed, with the group's error if it
 // failed (see commitGroup). A cancelled ctx stops it before it waits.
 func (db *DB) hold(ctx context.Context, f func() error) (err error) {
+	_, err = db.holdThen(ctx, func() (bool, error) { return false, f() })
+	return err
+}
+
+// holdThen is hold for a unit of work that may choose not to wait for the
+// group's commit: when f returns early, holdThen returns as soon as f has
+// run, with the group, whose commit the caller's next write rides (see
+// engine.InsertResult.Pending). Without group commit it always waits.
+//
+// A ctx that carries such a group from an earlier call
+// (engine.WithPending) runs nothing if that group's commit failed: the
+// claim it follows is gone.
+func (db *DB) holdThen(ctx context.Context, f func() (early bool, err error)) (pending *commitGroup, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if !db.group {
 		db.mu.Lock()
 		defer db.mu.Unlock()
-		return f()
+		_, err := f()
+		return nil, err
 	}
 	g, err := db.join()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { err = db.leave(g, err) }()
-	return f()
+	early := false
+	defer func() {
+		if early && err == nil {
+			db.leaveEarly(g)
+			pending = g
+			return
+		}
+		err = db.leave(g, err)
+	}()
+	if p, ok := engine.PendingOf(ctx).(*commitGroup); ok {
+		if err := p.Failed(); err != nil {
+			return nil, fmt.Errorf("sqlite: the claim before this write is gone: %w", err)
+		}
+	}
+	early, err = f()
+	return nil, err
 }
 
 // holdStmt is hold for work that is one statement: it runs f with st
@@ -55,12 +87,35 @@ type commitGroup struct {
 	members int
 }
 
+// Failed says whether the group's commit failed, without waiting: nil
+// while it is open or once it committed.
+func (g *commitGroup) Failed() error {
+	select {
+	case <-g.done:
+		return g.err
+	default:
+		return nil
+	}
+}
+
+// Wait waits for the group's commit and says whether it failed.
+func (g *commitGroup) Wait() error {
+	<-g.done
+	return g.err
+}
+
 // maxGroup bounds a group: its first caller waits for the work of the
-// others before its commit, and a scoped transfer waits twice (the claim,
-// then the ledger). Measured over loopback HTTP with 16 clients, groups of
-// at most 4 gave scoped 8,090-8,980 req/s against 6,850-7,910 with 32, and
-// naive the same either way.
-const maxGroup = 4
+// others before its commit. (Groups of at most 4 were best while every
+// claim waited for a commit of its own; since the claim rides the next
+// commit, and the last member yields before it commits, larger groups
+// form and pay: see docs/PERFORMANCE.md.)
+const maxGroup = 16
+
+// yieldsBeforeCommit is how many times the last member of a group that
+// could take more lets other goroutines run before it commits: a request
+// whose work is a moment away (its HTTP body parsed, its claim just
+// answered) then joins this group instead of paying for the next commit.
+const yieldsBeforeCommit = 2
 
 // join locks the database and makes the caller a member of the open
 // commit group, opening one if there is none.
@@ -85,6 +140,29 @@ func (db *DB) join() (*commitGroup, error) {
 // waits for the group's commit. It returns err, or the group's error if
 // the member's own work succeeded.
 func (db *DB) leave(g *commitGroup, err error) error {
+	db.end(g)
+	db.mu.Unlock()
+	<-g.done
+	if g.err != nil && err == nil {
+		return g.err
+	}
+	return err
+}
+
+// leaveEarly ends a member's work in group g like leave, without waiting
+// for the group's commit.
+func (db *DB) leaveEarly(g *commitGroup) {
+	db.end(g)
+	db.mu.Unlock()
+}
+
+// end commits group g if nobody is waiting to join it or it is full, or
+// fails it if an error rolled its transaction back. It runs while the
+// database is held.
+func (db *DB) end(g *commitGroup) {
+	for i := 0; i < yieldsBeforeCommit && db.waiting.Load() == 0 && g.members < maxGroup && !db.conn.GetAutocommit(); i++ {
+		runtime.Gosched()
+	}
 	switch {
 	case db.conn.GetAutocommit():
 		// An error rolled the whole transaction back: every member's work
@@ -102,10 +180,4 @@ func (db *DB) leave(g *commitGroup, err error) error {
 		db.batch = nil
 		close(g.done)
 	}
-	db.mu.Unlock()
-	<-g.done
-	if g.err != nil && err == nil {
-		return g.err
-	}
-	return err
 }

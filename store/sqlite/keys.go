@@ -119,26 +119,37 @@ func (db *DB) InsertKey(ctx context.Context, t engine.KeyTable, mode engine.Inse
 		st = &ks.insert
 	}
 	res := engine.InsertResult{SQL: st.sql}
-	err := db.holdStmt(ctx, st, func(s *sqlite3.Stmt) error {
-		if err := bindKey(s, rec); err != nil {
-			return fmt.Errorf("sqlite: bind key: %w", err)
+	// An in_progress claim is always followed by a write of the same
+	// attempt (its completion, or its release): it need not wait for a
+	// commit of its own, and rides that write's (holdThen).
+	claim := rec.State == engine.StateInProgress
+	pending, err := db.holdThen(ctx, func() (bool, error) {
+		s, err := db.prepare(st)
+		if err != nil {
+			return false, err
 		}
-		err := s.Exec()
+		if err := bindKey(s, rec); err != nil {
+			return false, fmt.Errorf("sqlite: bind key: %w", err)
+		}
+		err = s.Exec()
 		switch {
 		case err == nil:
 			res.Inserted = db.conn.Changes() == 1
-			return nil
+			return claim && res.Inserted, nil
 		case !isConstraint(err):
-			return mapErr(fmt.Sprintf("claim %q", rec.Key), err)
+			return false, mapErr(fmt.Sprintf("claim %q", rec.Key), err)
 		}
 		res.ConstraintError = err.Error()
 		look, err := db.prepare(&ks.lookup)
 		if err != nil {
-			return err
+			return false, err
 		}
 		res.Existing, err = lookup(look, rec.Scope, rec.Key)
-		return err
+		return false, err
 	})
+	if pending != nil {
+		res.Pending = pending
+	}
 	return res, err
 }
 
