@@ -149,10 +149,14 @@ func (db *DB) leave(g *commitGroup, err error) error {
 	return err
 }
 
-// leaveEarly ends a member's work in group g like leave, without waiting
-// for the group's commit.
+// leaveEarly ends a member's work in group g without waiting for the
+// group's commit, and without committing it unless it is full or an error
+// rolled it back: the member's next write is a moment away and will join
+// it (or a group after it, if another caller commits this one first).
 func (db *DB) leaveEarly(g *commitGroup) {
-	db.end(g)
+	if g.members >= maxGroup || db.conn.GetAutocommit() {
+		db.end(g)
+	}
 	db.mu.Unlock()
 }
 
