@@ -150,11 +150,14 @@ func (db *DB) leave(g *commitGroup, err error) error {
 }
 
 // leaveEarly ends a member's work in group g without waiting for the
-// group's commit, and without committing it unless it is full or an error
-// rolled it back: the member's next write is a moment away and will join
-// it (or a group after it, if another caller commits this one first).
+// group's commit. When it is the group's only member it does not commit
+// either: its next write is a moment away and will join the group (or a
+// group after it, if another caller commits this one first), and nobody
+// else waits on this one. Otherwise it ends the group as leave does, so
+// that no member already waiting waits on the next write (a slow payment
+// call may come first).
 func (db *DB) leaveEarly(g *commitGroup) {
-	if g.members >= maxGroup || db.conn.GetAutocommit() {
+	if g.members > 1 || db.conn.GetAutocommit() {
 		db.end(g)
 	}
 	db.mu.Unlock()

@@ -1,0 +1,52 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
+)
+
+// A claim that leaves its group early does not keep the group open when
+// someone else's answer waits on that group's commit: with a payment call
+// of seconds (--payment-latency) between the claim and the attempt's next
+// write, that answer would otherwise wait for the call too.
+func TestEarlyClaimDoesNotHoldBackAnotherMembersAnswer(t *testing.T) {
+	db, err := OpenFile(filepath.Join(t.TempDir(), "early.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+
+	// The first member leaves while someone is about to join: the group
+	// stays open and its answer waits for the group's commit.
+	db.waiting.Add(1)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := db.PutAccount(ctx, "alice", 100)
+		answered <- err
+	}()
+	require.Eventually(t, func() bool {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		return db.batch != nil && db.batch.members == 1
+	}, 10*time.Second, time.Millisecond, "the first member joined")
+	db.waiting.Add(-1)
+
+	// A claim joins that group and leaves early. Its next write is not
+	// coming (its payment call is slow): the group must commit now.
+	claim, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, engine.KeyRecord{
+		Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1})
+	require.NoError(t, err)
+	require.NotNil(t, claim.Pending)
+	select {
+	case err := <-answered:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first member's answer still waits for the claim's next write")
+	}
+	require.NoError(t, claim.Pending.Wait(), "the claim was committed with that group")
+}
