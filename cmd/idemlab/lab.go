@@ -162,6 +162,7 @@ func labServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "", "the address to listen on, HOST:PORT (instead of --port)")
 	budget := fs.Duration("budget", jsrun.DefaultBudget, "how long one request may run (an endless loop is stopped and answered 500)")
 	payDelay := fs.Duration("pay-delay", jsrun.DefaultPayDelay, "how long each pay call takes, as a payment network's round trip would (0: none)")
+	maxHeap := fs.Uint64("max-heap-mib", jsrun.DefaultMaxHeap>>20, "how many MiB the heap may hold while requests run; past it the running requests are stopped and answered 500 (a loop that keeps allocating)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -178,7 +179,7 @@ func labServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if delay == 0 {
 		delay = -1 // none, where jsrun's zero means its default
 	}
-	h, err := jsrun.Load(pos[0], src, jsrun.Options{DB: *db, Payments: *payments, Budget: *budget, PayDelay: delay, Log: stderr})
+	h, err := jsrun.Load(pos[0], src, jsrun.Options{DB: *db, Payments: *payments, Budget: *budget, PayDelay: delay, MaxHeap: *maxHeap << 20, Log: stderr})
 	if err != nil {
 		return fmt.Errorf("lab serve: %w", err)
 	}

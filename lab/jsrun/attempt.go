@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,32 @@ type attempt struct {
 // errBudget is the interrupt's value when an attempt runs past its budget.
 var errBudget = errors.New("jsrun: time budget")
 
+// errMemory is the interrupt's value when the heap grew past MaxHeap.
+var errMemory = errors.New("jsrun: memory budget")
+
+// heapEvery is how often a running attempt looks at the heap's size.
+const heapEvery = 10 * time.Millisecond
+
+// watchHeap stops vm when the process's heap holds more than limit bytes,
+// until done is closed.
+func watchHeap(vm *goja.Runtime, limit uint64, done <-chan struct{}) {
+	t := time.NewTicker(heapEvery)
+	defer t.Stop()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > limit {
+				vm.Interrupt(errMemory)
+				return
+			}
+		}
+	}
+}
+
 // transfer runs the handler for one request and returns its answer, or a
 // 500 problem that names the line where the handler threw.
 func (h *Handler) transfer(r *http.Request, body []byte) (resp engine.Response) {
@@ -57,6 +84,9 @@ func (h *Handler) transfer(r *http.Request, body []byte) (resp engine.Response) 
 	// the context stops a statement waiting for the lock and a payment.
 	stop := time.AfterFunc(h.opts.Budget, func() { a.vm.Interrupt(errBudget) })
 	defer stop.Stop()
+	watching := make(chan struct{})
+	defer close(watching)
+	go watchHeap(a.vm, h.opts.MaxHeap, watching)
 	defer func() {
 		if a.conn != nil {
 			h.release(a.conn)
@@ -436,6 +466,12 @@ func (a *attempt) threw(err error) engine.Response {
 	var ex *goja.Exception
 	var interrupted *goja.InterruptedError
 	switch {
+	case errors.As(err, &interrupted) && interrupted.Value() == errMemory:
+		what = fmt.Sprintf("transfer was stopped: the endpoint's memory passed its budget of %d MiB (a loop that keeps allocating?)", a.h.opts.MaxHeap>>20)
+		stack = interrupted.String()
+		// What the stopped attempt held is garbage now: collect it before
+		// the next attempt looks at the heap.
+		runtime.GC()
 	case errors.As(err, &interrupted) || errors.Is(err, errBudget):
 		what = "transfer ran past its time budget of " + a.h.opts.Budget.String() + " and was stopped (an endless loop, or a wait that never ends?)"
 		if interrupted != nil {

@@ -55,6 +55,11 @@ const (
 	// tens of milliseconds, as the lab contract advises, so that a retry can
 	// arrive while a transfer is in flight.
 	DefaultPayDelay = 20 * time.Millisecond
+	// DefaultMaxHeap is how large the process's heap may grow while
+	// handlers run before the running attempts are stopped and answered
+	// 500: a handler that keeps allocating (an array grown in a loop) must
+	// not take the endpoint, or the student's machine, down with it.
+	DefaultMaxHeap = 512 << 20
 )
 
 // LabTables are the lab's own tables, created before the student's schema
@@ -84,6 +89,11 @@ type Options struct {
 	Payments string
 	// Budget is how long one attempt may run (DefaultBudget when zero).
 	Budget time.Duration
+	// MaxHeap is how many bytes the process's heap may hold while attempts
+	// run (DefaultMaxHeap when zero). Past it, every attempt running is
+	// stopped: the heap is the process's, and which attempt filled it
+	// cannot be told.
+	MaxHeap uint64
 	// PayDelay is how long pay takes (DefaultPayDelay when zero; negative
 	// for none).
 	PayDelay time.Duration
@@ -145,6 +155,9 @@ var declarations = goja.MustCompile("declarations", `({
 func Load(name string, src []byte, o Options) (*Handler, error) {
 	if o.Budget <= 0 {
 		o.Budget = DefaultBudget
+	}
+	if o.MaxHeap == 0 {
+		o.MaxHeap = DefaultMaxHeap
 	}
 	if o.PayDelay == 0 {
 		o.PayDelay = DefaultPayDelay

@@ -271,6 +271,27 @@ func TestEndlessLoopIsInterrupted(t *testing.T) {
 	assert.Equal(t, 404, do(t, "GET", base+"/accounts/loop", "").status, "the loop's insert was rolled back")
 }
 
+// TestAllocatingHandlerIsStopped: a handler that keeps allocating inside
+// a transaction is stopped once the heap passes the budget, answered 500
+// with the reason, its transaction rolled back, and the endpoint answers
+// the next request.
+func TestAllocatingHandlerIsStopped(t *testing.T) {
+	base, _ := start(t, `async function transfer(req, db, pay) {
+  await db.begin();
+  await db.run('INSERT INTO accounts (id, balance) VALUES (?, 1)', req.body);
+  const hoard = [];
+  if (req.body === 'hoard') for (;;) hoard.push(new Array(100000).fill(hoard.length));
+  await db.commit();
+  return lab.json(200, 'done');
+}`, jsrun.Options{MaxHeap: 64 << 20, Budget: time.Minute})
+	a := post(t, base, "hoard")
+	assert.Equal(t, 500, a.status)
+	assert.Contains(t, decode(t, a.body)["detail"], "memory passed its budget of 64 MiB", a.body)
+	a = post(t, base, "after")
+	assert.Equal(t, 200, a.status, "the endpoint answers after the stop: %s", a.body)
+	assert.Equal(t, 404, do(t, "GET", base+"/accounts/hoard", "").status, "the hoarder's insert was rolled back")
+}
+
 func TestPayDedupsByKey(t *testing.T) {
 	base, h := start(t, `async function transfer(req, db, pay) {
   const first = await pay({ from: 'a', to: 'b', amount: 100, key: 'c1:k1' });
