@@ -237,7 +237,10 @@ func (a *attempt) claimStep(part string) (resp Response, done bool) {
 // insertKey runs the claim INSERT. A claim the store has not committed yet
 // (InsertResult.Pending) rides the commit of the attempt's next write: the
 // attempt's later calls carry it, and transfer waits on it before it
-// answers.
+// answers. That is safe because the payment network this engine calls is
+// the store's own (Store.Charge): its charge commits in the store's order,
+// after the claim. A payment call that left the store, as a real network's
+// does, would have to Wait for the claim before it is made.
 func (a *attempt) insertKey(mode InsertMode, rec KeyRecord) (InsertResult, error) {
 	ins, err := a.e.store.InsertKey(a.ctx, a.table, mode, rec)
 	if err == nil && ins.Pending != nil {
