@@ -85,6 +85,7 @@ type commitGroup struct {
 	done    chan struct{} // closed when the group committed or failed
 	err     error         // why it failed
 	members int
+	db      *DB
 }
 
 // Failed says whether the group's commit failed, without waiting: nil
@@ -98,9 +99,21 @@ func (g *commitGroup) Failed() error {
 	}
 }
 
-// Wait waits for the group's commit and says whether it failed.
+// Wait waits for the group's commit and says whether it failed. A group
+// still open is ended first (committed, unless someone is about to join
+// it and will), so that a claim whose attempt answers without another
+// write never waits for a stranger's.
 func (g *commitGroup) Wait() error {
-	<-g.done
+	select {
+	case <-g.done:
+	default:
+		g.db.mu.Lock()
+		if g.db.batch == g {
+			g.db.end(g)
+		}
+		g.db.mu.Unlock()
+		<-g.done
+	}
 	return g.err
 }
 
@@ -128,7 +141,7 @@ func (db *DB) join() (*commitGroup, error) {
 			db.mu.Unlock()
 			return nil, mapErr("begin", err)
 		}
-		db.batch = &commitGroup{done: make(chan struct{})}
+		db.batch = &commitGroup{done: make(chan struct{}), db: db}
 	}
 	g := db.batch
 	g.members++

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
@@ -53,4 +54,35 @@ func TestEarlyClaimDoesNotHoldBackAnotherMembersAnswer(t *testing.T) {
 		t.Fatal("the first member's answer still waits for the claim's next write")
 	}
 	require.NoError(t, claim.Pending.Wait(), "the claim was committed with that group")
+}
+
+// A claim left in an open group, whose attempt answers without writing
+// again, is committed by its own Wait: it never waits for a stranger's
+// write to end the group.
+func TestWaitCommitsAClaimLeftInAnOpenGroup(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("needs a file database")
+	}
+	db, err := OpenFile(filepath.Join(t.TempDir(), "wait.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	claim, err := db.InsertKey(context.Background(), engine.TableConstrained, engine.InsertPlain, engine.KeyRecord{
+		Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1})
+	require.NoError(t, err)
+	require.NotNil(t, claim.Pending)
+	db.mu.Lock()
+	open := db.batch != nil
+	db.mu.Unlock()
+	require.True(t, open, "the claim, alone in its group, left it open for its next write")
+	waited := make(chan error, 1)
+	go func() { waited <- claim.Pending.Wait() }()
+	select {
+	case err := <-waited:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait still waits for a write that is not coming")
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	assert.Nil(t, db.batch, "the group was committed")
 }
