@@ -13,17 +13,30 @@ import (
 	"idemlab/engine"
 )
 
+// groupFile opens a file database with group commit for one test (none
+// opens under GOOS=js: the test skips there).
+func groupFile(t *testing.T) *DB {
+	t.Helper()
+	if runtime.GOOS == "js" {
+		t.Skip("needs a file database")
+	}
+	db, err := OpenFile(filepath.Join(t.TempDir(), "group.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// inProgress is an in_progress claim of key, owned by key.
+func inProgress(key string) engine.KeyRecord {
+	return engine.KeyRecord{Scope: "s", Key: key, Customer: "c", State: engine.StateInProgress, Owner: key, CreatedAt: 1}
+}
+
 // A claim that leaves its group early does not keep the group open when
 // someone else's answer waits on that group's commit: with a payment call
 // of seconds (--payment-latency) between the claim and the attempt's next
 // write, that answer would otherwise wait for the call too.
 func TestEarlyClaimDoesNotHoldBackAnotherMembersAnswer(t *testing.T) {
-	if runtime.GOOS == "js" {
-		t.Skip("needs a file database")
-	}
-	db, err := OpenFile(filepath.Join(t.TempDir(), "early.db"))
-	require.NoError(t, err)
-	defer db.Close()
+	db := groupFile(t)
 	ctx := context.Background()
 
 	// The first member leaves while someone is about to join: the group
@@ -43,8 +56,7 @@ func TestEarlyClaimDoesNotHoldBackAnotherMembersAnswer(t *testing.T) {
 
 	// A claim joins that group and leaves early. Its next write is not
 	// coming (its payment call is slow): the group must commit now.
-	claim, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, engine.KeyRecord{
-		Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1})
+	claim, err := db.InsertKey(ctx, engine.TableConstrained, engine.InsertPlain, inProgress("k"))
 	require.NoError(t, err)
 	require.NotNil(t, claim.Pending)
 	select {
@@ -60,14 +72,8 @@ func TestEarlyClaimDoesNotHoldBackAnotherMembersAnswer(t *testing.T) {
 // again, is committed by its own Wait: it never waits for a stranger's
 // write to end the group.
 func TestWaitCommitsAClaimLeftInAnOpenGroup(t *testing.T) {
-	if runtime.GOOS == "js" {
-		t.Skip("needs a file database")
-	}
-	db, err := OpenFile(filepath.Join(t.TempDir(), "wait.db"))
-	require.NoError(t, err)
-	defer db.Close()
-	claim, err := db.InsertKey(context.Background(), engine.TableConstrained, engine.InsertPlain, engine.KeyRecord{
-		Scope: "s", Key: "k", Customer: "c", State: engine.StateInProgress, Owner: "o", CreatedAt: 1})
+	db := groupFile(t)
+	claim, err := db.InsertKey(context.Background(), engine.TableConstrained, engine.InsertPlain, inProgress("k"))
 	require.NoError(t, err)
 	require.NotNil(t, claim.Pending)
 	db.mu.Lock()
