@@ -915,7 +915,7 @@ function planProcessor(r, c) {
 // ledgerBlocks places the ledger's blocks: one per payment, at its moment;
 // payments too close together to be told apart share a block that says
 // how many they are ("✘39"), and a block never covers the next.
-function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
+export function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
   const { X } = c;
   const narrow = Math.max(9, Math.min(18, c.unit - 2));
   const blocks = [];
@@ -926,6 +926,18 @@ function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
     // A block grown by its count stays inside the plot.
     if (bk.left + bk.w > c.textRight) bk.left = Math.max(c.plotLeft, c.textRight - bk.w);
     bk.px = bk.left + bk.w / 2;
+  };
+  // A block kept inside the plot may move left onto the one before it,
+  // when it is new or when its count grew: then the two are one block.
+  const settle = () => {
+    while (blocks.length > 1) {
+      const last = blocks[blocks.length - 1];
+      const before = blocks[blocks.length - 2];
+      if (last.left >= before.left + before.w + 2) break;
+      before.list.push(...last.list);
+      blocks.pop();
+      size(before);
+    }
   };
   for (const p of ledger) {
     const left = X(p.x) - narrow / 2;
@@ -938,21 +950,12 @@ function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
     ) {
       prev.list.push(p);
       size(prev);
-      continue;
+    } else {
+      const bk = { list: [p], left: Math.max(left, prevRight) };
+      size(bk);
+      blocks.push(bk);
     }
-    const bk = { list: [p], left: Math.max(left, prevRight) };
-    size(bk);
-    blocks.push(bk);
-    // A block kept inside the plot may have moved left onto the one
-    // before it: then the two are one block.
-    while (blocks.length > 1) {
-      const last = blocks[blocks.length - 1];
-      const before = blocks[blocks.length - 2];
-      if (last.left >= before.left + before.w + 2) break;
-      before.list.push(...last.list);
-      blocks.pop();
-      size(before);
-    }
+    settle();
   }
   return blocks;
 }
