@@ -257,12 +257,12 @@ func retryAfterSaid(h http.Header) string {
 
 // fail records a broken rule the grader saw itself, with its cause when
 // the check knows it.
-func (cr *checkRun) fail(rule lab.Rule, c *cause, msg string, attempts ...int) {
+func (cr *checkRun) fail(rule lab.Rule, cause string, msg string, attempts ...int) {
 	f := Failure{Check: cr.name, Rule: rule.Name, RuleN: rule.N, Message: msg, Curl: cr.curl(attempts)}
 	for _, i := range attempts {
 		f.Lanes = append(f.Lanes, cr.attempts[i].Lane)
 	}
-	setCause(&f, c)
+	setCause(&f, cause)
 	cr.extra = append(cr.extra, f)
 }
 
@@ -328,7 +328,7 @@ func (cr *checkRun) crossCheck() {
 		}
 		json.Unmarshal(a.Body, &sent)
 		if got.From != sent.From || got.To != sent.To {
-			cr.fail(lab.RuleOwnResponses, causeGlobalKeys, fmt.Sprintf("%s asked to send %d won from %s to %s and was answered with a transfer from %s to %s: someone else's answer",
+			cr.fail(lab.RuleOwnResponses, lab.CauseGlobalKeys, fmt.Sprintf("%s asked to send %d won from %s to %s and was answered with a transfer from %s to %s: someone else's answer",
 				a.Lane, sent.Amount, sent.From, sent.To, got.From, got.To), i)
 		}
 	}

@@ -143,9 +143,9 @@ func checkReordered(cr *checkRun) error {
 	if len(refused) == 0 {
 		return nil
 	}
-	c := causeOrderSensitive
+	c := lab.CauseOrderSensitive
 	if _, ok := refused[lab.StyleSpaced]; ok {
-		c = causeRawBytes
+		c = lab.CauseRawBytes
 	}
 	var said []string
 	var lanes []int
@@ -323,7 +323,7 @@ func checkRepaired(cr *checkRun) error {
 			if string(f.Response) == string(b.Response) {
 				how = "answered the refusal again,"
 			}
-			cr.fail(lab.RuleNoSilentWrong, causeStoredRefusal, fmt.Sprintf("%s (%s) was answered %d, and %s under the same key (%s) was %s %d %s and never paid: the refusal was kept under the key, so the customer's corrected request can never go through",
+			cr.fail(lab.RuleNoSilentWrong, lab.CauseStoredRefusal, fmt.Sprintf("%s (%s) was answered %d, and %s under the same key (%s) was %s %d %s and never paid: the refusal was kept under the key, so the customer's corrected request can never go through",
 				s.what, b.Lane, b.Status, s.said, f.Lane, how, f.Status, snippet(f.Response)), s.bad, s.fixed)
 		}
 	})
@@ -434,7 +434,7 @@ func checkOtherCustomer(cr *checkRun) error {
 			if transfers[x.in.ID] > 0 || !a.Delivered || lab.Success(a.Status) {
 				continue // paid; or no answer (noted); or a success the checker judges
 			}
-			cr.fail(lab.RuleOwnResponses, causeGlobalKeys, fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first: another customer's key must never stop a customer's own request",
+			cr.fail(lab.RuleOwnResponses, lab.CauseGlobalKeys, fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first: another customer's key must never stop a customer's own request",
 				a.Customer, k, a.Status, snippet(a.Response), ca), first, x.i)
 		}
 	})

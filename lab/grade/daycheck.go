@@ -103,7 +103,7 @@ func (g *grader) runDay(ctx context.Context, o Options, of int) {
 				Message: fmt.Sprintf("customer %s's own new transfer under key %q was answered %d %s and never paid, because customer %s had used that key first (%d of the day's wishes %s stopped this way)",
 					a.Customer, a.Key, a.Status, snippet(a.Response), h.Attempts[fr.other].Customer, len(refused), lab.Plural(len(refused), "was", "were")),
 				Lanes: lanes([]int{fr.other, fr.attempt}), Curl: dayCurl(g.c.Base(), d, run, []int{fr.other, fr.attempt})}
-			setCause(&f, causeGlobalKeys)
+			setCause(&f, lab.CauseGlobalKeys)
 			g.rep.Failures = append(g.rep.Failures, f)
 		}
 	}

@@ -173,7 +173,7 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 		f := Failure{Check: "retention", Rule: lab.RuleRetention.Name, RuleN: lab.RuleRetention.N,
 			Message: fmt.Sprintf("keys are kept %s, but clients retry for up to %s, and the retention must be longer: a retry at the very end of the horizon (or from a clock a little ahead) finds no key and becomes a second transfer", retention, RetryHorizon),
 			Curl:    []string{Curl(g.c.Base(), Request{Method: "GET"})}}
-		setCause(&f, causeShortRetention)
+		setCause(&f, lab.CauseShortRetention)
 		g.rep.Failures = append(g.rep.Failures, f)
 		ret.Broken = []string{lab.RuleRetention.Name}
 	}
@@ -189,7 +189,7 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 		v := RuleVerdict{N: r.N, Name: r.Name, Title: r.Title, Verdict: Holds}
 		switch {
 		case broken[r.Name]:
-			v.Verdict, v.Fix = Broken, ruleFixes[r.Name]
+			v.Verdict, v.Fix = Broken, lab.RuleFix(r.Name)
 			g.rep.OK = false
 			seen := map[string]bool{}
 			for _, f := range g.rep.Failures {
@@ -203,11 +203,11 @@ func (g *grader) verdicts(known bool, retention time.Duration) {
 				v.Causes = append(v.Causes, f.Cause)
 			}
 		case r == lab.RuleRetention && !known:
-			v.Verdict, v.Fix = Unknown, ruleFixes[r.Name]
+			v.Verdict, v.Fix = Unknown, lab.RuleFix(r.Name)
 		case r == lab.RuleOneCharge:
 			// The grader sees the endpoint's answers and balances, never the
 			// processor behind it (docs/lab-contract.md).
-			v.Verdict, v.Fix = NotJudged, ruleFixes[r.Name]
+			v.Verdict, v.Fix = NotJudged, lab.RuleFix(r.Name)
 		}
 		g.rep.Rules = append(g.rep.Rules, v)
 	}

@@ -215,7 +215,7 @@ func (g *grader) confirmInProcess(ctx context.Context, o Options, retention time
 			if f.Check != name || len(servers) < 2 || broken[f.Rule] {
 				continue // one replica breaks it too: the cause is not the replicas
 			}
-			setCause(f, causeInProcessLock)
+			setCause(f, lab.CauseInProcessLock)
 			var said []string
 			for _, s := range servers {
 				said = append(said, fmt.Sprintf("%d (%s)", s, g.cs[s-1].Base()))
