@@ -10,6 +10,9 @@ type Cause struct {
 	ID   string `json:"id"`
 	Says string `json:"says"`
 	Fix  string `json:"fix"`
+	// SaysKo and FixKo are Says and Fix in Korean, for the Korean pages.
+	SaysKo string `json:"says_ko"`
+	FixKo  string `json:"fix_ko"`
 }
 
 // The causes the evidence can tell apart, by ID.
@@ -40,49 +43,80 @@ func CauseOf(id string) (Cause, bool) {
 // name when the evidence does not tell the cause.
 func RuleFix(name string) string { return ruleFixes[name] }
 
+// RuleFixKo is RuleFix in Korean.
+func RuleFixKo(name string) string { return ruleFixesKo[name] }
+
 var causes = map[string]Cause{
 	CauseKeyOptional: {CauseKeyOptional,
 		"a transfer without Idempotency-Key was executed, so the client's retry of it was executed again",
-		"answer 400 to a transfer without a valid Idempotency-Key, before anything is claimed or moved: without a key no retry can be recognised"},
+		"answer 400 to a transfer without a valid Idempotency-Key, before anything is claimed or moved: without a key no retry can be recognised",
+		"Idempotency-Key 없이 온 송금을 실행했습니다. 그래서 클라이언트가 같은 요청을 다시 보냈을 때 한 번 더 실행되었습니다.",
+		"유효한 Idempotency-Key가 없는 송금에는 아무것도 선점하거나 옮기기 전에 400으로 답하세요. 키가 없으면 재시도를 알아볼 방법이 없습니다."},
 	CauseGlobalKeys: {CauseGlobalKeys,
 		"keys are global: another customer's earlier use of the same key string decided this customer's request",
-		"scope keys by customer: make the key table's primary key (customer, endpoint, key), so that each customer's new request under a key string someone else used is executed as the new request it is"},
+		"scope keys by customer: make the key table's primary key (customer, endpoint, key), so that each customer's new request under a key string someone else used is executed as the new request it is",
+		"키가 고객별로 나뉘어 있지 않습니다. 다른 고객이 먼저 쓴 같은 키 문자열이 이 고객의 요청을 결정했습니다.",
+		"키를 고객별로 나누세요. 키 테이블의 기본 키를 (customer, endpoint, key)로 두면, 다른 사람이 쓴 키 문자열로 온 이 고객의 새 요청도 새 요청으로 실행됩니다."},
 	CauseRawBytes: {CauseRawBytes,
 		"the fingerprint compares the body's raw bytes: the same request with other spacing was taken for a different request",
-		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that re-spaced and reordered bodies are the same request"},
+		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that re-spaced and reordered bodies are the same request",
+		"지문이 본문의 바이트를 그대로 비교합니다. 공백만 다른 같은 요청을 다른 요청으로 보았습니다.",
+		"본문을 정규화한 JSON으로 지문을 만드세요(RFC 8785: 멤버를 이름순으로 정렬하고 의미 없는 공백을 뺍니다). 그러면 공백이나 순서만 다른 본문도 같은 요청이 됩니다."},
 	CauseOrderSensitive: {CauseOrderSensitive,
 		"the fingerprint ignores whitespace but not the order of the members (a body parsed and written again without sorting, as JSON.stringify or json.dumps without sort_keys do)",
-		"sort the members by name before hashing (RFC 8785; in Python json.dumps(..., sort_keys=True, separators=(\",\", \":\")), in Node a stringify that sorts keys), so that a client library that orders fields differently sends the same request"},
+		"sort the members by name before hashing (RFC 8785; in Python json.dumps(..., sort_keys=True, separators=(\",\", \":\")), in Node a stringify that sorts keys), so that a client library that orders fields differently sends the same request",
+		"지문이 공백은 무시하지만 멤버의 순서는 따집니다. 본문을 파싱한 뒤 정렬하지 않고 다시 썼습니다(sort_keys 없는 JSON.stringify나 json.dumps가 이렇게 합니다).",
+		"해시하기 전에 멤버를 이름순으로 정렬하세요(RFC 8785. Python에서는 json.dumps(..., sort_keys=True, separators=(\",\", \":\")), Node에서는 키를 정렬하는 stringify). 그러면 필드 순서가 다른 클라이언트 라이브러리가 보낸 요청도 같은 요청이 됩니다."},
 	CauseNoFingerprint: {CauseNoFingerprint,
 		"the key alone decides: a different request under a used key was taken for a retry",
-		"store a fingerprint of the request (SHA-256 of method, route and canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing"},
+		"store a fingerprint of the request (SHA-256 of method, route and canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
+		"키만 보고 판단합니다. 이미 쓴 키로 온 다른 요청을 재시도로 보았습니다.",
+		"요청의 지문(메서드, 경로, 정규화한 JSON 본문의 SHA-256)을 키와 함께 저장하세요. 이미 쓴 키로 다른 요청이 오면 422로 답하고 아무것도 옮기지 않습니다."},
 	CauseCompletedFirst: {CauseCompletedFirst,
 		"the key reads as done while its transfer is still running: a retry that arrived meanwhile was answered as if the work were finished",
-		"keep the key in_progress while the transfer runs and answer 409 with Retry-After: 1 to a retry that arrives meanwhile; mark it completed, with the answer stored, in the transfer's own transaction"},
+		"keep the key in_progress while the transfer runs and answer 409 with Retry-After: 1 to a retry that arrives meanwhile; mark it completed, with the answer stored, in the transfer's own transaction",
+		"송금이 아직 진행 중인데 키는 이미 완료로 보입니다. 그사이 도착한 재시도가 일이 끝난 것처럼 답을 받았습니다.",
+		"송금이 진행되는 동안 키를 in_progress로 두고, 그사이 온 재시도에는 Retry-After: 1과 함께 409로 답하세요. 답을 저장하며 키를 completed로 바꾸는 일은 송금과 같은 트랜잭션에서 하세요."},
 	CauseGenericReplay: {CauseGenericReplay,
 		"a retry was answered with a generic answer, not with the first answer",
-		"store the first answer (status, body, the allowed headers) with the key and send those bytes again on every retry, with Idempotent-Replayed: true"},
+		"store the first answer (status, body, the allowed headers) with the key and send those bytes again on every retry, with Idempotent-Replayed: true",
+		"재시도가 첫 번째 답이 아니라 일반적인 답을 받았습니다.",
+		"첫 번째 답(상태 코드, 본문, 허용된 헤더)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요."},
 	CauseRecomputed: {CauseRecomputed,
 		"the retry's answer was rebuilt from the ledger as it is now, so its balance or time differ from the first answer's",
-		"store the first answer's bytes with the key when the transfer commits, and send those bytes again; never render a replay anew"},
+		"store the first answer's bytes with the key when the transfer commits, and send those bytes again; never render a replay anew",
+		"재시도의 답을 지금의 원장으로 다시 만들었습니다. 그래서 잔액이나 시각이 첫 번째 답과 다릅니다.",
+		"송금을 커밋할 때 첫 번째 답의 바이트를 키와 함께 저장하고 그 바이트를 다시 보내세요. 재전송할 답을 새로 렌더링하지 마세요."},
 	CauseReplayStatus: {CauseReplayStatus,
 		"the retry got the first answer's body with another status",
-		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200"},
+		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200",
+		"재시도가 첫 번째 답의 본문을 받았지만 상태 코드가 다릅니다.",
+		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재전송됩니다."},
 	CauseRefusalNotStored: {CauseRefusalNotStored,
 		"a business refusal (402 or 404) was not stored under its key, so the retry, once the money or the account was there, was executed as a new request",
-		"a refusal is an answer: store a 402 or 404 under its key like a success and replay it; release the claim (delete the key) only when the request failed with an exception and was never answered"},
+		"a refusal is an answer: store a 402 or 404 under its key like a success and replay it; release the claim (delete the key) only when the request failed with an exception and was never answered",
+		"업무상 거절(402 또는 404)을 키에 저장하지 않았습니다. 그래서 돈이나 계좌가 생긴 뒤 온 재시도가 새 요청으로 실행되었습니다.",
+		"거절도 답입니다. 402나 404도 성공처럼 키에 저장하고 다시 보내세요. 선점을 풀어 키를 지우는 것은 요청이 예외로 실패해 답하지 못했을 때뿐입니다."},
 	CauseRefusalRerendered: {CauseRefusalRerendered,
 		"the stored refusal was rendered again (through an error handler) instead of replayed: the same status, other bytes",
-		"store the refusal's status and body bytes with the key and send exactly those bytes again, as for a success"},
+		"store the refusal's status and body bytes with the key and send exactly those bytes again, as for a success",
+		"저장한 거절을 그대로 다시 보내지 않고 (오류 처리기를 거쳐) 새로 렌더링했습니다. 상태 코드는 같지만 바이트가 다릅니다.",
+		"성공과 마찬가지로 거절의 상태 코드와 본문 바이트를 키와 함께 저장하고, 정확히 그 바이트를 다시 보내세요."},
 	CauseStoredRefusal: {CauseStoredRefusal,
 		"a request refused 400 (bad body) or 401 (no customer) was stored under its key, so the repaired request under the same key got that refusal (or a 422) instead of being executed",
-		"validate the headers and the body (401, then 400) before the key is claimed, and store nothing for them: only a request that passed validation claims its key; a middleware that stores every answer must skip 400 and 401"},
+		"validate the headers and the body (401, then 400) before the key is claimed, and store nothing for them: only a request that passed validation claims its key; a middleware that stores every answer must skip 400 and 401",
+		"400(잘못된 본문)이나 401(고객 없음)으로 거절한 요청을 키에 저장했습니다. 그래서 같은 키로 고쳐 보낸 요청이 실행되지 않고 그 거절(또는 422)을 받았습니다.",
+		"키를 선점하기 전에 헤더와 본문을 검증하고(401, 그다음 400) 그 결과는 저장하지 마세요. 검증을 통과한 요청만 키를 선점합니다. 모든 답을 저장하는 미들웨어라면 400과 401은 건너뛰어야 합니다."},
 	CauseInProcessLock: {CauseInProcessLock,
 		"the attempts under one key reached different replicas, while the same traffic sent to one replica kept the rule: what guards a key (a lock, or a cache of keys) lives in one process's memory, and the other replica has its own, so a retry there pays again",
-		"claim the key in the shared database: one INSERT into a key table whose primary key (customer, endpoint, key) is a UNIQUE constraint, the constraint error being the verdict; a lock must be in the database too (the INSERT itself, or SELECT … FOR UPDATE on PostgreSQL), never a mutex, a dict or a cache in the server's memory"},
+		"claim the key in the shared database: one INSERT into a key table whose primary key (customer, endpoint, key) is a UNIQUE constraint, the constraint error being the verdict; a lock must be in the database too (the INSERT itself, or SELECT … FOR UPDATE on PostgreSQL), never a mutex, a dict or a cache in the server's memory",
+		"같은 키의 시도들이 서로 다른 복제 서버에 닿았고, 같은 요청을 한 서버에만 보냈을 때는 규칙이 지켜졌습니다. 키를 지키는 것(잠금이나 키 캐시)이 한 프로세스의 메모리에 있어서, 다른 서버는 자기 것을 따로 가지므로 그쪽으로 간 재시도가 다시 결제합니다.",
+		"공유 데이터베이스에서 키를 선점하세요. 기본 키 (customer, endpoint, key)가 UNIQUE 제약인 키 테이블에 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다. 잠금도 데이터베이스 안에 있어야 합니다(INSERT 자체, 또는 PostgreSQL의 SELECT … FOR UPDATE). 서버 메모리의 뮤텍스, 딕셔너리, 캐시로는 안 됩니다."},
 	CauseShortRetention: {CauseShortRetention,
 		"the published retention is not longer than the clients' retry horizon",
-		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}"},
+		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}",
+		"공개한 보관 기간이 클라이언트가 재시도하는 기간보다 길지 않습니다.",
+		"클라이언트가 재시도하는 기간보다 오래 키를 보관하세요. 랩에서는 3600초보다 길게(idemlab의 scoped는 86400초) 보관하고, GET {base}에서 {\"retention_seconds\": N}으로 공개하세요."},
 }
 
 // ruleFixes say, per rule, what a student's endpoint must do when the
@@ -98,6 +132,17 @@ var ruleFixes = map[string]string{
 	RuleRetention.Name:     "keep keys longer than clients retry (the lab's retry for up to an hour, so more than 3600 s) and publish it: GET {base} answers {\"retention_seconds\": N}",
 }
 
+var ruleFixesKo = map[string]string{
+	RuleOneTransfer.Name:   "돈을 옮기기 전에 기본 키가 (customer, endpoint, key)인 테이블에 INSERT 한 번으로 키를 선점하고, 그 제약 오류를 판정으로 삼으세요. in_progress 상태를 두면 동시에 온 재시도는 409를 받습니다.",
+	RuleNoSilentWrong.Name: "요청의 지문(정규화한 JSON 본문의 SHA-256)을 키와 함께 저장하세요. 이미 쓴 키로 다른 요청이 오면 422로 답하고 아무것도 옮기지 않습니다.",
+	RuleByteReplay.Name:    "첫 번째 답(상태 코드, 헤더, 본문)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요.",
+	RuleNothingLost.Name:   "송금이 없는 키에 성공으로 답하지 마세요. 키의 완료는 송금과 같은 트랜잭션에서 하세요.",
+	RuleOwnResponses.Name:  "키를 고객별로 나누세요. 키 테이블의 기본 키가 (customer, endpoint, key)이면 한 고객의 키가 다른 고객의 키와 만나지 않습니다.",
+	RuleConservation.Name:  "출금과 입금을 한 트랜잭션에서 하세요. 돈을 만들거나 없애지 마세요.",
+	RuleOneCharge.Name:     "결제할 때마다 고객별로 나눈 멱등성 키를 결제 대행사에 넘기고, 호출 전후에 복구 지점을 기록하세요. 그러면 선점을 넘겨받은 재시도가 다시 결제하지 않고 첫 번째 결제를 돌려받습니다.",
+	RuleRetention.Name:     "클라이언트가 재시도하는 기간보다 오래 키를 보관하고(랩의 클라이언트는 최대 한 시간 재시도하므로 3600초보다 길게) 그 기간을 공개하세요. GET {base}가 {\"retention_seconds\": N}으로 답합니다.",
+}
+
 // Diagnose tells the cause of a rule broken from the evidence: the check
 // (or scenario) that broke it ("other-customer", "missing-key",
 // "refusals", or another), the attempts of the run, the indexes of the
@@ -106,6 +151,9 @@ var ruleFixes = map[string]string{
 // was still in flight. "" when the evidence does not tell.
 func Diagnose(check string, rule Rule, attempts []Attempt, idx []int, busy func(i int) bool) string {
 	switch {
+	case rule.N == RuleRetention.N:
+		// A retention too short is its own cause, whatever the run.
+		return CauseShortRetention
 	case check == "other-customer" || rule.N == RuleOwnResponses.N:
 		return CauseGlobalKeys
 	case rule.N == RuleNothingLost.N && usedByOthers(attempts, idx):

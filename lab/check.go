@@ -70,6 +70,14 @@ type Violation struct {
 	// (MemoryGuardLock or MemoryGuardCache: the attempts reached different
 	// servers, each guarded only by its own memory).
 	Cause string `json:"cause,omitempty"`
+	// Diagnosis says the cause in words and Fix what to change, with
+	// their Korean (lab.CauseOf; without a cause, Fix is the rule's usual
+	// one): set on the runs of a student's handler (JudgeHandlerRun), as
+	// the grader sets them on its failures.
+	Diagnosis   string `json:"diagnosis,omitempty"`
+	DiagnosisKo string `json:"diagnosis_ko,omitempty"`
+	Fix         string `json:"fix,omitempty"`
+	FixKo       string `json:"fix_ko,omitempty"`
 }
 
 // RuleResult is one rule's verdict.

@@ -31,6 +31,10 @@ type HandlerRun struct {
 	// RetentionSeconds is the file's retentionSeconds; nil when it
 	// publishes none (rule 7 is then not judged, as the grader does not).
 	RetentionSeconds *float64 `json:"retention_seconds"`
+	// Scenario is the lab scenario the run played ("" when not told): it
+	// tells the diagnosis what the run was testing, as a check's name
+	// tells the grader's.
+	Scenario string `json:"scenario,omitempty"`
 }
 
 // HandlerAttempt is one attempt: the request as the handler saw it and
@@ -117,5 +121,53 @@ func (r HandlerRun) History() History {
 }
 
 // JudgeHandlerRun judges a run of a student's handler by the checker's
-// rules (Check). It is a pure function.
-func JudgeHandlerRun(r HandlerRun) Report { return Check(r.History()) }
+// rules (Check), and says of each broken rule what the evidence shows
+// went wrong and what to change (Diagnose), as the grader does. It is a
+// pure function.
+func JudgeHandlerRun(r HandlerRun) Report {
+	h := r.History()
+	rep := Check(h)
+	check := scenarioChecks[r.Scenario]
+	for i := range rep.Rules {
+		rr := &rep.Rules[i]
+		for j := range rr.Violations {
+			v := &rr.Violations[j]
+			id := Diagnose(check, rr.Rule, h.Attempts, v.Attempts, func(k int) bool { return midTransfer(h.Attempts, k) })
+			if c, ok := CauseOf(id); ok {
+				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
+			} else {
+				v.Fix, v.FixKo = RuleFix(rr.Rule.Name), RuleFixKo(rr.Rule.Name)
+			}
+		}
+	}
+	return rep
+}
+
+// scenarioChecks names, for the browser lab's scenarios, the grader's
+// check that tests the same thing, where the diagnosis reads the check.
+var scenarioChecks = map[string]string{
+	"another-customers-key":     "other-customer",
+	"other-customer-same-body":  "other-customer",
+	"refusal-then-top-up":       "refusals",
+	"unknown-payee-then-opened": "refusals",
+}
+
+// midTransfer reports whether attempt g of a handler run was answered
+// while another attempt under its key, one that carried the transfer (or
+// whose answer was never read), was still running, on the run's clock
+// (Attempt.Arrived, Attempt.Answered; never when the run did not tell).
+func midTransfer(attempts []Attempt, g int) bool {
+	a := attempts[g]
+	if a.Answered == 0 {
+		return false
+	}
+	for x, b := range attempts {
+		if x == g || b.Key != a.Key || b.Customer != a.Customer || b.Delivered && TransferID(b.Response) == "" || b.Arrived == 0 {
+			continue
+		}
+		if b.Arrived < a.Answered && (b.Answered == 0 || a.Answered < b.Answered) {
+			return true
+		}
+	}
+	return false
+}

@@ -135,6 +135,102 @@ func TestJudgeHandlerRun(t *testing.T) {
 	}
 }
 
+// TestJudgeHandlerRunSaysTheCause holds the judge of a student's handler
+// to the grader's diagnosis (lab.Diagnose, lab.CauseOf): each broken rule
+// carries the cause the evidence shows, in English and Korean, with its
+// fix, or the rule's usual fix where the evidence does not tell.
+func TestJudgeHandlerRunSaysTheCause(t *testing.T) {
+	clocked := func(r *lab.HandlerRun) {
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+	}
+	cases := []struct {
+		name     string
+		scenario string
+		change   func(r *lab.HandlerRun)
+		rule     lab.Rule
+		cause    string
+	}{
+		{"a corrected amount answered 201", "corrected-amount", func(r *lab.HandlerRun) {
+			r.Attempts[1].Body = `{"from":"alice","to":"bob","amount":700}`
+		}, lab.RuleNoSilentWrong, lab.CauseNoFingerprint},
+		{"a replay rendered again", "retry-after-lost-answer", func(r *lab.HandlerRun) {
+			r.Attempts[1].Response = `{"transfer_id":"tr_1","from":"alice","to":"bob","amount":500,"balance_after":999500,"created_at":2}`
+		}, lab.RuleByteReplay, lab.CauseRecomputed},
+		{"a replay with another status", "retry-after-lost-answer", func(r *lab.HandlerRun) {
+			r.Attempts[1].Status = 200
+		}, lab.RuleByteReplay, lab.CauseReplayStatus},
+		{"a generic answer to a retry after the first was answered", "retry-after-lost-answer", func(r *lab.HandlerRun) {
+			clocked(r)
+			r.Attempts[1].Response = `{"status":"already processed"}`
+		}, lab.RuleByteReplay, lab.CauseGenericReplay},
+		{"a generic answer while the first still ran", "simultaneous-retries", func(r *lab.HandlerRun) {
+			r.Attempts[0].Arrived, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt, r.Attempts[0].AnsweredAt = 1, 2, 3, 4
+			r.Attempts[1].Response = `{"status":"already processed"}`
+		}, lab.RuleByteReplay, lab.CauseCompletedFirst},
+		{"another customer's request refused for the key", "another-customers-key", func(r *lab.HandlerRun) {
+			otherCustomer(r)
+			clocked(r)
+		}, lab.RuleOwnResponses, lab.CauseGlobalKeys},
+		{"a refusal not stored, paid on the retry", "refusal-then-top-up", func(r *lab.HandlerRun) {
+			r.Attempts[0].Status, r.Attempts[0].Response = 402, `{"title":"Insufficient funds","status":402}`
+			r.Attempts[0].Delivered = true
+			r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+		}, lab.RuleByteReplay, lab.CauseRefusalNotStored},
+		{"money appears: no cause, the rule's fix", "simultaneous-retries", func(r *lab.HandlerRun) {
+			r.EndBalances = map[string]int64{"alice": 1000000, "bob": 500}
+		}, lab.RuleConservation, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := keptRun()
+			r.Scenario = c.scenario
+			c.change(&r)
+			rr := lab.JudgeHandlerRun(r).Rule(c.rule)
+			if !assert.False(t, rr.OK, "rule %d broke", c.rule.N) || !assert.NotEmpty(t, rr.Violations) {
+				return
+			}
+			v := rr.Violations[0]
+			assert.Equal(t, c.cause, v.Cause, "%s", v.Message)
+			if c.cause == "" {
+				assert.Empty(t, v.Diagnosis)
+				assert.Equal(t, lab.RuleFix(c.rule.Name), v.Fix)
+				assert.Equal(t, lab.RuleFixKo(c.rule.Name), v.FixKo)
+				return
+			}
+			want, ok := lab.CauseOf(c.cause)
+			assert.True(t, ok)
+			assert.Equal(t, []string{want.Says, want.SaysKo, want.Fix, want.FixKo}, []string{v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo})
+		})
+	}
+}
+
+// Every cause and every rule's fix is said in both languages.
+func TestCausesSpeakKorean(t *testing.T) {
+	hangul := func(s string) bool {
+		for _, r := range s {
+			if r >= 0xAC00 && r <= 0xD7A3 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
+		lab.CauseNoFingerprint, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention} {
+		c, ok := lab.CauseOf(id)
+		if assert.True(t, ok, id) {
+			assert.Equal(t, id, c.ID)
+			assert.NotEmpty(t, c.Says, id)
+			assert.NotEmpty(t, c.Fix, id)
+			assert.True(t, hangul(c.SaysKo) && hangul(c.FixKo), "%s in Korean: %q / %q", id, c.SaysKo, c.FixKo)
+		}
+	}
+	for _, r := range lab.Rules() {
+		assert.NotEmpty(t, lab.RuleFix(r.Name), r.Name)
+		assert.True(t, hangul(lab.RuleFixKo(r.Name)), "rule %s's fix in Korean", r.Name)
+	}
+}
+
 // The judge ties a transfer to the intent of the attempt that inserted it
 // by the attempt's customer and parsed key, and marks a replay by the
 // answer's header, whatever its case.

@@ -90,9 +90,12 @@ const agreeSweep = `{maxPreemptions: 1, randomSchedules: 30}`
 
 // agreeScenario is what the explorer answered for one scenario.
 type agreeScenario struct {
-	Name     string   `json:"name"`
-	Broke    bool     `json:"broke"`
-	Broken   []string `json:"broken"`
+	Name   string   `json:"name"`
+	Broke  bool     `json:"broke"`
+	Broken []string `json:"broken"`
+	// Causes are what the checker in Go diagnosed of the counterexample's
+	// broken rules (lab.JudgeHandlerRun: the grader's causes).
+	Causes   []string `json:"causes"`
 	Steps    int      `json:"steps"`
 	Tried    int      `json:"tried"`
 	Schedule []string `json:"schedule"`
@@ -109,7 +112,8 @@ func exploreEach(opts string) string {
   const out = [];
   for (const sc of await labRunner.scenarios()) {
     const r = await labRunner.explore(Object.assign({ only: [sc.name] }, ` + opts + `));
-    out.push({ name: sc.name, broke: r.broke, broken: r.broke ? r.verdict.broken : [], steps: r.steps || 0, tried: r.tried,
+    const causes = r.broke ? ((r.verdict.report && r.verdict.report.rules) || []).flatMap((x) => (x.violations || []).map((v) => v.cause).filter(Boolean)) : [];
+    out.push({ name: sc.name, broke: r.broke, broken: r.broke ? r.verdict.broken : [], causes, steps: r.steps || 0, tried: r.tried,
       schedule: r.schedule || [], ms: r.ms, drawn: (r.trace || []).length,
       answers: (r.trace || []).filter((e) => e.phase === 'answer').length });
   }
@@ -422,6 +426,23 @@ func TestLabAgreeMistakes(t *testing.T) {
 					best, where, story = r.Steps, "bench story: "+st.Name, true
 				}
 			}
+		}
+		// The causes the page names are the grader's: never one the
+		// grader does not name, and the grader's own wherever a scenario
+		// of the explorer shows the evidence. The grader tells
+		// raw-bytes-fingerprint by a re-spaced retry, which the explorer
+		// does not send, and names no cause for look-then-insert.
+		var causes []string
+		for _, s := range scs {
+			for _, c := range s.Causes {
+				if !slices.Contains(causes, c) {
+					causes = append(causes, c)
+				}
+			}
+		}
+		assert.Subset(t, m.Causes, causes, "%s: the page names no cause the grader does not", m.Name)
+		if !slices.Contains([]string{"insert-or-ignore", "raw-bytes-fingerprint", "look-then-insert"}, m.Name) {
+			assert.ElementsMatch(t, m.Causes, causes, "%s: the page names the grader's causes", m.Name)
 		}
 		if m.Name == "global-keys" {
 			// Another customer's request refused 422 for the key: rule 5.

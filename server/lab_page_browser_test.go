@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/lab"
 	"idemlab/lab/handlers"
 	"idemlab/web"
 )
@@ -278,6 +279,9 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "1")
 	assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-broke"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "unique")
+	// What to change, as idemlab grade says it (the checker in Go): rule
+	// 1's fix, since two identical payments tell no finer cause.
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), lab.RuleFix(lab.RuleOneTransfer.Name))
 
 	// The shipped scoped handler holds in every scenario.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {

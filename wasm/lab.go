@@ -254,6 +254,8 @@ type judgeRequest struct {
 	Attempts         []lab.HandlerAttempt `json:"attempts"`
 	RetentionSeconds *float64             `json:"retention_seconds"`
 	Brief            bool                 `json:"brief"`
+	// Scenario is the scenario's name, which the diagnosis reads.
+	Scenario string `json:"scenario"`
 }
 
 // judge judges the run that just happened on the database by the
@@ -285,7 +287,7 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 	if err != nil {
 		return lab.HandlerRun{}, err
 	}
-	run := lab.HandlerRun{Intents: req.Intents, Attempts: req.Attempts, RetentionSeconds: req.RetentionSeconds,
+	run := lab.HandlerRun{Intents: req.Intents, Attempts: req.Attempts, RetentionSeconds: req.RetentionSeconds, Scenario: req.Scenario,
 		StartBalances: d.StartBalances(), EndBalances: map[string]int64{},
 		Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: []lab.HandlerCharge{}}
 	for _, a := range accounts {

@@ -268,9 +268,23 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
             ': ' +
             w(r.ok ? 'ruleHolds' : 'ruleBroken'),
           ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (ko && v.message_ko) || v.message)),
+          ...(r.violations || []).slice(0, 1).flatMap(causeLines),
         ),
       ),
     );
+  }
+
+  // causeLines says what the checker in Go diagnosed of a broken rule
+  // (lab.JudgeHandlerRun, the grader's causes and fixes): what went wrong
+  // when the evidence tells, and what to change.
+  function causeLines(v) {
+    const ko = document.documentElement.lang === 'ko';
+    const says = (ko && v.diagnosis_ko) || v.diagnosis;
+    const fix = (ko && v.fix_ko) || v.fix;
+    return [
+      says ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '' }, w('gradeCause', { says })) : null,
+      fix ? el('div', { class: 'lab-fix' }, w('gradeFix', { fix })) : null,
+    ];
   }
 
   async function explore() {
@@ -347,6 +361,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
                 r.broke
                   ? '✘ ' + w('gradeBroke', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
                   : '✔ ' + w('gradeHeld', { tried: r.tried }),
+                ...(r.broke ? causeLines(firstViolation(r.verdict)) : []),
               ),
               el(
                 'td',
@@ -364,6 +379,13 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
       ),
     );
     status('');
+  }
+
+  // firstViolation is the first broken rule's first violation of a
+  // verdict's report ({} when none).
+  function firstViolation(verdict) {
+    const broken = ((verdict && verdict.report && verdict.report.rules) || []).find((x) => !x.ok);
+    return (broken && broken.violations && broken.violations[0]) || {};
   }
 
   // replay plays a schedule on the bench, one step at a time, so that the

@@ -95,6 +95,8 @@ const en = {
   gradeHeld: 'no break in {tried} schedules',
   gradeBroke: 'broke {rules} ({steps} steps)',
   gradePlay: '▶ Play it',
+  gradeCause: 'What went wrong: {says}',
+  gradeFix: 'What to change: {fix}',
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scoped) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
   gradeNext: 'Broken somewhere: rules {rules}. The rung that fixes the first of them: {rung}.',
@@ -232,6 +234,8 @@ const ko = {
   gradeHeld: '{tried}가지 순서에서 깨지지 않음',
   gradeBroke: '{rules} 깨짐({steps}단계)',
   gradePlay: '▶ 재생',
+  gradeCause: '무엇이 잘못됐나: {says}',
+  gradeFix: '고칠 점: {fix}',
   gradeTop:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 단계(scoped)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 첫 번째를 고치는 단계: {rung}.',

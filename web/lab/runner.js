@@ -466,7 +466,13 @@ class Run {
       ]);
       r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
     } else {
-      const req = { intents: this.scenario.intents, attempts: records, retention_seconds: handler.retentionSeconds ?? null, brief: false };
+      const req = {
+        intents: this.scenario.intents,
+        attempts: records,
+        retention_seconds: handler.retentionSeconds ?? null,
+        brief: false,
+        scenario: this.scenario.name,
+      };
       r = JSON.parse(api.labJudge(dbId, JSON.stringify(req)));
     }
     if (r.err) throw new Error(r.err.message);
