@@ -98,6 +98,10 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 	for _, scr := range screens {
 		for _, lang := range []string{"en", "ko"} {
 			t.Run(scr.String()+"-"+lang, func(t *testing.T) {
+				// Each size and language in a tab of its own, beside the
+				// others: the test waits on frames and pages far more than
+				// it computes (on two cores, 40 % of the CPU was busy).
+				t.Parallel()
 				ctx := screenTab(t, scr)
 				for _, lesson := range []string{"01-naive", "04-in-progress", "05-replay", "08-two-servers", "09-processor"} {
 					openLessonIn(t, ctx, ts.URL+"/?lang="+lang, lesson)
