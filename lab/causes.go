@@ -160,6 +160,8 @@ func Diagnose(check string, rule Rule, attempts []Attempt, idx []int, busy func(
 		return CauseGlobalKeys
 	case check == "missing-key" && rule.N == RuleOneTransfer.N && anyKeyless(attempts, idx):
 		return CauseKeyOptional
+	case check == "repaired" && rule.N == RuleNoSilentWrong.N:
+		return CauseStoredRefusal
 	case rule.N == RuleNoSilentWrong.N:
 		return CauseNoFingerprint
 	case rule.N == RuleByteReplay.N && len(idx) == 2:

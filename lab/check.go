@@ -200,7 +200,9 @@ func newChecker(h History) *checker {
 	if h.Ledger != nil {
 		for _, t := range h.Ledger {
 			c.byTransferID[t.ID] = t
-			if in, ok := c.keyIntent[keyID{t.Customer, t.Key}]; ok {
+			if t.Intent != "" {
+				c.transfers[t.Intent]++
+			} else if in, ok := c.keyIntent[keyID{t.Customer, t.Key}]; ok {
 				c.transfers[in]++
 			}
 		}
@@ -210,7 +212,9 @@ func newChecker(h History) *checker {
 		}
 	}
 	for _, ch := range h.Charges {
-		if in, ok := c.keyIntent[keyID{ch.Customer, ch.Key}]; ok {
+		if ch.Intent != "" {
+			c.charges[ch.Intent] = append(c.charges[ch.Intent], ch.ID)
+		} else if in, ok := c.keyIntent[keyID{ch.Customer, ch.Key}]; ok {
 			c.charges[in] = append(c.charges[in], ch.ID)
 		}
 	}

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -111,11 +112,11 @@ func (r HandlerRun) History() History {
 	for _, t := range r.Transfers {
 		a := byID[t.Attempt]
 		h.Ledger = append(h.Ledger, LedgerTransfer{ID: "tr_" + strconv.FormatInt(t.ID, 10), Customer: a.Customer, Key: a.Key,
-			From: t.From, To: t.To, Amount: t.Amount})
+			From: t.From, To: t.To, Amount: t.Amount, Intent: a.Intent})
 	}
 	for _, c := range r.Charges {
 		a := byID[c.Attempt]
-		h.Charges = append(h.Charges, ProcessorCharge{ID: c.ID, Customer: a.Customer, Key: a.Key, Amount: c.Amount, IdempotencyKey: c.NetworkKey})
+		h.Charges = append(h.Charges, ProcessorCharge{ID: c.ID, Customer: a.Customer, Key: a.Key, Amount: c.Amount, IdempotencyKey: c.NetworkKey, Intent: a.Intent})
 	}
 	return h
 }
@@ -127,6 +128,14 @@ func (r HandlerRun) History() History {
 func JudgeHandlerRun(r HandlerRun) Report {
 	h := r.History()
 	rep := Check(h)
+	if vs := storedRefusals(h); len(vs) > 0 {
+		for i := range rep.Rules {
+			if rr := &rep.Rules[i]; rr.Rule.N == RuleNoSilentWrong.N {
+				rr.Violations = append(rr.Violations, vs...)
+				rr.OK, rep.OK = false, false
+			}
+		}
+	}
 	check := scenarioChecks[r.Scenario]
 	for i := range rep.Rules {
 		rr := &rep.Rules[i]
@@ -146,6 +155,8 @@ func JudgeHandlerRun(r HandlerRun) Report {
 // scenarioChecks names, for the browser lab's scenarios, the grader's
 // check that tests the same thing, where the diagnosis reads the check.
 var scenarioChecks = map[string]string{
+	"missing-key":               "missing-key",
+	"repaired-body":             "repaired",
 	"another-customers-key":     "other-customer",
 	"other-customer-same-body":  "other-customer",
 	"refusal-then-top-up":       "refusals",
@@ -170,4 +181,46 @@ func midTransfer(attempts []Attempt, g int) bool {
 		}
 	}
 	return false
+}
+
+// storedRefusals judges, for a run of a student's handler, what the
+// grader's repaired check judges over HTTP (lab/grade checkRepaired): a
+// request refused 400 or 401, which the contract refuses before anything
+// is claimed, then repaired under the same key, is a new request and must
+// be executed. A repaired request of the same intent refused with the
+// refusal's status or 422 after the refusal was answered, and never paid,
+// shows that the refusal was kept under the key (rule 2). A run that does
+// not tell when its attempts arrived and answered is not judged so.
+func storedRefusals(h History) []Violation {
+	paid := map[keyID]bool{}
+	for _, t := range h.Ledger {
+		paid[keyID{t.Customer, t.Key}] = true
+	}
+	var vs []Violation
+	for i, b := range h.Attempts {
+		if b.Key == "" || !b.Delivered || b.Status != 400 && b.Status != 401 || b.Answered == 0 || paid[keyID{b.Customer, b.Key}] {
+			continue
+		}
+		for j := i + 1; j < len(h.Attempts); j++ {
+			f := h.Attempts[j]
+			if f.Key != b.Key || f.Customer != b.Customer || f.Intent != b.Intent || !f.Delivered || f.Arrived <= b.Answered ||
+				f.Status != b.Status && f.Status != 422 {
+				continue
+			}
+			how := "answered"
+			// The lanes stand in brackets after a noun, which carries the
+			// particle.
+			ko := fmt.Sprintf("요청(%s)이 거절(%d)된 뒤 같은 키로 고쳐 보낸 요청(%s)이 %d 응답을 받고 결제되지 않았습니다", b.Lane, b.Status, f.Lane, f.Status)
+			if string(f.Response) == string(b.Response) {
+				how = "answered the refusal again,"
+				ko = fmt.Sprintf("요청(%s)이 거절(%d)된 뒤 같은 키로 고쳐 보낸 요청(%s)이 같은 거절(%d)을 다시 받고 결제되지 않았습니다", b.Lane, b.Status, f.Lane, f.Status)
+			}
+			vs = append(vs, Violation{Rule: RuleNoSilentWrong, Intent: f.Intent, Attempts: []int{i, j}, Lanes: []string{b.Lane, f.Lane},
+				Message: fmt.Sprintf("%s was refused %d, and the repaired request under the same key (%s) was %s %d and never paid: the refusal was kept under the key, so the customer's corrected request can never go through",
+					b.Lane, b.Status, f.Lane, how, f.Status),
+				MessageKo: ko + ". 거절이 키에 저장되어 고객이 고친 요청은 영영 실행되지 않습니다"})
+			break
+		}
+	}
+	return vs
 }

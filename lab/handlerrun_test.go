@@ -176,6 +176,13 @@ func TestJudgeHandlerRunSaysTheCause(t *testing.T) {
 			r.Attempts[0].Delivered = true
 			r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
 		}, lab.RuleByteReplay, lab.CauseRefusalNotStored},
+		{"a request without a key, paid twice on its retry", "missing-key", func(r *lab.HandlerRun) {
+			r.Attempts[0].Key, r.Attempts[1].Key = "", ""
+			r.Attempts[1].Headers, r.Attempts[1].Response = nil, answerTr
+			r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+			r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+			r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+		}, lab.RuleOneTransfer, lab.CauseKeyOptional},
 		{"money appears: no cause, the rule's fix", "simultaneous-retries", func(r *lab.HandlerRun) {
 			r.EndBalances = map[string]int64{"alice": 1000000, "bob": 500}
 		}, lab.RuleConservation, ""},
@@ -202,6 +209,49 @@ func TestJudgeHandlerRunSaysTheCause(t *testing.T) {
 			assert.Equal(t, []string{want.Says, want.SaysKo, want.Fix, want.FixKo}, []string{v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo})
 		})
 	}
+}
+
+// TestJudgeHandlerRunRepairedRequest holds the browser's judge to the
+// grader's repaired check: a request refused 400 and repaired under the
+// same key must be executed; refused again (the 400 kept under the key)
+// it breaks rule 2, stored-validation-refusal; executed, it breaks none.
+func TestJudgeHandlerRunRepairedRequest(t *testing.T) {
+	repaired := func(status int, response string, paid bool) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "repaired-body"
+		r.Attempts[0].Body, r.Attempts[0].Status = `{"from":"alice","to":"bob","amount":"500"}`, 400
+		r.Attempts[0].Response, r.Attempts[0].Delivered = `{"title":"Bad Request","status":400}`, true
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Headers = status, response, nil
+		r.Transfers[0].Attempt, r.Charges[0].Attempt = "a2", "a2"
+		if !paid {
+			r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+		}
+		return r
+	}
+	ok := lab.JudgeHandlerRun(repaired(201, answer, true))
+	assert.True(t, ok.OK, "%+v", ok.Rules)
+
+	for _, c := range []struct {
+		status   int
+		response string
+	}{{400, `{"title":"Bad Request","status":400}`}, {422, `{"title":"Unprocessable","status":422}`}} {
+		rep := lab.JudgeHandlerRun(repaired(c.status, c.response, false))
+		assert.Equal(t, []string{lab.RuleNoSilentWrong.Name}, rep.Broken(), "repaired request answered %d", c.status)
+		rr := rep.Rule(lab.RuleNoSilentWrong)
+		if assert.Len(t, rr.Violations, 1) {
+			v := rr.Violations[0]
+			assert.Equal(t, lab.CauseStoredRefusal, v.Cause)
+			assert.Equal(t, []string{"a1", "a2"}, v.Lanes)
+			assert.Contains(t, v.Message, "the refusal was kept under the key")
+			assert.Contains(t, v.MessageKo, "거절이 키에 저장되어")
+		}
+	}
+	// Without the run's clock nothing says the repaired request came
+	// after the refusal's answer: not judged.
+	r := repaired(400, `{"title":"Bad Request","status":400}`, false)
+	r.Attempts[1].Arrived = 0
+	assert.True(t, lab.JudgeHandlerRun(r).OK)
 }
 
 // Every cause and every rule's fix is said in both languages.
@@ -241,7 +291,8 @@ func TestHandlerRunHistory(t *testing.T) {
 	assert.Equal(t, "k-1", h.Attempts[0].Key)
 	assert.True(t, h.Attempts[1].Replayed)
 	assert.False(t, h.Attempts[0].Delivered)
-	assert.Equal(t, []lab.LedgerTransfer{{ID: "tr_1", Customer: "cust-1", Key: "k-1", From: "alice", To: "bob", Amount: 500}}, h.Ledger)
+	// The transfer names the intent of the attempt that inserted it.
+	assert.Equal(t, []lab.LedgerTransfer{{ID: "tr_1", Customer: "cust-1", Key: "k-1", From: "alice", To: "bob", Amount: 500, Intent: "i1"}}, h.Ledger)
 	assert.Equal(t, lab.LabRetryHorizon, h.RetryHorizon)
 }
 

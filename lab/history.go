@@ -55,6 +55,11 @@ type LedgerTransfer struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Amount   int64  `json:"amount"`
+	// Intent is the intent of the attempt that made it, where the run
+	// knows (the browser's lab records which attempt inserted each row):
+	// it ties a transfer made without a key to its intent. "" ties it by
+	// Customer and Key.
+	Intent string `json:"intent,omitempty"`
 }
 
 // ProcessorCharge is a charge the payment processor recorded, when the
@@ -68,6 +73,9 @@ type ProcessorCharge struct {
 	Amount   int64  `json:"amount"`
 	// IdempotencyKey is the key the call carried downstream, if any.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Intent is the intent of the attempt that made it, where the run
+	// knows (as LedgerTransfer.Intent).
+	Intent string `json:"intent,omitempty"`
 }
 
 // History is everything the checker judges.

@@ -48,19 +48,26 @@ package server_test
 //     arrived: the explorer's another-customers-key breaks global-keys so
 //     (a 422).
 //
-// Two it still lacks (lab.JudgeHandlerRun, the browser's judge):
+// Two more the browser's judge (lab.JudgeHandlerRun) makes its own way:
 //
-//   - checks.go checkRepaired (rule 2): a refusal (400, 401) stored under
-//     its key, so the repaired request never goes through. No handler here
-//     does it; the browser has no such scenario nor judgment.
+//   - checks.go checkRepaired (rule 2): a refusal (400) stored under its
+//     key, so the repaired request never goes through. The explorer's
+//     repaired-body scenario sends a body whose amount is a JSON string,
+//     then the repaired body under the same key, and the judge breaks
+//     rule 2 (stored-validation-refusal) when the repaired request is
+//     refused again and never paid. No handler here stores a refusal
+//     (lab's TestJudgeHandlerRunRepairedRequest judges one by hand); the
+//     401 half of the story needs no customer, which the lab's attempts
+//     always have.
+//   - checks.go checkMissingKey: the explorer's missing-key scenario sends
+//     a request without Idempotency-Key and its retry; one that pays both
+//     breaks rule 1 (key-optional), as naive does.
 //   - checkrun.go crossCheck (rule 5): an answer naming another customer's
 //     transfer; lab.Check's rule 5 sees that too.
 //
-// The grader's stories the browser does not play at all: missing-key,
-// malformed-keys, longest-key and repaired
-// (their answers are notes, not rules, but for checkRepaired above), and
-// the day. For these fourteen handlers the
-// verdicts agree without them.
+// The grader's stories the browser does not play at all: malformed-keys
+// and longest-key (their answers are notes, not rules), and the day. For
+// these fourteen handlers the verdicts agree without them.
 
 import (
 	"context"

@@ -892,6 +892,20 @@ function scenarios() {
         one('a2', { after: 'a1', body: toDave, now: T0 + 1000, setBalance: { account: 'dave', balance: 0 } }),
       ],
     },
+    // A client that sends no Idempotency-Key, and retries after a lost
+    // answer: without a key no retry can be told from a new request, so
+    // the contract answers 400 and moves nothing.
+    { name: 'missing-key', attempts: [one('a1', { key: null, lose: true }), one('a2', { key: null, after: 'a1', now: T0 + 1000 })] },
+    // A body the contract refuses before anything is claimed (the amount a
+    // JSON string: 400), then the repaired body under the same key: the
+    // refusal stored nothing, so the repaired request is new and pays.
+    {
+      name: 'repaired-body',
+      attempts: [
+        one('a1', { body: JSON.stringify({ from: 'alice', to: 'bob', amount: '200000' }) }),
+        one('a2', { after: 'a1', now: T0 + 1000 }),
+      ],
+    },
     // The answer is delivered, then the same request comes again with its
     // fields reordered (reordered-json loses the first answer).
     {
