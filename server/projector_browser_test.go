@@ -29,8 +29,18 @@ func projectorTab(t testing.TB, base string) (context.Context, string) {
 	proj := tab(t)
 	run(t, proj, chromedp.EmulateViewport(1920, 1080),
 		signInSteps(base),
-		click("#create"),
-		waitJS(`document.getElementById('conn').textContent === 'online'`),
+		click("#create"))
+	if err := chromedp.Do(proj, waitJS(`document.getElementById('conn').textContent === 'online'`)); err != nil {
+		// Say what the page shows, so that a failure names its cause: a
+		// room never made, a socket refused (and why), or one still
+		// reconnecting.
+		t.Fatalf("the presenter's room never came online: %v; the page: %s", err, eval[string](t, proj, `JSON.stringify({
+			conn: document.getElementById('conn').textContent, status: document.getElementById('conn').dataset.status || '',
+			drops: document.getElementById('conn').dataset.drops || '', code: document.getElementById('code').textContent,
+			reconnecting: !document.getElementById('reconnecting').hidden, url: location.href,
+			main: (document.querySelector('main') || document.body).innerText.slice(0, 400)})`))
+	}
+	run(t, proj,
 		waitJS(`document.getElementById('code').textContent.length === 6`),
 		waitJS(`document.querySelector('#level option[value="scoped"]') !== null && !document.getElementById('fire').disabled`))
 	return proj, text(t, proj, "#code")
