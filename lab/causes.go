@@ -86,12 +86,12 @@ var causes = map[string]Cause{
 		"the retry's answer was rebuilt from the ledger as it is now, so its balance or time differ from the first answer's",
 		"store the first answer's bytes with the key when the transfer commits, and send those bytes again; never render a replay anew",
 		"재시도의 답을 지금의 원장으로 다시 만들었습니다. 그래서 잔액이나 시각이 첫 번째 답과 다릅니다.",
-		"송금을 커밋할 때 첫 번째 답의 바이트를 키와 함께 저장하고 그 바이트를 다시 보내세요. 재전송할 답을 새로 렌더링하지 마세요."},
+		"송금을 커밋할 때 첫 번째 답의 바이트를 키와 함께 저장하고 그 바이트를 다시 보내세요. 재생할 답을 새로 렌더링하지 마세요."},
 	CauseReplayStatus: {CauseReplayStatus,
 		"the retry got the first answer's body with another status",
 		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200",
 		"재시도가 첫 번째 답의 본문을 받았지만 상태 코드가 다릅니다.",
-		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재전송됩니다."},
+		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재생됩니다."},
 	CauseRefusalNotStored: {CauseRefusalNotStored,
 		"a business refusal (402 or 404) was not stored under its key, so the retry, once the money or the account was there, was executed as a new request",
 		"a refusal is an answer: store a 402 or 404 under its key like a success and replay it; release the claim (delete the key) only when the request failed with an exception and was never answered",
@@ -115,8 +115,8 @@ var causes = map[string]Cause{
 	CauseShortRetention: {CauseShortRetention,
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}",
-		"공개한 보관 기간이 클라이언트가 재시도하는 기간보다 길지 않습니다.",
-		"클라이언트가 재시도하는 기간보다 오래 키를 보관하세요. 랩에서는 3600초보다 길게(idemlab의 scoped는 86400초) 보관하고, GET {base}에서 {\"retention_seconds\": N}으로 공개하세요."},
+		"공개한 보존 기간이 클라이언트가 재시도하는 기간보다 길지 않습니다.",
+		"클라이언트가 재시도하는 기간보다 오래 키를 보존하세요. 랩에서는 3600초보다 길게(idemlab의 scoped는 86400초) 보존하고, GET {base}에서 {\"retention_seconds\": N}으로 공개하세요."},
 }
 
 // ruleFixes say, per rule, what a student's endpoint must do when the
@@ -140,7 +140,7 @@ var ruleFixesKo = map[string]string{
 	RuleOwnResponses.Name:  "키를 고객별로 나누세요. 키 테이블의 기본 키가 (customer, endpoint, key)이면 한 고객의 키가 다른 고객의 키와 만나지 않습니다.",
 	RuleConservation.Name:  "출금과 입금을 한 트랜잭션에서 하세요. 돈을 만들거나 없애지 마세요.",
 	RuleOneCharge.Name:     "결제할 때마다 고객별로 나눈 멱등성 키를 결제 대행사에 넘기고, 호출 전후에 복구 지점을 기록하세요. 그러면 선점을 넘겨받은 재시도가 다시 결제하지 않고 첫 번째 결제를 돌려받습니다.",
-	RuleRetention.Name:     "클라이언트가 재시도하는 기간보다 오래 키를 보관하고(랩의 클라이언트는 최대 한 시간 재시도하므로 3600초보다 길게) 그 기간을 공개하세요. GET {base}가 {\"retention_seconds\": N}으로 답합니다.",
+	RuleRetention.Name:     "클라이언트가 재시도하는 기간보다 오래 키를 보존하고(랩의 클라이언트는 최대 한 시간 재시도하므로 3600초보다 길게) 그 기간을 공개하세요. GET {base}가 {\"retention_seconds\": N}으로 답합니다.",
 }
 
 // Diagnose tells the cause of a rule broken from the evidence: the check

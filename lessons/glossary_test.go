@@ -105,9 +105,9 @@ func itoa(n int) string { return strconv.Itoa(n) }
 var hangul = regexp.MustCompile(`\p{Hangul}`)
 
 // koreanTexts gathers every Korean text a student reads: the Korean lessons
-// (code spans dropped: they stay English), the ko table of web/strings.js,
-// the Korean of web/classroom/words.js, and the Korean messages of the Go code
-// under lab/ and server/.
+// (code spans dropped: they stay English), the ko tables of web/strings.js
+// and web/lab-words.js, the Korean of web/classroom/words.js, and the Korean
+// messages of the Go code under lab/ and server/.
 func koreanTexts(t testing.TB) []koreanText {
 	t.Helper()
 	var texts []koreanText
@@ -131,6 +131,17 @@ func koreanTexts(t testing.TB) []koreanText {
 	})})
 	texts = append(texts, koreanText{"web/classroom/words.js", readLines(t, filepath.Join("..", "web", "classroom", "words.js"), func(_ int, l string) (string, bool) {
 		return l, hangul.MatchString(l)
+	})})
+	// The lab page's words ("Your endpoint"), its ko table.
+	inLabKo := false
+	texts = append(texts, koreanText{"web/lab-words.js ko", readLines(t, filepath.Join("..", "web", "lab-words.js"), func(_ int, l string) (string, bool) {
+		switch {
+		case strings.HasPrefix(l, "const ko = {"):
+			inLabKo = true
+		case inLabKo && strings.HasPrefix(l, "};"):
+			inLabKo = false
+		}
+		return l, inLabKo && hangul.MatchString(l)
 	})})
 	for _, dir := range []string{"lab", "server"} {
 		err := filepath.WalkDir(filepath.Join("..", dir), func(p string, d os.DirEntry, err error) error {

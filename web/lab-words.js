@@ -151,7 +151,7 @@ const ko = {
   theme: '테마',
   language: '언어',
   labIntro:
-    '브라우저 안의 실제 SQLite 데이터베이스 위에서 JavaScript로 작성하는 나만의 송금 엔드포인트입니다. 처음에는 순진한 핸들러로 시작하며, 요청이 올 때마다 돈이 이동합니다. 한 단계씩 올라가세요. 각 단계는 핸들러가 다음에 해야 할 일을 알려 주고, 탐색기와 채점이 그 일을 해냈는지 알려 줍니다. 같은 파일은 내 컴퓨터에서도 똑같이 동작합니다. idemlab lab serve handler.js로 실행하고 idemlab grade로 채점하세요.',
+    '브라우저 안의 실제 SQLite 데이터베이스 위에서 JavaScript로 작성하는 나만의 송금 엔드포인트입니다. 처음에는 순진한 핸들러로 시작하며, 요청이 올 때마다 돈이 이동합니다. 단계를 하나씩 올라가세요. 각 단계는 핸들러가 다음에 해야 할 일을 알려 주고, 탐색기와 채점이 그 일을 해냈는지 알려 줍니다. 같은 파일은 내 컴퓨터에서도 똑같이 동작합니다. idemlab lab serve handler.js로 실행하고 idemlab grade로 채점하세요.',
   rungs: '단계',
   rung: '단계',
   rungGoal: '이 단계에서 더할 것',
@@ -184,7 +184,7 @@ const ko = {
   startMissing: '순진한 핸들러를 불러오지 못했습니다: {error}',
   raceHeading: '경합시키기',
   raceIntro:
-    '시나리오를 벤치에 올리고 다음에 실행할 시도를 고르세요. 핸들러의 await 하나하나가 한 단계이며, 곧 실행될 문장이 표시됩니다. 또는 탐색기에게 맡기세요. 두 시도의 모든 순서와 세 시도의 무작위 순서를 시험해 보고, 규칙을 깨는 가장 짧은 순서를 보여 줍니다.',
+    '시나리오를 벤치에 올리고 다음에 실행할 시도를 고르세요. 핸들러의 await 하나하나가 한 스텝이며, 곧 실행될 SQL 문이 표시됩니다. 또는 탐색기에게 맡기세요. 두 시도의 모든 순서와 세 시도의 무작위 순서를 시험해 보고, 규칙을 깨는 가장 짧은 순서를 보여 줍니다.',
   scenario: '시나리오',
   benchStart: '▶ 벤치에 올리기',
   explore: '⌕ 탐색기로 깨뜨려 보기',
@@ -193,7 +193,7 @@ const ko = {
   engineFailedLab: '엔진을 시작하지 못했습니다: {error}',
   loadFailed: '핸들러를 불러오지 못했습니다: {error}',
   onBench: '벤치에 올린 시나리오: {scenario}. 다음에 실행할 시도를 고르세요.',
-  runStep: '{id} 한 단계 실행',
+  runStep: '{id} 한 스텝 실행',
   crash: '여기서 {id} 중단',
   loseAnswer: '{id}의 응답 잃기',
   timeOut: '{id}의 클라이언트가 포기',
@@ -210,19 +210,19 @@ const ko = {
   ruleBroken: '깨짐',
   exploring: '탐색기가 실행 순서를 시험하는 중…',
   exploredNone:
-    '이 범위 안에서는 깨지는 순서를 찾지 못했습니다. {ms}ms 동안 {tried}가지 순서를 시험했습니다(두 시도는 {bound}단계까지의 모든 순서, 세 시도는 무작위 순서). 증명은 아닙니다. 범위를 넓히면 찾을 수도 있습니다.',
+    '이 범위 안에서는 깨지는 순서를 찾지 못했습니다. {ms}ms 동안 {tried}가지 순서를 시험했습니다(두 시도는 {bound}스텝까지의 모든 순서, 세 시도는 무작위 순서). 증명은 아닙니다. 범위를 넓히면 찾을 수도 있습니다.',
   exploredBroke:
-    '“{scenario}” 시나리오에서 규칙이 깨졌습니다({rule}). {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}단계입니다.',
+    '“{scenario}” 시나리오에서 규칙이 깨졌습니다({rule}). {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝입니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
   scheduleWords: '순서: {schedule}',
-  traceHeading: '지금까지의 모든 단계',
+  traceHeading: '지금까지의 모든 스텝',
   gradeAll: '✓ 모든 시나리오 검사',
   scenario_simultaneous_retries: '같은 요청 두 개가 동시에',
   scenario_retry_after_lost_answer: '응답을 잃은 뒤의 재시도',
   scenario_corrected_amount: '같은 키로 금액을 고친 요청',
   scenario_reordered_json: 'JSON 멤버 순서만 바뀐 재시도',
   scenario_another_customers_key: '같은 키를 쓰는 다른 고객',
-  scenario_crash_at_every_step: '어느 단계에서든 중단된 뒤의 재시도',
+  scenario_crash_at_every_step: '어느 스텝에서든 중단된 뒤의 재시도',
   scenario_retry_after_retention: '클라이언트의 재시도 한 시간이 끝날 무렵의 재시도',
   scenario_three_retries: '같은 요청 세 개, 무작위 순서',
   scenario_other_customer_same_body: '같은 키로 같은 본문을 보내는 다른 고객',
@@ -236,7 +236,7 @@ const ko = {
   gradeScenario: '시나리오',
   gradeResult: '탐색기가 찾은 것',
   gradeHeld: '{tried}가지 순서에서 깨지지 않음',
-  gradeBroke: '{rules} 깨짐({steps}단계)',
+  gradeBroke: '{rules} 깨짐({steps}스텝)',
   gradePlay: '▶ 재생',
   gradeCause: '무엇이 잘못됐나: {says}',
   gradeFix: '고칠 점: {fix}',
@@ -247,7 +247,7 @@ const ko = {
   goal_naive:
     '아직 할 일은 없습니다. 여기가 출발점입니다. 요청마다 돈이 이동하므로, 응답을 받지 못해 다시 보내는 클라이언트는 두 번 결제합니다. 핸들러를 읽고 다음 단계로 넘어가세요.',
   hints_naive: [
-    'await 하나하나가 한 단계입니다. 핸들러가 데이터베이스를 기다리는 동안 다른 시도가 실행될 수 있습니다.',
+    'await 하나하나가 한 스텝입니다. 핸들러가 데이터베이스를 기다리는 동안 다른 시도가 실행될 수 있습니다.',
     '실습은 잔액과 결제망의 청구 기록으로 판정하며, 여러분의 테이블은 보지 않습니다.',
   ],
   goal_unique:
@@ -277,7 +277,7 @@ const ko = {
     '키는 고객의 것입니다. (고객, 엔드포인트, 키)로 범위를 나누고, 클라이언트가 재시도하는 기간보다 오래 보관하며(retentionSeconds로 공개), 결제망에도 키를 넘겨 같은 청구가 두 번 일어나지 않게 하세요.',
   hints_scoped: [
     '두 고객이 모두 order-1이라는 키를 쓸 수 있습니다.',
-    '클라이언트는 한 시간 동안 재시도합니다. 보관 기간이 정확히 3600초면 부족합니다.',
+    '클라이언트는 한 시간 동안 재시도합니다. 보존 기간이 정확히 3600초면 부족합니다.',
     'pay({ …, key })는 같은 키가 다시 오면 첫 청구로 답합니다.',
   ],
 };
