@@ -81,14 +81,8 @@ fmt-js: $(PRETTIER)
 # shared cores takes minutes, close to go test's default of 10.
 TEST_TIMEOUT ?= 30m
 
-# The longest packages start first: go test starts them in the order
-# given, two at a time on two cores, and ./server (the browser tests, about
-# six minutes under -race) used to start last, after cmd/idemlab and
-# lab/grade had run beside each other, so the suite waited on it alone.
-LONG_TESTS := ./server/ ./cmd/idemlab/ ./lab/grade/
-
 test: vet lint-js wasm editor $(AXE)
-	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) $(LONG_TESTS) ./...
+	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
 	$(MAKE) test-js
 
 # The edit-test loop: every package's tests under -short, which starts no
