@@ -55,10 +55,9 @@ package server_test
 //     repaired-body scenario sends a body whose amount is a JSON string,
 //     then the repaired body under the same key, and the judge breaks
 //     rule 2 (stored-validation-refusal) when the repaired request is
-//     refused again and never paid. No handler here stores a refusal
-//     (lab's TestJudgeHandlerRunRepairedRequest judges one by hand); the
-//     401 half of the story needs no customer, which the lab's attempts
-//     always have.
+//     refused again and never paid, as it does validate-after-claim's;
+//     the 401 half of the story needs no customer, which the lab's
+//     attempts always have.
 //   - checks.go checkMissingKey: the explorer's missing-key scenario sends
 //     a request without Idempotency-Key and its retry; one that pays both
 //     breaks rule 1 (key-optional), as naive does.
@@ -483,7 +482,7 @@ func TestLabAgreeMistakes(t *testing.T) {
 		t.Logf("%s: shortest counterexample %d steps (%s); browser as the grader sees it %v, grader %v (may also %v); %s",
 			m.Name, best, where, got, m.Breaks, m.MayAlsoBreak, time.Since(t0).Round(time.Millisecond))
 	}
-	t.Logf("eight mistakes in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("%d mistakes in %s", len(handlers.Mistakes()), time.Since(start).Round(time.Millisecond))
 }
 
 func hasAny(got, want []string) bool {

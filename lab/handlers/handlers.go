@@ -97,6 +97,9 @@ var mistakes = []Mistake{
 	{Name: "release-on-402", From: "scoped",
 		What:   "deletes the claim on a 402 instead of storing it: the retry after a top-up pays (rule 3)",
 		Breaks: []string{"replay-is-byte-identical"}, Causes: []string{"refusal-not-stored"}},
+	{Name: "validate-after-claim", From: "scoped",
+		What:   "checks the body only after claiming the key and stores its 400 there: the repaired request under the same key is refused 422 and never paid (rule 2)",
+		Breaks: []string{"different-request-never-succeeds"}, Causes: []string{"stored-validation-refusal"}},
 }
 
 // Names lists every handler: the rungs, then the mistakes.
