@@ -457,7 +457,9 @@ func (c *checker) check(rule Rule) []Violation {
 				continue
 			}
 			for j, f := range c.h.Attempts {
-				if j == i || f.Customer == a.Customer || f.Key != a.Key || f.Arrived == 0 || f.Arrived >= a.Arrived {
+				// A request that named no customer is nobody's (refused 401):
+				// what it left under the key is rule 2's story, not this one.
+				if j == i || f.Customer == a.Customer || f.Customer == "" || f.Key != a.Key || f.Arrived == 0 || f.Arrived >= a.Arrived {
 					continue
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s's own request under key %q was refused %d %s and never paid, after customer %s had sent that key: another customer's key must never stop a customer's own request",

@@ -157,6 +157,7 @@ func JudgeHandlerRun(r HandlerRun) Report {
 var scenarioChecks = map[string]string{
 	"missing-key":               "missing-key",
 	"repaired-body":             "repaired",
+	"repaired-auth":             "repaired",
 	"another-customers-key":     "other-customer",
 	"other-customer-same-body":  "other-customer",
 	"refusal-then-top-up":       "refusals",
@@ -198,13 +199,16 @@ func storedRefusals(h History) []Violation {
 	}
 	var vs []Violation
 	for i, b := range h.Attempts {
-		if b.Key == "" || !b.Delivered || b.Status != 400 && b.Status != 401 || b.Answered == 0 || paid[keyID{b.Customer, b.Key}] {
+		if b.Key == "" || !b.Delivered || b.Status != 400 && b.Status != 401 || b.Answered == 0 {
 			continue
 		}
 		for j := i + 1; j < len(h.Attempts); j++ {
 			f := h.Attempts[j]
-			if f.Key != b.Key || f.Customer != b.Customer || f.Intent != b.Intent || !f.Delivered || f.Arrived <= b.Answered ||
-				f.Status != b.Status && f.Status != 422 {
+			// A 401's request named no customer: its repair is the same
+			// wish sent with one.
+			sameCustomer := f.Customer == b.Customer || b.Status == 401 && b.Customer == ""
+			if f.Key != b.Key || !sameCustomer || f.Intent != b.Intent || !f.Delivered || f.Arrived <= b.Answered ||
+				f.Status != b.Status && f.Status != 422 || paid[keyID{f.Customer, f.Key}] {
 				continue
 			}
 			how := "answered"

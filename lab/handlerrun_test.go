@@ -216,11 +216,25 @@ func TestJudgeHandlerRunSaysTheCause(t *testing.T) {
 // same key must be executed; refused again (the 400 kept under the key)
 // it breaks rule 2, stored-validation-refusal; executed, it breaks none.
 func TestJudgeHandlerRunRepairedRequest(t *testing.T) {
+	t.Run("body", func(t *testing.T) {
+		judgeRepaired(t, "repaired-body", 400, `{"title":"Bad Request","status":400}`, func(a *lab.HandlerAttempt) {
+			a.Body = `{"from":"alice","to":"bob","amount":"500"}`
+		})
+	})
+	// The 401 half: the first request named no customer; its repair is
+	// the same transfer with one.
+	t.Run("auth", func(t *testing.T) {
+		judgeRepaired(t, "repaired-auth", 401, `{"title":"Unauthorized","status":401}`, func(a *lab.HandlerAttempt) { a.Customer = "" })
+	})
+}
+
+func judgeRepaired(t *testing.T, scenario string, refused int, refusal string, bad func(*lab.HandlerAttempt)) {
 	repaired := func(status int, response string, paid bool) lab.HandlerRun {
 		r := keptRun()
-		r.Scenario = "repaired-body"
-		r.Attempts[0].Body, r.Attempts[0].Status = `{"from":"alice","to":"bob","amount":"500"}`, 400
-		r.Attempts[0].Response, r.Attempts[0].Delivered = `{"title":"Bad Request","status":400}`, true
+		r.Scenario = scenario
+		bad(&r.Attempts[0])
+		r.Attempts[0].Status = refused
+		r.Attempts[0].Response, r.Attempts[0].Delivered = refusal, true
 		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
 		r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Headers = status, response, nil
 		r.Transfers[0].Attempt, r.Charges[0].Attempt = "a2", "a2"
@@ -235,7 +249,7 @@ func TestJudgeHandlerRunRepairedRequest(t *testing.T) {
 	for _, c := range []struct {
 		status   int
 		response string
-	}{{400, `{"title":"Bad Request","status":400}`}, {422, `{"title":"Unprocessable","status":422}`}} {
+	}{{refused, refusal}, {422, `{"title":"Unprocessable","status":422}`}} {
 		rep := lab.JudgeHandlerRun(repaired(c.status, c.response, false))
 		assert.Equal(t, []string{lab.RuleNoSilentWrong.Name}, rep.Broken(), "repaired request answered %d", c.status)
 		rr := rep.Rule(lab.RuleNoSilentWrong)
@@ -249,7 +263,7 @@ func TestJudgeHandlerRunRepairedRequest(t *testing.T) {
 	}
 	// Without the run's clock nothing says the repaired request came
 	// after the refusal's answer: not judged.
-	r := repaired(400, `{"title":"Bad Request","status":400}`, false)
+	r := repaired(refused, refusal, false)
 	r.Attempts[1].Arrived = 0
 	assert.True(t, lab.JudgeHandlerRun(r).OK)
 }

@@ -304,6 +304,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
         scenario: scenarioWords(r.scenario),
         tried: r.tried,
         steps: r.steps,
+        switches: switchesOf(r.schedule),
       }),
     );
     const found = $('lab-found');
@@ -311,7 +312,11 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     found.dataset.scenario = r.scenario;
     found.dataset.rule = broken ? broken.rule.name : '';
     found.replaceChildren(
-      el('p', {}, w('scheduleWords', { schedule: r.schedule.join(' → ') })),
+      el(
+        'p',
+        { class: 'schedule', 'data-switches': String(switchesOf(r.schedule)) },
+        w('scheduleWords', { schedule: scheduleRuns(r.schedule) }),
+      ),
       rulesList(r.verdict),
       el('button', { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(r.scenario, r.schedule)) }, w('replayFound')),
     );
@@ -417,4 +422,23 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     },
   );
   return panel;
+}
+
+// scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the
+// few moves a reader follows, where the steps one by one are dozens.
+export function scheduleRuns(schedule) {
+  const runs = [];
+  for (const pick of schedule) {
+    const last = runs[runs.length - 1];
+    if (last && last.pick === pick) last.n++;
+    else runs.push({ pick, n: 1 });
+  }
+  return runs.map((r) => (r.n > 1 ? r.pick + ' ×' + r.n : r.pick)).join(' → ');
+}
+
+// switchesOf counts where a schedule moves from one attempt to another.
+export function switchesOf(schedule) {
+  let n = 0;
+  for (let i = 1; i < schedule.length; i++) if (schedule[i] !== schedule[i - 1]) n++;
+  return n;
 }

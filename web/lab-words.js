@@ -71,7 +71,8 @@ const en = {
   exploring: 'The explorer is trying schedules…',
   exploredNone:
     'No break found within this bound: {tried} schedules tried in {ms} ms (every order of two attempts up to {bound} steps, then random orders of three). Not a proof: a bigger bound might find one.',
-  exploredBroke: 'Broke rule {rule} in the scenario “{scenario}”, after {tried} schedules: the shortest order found has {steps} steps.',
+  exploredBroke:
+    'Broke rule {rule} in the scenario “{scenario}”, after {tried} schedules: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   replayFound: '▶ Play that order on the bench',
   scheduleWords: 'The order: {schedule}',
   traceHeading: 'Every step so far',
@@ -90,6 +91,7 @@ const en = {
   scenario_reordered_after_answer: 'an answered request, then a retry with its JSON members reordered',
   scenario_missing_key: 'no Idempotency-Key, and a retry after a lost answer',
   scenario_repaired_body: 'a body refused 400, then repaired under the same key',
+  scenario_repaired_auth: 'a transfer refused 401 for want of a customer, then sent with one under the same key',
   grading: 'Checking scenario {n} of {total}: {scenario}…',
   gradeHeading: 'Every scenario, explored',
   gradeScenario: 'Scenario',
@@ -212,7 +214,7 @@ const ko = {
   exploredNone:
     '이 범위 안에서는 깨지는 순서를 찾지 못했습니다. {ms}ms 동안 {tried}가지 순서를 시험했습니다(두 시도는 {bound}스텝까지의 모든 순서, 세 시도는 무작위 순서). 증명은 아닙니다. 범위를 넓히면 찾을 수도 있습니다.',
   exploredBroke:
-    '“{scenario}” 시나리오에서 규칙이 깨졌습니다({rule}). {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝입니다.',
+    '“{scenario}” 시나리오에서 규칙이 깨졌습니다({rule}). {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
   scheduleWords: '순서: {schedule}',
   traceHeading: '지금까지의 모든 스텝',
@@ -231,6 +233,7 @@ const ko = {
   scenario_reordered_after_answer: '응답을 받은 요청, 그리고 JSON 멤버 순서만 바뀐 재시도',
   scenario_missing_key: 'Idempotency-Key가 없는 요청, 그리고 응답을 잃은 뒤의 재시도',
   scenario_repaired_body: '400으로 거절된 본문, 그리고 같은 키로 고쳐 보낸 요청',
+  scenario_repaired_auth: '고객 없이 보내 401로 거절된 송금, 그리고 같은 키로 고객을 밝혀 다시 보낸 요청',
   grading: '시나리오 {total}개 중 {n}번째 검사 중: {scenario}…',
   gradeHeading: '탐색기로 살펴본 모든 시나리오',
   gradeScenario: '시나리오',
