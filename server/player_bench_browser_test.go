@@ -121,6 +121,7 @@ func BenchmarkPlaygroundStep(b *testing.B) {
 	for _, k := range []string{"own", "engine", "call", "draw", "paint"} {
 		b.ReportMetric(sum[k]/n, k+"-ms/step")
 	}
+	b.ReportMetric(sum["writes"]/n, "race-writes/step")
 	// The mean above holds the first click, one second after the page
 	// turned interactive, while the browser still compiles the module's
 	// hot code in the background (measured: 42-187 ms of the page's own
@@ -140,17 +141,23 @@ const clickStepJS = `new Promise((resolve) => {
 	const before = box.dataset.step;
 	const owns = performance.getEntriesByName('idemlab-own').length;
 	const last = (name) => performance.getEntriesByName(name).at(-1).duration;
+	// How many changes the step made to the race view's elements: the
+	// frame's style, layout and paint follow from them.
+	let writes = 0;
+	const race = new MutationObserver((l) => { writes += l.length; });
+	race.observe(document.getElementById('race'), { attributes: true, childList: true, subtree: true, characterData: true });
 	const t0 = performance.now();
 	const obs = new MutationObserver(() => {
 		if (box.dataset.step === before) return;
 		obs.disconnect();
 		requestAnimationFrame(() => requestAnimationFrame(() => {
+			race.disconnect();
 			const click = performance.now() - t0;
 			// The step's measures are complete once its idemlab-own is
 			// recorded, after the first frame.
 			const done = () => performance.getEntriesByName('idemlab-own').length > owns
 				? resolve({ click, own: last('idemlab-own'), engine: last('idemlab-engine'), call: last('idemlab-call-step'),
-					draw: last('idemlab-draw'), paint: last('idemlab-paint') })
+					draw: last('idemlab-draw'), paint: last('idemlab-paint'), writes })
 				: setTimeout(done, 5);
 			done();
 		}));

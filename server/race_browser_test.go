@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -133,4 +134,36 @@ func TestDayAsAPicture(t *testing.T) {
 	assert.Equal(t, eval[int](t, ctx, `document.querySelectorAll('#day-picture g[data-bucket]:not([data-attempts="0"])').length`),
 		eval[int](t, ctx, `document.querySelectorAll('#day-picture g[data-bucket][role="button"][tabindex="0"]').length`),
 		"every column with attempts is a button, for the keyboard too")
+}
+
+// TestPatchMovesNamedChildren holds dom.js's patch to its promise for
+// children that name themselves (data-k, the race view's rows): a named
+// child that changes place is moved and kept (its identity, and so its
+// focus and the browser's work on it), unnamed children are matched by
+// place as before, a name whose tag changed is drawn anew, and a name no
+// longer wanted is removed.
+func TestPatchMovesNamedChildren(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := tab(t)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"), waitJS(`document.body.dataset.interactive === 'true'`))
+	got := eval[map[string]any](t, ctx, `import('/dom.js').then(({ el, patch }) => {
+		const box = document.createElement('div');
+		document.body.append(box);
+		const kids = (spec) => spec.map(([tag, k, v]) => el(tag, k ? { 'data-k': k, 'data-v': v } : { 'data-v': v }));
+		patch(box, kids([['p', 'a', '1'], ['p', 'b', '1'], ['span', '', '1'], ['p', 'c', '1'], ['p', 'd', '1']]));
+		const before = [...box.children];
+		before.forEach((e, i) => (e.__mark = i));
+		patch(box, kids([['p', 'c', '2'], ['p', 'a', '2'], ['span', '', '2'], ['div', 'b', '2'], ['p', 'e', '2']]));
+		const after = [...box.children];
+		const out = {
+			order: after.map((e) => (e.dataset.k || '-') + ':' + e.dataset.v + ':' + e.tagName.toLowerCase()).join(' '),
+			kept: after.map((e) => (e.__mark === undefined ? 'new' : String(e.__mark))).join(' '),
+			d: box.querySelector('[data-k="d"]') === null,
+		};
+		box.remove();
+		return out;
+	})`)
+	assert.Equal(t, "c:2:p a:2:p -:2:span b:2:div e:2:p", got["order"], "the children as drawn")
+	assert.Equal(t, "3 0 2 new new", got["kept"], "c and a moved and kept, the span kept in place, b (now a div) and e new")
+	assert.Equal(t, true, got["d"], "d, no longer wanted, is gone")
 }

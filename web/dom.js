@@ -83,14 +83,39 @@ export function patch(box, ...nodes) {
 }
 
 function patchChildren(box, want) {
+  // Children that name themselves (data-k, a race view's rows) are found
+  // by name wherever they stand: a row that moves up is moved, not every
+  // row below it rewritten as its neighbour.
+  let keyed = null;
+  for (const n of want) {
+    const k = n.nodeType === 1 ? n.getAttribute('data-k') : null;
+    if (k !== null) (keyed ||= new Map()).set(k, null);
+  }
+  if (keyed) {
+    for (let c = box.firstElementChild; c; c = c.nextElementSibling) {
+      const k = c.getAttribute('data-k');
+      if (k !== null && keyed.has(k)) keyed.set(k, c);
+    }
+  }
   let cur = box.firstChild;
   for (const n of want) {
+    const k = keyed && n.nodeType === 1 ? n.getAttribute('data-k') : null;
+    const old = k !== null ? keyed.get(k) : null;
+    if (old && same(old, n)) {
+      keyed.set(k, null);
+      if (old === cur) cur = cur.nextSibling;
+      else box.insertBefore(old, cur);
+      morph(old, n);
+      continue;
+    }
+    // A child that a later node will claim by name stays for it.
+    while (cur && cur.nodeType === 1 && keyed && keyed.get(cur.getAttribute('data-k')) === cur) cur = cur.nextSibling;
     if (!cur) {
       box.append(n);
       continue;
     }
     const next = cur.nextSibling;
-    if (same(cur, n)) {
+    if (same(cur, n) && !(cur.nodeType === 1 && cur.hasAttribute('data-k') && cur.getAttribute('data-k') !== k)) {
       morph(cur, n);
     } else {
       box.replaceChild(n, cur);
@@ -102,6 +127,8 @@ function patchChildren(box, want) {
     cur.remove();
     cur = next;
   }
+  // A named child kept for a node that then wanted another tag.
+  if (keyed) for (const c of keyed.values()) if (c && c.parentNode === box) c.remove();
 }
 
 function same(a, b) {

@@ -70,6 +70,14 @@ export { buildRace, timeOf } from './race-model.js';
 
 // --- layout --------------------------------------------------------------------
 
+// rowID names a row across drawings of the same run.
+function rowID(r) {
+  if (r.type === 'db') return 'db:' + r.group.id;
+  if (r.type === 'attempt') return 'a:' + r.attempt.id;
+  if (r.type === 'collapsed') return 'c:' + r.id;
+  return r.type;
+}
+
 // layoutRows orders each group (the winner pinned on top) and collapses
 // identical attempts when a group is large.
 function layoutRows(model, opts) {
@@ -340,7 +348,12 @@ export function drawRace(container, model, opts = {}) {
   const ghosts = [...model.attempts.values()].some((a) => a.state === 'waiting' || a.state === 'running');
   const cols = model.span + (ghosts ? 1 : 0);
   const avail = Math.max(40, textRight - plotLeft - 14);
-  const unit = timeClock ? Math.min(60, avail / cols) : Math.min(compact ? 40 : 52, avail / cols);
+  // On the step clock, once the columns no longer fit at their widest,
+  // the plot is laid out for a count of columns rounded up to four: the
+  // scale then changes on one step in four, not on every step (each change
+  // moves every mark of the view).
+  const maxUnit = compact ? 40 : 52;
+  const unit = timeClock ? Math.min(60, avail / cols) : cols * maxUnit <= avail ? maxUnit : avail / (Math.ceil(cols / 4) * 4);
   const X = (x) => plotLeft + 8 + x * unit;
   const c = { X, t, fs, width, labelW, plotLeft, textRight, unit, compact, opts, cols, model, rowOf: (id) => laneRow.get(id) };
 
@@ -419,7 +432,21 @@ export function drawRace(container, model, opts = {}) {
   // The lanes that can move next are a radio group (the bench): each row's
   // label is a radio; its marks are buttons beside it, never inside it.
   const rowsLayer = svg('g', selectable ? { class: 'rows', role: 'radiogroup', 'aria-label': t('chooseLane') } : { class: 'rows' });
-  for (const r of rows) rowsLayer.append(r.draw(r));
+  // Each row names itself (data-k) and is drawn at its own origin, moved
+  // down by a transform: a row that moves between two drawings (one above
+  // it grew, or it moved up when its attempt acted) is moved as it is
+  // (dom.js patch), one attribute, not every position in it rewritten.
+  for (const r of rows) {
+    const y = r.y;
+    r.y = 0;
+    r.mid -= y;
+    const g = r.draw(r);
+    r.y = y;
+    r.mid += y;
+    g.setAttribute('data-k', rowID(r));
+    g.setAttribute('transform', 'translate(0,' + y + ')');
+    rowsLayer.append(g);
+  }
   root.append(rowsLayer, drawArrows(model, rows, laneRow, c));
   // One stop in the tab order for the lanes (the chosen one, else the first
   // that can move) and one for the marks; the arrow keys move within each.
