@@ -400,7 +400,9 @@ func click(sel string) chromedp.Action[chromedp.Void] {
 		if _, err := chromedp.Evaluate[bool](`new Promise((resolve) => {
 			const box = () => { const e = document.querySelector(`+quoteJS(sel)+`); if (!e) return ''; const r = e.getBoundingClientRect(); return r.x + ',' + r.y + ',' + r.width + ',' + r.height; };
 			const e = document.querySelector(`+quoteJS(sel)+`);
-			if (e) e.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+			// In the middle of the window: at its top edge it would stand
+			// under the page's sticky header, which then takes the click.
+			if (e) e.scrollIntoView({ block: 'center', inline: 'nearest' });
 			let last = box(), still = 0;
 			const tick = () => {
 				const now = box();
