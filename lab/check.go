@@ -109,6 +109,18 @@ type Report struct {
 	OK      bool         `json:"ok"`
 	Summary Summary      `json:"summary"`
 	Rules   []RuleResult `json:"rules"`
+	// Notes are answers that break no rule but are not what the lab
+	// contract says (a malformed key answered 201): the grader's notes,
+	// which make a check warn. Only a run of a student's handler has them
+	// (JudgeHandlerRun).
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is one answer the contract does not give, in both languages.
+type Note struct {
+	Lanes     []string `json:"lanes"`
+	Message   string   `json:"message"`
+	MessageKo string   `json:"message_ko"`
 }
 
 // Rule returns the result for one rule.

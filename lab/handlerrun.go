@@ -136,6 +136,7 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			}
 		}
 	}
+	rep.Notes = contractNotes(r)
 	check := scenarioChecks[r.Scenario]
 	for i := range rep.Rules {
 		rr := &rep.Rules[i]
@@ -158,6 +159,8 @@ var scenarioChecks = map[string]string{
 	"missing-key":               "missing-key",
 	"repaired-body":             "repaired",
 	"repaired-auth":             "repaired",
+	"malformed-keys":            "malformed-keys",
+	"longest-key":               "longest-key",
 	"another-customers-key":     "other-customer",
 	"other-customer-same-body":  "other-customer",
 	"refusal-then-top-up":       "refusals",
@@ -207,7 +210,10 @@ func storedRefusals(h History) []Violation {
 			// A 401's request named no customer: its repair is the same
 			// wish sent with one.
 			sameCustomer := f.Customer == b.Customer || b.Status == 401 && b.Customer == ""
-			if f.Key != b.Key || !sameCustomer || f.Intent != b.Intent || !f.Delivered || f.Arrived <= b.Answered ||
+			// The very same request refused again is no repair: it is
+			// still refused for its own fault.
+			same := f.Customer == b.Customer && string(f.Body) == string(b.Body)
+			if f.Key != b.Key || !sameCustomer || same || f.Intent != b.Intent || !f.Delivered || f.Arrived <= b.Answered ||
 				f.Status != b.Status && f.Status != 422 || paid[keyID{f.Customer, f.Key}] {
 				continue
 			}
@@ -227,4 +233,69 @@ func storedRefusals(h History) []Violation {
 		}
 	}
 	return vs
+}
+
+// contractNotes says, for the scenarios that test the contract's key
+// syntax as the grader's malformed-keys and longest-key checks do, every
+// answer the contract does not give: a malformed key must get 400 (and
+// move nothing, which the rules judge); a valid key of exactly 255
+// characters must be accepted, and its retry replayed with
+// Idempotent-Replayed: true.
+func contractNotes(r HandlerRun) []Note {
+	var notes []Note
+	switch r.Scenario {
+	case "malformed-keys":
+		for _, a := range r.Attempts {
+			if !a.Answered || !a.Delivered || a.Status == 400 {
+				continue
+			}
+			why := "it is not one Structured Field string"
+			if _, p := engine.ParseKey([]string{a.Key}); p != nil {
+				why = p.Detail
+			}
+			moved, movedKo := "", ""
+			if Success(a.Status) {
+				moved, movedKo = ", and money may have moved", " 돈이 움직였을 수 있습니다."
+			}
+			notes = append(notes, Note{Lanes: []string{a.ID},
+				Message: fmt.Sprintf("the key %s (%s) was answered %d%s; the contract says 400: %s",
+					clipKey(a.Key), a.ID, a.Status, moved, why),
+				MessageKo: fmt.Sprintf("키 %s(%s)에 %d로 응답했습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
+					clipKey(a.Key), a.ID, a.Status, movedKo)})
+		}
+	case "longest-key":
+		var first *HandlerAttempt
+		for i := range r.Attempts {
+			a := &r.Attempts[i]
+			if !a.Answered || !a.Delivered {
+				continue
+			}
+			if first == nil {
+				first = a
+				if !Success(a.Status) {
+					notes = append(notes, Note{Lanes: []string{a.ID},
+						Message: fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
+							a.ID, a.Status),
+						MessageKo: fmt.Sprintf("정확히 255자인 올바른 키(%s)에 %d로 응답했습니다. 계약은 따옴표 사이 1~255자를 허용합니다(따옴표나 헤더의 바이트까지 세는 한도는 이 키를 거절합니다).",
+							a.ID, a.Status)})
+					return notes
+				}
+				continue
+			}
+			if Success(a.Status) && a.Response == first.Response && !strings.EqualFold(strings.TrimSpace(a.Headers["Idempotent-Replayed"]), "true") {
+				notes = append(notes, Note{Lanes: []string{first.ID, a.ID},
+					Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", a.ID),
+					MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", a.ID)})
+			}
+		}
+	}
+	return notes
+}
+
+// clipKey says a long header by its start and its length.
+func clipKey(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:24], len(s))
 }

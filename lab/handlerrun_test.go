@@ -266,6 +266,10 @@ func judgeRepaired(t *testing.T, scenario string, refused int, refusal string, b
 	r := repaired(refused, refusal, false)
 	r.Attempts[1].Arrived = 0
 	assert.True(t, lab.JudgeHandlerRun(r).OK)
+	// The very same bad request sent again is refused again, rightly.
+	r = repaired(refused, refusal, false)
+	bad(&r.Attempts[1])
+	assert.True(t, lab.JudgeHandlerRun(r).OK, "%v", lab.JudgeHandlerRun(r).Broken())
 }
 
 // Every cause and every rule's fix is said in both languages.
@@ -334,4 +338,48 @@ func TestHandlerHelpers(t *testing.T) {
 	}
 	_, ok := lab.HandlerHelper("fetch", "")
 	assert.False(t, ok)
+}
+
+// TestJudgeHandlerRunContractNotes holds the browser's judge to the
+// grader's malformed-keys and longest-key checks: answers that break no
+// rule but are not the contract's are noted, in both languages, and the
+// contract's own answers are not.
+func TestJudgeHandlerRunContractNotes(t *testing.T) {
+	malformed := func(status int) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "malformed-keys"
+		r.Attempts = r.Attempts[:1]
+		r.Attempts[0].Key, r.Attempts[0].Delivered, r.Attempts[0].Status = "k-1", true, status
+		if status == 400 {
+			r.Attempts[0].Response, r.Transfers, r.Charges, r.EndBalances = `{"status":400}`, nil, nil, r.StartBalances
+		}
+		return r
+	}
+	rep := lab.JudgeHandlerRun(malformed(201))
+	if assert.Len(t, rep.Notes, 1) {
+		n := rep.Notes[0]
+		assert.Equal(t, []string{"a1"}, n.Lanes)
+		assert.Contains(t, n.Message, "the key k-1 (a1) was answered 201, and money may have moved; the contract says 400")
+		assert.Contains(t, n.MessageKo, "계약은 400입니다")
+	}
+	assert.Empty(t, lab.JudgeHandlerRun(malformed(400)).Notes, "400 is the contract's answer")
+
+	longest := keptRun()
+	longest.Scenario = "longest-key"
+	longest.Attempts[0].Delivered = true
+	assert.Empty(t, lab.JudgeHandlerRun(longest).Notes, "accepted, then replayed with its header")
+	longest.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	rep = lab.JudgeHandlerRun(longest)
+	if assert.Len(t, rep.Notes, 1) {
+		assert.Equal(t, "the replay a2 is right but lacks the header Idempotent-Replayed: true", rep.Notes[0].Message)
+	}
+	longest.Attempts[0].Status, longest.Attempts[0].Response = 400, `{"status":400}`
+	rep = lab.JudgeHandlerRun(longest)
+	if assert.Len(t, rep.Notes, 1) {
+		assert.Contains(t, rep.Notes[0].Message, "a valid key of exactly 255 characters (a1) was answered 400")
+	}
+	// Another scenario says nothing of keys.
+	other := malformed(201)
+	other.Scenario = "simultaneous-retries"
+	assert.Empty(t, lab.JudgeHandlerRun(other).Notes)
 }

@@ -282,6 +282,12 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	// What to change, as idemlab grade says it (the checker in Go): rule
 	// 1's fix, since two identical payments tell no finer cause.
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), lab.RuleFix(lab.RuleOneTransfer.Name))
+	// The malformed keys break no rule (each its own transfer) but are
+	// not the contract's answers: the row says so, one line a key.
+	assert.Equal(t, "false", attr(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`, "data-broke"))
+	assert.Equal(t, "7", attr(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`, "data-notes"))
+	assert.Equal(t, 7, countIn(t, ctx, `#lab-grade tr[data-scenario=malformed-keys] .lab-note`))
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`), "the contract says 400")
 
 	// The shipped scoped handler holds in every scenario.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
@@ -292,6 +298,7 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
+	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
 
 	// An exception ends its attempt and is marked at its line.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(

@@ -10,6 +10,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -192,7 +193,7 @@ func TestLabRuntimeExplorerFindsNoBreakInScoped(t *testing.T) {
 	}
 	assert.Equal(t, []string{"simultaneous-retries", "retry-after-lost-answer", "corrected-amount", "reordered-json",
 		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries",
-		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth",
+		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "malformed-keys", "longest-key",
 		"reordered-after-answer"}, names)
 	t.Logf("scoped: %d schedules, no break", got.Tried)
 }
@@ -453,4 +454,48 @@ func TestLabRuntimeLostAnswerAndTimeout(t *testing.T) {
 	assert.True(t, s.Verdict.OK, "%v", s.Verdict.Broken)
 	assert.Len(t, s.DB.Tables["transfers"], 1)
 	assert.Len(t, s.DB.Charges, 1)
+}
+
+// The grader's malformed-keys and longest-key checks, played in the
+// browser: naive takes any key (or none) and pays for each, so every
+// malformed key is an answer the contract does not give, noted in words
+// though no rule breaks; scoped refuses each with 400 and replays the
+// longest valid key, and nothing is noted.
+func TestLabRuntimeNotesTheContractsKeys(t *testing.T) {
+	ctx, _ := openLabRunner(t, 5000)
+	type noted struct {
+		Broke bool `json:"broke"`
+		Notes []struct {
+			Scenario  string   `json:"scenario"`
+			Lanes     []string `json:"lanes"`
+			Message   string   `json:"message"`
+			MessageKo string   `json:"message_ko"`
+		} `json:"notes"`
+	}
+	labLoad(t, ctx, handlerFile(t, "naive.js"))
+	got := labJS[noted](t, ctx, `labRunner.explore({ only: ['malformed-keys'] })`)
+	assert.False(t, got.Broke, "seven transfers of seven intents break no rule")
+	if assert.Len(t, got.Notes, 7, "%+v", got.Notes) {
+		for i, n := range got.Notes {
+			assert.Equal(t, "malformed-keys", n.Scenario)
+			assert.Equal(t, []string{fmt.Sprintf("a%d", i+1)}, n.Lanes)
+			assert.Contains(t, n.Message, "was answered 201, and money may have moved; the contract says 400")
+			assert.Contains(t, n.MessageKo, "계약은 400입니다")
+		}
+	}
+	labLoad(t, ctx, handlerFile(t, "scoped.js"))
+	for _, sc := range []string{"malformed-keys", "longest-key"} {
+		got = labJS[noted](t, ctx, `labRunner.explore({ only: ['`+sc+`'] })`)
+		assert.False(t, got.Broke, sc)
+		assert.Empty(t, got.Notes, "%s: scoped answers as the contract says", sc)
+	}
+	// A handler that counts the quotes refuses the longest valid key.
+	counts := strings.Replace(handlerFile(t, "scoped.js"), "const key = lab.parseKey(req.key);",
+		"const key = req.key !== null && req.key.length > 255 ? null : lab.parseKey(req.key);", 1)
+	require.NotEqual(t, handlerFile(t, "scoped.js"), counts)
+	labLoad(t, ctx, counts)
+	got = labJS[noted](t, ctx, `labRunner.explore({ only: ['longest-key'] })`)
+	if assert.Len(t, got.Notes, 1) {
+		assert.Contains(t, got.Notes[0].Message, "a valid key of exactly 255 characters (a1) was answered 400")
+	}
 }

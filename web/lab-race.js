@@ -287,6 +287,19 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     ];
   }
 
+  // noteLines are the answers the contract does not give (a malformed
+  // key answered 201), one line each.
+  function noteLines(notes) {
+    const ko = document.documentElement.lang === 'ko';
+    return (notes || []).map((n) =>
+      el(
+        'div',
+        { class: 'lab-note', 'data-lanes': (n.lanes || []).join(',') },
+        w('gradeNote', { says: (ko && n.message_ko) || n.message }),
+      ),
+    );
+  }
+
   async function explore() {
     if (!(await load())) return;
     status(w('exploring'));
@@ -295,6 +308,13 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     document.body.dataset.labExplored = r.broke ? 'broke' : 'held';
     if (!r.broke) {
       status(w('exploredNone', { tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
+      if (r.notes && r.notes.length) {
+        const found = $('lab-found');
+        found.hidden = false;
+        found.dataset.scenario = r.notes[0].scenario;
+        found.dataset.rule = '';
+        found.replaceChildren(el('p', {}, w('exploredNoted', { n: r.notes.length })), ...noteLines(r.notes));
+      }
       return;
     }
     const broken = ((r.verdict.report && r.verdict.report.rules) || []).find((x) => !x.ok);
@@ -358,15 +378,17 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
           ...rows.map(({ sc, r, rules }) =>
             el(
               'tr',
-              { 'data-scenario': sc.name, 'data-broke': r.broke ? 'true' : 'false' },
+              { 'data-scenario': sc.name, 'data-broke': r.broke ? 'true' : 'false', 'data-notes': String((r.notes || []).length) },
               el('th', { scope: 'row' }, scenarioWords(sc.name)),
               el(
                 'td',
                 {},
                 r.broke
                   ? '✘ ' + w('gradeBroke', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
-                  : '✔ ' + w('gradeHeld', { tried: r.tried }),
-                ...(r.broke ? causeLines(firstViolation(r.verdict)) : []),
+                  : r.notes && r.notes.length
+                    ? '⚠ ' + w('gradeNoted', { tried: r.tried })
+                    : '✔ ' + w('gradeHeld', { tried: r.tried }),
+                ...(r.broke ? causeLines(firstViolation(r.verdict)) : noteLines(r.notes)),
               ),
               el(
                 'td',
