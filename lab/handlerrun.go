@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -143,6 +145,11 @@ func JudgeHandlerRun(r HandlerRun) Report {
 		for j := range rr.Violations {
 			v := &rr.Violations[j]
 			id := Diagnose(check, rr.Rule, h.Attempts, v.Attempts, func(k int) bool { return midTransfer(h.Attempts, k) })
+			if check == "reordered" && rr.Rule.N == RuleByteReplay.N {
+				if c := fingerprintCause(h.Attempts, v.Attempts); c != "" {
+					id = c
+				}
+			}
 			if c, ok := CauseOf(id); ok {
 				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
 			} else {
@@ -161,6 +168,7 @@ var scenarioChecks = map[string]string{
 	"repaired-auth":             "repaired",
 	"malformed-keys":            "malformed-keys",
 	"longest-key":               "longest-key",
+	"retry-three-ways":          "reordered",
 	"another-customers-key":     "other-customer",
 	"other-customer-same-body":  "other-customer",
 	"refusal-then-top-up":       "refusals",
@@ -298,4 +306,47 @@ func clipKey(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%s… (%d bytes)", s[:24], len(s))
+}
+
+// fingerprintCause tells, as the grader's reordered check does, which
+// fingerprint refused a retry (idx[1]) of the same request (idx[0])
+// written another way:
+// when the retry whose body differs from the first only in its spaces was
+// refused, the fingerprint hashes the raw bytes; when only retries with
+// their members reordered were, it keeps their order. "" when the run
+// sent no re-spaced retry after an answered first request.
+func fingerprintCause(attempts []Attempt, idx []int) string {
+	// Only a retry refused is the fingerprint's doing (a replay that
+	// differs is the stored answer's).
+	if len(idx) < 2 || Success(attempts[idx[1]].Status) {
+		return ""
+	}
+	first := attempts[idx[0]]
+	if !Success(first.Status) {
+		return ""
+	}
+	sent := false
+	for _, a := range attempts {
+		if a.Lane == first.Lane || a.Key != first.Key || a.Customer != first.Customer || a.Intent != first.Intent || !a.Delivered {
+			continue
+		}
+		if bytes.Equal(a.Body, first.Body) || !sameSpacedApart(a.Body, first.Body) {
+			continue
+		}
+		sent = true
+		if !Success(a.Status) {
+			return CauseRawBytes
+		}
+	}
+	if !sent {
+		return ""
+	}
+	return CauseOrderSensitive
+}
+
+// sameSpacedApart reports whether two JSON texts differ only in the
+// whitespace between their tokens.
+func sameSpacedApart(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }

@@ -383,3 +383,49 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 	other.Scenario = "simultaneous-retries"
 	assert.Empty(t, lab.JudgeHandlerRun(other).Notes)
 }
+
+// TestJudgeHandlerRunTellsTheFingerprint holds the browser's judge to the
+// grader's reordered check: of an answered request sent again re-spaced
+// and reordered, a refused re-spaced retry names a fingerprint of the raw
+// bytes; only reordered ones refused, one that keeps the members' order.
+func TestJudgeHandlerRunTellsTheFingerprint(t *testing.T) {
+	run := func(spacedRefused bool) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "retry-three-ways"
+		r.Attempts[0].Delivered = true
+		spaced := r.Attempts[1]
+		spaced.Body = `{ "from": "alice", "to": "bob", "amount": 500 }`
+		reordered := r.Attempts[1]
+		reordered.ID, reordered.Body = "a3", `{"amount":500,"from":"alice","to":"bob"}`
+		refused := func(a *lab.HandlerAttempt) {
+			a.Status, a.Response, a.Headers = 422, `{"title":"Unprocessable","status":422}`, map[string]string{"Content-Type": "application/problem+json"}
+		}
+		refused(&reordered)
+		if spacedRefused {
+			refused(&spaced)
+		}
+		r.Attempts = []lab.HandlerAttempt{r.Attempts[0], spaced, reordered}
+		for i := range r.Attempts {
+			r.Attempts[i].Arrived, r.Attempts[i].AnsweredAt = int64(10*i+1), int64(10*i+2)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		spacedRefused bool
+		cause         string
+	}{{true, lab.CauseRawBytes}, {false, lab.CauseOrderSensitive}} {
+		rr := lab.JudgeHandlerRun(run(c.spacedRefused)).Rule(lab.RuleByteReplay)
+		if assert.False(t, rr.OK) && assert.NotEmpty(t, rr.Violations) {
+			for _, v := range rr.Violations {
+				assert.Equal(t, c.cause, v.Cause, "%s", v.Message)
+			}
+		}
+	}
+	// Without a re-spaced retry nothing tells the two apart.
+	r := run(false)
+	r.Attempts = []lab.HandlerAttempt{r.Attempts[0], r.Attempts[2]}
+	for _, v := range lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay).Violations {
+		assert.NotEqual(t, lab.CauseOrderSensitive, v.Cause)
+		assert.NotEqual(t, lab.CauseRawBytes, v.Cause)
+	}
+}

@@ -193,7 +193,7 @@ func TestLabRuntimeExplorerFindsNoBreakInScoped(t *testing.T) {
 	}
 	assert.Equal(t, []string{"simultaneous-retries", "retry-after-lost-answer", "corrected-amount", "reordered-json",
 		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries",
-		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "malformed-keys", "longest-key",
+		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "retry-three-ways", "malformed-keys", "longest-key",
 		"reordered-after-answer"}, names)
 	t.Logf("scoped: %d schedules, no break", got.Tried)
 }

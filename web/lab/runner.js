@@ -929,6 +929,22 @@ function scenarios() {
       name: 'repaired-auth',
       attempts: [one('a1', { customer: null }), one('a2', { after: 'a1', now: T0 + 1000 })],
     },
+    // The answered request sent again three other ways, as the grader's
+    // reordered check does: re-spaced in the same order, reordered, then
+    // both (one member a line). Which are refused tells a fingerprint of
+    // the raw bytes (the re-spaced one) from one that keeps the members'
+    // order (only the reordered ones).
+    {
+      name: 'retry-three-ways',
+      // Four attempts one after the other.
+      bound: 4 * 16,
+      attempts: [
+        one('a1'),
+        one('a2', { after: 'a1', now: T0 + 1000, body: '{ "from": "alice", "to": "bob", "amount": 200000 }' }),
+        one('a3', { after: 'a2', now: T0 + 2000, body: body('alice', 'bob', 200000, true) }),
+        one('a4', { after: 'a3', now: T0 + 3000, body: '{\n  "to": "bob",\n  "amount": 200000,\n  "from": "alice"\n}' }),
+      ],
+    },
     // Keys the contract refuses (an RFC 8941 string of 1 to 255 printable
     // ASCII characters is the only key), each its own small transfer, one
     // after the other: each must be answered 400 and move nothing.
