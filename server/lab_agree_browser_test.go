@@ -279,7 +279,7 @@ func browserRules(t testing.TB, ctx context.Context, name, src, opts string) (ma
 	require.Subset(t, names, []string{"simultaneous-retries", "retry-after-lost-answer", "corrected-amount", "reordered-json",
 		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries",
 		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "retry-three-ways", "malformed-keys", "longest-key",
-		"reordered-after-answer"}, "the explorer's scenarios")
+		"reordered-after-answer", "day"}, "the explorer's scenarios")
 	for _, s := range scs {
 		t.Logf("%s: %-24s broke=%-5v steps=%-3d tried=%-4d %5.0f ms %v", name, s.Name, s.Broke, s.Steps, s.Tried, s.Ms, s.Broken)
 		if s.Broke {

@@ -194,7 +194,7 @@ func TestLabRuntimeExplorerFindsNoBreakInScoped(t *testing.T) {
 	assert.Equal(t, []string{"simultaneous-retries", "retry-after-lost-answer", "corrected-amount", "reordered-json",
 		"another-customers-key", "crash-at-every-step", "retry-after-retention", "three-retries",
 		"other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "retry-three-ways", "malformed-keys", "longest-key",
-		"reordered-after-answer"}, names)
+		"reordered-after-answer", "day"}, names)
 	t.Logf("scoped: %d schedules, no break", got.Tried)
 }
 
@@ -498,4 +498,26 @@ func TestLabRuntimeNotesTheContractsKeys(t *testing.T) {
 	if assert.Len(t, got.Notes, 1) {
 		assert.Contains(t, got.Notes[0].Message, "a valid key of exactly 255 characters (a1) was answered 400")
 	}
+}
+
+// The day in the browser: a small day of the grader's kind of traffic
+// against the student's own handler, in seeded random orders. naive pays
+// the retries of the day's lost answers again; scoped keeps every rule.
+func TestLabRuntimePlaysADay(t *testing.T) {
+	ctx, _ := openLabRunner(t, 5000)
+	labLoad(t, ctx, handlerFile(t, "naive.js"))
+	got := labJS[explored](t, ctx, `labRunner.explore({ only: ['day'] })`)
+	require.True(t, got.Broke, "%+v", got.Message)
+	assert.Equal(t, "day", got.Scenario)
+	assert.Contains(t, got.Verdict.Broken, "one-transfer-per-intent")
+	lanes := map[string]bool{}
+	for _, e := range got.Trace {
+		lanes[e.Lane] = true
+	}
+	assert.Greater(t, len(lanes), 8, "the day's attempts are drawn")
+	labLoad(t, ctx, handlerFile(t, "scoped.js"))
+	got = labJS[explored](t, ctx, `labRunner.explore({ only: ['day'] })`)
+	assert.False(t, got.Broke, "%+v", got.Verdict.Broken)
+	require.Len(t, got.Scenarios, 1)
+	assert.Equal(t, 30, got.Scenarios[0].Tried, "thirty seeded orders of the day")
 }

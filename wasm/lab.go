@@ -537,3 +537,17 @@ func splitStep(s string) (db, conn, op, params, sql string, ok bool) {
 	}
 	return parts[0], parts[1], parts[2], parts[3], s, true
 }
+
+// labDay is the lab's day of traffic (lab.NewLabDay) from a seed,
+// starting at startMS: {"accounts","attempts"}.
+func labDay(seed, startMS string) string {
+	sd, err := strconv.ParseInt(seed, 10, 64)
+	if err != nil {
+		return labFail(fmt.Errorf("day: seed: %w", err))
+	}
+	at, err := strconv.ParseInt(startMS, 10, 64)
+	if err != nil {
+		return labFail(fmt.Errorf("day: start: %w", err))
+	}
+	return encode(lab.NewLabDay(sd, at))
+}

@@ -155,5 +155,6 @@ func exportLab(lb *labBridge) []js.Func {
 	def("labHelper", 2, func(a []string) string { return lb.helper(a[0], a[1]) })
 	def("labScenario", 2, func(a []string) string { return lb.scenario(a[0], a[1]) })
 	def("labVerdict", 2, func(a []string) string { return lb.verdict(a[0], a[1]) })
+	def("labDay", 2, func(a []string) string { return labDay(a[0], a[1]) })
 	return funcs
 }
