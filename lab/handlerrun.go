@@ -267,9 +267,9 @@ func contractNotes(r HandlerRun) []Note {
 			}
 			notes = append(notes, Note{Lanes: []string{a.ID},
 				Message: fmt.Sprintf("the key %s (%s) was answered %d%s; the contract says 400: %s",
-					clipKey(a.Key), a.ID, a.Status, moved, why),
+					clipKey(a.Key, "bytes"), a.ID, a.Status, moved, why),
 				MessageKo: fmt.Sprintf("키 %s(%s)에 %d로 응답했습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
-					clipKey(a.Key), a.ID, a.Status, movedKo)})
+					clipKey(a.Key, "바이트"), a.ID, a.Status, movedKo)})
 		}
 	case "longest-key":
 		var first *HandlerAttempt
@@ -300,12 +300,13 @@ func contractNotes(r HandlerRun) []Note {
 	return notes
 }
 
-// clipKey says a long header by its start and its length.
-func clipKey(s string) string {
+// clipKey says a long header by its start and its length (unit: "bytes",
+// "바이트").
+func clipKey(s, unit string) string {
 	if len(s) <= 40 {
 		return s
 	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:24], len(s))
+	return fmt.Sprintf("%s… (%d %s)", s[:24], len(s), unit)
 }
 
 // fingerprintCause tells, as the grader's reordered check does, which

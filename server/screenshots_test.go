@@ -633,4 +633,6 @@ func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
 	shoot(t, ctx, dir, name+"-race", scr, "#lab-race-view")
 	act(t, ctx, `#btn-lab-grade`)
 	shoot(t, ctx, dir, name+"-grade", scr, "#lab-grade")
+	// The contract's key stories and the day, at the end of the grade.
+	shoot(t, ctx, dir, name+"-grade-keys", scr, `#lab-grade tr[data-scenario=malformed-keys]`)
 }
