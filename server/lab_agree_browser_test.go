@@ -421,10 +421,24 @@ func TestLabAgreeMistakes(t *testing.T) {
 		// The shortest counterexample of one of the mistake's own rules,
 		// from the explorer, or else from a story (a single schedule).
 		best, where, story := 0, "", false
+		var moves []string
 		for _, s := range scs {
 			if s.Broke && hasAny(s.Broken, m.Breaks) && (best == 0 || s.Steps < best) {
-				best, where = s.Steps, "explorer: "+s.Name
+				best, where, moves = s.Steps, "explorer: "+s.Name, s.Schedule
 			}
+		}
+		// However many statements it runs, a counterexample is a few
+		// moves: runs of one attempt, at most three switches between
+		// them (the page says it so: a1 ×3 → a2 ×12 → a1 ×9).
+		if moves != nil {
+			switches := 0
+			for i := 1; i < len(moves); i++ {
+				if moves[i] != moves[i-1] {
+					switches++
+				}
+			}
+			assert.LessOrEqual(t, switches, 3, "%s (%s): %v", m.Name, where, moves)
+			t.Logf("%s: %d switches", m.Name, switches)
 		}
 		if best == 0 {
 			for _, st := range agreeStories {
