@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -363,4 +365,61 @@ func TestLabPageByKeyboard(t *testing.T) {
 			t.Errorf("the lab page after a run, %s theme: %d accessibility violations:\n%s", theme, len(v), strings.Join(v, "\n"))
 		}
 	}
+}
+
+// TestLabPageGradesEveryHandler puts every reference and mistake handler
+// in the page's editor and presses "Check every scenario", as a student
+// would: the rules the page shows broken are what idemlab grade finds
+// (the rung's table in docs/lab-contract.md, the mistake's own rules), as
+// the browser can see them (graderView), and every cause the page names
+// is one the grader names.
+func TestLabPageGradesEveryHandler(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	names := map[string]string{}
+	for _, r := range lab.Rules() {
+		names[strconv.Itoa(r.N)] = r.Name
+	}
+	grade := func(name string) (map[string]bool, []string) {
+		t.Helper()
+		src, err := handlers.Source(name)
+		require.NoError(t, err)
+		run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
+			const c = m.split(`+quoteJS(string(src))+`);
+			document.getElementById('handler-box').editor.setText(c.handler);
+			document.getElementById('schema-box').editor.setText(c.schema);
+		})`, chromedp.EvalAwaitPromise))
+		act(t, ctx, `#btn-lab-grade`)
+		broken := map[string]bool{}
+		for _, n := range strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ",") {
+			if n != "" {
+				broken[names[n]] = true
+			}
+		}
+		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause')].map((e) => e.dataset.cause))]`)
+		return broken, causes
+	}
+	for _, name := range handlers.Rungs() {
+		broken, causes := grade(name)
+		assert.Equal(t, sorted(handlers.RungBreaks(name)), nonNil(graderView(t, name, broken)), "%s: the page's grade against the grader's", name)
+		assert.Equal(t, name == "naive", broken[ruleOneCharge], "%s: rule 8", name)
+		t.Logf("%s: %v, causes %v", name, sorted(mapKeys(broken)), causes)
+	}
+	for _, m := range handlers.Mistakes() {
+		broken, causes := grade(m.Name)
+		got := graderView(t, m.Name, broken)
+		assert.Subset(t, got, m.Breaks, "%s: the grader's every-time break is shown", m.Name)
+		assert.Subset(t, append(slices.Clone(m.Breaks), m.MayAlsoBreak...), got, "%s: nothing the grader does not blame", m.Name)
+		assert.Subset(t, m.Causes, causes, "%s: the page names no cause the grader does not", m.Name)
+		t.Logf("%s: %v, causes %v", m.Name, got, causes)
+	}
+}
+
+func mapKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
