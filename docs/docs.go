@@ -18,6 +18,23 @@ import (
 //go:embed lab-contract.md
 var Contract []byte
 
+// Handler is docs/lab-handler.md, the lab's JavaScript API.
+//
+//go:embed lab-handler.md
+var Handler []byte
+
+// HandlerAPI is the part of lab-handler.md a student needs beside the
+// editor: req, the answer, db, pay and the lab helpers (from its section
+// "`req`" up to "Running it for real"). The lab page shows it.
+func HandlerAPI() ([]byte, error) {
+	start := bytes.Index(Handler, []byte("\n## `req`"))
+	end := bytes.Index(Handler, []byte("\n## Running it for real"))
+	if start < 0 || end < start {
+		return nil, fmt.Errorf("docs: lab-handler.md has no API sections from `req` to \"Running it for real\"")
+	}
+	return Handler[start+1 : end+1], nil
+}
+
 // Example is docs/examples/bank.py, the contract written with Python's
 // standard library, correct unless it runs with --bug NAME.
 //

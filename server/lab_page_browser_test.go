@@ -423,3 +423,25 @@ func mapKeys(m map[string]bool) []string {
 	}
 	return out
 }
+
+// TestLabPageShowsTheAPI: the student's handler is written against req,
+// db, pay and lab, and the page that holds the editor says what they are
+// (docs/lab-handler.md's API sections), once opened; in Korean it says
+// the reference is in English.
+func TestLabPageShowsTheAPI(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	assert.Equal(t, "The API: req, db, pay and lab", text(t, ctx, "#lab-api summary"))
+	assert.Empty(t, text(t, ctx, "#lab-api-body"), "fetched when opened, not before")
+	run(t, ctx, click("#lab-api summary"), waitJS(`document.body.dataset.api === 'shown'`))
+	body := text(t, ctx, "#lab-api-body")
+	for _, want := range []string{"req.customer", "db.run(sql, ...params)", "ConstraintError", "pay({ from, to, amount, key })", "lab.parseKey(raw)", "lab.canonical(body)"} {
+		assert.Contains(t, body, want)
+	}
+	assert.False(t, eval[bool](t, ctx, `document.getElementById('lab-api-note').hidden === false`), "no note in English")
+	assert.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 1440, "the reference wraps")
+
+	ko := labTab(t, ts.URL, "?lang=ko")
+	run(t, ko, click("#lab-api summary"), waitJS(`document.body.dataset.api === 'shown'`))
+	assert.Contains(t, text(t, ko, "#lab-api-note"), "영어로만")
+}

@@ -18,6 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"idemlab/docs"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
 	"idemlab/lab/handlers"
@@ -40,7 +44,39 @@ func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	mux.Handle("GET /api/lessons.json", lessonsAPI)
 	mux.Handle("GET /api/lessons/", lessonsAPI)
 	mux.HandleFunc("GET "+labStartPath, serveLabStart)
+	mux.HandleFunc("GET "+labAPIPath, serveLabAPI)
 }
+
+// labAPIPath is where the lab page finds its API reference (req, db, pay,
+// lab), docs/lab-handler.md's API sections rendered to HTML. The static
+// export writes it at the same path.
+const labAPIPath = "/api/lab/api.html"
+
+func serveLabAPI(w http.ResponseWriter, r *http.Request) {
+	page, err := labAPIHTML()
+	if err != nil {
+		httpapi.Write(w, engine.CauseInternal.Problem("the lab's API reference is missing from this build").Response())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(page)
+}
+
+// labAPIHTML renders the API sections of lab-handler.md once: goldmark
+// without its unsafe option, so no raw HTML of the file reaches the page.
+var labAPIHTML = sync.OnceValues(func() ([]byte, error) {
+	src, err := docs.HandlerAPI()
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := goldmark.New(goldmark.WithExtensions(extension.Table)).Convert(src, &out); err != nil {
+		return nil, fmt.Errorf("lab API: %w", err)
+	}
+	return out.Bytes(), nil
+})
 
 // labStartPath is where the lab page finds the handler a student starts
 // from: the naive rung, the file `idemlab lab handler naive` writes. Only
@@ -375,6 +411,13 @@ func ExportSite(dir, webDir string, force bool) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	if err := writeOut(bytes.NewReader(start), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labStartPath, "/")))); err != nil {
+		return err
+	}
+	api, err := labAPIHTML()
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := writeOut(bytes.NewReader(api), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labAPIPath, "/")))); err != nil {
 		return err
 	}
 	return placeSite(dir, final)

@@ -234,10 +234,14 @@ func TestExportWritesAStaticSite(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	assert.True(t, bytes.Equal(module, body), "the raw module is written for hosts that cannot negotiate")
 	for _, path := range []string{"/idemlab.wasm.br", "/idemlab.wasm.gz", "/wasm_exec.js", "/app.js", "/api/lessons.json",
-		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js"} {
+		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js", "/api/lab/api.html"} {
 		resp, _ := get(t, ts.URL+path, "")
 		assert.Equal(t, 200, resp.StatusCode, path)
 	}
+	// The lab's API reference, rendered from docs/lab-handler.md.
+	_, body = get(t, ts.URL+"/api/lab/api.html", "")
+	assert.Contains(t, string(body), "<code>db.run(sql, ...params)</code>")
+	assert.NotContains(t, string(body), "Running it for real", "only the API sections")
 	var index []struct {
 		ID string `json:"id"`
 	}

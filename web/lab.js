@@ -250,6 +250,24 @@ async function makeEditors() {
   document.body.dataset.editor = createEditor ? 'codemirror' : 'plain';
 }
 
+// showAPI fills the API reference (req, db, pay, lab: docs/lab-handler.md,
+// rendered by the server or written by the export) the first time it is
+// opened. The HTML is idemlab's own document, rendered without raw HTML.
+let apiLoaded = false;
+async function showAPI() {
+  if (apiLoaded || !$('lab-api').open) return;
+  apiLoaded = true;
+  try {
+    const resp = await fetch('api/lab/api.html');
+    if (!resp.ok) throw new Error('HTTP ' + resp.status);
+    $('lab-api-body').innerHTML = await resp.text();
+    document.body.dataset.api = 'shown';
+  } catch (e) {
+    apiLoaded = false;
+    $('lab-api-body').textContent = w('apiFailed', { error: e.message });
+  }
+}
+
 async function loadStart() {
   const resp = await fetch('api/lab/start.js');
   if (!resp.ok) throw new Error('HTTP ' + resp.status);
@@ -265,6 +283,9 @@ async function main() {
   setLang(lab.lang);
   if (RUNGS.includes(params.get('rung'))) lab.rung = params.get('rung');
   applyWords();
+  // The API reference is written in English; the Korean page says so.
+  $('lab-api-note').hidden = lab.lang !== 'ko';
+  $('lab-api').addEventListener('toggle', () => showAPI());
   initTheme();
   $('lang-select').addEventListener('change', (e) => {
     keep();
