@@ -24,13 +24,14 @@ var Contract []byte
 var Handler []byte
 
 // HandlerAPI is the part of lab-handler.md a student needs beside the
-// editor: req, the answer, db, pay and the lab helpers (from its section
-// "`req`" up to "Running it for real"). The lab page shows it.
+// editor: the file (its schema and retentionSeconds), the lab's tables,
+// req, the answer, db, pay and the lab helpers (from its section "The
+// file" up to "Running it for real"). The lab page shows it.
 func HandlerAPI() ([]byte, error) {
-	start := bytes.Index(Handler, []byte("\n## `req`"))
+	start := bytes.Index(Handler, []byte("\n## The file"))
 	end := bytes.Index(Handler, []byte("\n## Running it for real"))
 	if start < 0 || end < start {
-		return nil, fmt.Errorf("docs: lab-handler.md has no API sections from `req` to \"Running it for real\"")
+		return nil, fmt.Errorf("docs: lab-handler.md has no API sections from \"The file\" to \"Running it for real\"")
 	}
 	return Handler[start+1 : end+1], nil
 }
