@@ -317,9 +317,10 @@ func clipKey(s, unit string) string {
 // their members reordered were, it keeps their order. "" when the run
 // sent no re-spaced retry after an answered first request.
 func fingerprintCause(attempts []Attempt, idx []int) string {
-	// Only a retry refused is the fingerprint's doing (a replay that
-	// differs is the stored answer's).
-	if len(idx) < 2 || Success(attempts[idx[1]].Status) {
+	// Only a retry refused as a different request (422) is the
+	// fingerprint's doing: a replay that differs is the stored answer's,
+	// and a 409 for every repeat says nothing of a fingerprint.
+	if len(idx) < 2 || attempts[idx[1]].Status != 422 {
 		return ""
 	}
 	first := attempts[idx[0]]
@@ -335,7 +336,7 @@ func fingerprintCause(attempts []Attempt, idx []int) string {
 			continue
 		}
 		sent = true
-		if !Success(a.Status) {
+		if a.Status == 422 {
 			return CauseRawBytes
 		}
 	}

@@ -421,6 +421,16 @@ func TestJudgeHandlerRunTellsTheFingerprint(t *testing.T) {
 			}
 		}
 	}
+	// A handler that answers every repeat 409 (no fingerprint yet) is
+	// not told it has one.
+	r409 := run(true)
+	for i := 1; i < len(r409.Attempts); i++ {
+		r409.Attempts[i].Status = 409
+	}
+	for _, v := range lab.JudgeHandlerRun(r409).Rule(lab.RuleByteReplay).Violations {
+		assert.NotEqual(t, lab.CauseRawBytes, v.Cause, "%s", v.Message)
+		assert.NotEqual(t, lab.CauseOrderSensitive, v.Cause, "%s", v.Message)
+	}
 	// Without a re-spaced retry nothing tells the two apart.
 	r := run(false)
 	r.Attempts = []lab.HandlerAttempt{r.Attempts[0], r.Attempts[2]}

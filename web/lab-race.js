@@ -37,6 +37,32 @@ const RULE_RUNG = [
   { n: 8, rung: 'scoped' },
 ];
 
+// CAUSE_RUNG is the rung whose fix a diagnosed cause asks for: finer than
+// the rule's (RULE_RUNG), since one rule breaks for several causes (rule
+// 4 broken by another customer's key asks for the scope, not for the
+// in-progress state).
+const CAUSE_RUNG = {
+  'key-optional': 'unique',
+  'stored-validation-refusal': 'unique',
+  'no-fingerprint': 'fingerprint',
+  'raw-bytes-fingerprint': 'fingerprint',
+  'order-sensitive-fingerprint': 'fingerprint',
+  'completed-before-paid': 'in-progress',
+  'in-process-lock': 'in-progress',
+  'refusal-not-stored': 'in-progress',
+  'generic-replay': 'replay',
+  'recomputed-replay': 'replay',
+  'replay-status': 'replay',
+  'refusal-rerendered': 'replay',
+  'global-keys': 'scoped',
+  'short-retention': 'scoped',
+};
+
+// rungOf is the rung a violation of a rule asks for.
+function rungOf(rule, v) {
+  return (v && CAUSE_RUNG[v.cause]) || (RULE_RUNG.find((x) => x.n === rule.n) || {}).rung;
+}
+
 export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // A step of a handler takes milliseconds; the budget is for a loop that
   // never yields, and is wide enough for a slow laptop under load, where
@@ -350,15 +376,19 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     if (!(await load())) return;
     const rows = [];
     const broken = new Set();
+    const asked = new Set();
     for (const [i, sc] of panel.scenarios.entries()) {
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: sc.name }));
       const r = await runner.explore({ only: [sc.name] });
       const rules = r.broke ? ((r.verdict.report && r.verdict.report.rules) || []).filter((x) => !x.ok).map((x) => x.rule) : [];
       for (const rule of rules) broken.add(rule.n);
+      if (r.broke)
+        for (const x of (r.verdict.report && r.verdict.report.rules) || [])
+          if (!x.ok) for (const v of x.violations && x.violations.length ? x.violations : [null]) asked.add(rungOf(x.rule, v));
       rows.push({ sc, r, rules });
     }
     const ns = [...broken].sort((a, b) => a - b);
-    const next = RULE_RUNG.filter((x) => broken.has(x.n)).sort((a, b) => RUNGS.indexOf(a.rung) - RUNGS.indexOf(b.rung))[0];
+    const next = [...asked].filter(Boolean).sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
     const box = $('lab-grade');
     box.hidden = false;
     box.dataset.broken = ns.join(',');
@@ -399,11 +429,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
           ),
         ),
       ),
-      el(
-        'p',
-        { class: 'lab-grade-sum' },
-        ns.length ? w('gradeNext', { rules: ns.join(', '), rung: next ? next.rung : '?' }) : w('gradeTop'),
-      ),
+      el('p', { class: 'lab-grade-sum' }, ns.length ? w('gradeNext', { rules: ns.join(', '), rung: next || '?' }) : w('gradeTop')),
     );
     status('');
   }

@@ -85,6 +85,7 @@ const en = {
   scenario_reordered_json: 'a retry with its JSON members reordered',
   scenario_another_customers_key: 'another customer using the same key',
   scenario_crash_at_every_step: 'a crash at any step, then a retry',
+  scenario_crash_then_late_retry: 'a crash at any step, then a retry ten minutes later',
   scenario_retry_after_retention: 'a retry at the end of the clients’ retry hour',
   scenario_three_retries: 'three identical requests, in random orders',
   scenario_other_customer_same_body: 'another customer sending the same body under the same key',
@@ -112,7 +113,7 @@ const en = {
   gradeFix: 'What to change: {fix}',
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scoped) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
-  gradeNext: 'Broken somewhere: rules {rules}. The rung that fixes the first of them: {rung}.',
+  gradeNext: 'Broken somewhere: rules {rules}. The earliest rung that fixes one of them: {rung}.',
 
   goal_naive:
     'Nothing yet: this is where you start. Every request moves the money, so a client that retries after a lost answer pays twice. Read the handler, then go to the next rung.',
@@ -127,21 +128,24 @@ const en = {
     'Do not look first and insert after: two retries at the same moment both see “absent”.',
     'INSERT OR IGNORE raises nothing: a retry looks like a new request unless you read changes.',
     'A rejected INSERT throws an error whose name is ConstraintError.',
+    'What the repeat is answered is yours to choose at this rung (a 200 that says it was already processed will do); the later rungs make it the first answer.',
   ],
   goal_fingerprint:
     'Tell a retry from a different request under the same key: store a fingerprint of the request with the key, and answer 422 when a request under a used key differs.',
   hints_fingerprint: [
     'Two bodies with the same members in another order are the same request.',
-    'lab.canonical and lab.sha256 are there for this.',
+    'lab.canonical and lab.sha256 are there for this: hash the endpoint (method and route) with the canonical body.',
   ],
   goal_in_progress:
     'A retry that arrives while the first attempt is still running must not be told “done”: claim the key as in progress, answer 409 with Retry-After meanwhile, and mark it completed in the same transaction that moves the money.',
   hints_in_progress: [
     'What happens if your attempt crashes between the claim and the transfer? Between the transfer and the completion?',
     'A refusal (402, 404) is an answer too; only an exception should release the claim.',
+    'Retry-After is a number of seconds: Retry-After: 1.',
+    'The payment call stays outside the transaction (it is someone else’s database); the completion goes in the transaction that moves the money.',
   ],
   goal_replay:
-    'A retry must get the first answer byte for byte: store the status and the body you sent, and send them again with Idempotent-Replayed: true.',
+    'A retry must get the first answer byte for byte: store the status, the headers and the body you sent, and send them again with Idempotent-Replayed: true.',
   hints_replay: [
     'Rendering the answer again shows today’s balance and time, not the first answer’s.',
     'Store the answer in the transaction that commits the transfer.',
@@ -152,6 +156,8 @@ const en = {
     'Two customers may both use the key order-1.',
     'Clients retry for an hour; a retention of exactly 3600 seconds is not enough.',
     'pay({ …, key }) answers a repeated key with its first charge.',
+    'The endpoint is the method and the route, as in POST /transfers.',
+    'A claim whose attempt crashed stays in progress for ever: take it over once it is older than a lease (req.now, req.attempt as the owner). A takeover may pay again, unless the network was given the key.',
   ],
 };
 
@@ -236,6 +242,7 @@ const ko = {
   scenario_reordered_json: 'JSON 멤버 순서만 바뀐 재시도',
   scenario_another_customers_key: '같은 키를 쓰는 다른 고객',
   scenario_crash_at_every_step: '어느 스텝에서든 중단된 뒤의 재시도',
+  scenario_crash_then_late_retry: '어느 스텝에서든 중단된 뒤, 10분 늦게 온 재시도',
   scenario_retry_after_retention: '클라이언트의 재시도 한 시간이 끝날 무렵의 재시도',
   scenario_three_retries: '같은 요청 세 개, 무작위 순서',
   scenario_other_customer_same_body: '같은 키로 같은 본문을 보내는 다른 고객',
@@ -263,7 +270,7 @@ const ko = {
   gradeFix: '고칠 점: {fix}',
   gradeTop:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 단계(scoped)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
-  gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 첫 번째를 고치는 단계: {rung}.',
+  gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 하나를 고치는 가장 앞 단계: {rung}.',
 
   goal_naive:
     '아직 할 일은 없습니다. 여기가 출발점입니다. 요청마다 돈이 이동하므로, 응답을 받지 못해 다시 보내는 클라이언트는 두 번 결제합니다. 핸들러를 읽고 다음 단계로 넘어가세요.',
@@ -278,18 +285,24 @@ const ko = {
     '먼저 조회하고 나중에 삽입하지 마세요. 동시에 온 두 재시도가 모두 “없음”을 봅니다.',
     'INSERT OR IGNORE는 오류를 내지 않습니다. 변경된 행 수를 읽지 않으면 재시도가 새 요청처럼 보입니다.',
     '거부된 INSERT는 이름이 ConstraintError인 오류를 던집니다.',
+    '이 단계에서는 반복된 요청에 무엇으로 응답할지 정해도 됩니다(이미 처리됐다고 알리는 200이면 충분합니다). 다음 단계들에서 그것을 첫 응답으로 바꿉니다.',
   ],
   goal_fingerprint:
     '같은 키로 온 재시도와 다른 요청을 구별하세요. 요청의 지문을 키와 함께 저장하고, 이미 쓴 키로 온 요청이 다르면 422로 응답합니다.',
-  hints_fingerprint: ['같은 멤버를 다른 순서로 쓴 두 본문은 같은 요청입니다.', 'lab.canonical과 lab.sha256을 쓰세요.'],
+  hints_fingerprint: [
+    '같은 멤버를 다른 순서로 쓴 두 본문은 같은 요청입니다.',
+    'lab.canonical과 lab.sha256을 쓰세요. 엔드포인트(메서드와 경로)를 정규화한 본문과 함께 해시합니다.',
+  ],
   goal_in_progress:
     '첫 시도가 아직 실행 중일 때 도착한 재시도에 “완료”라고 답하면 안 됩니다. 키를 처리 중으로 선점하고, 그동안은 Retry-After와 함께 409로 응답하며, 돈을 옮기는 바로 그 트랜잭션에서 완료로 표시하세요.',
   hints_in_progress: [
     '선점과 송금 사이에 시도가 중단되면 어떻게 될까요? 송금과 완료 표시 사이라면요?',
     '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
+    'Retry-After는 초 단위 숫자입니다: Retry-After: 1.',
+    '결제 호출은 트랜잭션 밖에 둡니다(다른 곳의 데이터베이스입니다). 완료 표시는 돈을 옮기는 트랜잭션 안에 넣습니다.',
   ],
   goal_replay:
-    '재시도는 첫 응답을 바이트 하나까지 똑같이 받아야 합니다. 보낸 상태 코드와 본문을 저장했다가 Idempotent-Replayed: true와 함께 다시 보내세요.',
+    '재시도는 첫 응답을 바이트 하나까지 똑같이 받아야 합니다. 보낸 상태 코드와 헤더와 본문을 저장했다가 Idempotent-Replayed: true와 함께 다시 보내세요.',
   hints_replay: [
     '응답을 다시 만들면 첫 응답의 잔액과 시각이 아니라 지금의 잔액과 시각이 나갑니다.',
     '응답은 송금을 커밋하는 트랜잭션 안에서 저장하세요.',
@@ -300,6 +313,8 @@ const ko = {
     '두 고객이 모두 order-1이라는 키를 쓸 수 있습니다.',
     '클라이언트는 한 시간 동안 재시도합니다. 보존 기간이 정확히 3600초면 부족합니다.',
     'pay({ …, key })는 같은 키가 다시 오면 첫 청구로 답합니다.',
+    '엔드포인트는 메서드와 경로입니다. 예: POST /transfers.',
+    '중단된 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
   ],
 };
 

@@ -917,6 +917,11 @@ function scenarios() {
       attempts: [one('a1'), one('a2', { intent: 'i2', customer: 'cust-2', body: body('carol', 'bob', 50000) })],
     },
     { name: 'crash-at-every-step', crash: 'a1', attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 1000 })] },
+    // The same crash, and the client's retry ten minutes later: a claim
+    // left by a dead attempt is taken over once its lease has run out (or
+    // stays in progress), and a takeover after the payment pays again
+    // unless the network was given the key.
+    { name: 'crash-then-late-retry', crash: 'a1', attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 })] },
     {
       name: 'retry-after-retention',
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + Math.min(retention, HOUR) - 1000 })],
