@@ -301,6 +301,11 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
+	// A held scenario says what its attempts were answered: the progress
+	// a rule cannot show (the corrected amount refused 422, the late
+	// retry after a crash paid once and answered 201).
+	assert.Equal(t, "Answered, in one order: a1 201 · a2 422", text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount] .lab-answers`))
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=day] .lab-answers`), "201 ×")
 
 	// An exception ends its attempt and is marked at its line.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(

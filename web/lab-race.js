@@ -313,6 +313,22 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     ];
   }
 
+  // answersLine says what a held scenario's attempts were answered, in one
+  // order: each attempt's status when there are a few, else how many got
+  // each status ("—" for none: a crash).
+  function answersLine(answers) {
+    if (!answers || !answers.length) return null;
+    const st = (a) => (a.status ? String(a.status) : '—');
+    let said;
+    if (answers.length <= 4) said = answers.map((a) => a.id + ' ' + st(a)).join(' · ');
+    else {
+      const n = new Map();
+      for (const a of answers) n.set(st(a), (n.get(st(a)) || 0) + 1);
+      said = [...n].map(([k, c]) => k + ' ×' + c).join(' · ');
+    }
+    return el('div', { class: 'lab-answers' }, w('gradeAnswers', { answers: said }));
+  }
+
   // noteLines are the answers the contract does not give (a malformed
   // key answered 201), one line each.
   function noteLines(notes) {
@@ -379,7 +395,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     const asked = new Set();
     for (const [i, sc] of panel.scenarios.entries()) {
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: sc.name }));
-      const r = await runner.explore({ only: [sc.name] });
+      const r = await runner.explore({ only: [sc.name], answers: true });
       const rules = r.broke ? ((r.verdict.report && r.verdict.report.rules) || []).filter((x) => !x.ok).map((x) => x.rule) : [];
       for (const rule of rules) broken.add(rule.n);
       if (r.broke)
@@ -418,7 +434,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
                   : r.notes && r.notes.length
                     ? '⚠ ' + w('gradeNoted', { tried: r.tried })
                     : '✔ ' + w('gradeHeld', { tried: r.tried }),
-                ...(r.broke ? causeLines(firstViolation(r.verdict)) : noteLines(r.notes)),
+                ...(r.broke ? causeLines(firstViolation(r.verdict)) : [answersLine(r.answers), ...noteLines(r.notes)]),
               ),
               el(
                 'td',
