@@ -446,7 +446,15 @@ func TestLabPageShowsTheAPI(t *testing.T) {
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('lab-api-note').hidden === false`), "no note in English")
 	assert.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 1440, "the reference wraps")
 
+	// The rules the grade names by number, listed beside the race.
+	run(t, ctx, click("#lab-rules-all summary"), waitJS(`document.body.dataset.rules === 'shown'`))
+	assert.Equal(t, len(lab.Rules()), countIn(t, ctx, "#lab-rules-list li"))
+	assert.Equal(t, lab.RuleOneTransfer.Title, text(t, ctx, `#lab-rules-list li[data-rule=one-transfer-per-intent]`))
+	assert.Equal(t, "8", attr(t, ctx, `#lab-rules-list li[data-rule=one-charge-per-intent]`, "value"))
+
 	ko := labTab(t, ts.URL, "?lang=ko")
+	run(t, ko, click("#lab-rules-all summary"), waitJS(`document.body.dataset.rules === 'shown'`))
+	assert.Equal(t, lab.RuleOneTransfer.TitleKo, text(t, ko, `#lab-rules-list li[data-rule=one-transfer-per-intent]`))
 	run(t, ko, click("#lab-api summary"), waitJS(`document.body.dataset.api === 'shown'`))
 	assert.Contains(t, text(t, ko, "#lab-api-note"), "영어로만")
 }

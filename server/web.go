@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"idemlab/docs"
 	"idemlab/engine"
 	"idemlab/engine/httpapi"
+	"idemlab/lab"
 	"idemlab/lab/handlers"
 	"idemlab/lessons"
 	"idemlab/web"
@@ -45,6 +47,24 @@ func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	mux.Handle("GET /api/lessons/", lessonsAPI)
 	mux.HandleFunc("GET "+labStartPath, serveLabStart)
 	mux.HandleFunc("GET "+labAPIPath, serveLabAPI)
+	mux.HandleFunc("GET "+labRulesPath, serveLabRules)
+}
+
+// labRulesPath is where the lab page finds the rules the checker judges
+// (lab.Rules: number, name, title in English and Korean), to list them
+// beside the race. The static export writes it at the same path.
+const labRulesPath = "/api/lab/rules.json"
+
+func labRulesJSON() []byte {
+	b, _ := json.Marshal(lab.Rules())
+	return b
+}
+
+func serveLabRules(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(labRulesJSON())
 }
 
 // labAPIPath is where the lab page finds its API reference (req, db, pay,
@@ -418,6 +438,9 @@ func ExportSite(dir, webDir string, force bool) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	if err := writeOut(bytes.NewReader(api), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labAPIPath, "/")))); err != nil {
+		return err
+	}
+	if err := writeOut(bytes.NewReader(labRulesJSON()), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labRulesPath, "/")))); err != nil {
 		return err
 	}
 	return placeSite(dir, final)

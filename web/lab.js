@@ -268,6 +268,26 @@ async function showAPI() {
   }
 }
 
+// showRules lists the rules the checker judges (lab.Rules, by number, in
+// the page's language) the first time the list is opened.
+let rulesLoaded = false;
+async function showRules() {
+  if (rulesLoaded || !$('lab-rules-all').open) return;
+  rulesLoaded = true;
+  try {
+    const resp = await fetch('api/lab/rules.json');
+    if (!resp.ok) throw new Error('HTTP ' + resp.status);
+    const rules = await resp.json();
+    $('lab-rules-list').replaceChildren(
+      ...rules.map((r) => el('li', { value: String(r.n), 'data-rule': r.name }, (lab.lang === 'ko' && r.title_ko) || r.title)),
+    );
+    document.body.dataset.rules = 'shown';
+  } catch (e) {
+    rulesLoaded = false;
+    $('lab-rules-list').replaceChildren(el('li', {}, w('apiFailed', { error: e.message })));
+  }
+}
+
 async function loadStart() {
   const resp = await fetch('api/lab/start.js');
   if (!resp.ok) throw new Error('HTTP ' + resp.status);
@@ -286,6 +306,7 @@ async function main() {
   // The API reference is written in English; the Korean page says so.
   $('lab-api-note').hidden = lab.lang !== 'ko';
   $('lab-api').addEventListener('toggle', () => showAPI());
+  $('lab-rules-all').addEventListener('toggle', () => showRules());
   initTheme();
   $('lang-select').addEventListener('change', (e) => {
     keep();
