@@ -157,6 +157,10 @@ func TestLabPageInKorean(t *testing.T) {
 	assert.Equal(t, "나의 엔드포인트", text(t, ctx, "#lab-title"))
 	assert.Contains(t, text(t, ctx, "#rung-goal"), "출발점")
 	assert.True(t, strings.HasSuffix(attr(t, ctx, "#to-lessons", "href"), "?lang=ko"), "the lessons open in Korean too")
+	// With the API reference and the rules open: their tables and lists
+	// are part of the page a student reads.
+	run(t, ctx, click("#lab-api summary"), waitJS(`document.body.dataset.api === 'shown'`),
+		click("#lab-rules-all summary"), waitJS(`document.body.dataset.rules === 'shown'`))
 	script := axeScript(t)
 	for _, theme := range []string{"light", "dark"} {
 		run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = '`+theme+`'`))
