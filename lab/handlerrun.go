@@ -102,11 +102,7 @@ func (r HandlerRun) History() History {
 			Delivered: a.Answered && a.Delivered, SentAt: time.UnixMilli(a.Now).UTC(), Arrived: a.Arrived}
 		if a.Answered {
 			at.Status, at.Response, at.Answered = a.Status, []byte(a.Response), a.AnsweredAt
-			for k, v := range a.Headers {
-				if strings.EqualFold(k, "Idempotent-Replayed") && strings.EqualFold(strings.TrimSpace(v), "true") {
-					at.Replayed = true
-				}
-			}
+			at.Replayed = replayedHeader(a.Headers)
 		}
 		byID[a.ID] = at
 		h.Attempts = append(h.Attempts, at)
@@ -290,7 +286,7 @@ func contractNotes(r HandlerRun) []Note {
 				}
 				continue
 			}
-			if Success(a.Status) && a.Response == first.Response && !strings.EqualFold(strings.TrimSpace(a.Headers["Idempotent-Replayed"]), "true") {
+			if Success(a.Status) && a.Response == first.Response && !replayedHeader(a.Headers) {
 				notes = append(notes, Note{Lanes: []string{first.ID, a.ID},
 					Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", a.ID),
 					MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", a.ID)})
@@ -298,6 +294,17 @@ func contractNotes(r HandlerRun) []Note {
 		}
 	}
 	return notes
+}
+
+// replayedHeader reports whether headers say Idempotent-Replayed: true,
+// the name in any case.
+func replayedHeader(headers map[string]string) bool {
+	for k, v := range headers {
+		if strings.EqualFold(k, "Idempotent-Replayed") && strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
 }
 
 // clipKey says a long header by its start and its length (unit: "bytes",

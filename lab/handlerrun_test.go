@@ -439,3 +439,12 @@ func TestJudgeHandlerRunTellsTheFingerprint(t *testing.T) {
 		assert.NotEqual(t, lab.CauseRawBytes, v.Cause)
 	}
 }
+
+// The replay header is read in any case, as HTTP header names are.
+func TestJudgeHandlerRunReadsTheReplayHeaderInAnyCase(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "longest-key"
+	r.Attempts[0].Delivered = true
+	r.Attempts[1].Headers = map[string]string{"content-type": "application/json", "idempotent-replayed": "true"}
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes)
+}
