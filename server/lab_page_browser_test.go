@@ -305,11 +305,26 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
+	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-unknown"), "scoped publishes its retention")
 	// A held scenario says what its attempts were answered: the progress
 	// a rule cannot show (the corrected amount refused 422, the late
 	// retry after a crash paid once and answered 201).
 	assert.Equal(t, "Answered, in one order: a1 201 · a2 422", text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount] .lab-answers`))
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=day] .lab-answers`), "201 ×")
+
+	// Without a published retention, rule 7 is unknown, as idemlab grade
+	// says it: the top rung's words are not given.
+	unpublished := strings.Replace(strings.Replace(scopedHandler(t), "const retentionSeconds = 86400;", "const keepFor = 86400;", 1),
+		"retentionSeconds * 1000", "keepFor * 1000", 1)
+	require.NotContains(t, unpublished, "retentionSeconds =")
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
+		document.getElementById('handler-box').editor.setText(m.split(`+quoteJS(unpublished)+`).handler);
+	})`, chromedp.EvalAwaitPromise))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
+	assert.Equal(t, "7", attr(t, ctx, "#lab-grade", "data-unknown"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-unknown"), "publishes no retentionSeconds")
+	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
 
 	// An exception ends its attempt and is marked at its line.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(

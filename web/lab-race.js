@@ -69,7 +69,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // loading a handler (a fresh database, the student's file compiled)
   // took over 2 s in a test on a busy machine.
   const runner = startRunner({ budgetMs: 8000 });
-  const panel = { runner, scenarios: [], state: null, busy: false, loaded: '' };
+  const panel = { runner, scenarios: [], state: null, busy: false, loaded: '', retention: null };
   const status = (s) => ($('lab-run-status').textContent = s);
   const buttons = ['btn-lab-start', 'btn-lab-explore', 'btn-lab-grade'];
 
@@ -99,6 +99,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     }
     showErrors([]);
     panel.loaded = src;
+    panel.retention = r.retentionSeconds ?? null;
     panel.scenarios = await runner.scenarios();
     const sel = $('lab-scenario');
     const chosen = sel.value;
@@ -405,9 +406,14 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     }
     const ns = [...broken].sort((a, b) => a - b);
     const next = [...asked].filter(Boolean).sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
+    // A file that publishes no retentionSeconds leaves rule 7 unknown, as
+    // idemlab grade says it (and fails until it is published): no client
+    // can rely on a retention nobody published.
+    const unknown = panel.retention === null;
     const box = $('lab-grade');
     box.hidden = false;
     box.dataset.broken = ns.join(',');
+    box.dataset.unknown = unknown ? '7' : '';
     box.replaceChildren(
       el('h4', {}, w('gradeHeading')),
       el(
@@ -445,7 +451,12 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
           ),
         ),
       ),
-      el('p', { class: 'lab-grade-sum' }, ns.length ? w('gradeNext', { rules: ns.join(', '), rung: next || '?' }) : w('gradeTop')),
+      unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
+      el(
+        'p',
+        { class: 'lab-grade-sum' },
+        ns.length ? w('gradeNext', { rules: ns.join(', '), rung: next || '?' }) : unknown ? w('gradeTopUnknown') : w('gradeTop'),
+      ),
     );
     status('');
   }

@@ -116,6 +116,10 @@ const en = {
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scoped) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
   gradeNext: 'Broken somewhere: rules {rules}. The earliest rung that fixes one of them: {rung}.',
+  gradeUnknown7:
+    'Rule 7 is unknown: your file publishes no retentionSeconds, so no client can know how long a key is kept. idemlab grade marks the rule unknown and fails until you publish it (longer than the clients’ hour of retries).',
+  gradeTopUnknown:
+    'No scenario broke a rule within the explorer’s bound, but rule 7 stays unknown until your file publishes retentionSeconds (the scoped rung).',
 
   goal_naive:
     'Nothing yet: this is where you start. Every request moves the money, so a client that retries after a lost answer pays twice. Read the handler, then go to the next rung.',
@@ -275,6 +279,10 @@ const ko = {
   gradeTop:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 단계(scoped)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 하나를 고치는 가장 앞 단계: {rung}.',
+  gradeUnknown7:
+    '규칙 7은 알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없습니다. idemlab grade는 이 규칙을 알 수 없음으로 두고, 공개할 때까지 통과시키지 않습니다(클라이언트의 재시도 한 시간보다 길게).',
+  gradeTopUnknown:
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 파일이 retentionSeconds를 공개할 때까지 규칙 7은 알 수 없습니다(scoped 단계).',
 
   goal_naive:
     '아직 할 일은 없습니다. 여기가 출발점입니다. 요청마다 돈이 이동하므로, 응답을 받지 못해 다시 보내는 클라이언트는 두 번 결제합니다. 핸들러를 읽고 다음 단계로 넘어가세요.',
