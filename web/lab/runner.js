@@ -1231,16 +1231,15 @@ async function explore(options) {
     const before = counter.tried;
     const { best, noted } = sc.random ? await exploreRandom(sc, o, counter) : await exploreScenario(sc, o, counter);
     perScenario.push({ name: sc.name, tried: counter.tried - before, broke: !!best, noted: !!noted });
-    if (noted && !best) {
-      const replay = await replaySchedule(sc, noted.schedule, o.bound);
-      for (const n of (replay.verdict.report && replay.verdict.report.notes) || []) notes.push(Object.assign({ scenario: sc.name }, n));
-    }
-    // What a held scenario's attempts were answered, in one order (the
+    // A held scenario is replayed once, in the noted order if any: for
+    // its notes' words, and for what its attempts were answered (the
     // grade shows it: a 422 or a 409 seen is progress though no rule
     // changed).
-    if (o.answers && !best) {
+    if (!best && (noted || o.answers)) {
       const replay = await replaySchedule(sc, noted ? noted.schedule : [], o.bound);
-      answers = (replay.attempts || []).map((a) => ({ id: a.id, status: a.answer ? a.answer.status : 0 }));
+      if (noted)
+        for (const n of (replay.verdict.report && replay.verdict.report.notes) || []) notes.push(Object.assign({ scenario: sc.name }, n));
+      if (o.answers) answers = (replay.attempts || []).map((a) => ({ id: a.id, status: a.answer ? a.answer.status : 0 }));
     }
     if (best) {
       const replay = await replaySchedule(sc, best.schedule, o.bound);
