@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -23,17 +24,89 @@ var Contract []byte
 //go:embed lab-handler.md
 var Handler []byte
 
+// HandlerKo is docs/lab-handler.ko.md, lab-handler.md in Korean: the same
+// headings in the same order and the same code, which docs_test.go holds
+// it to.
+//
+//go:embed lab-handler.ko.md
+var HandlerKo []byte
+
 // HandlerAPI is the part of lab-handler.md a student needs beside the
 // editor: the file (its schema and retentionSeconds), the lab's tables,
 // req, the answer, db, pay and the lab helpers (from its section "The
-// file" up to "Running it for real"). The lab page shows it.
-func HandlerAPI() ([]byte, error) {
-	start := bytes.Index(Handler, []byte("\n## The file"))
-	end := bytes.Index(Handler, []byte("\n## Running it for real"))
-	if start < 0 || end < start {
+// file" up to "Running it for real"), in lang: "en", or "ko" for the same
+// sections of lab-handler.ko.md, found by their place among its headings.
+// The lab page shows it.
+func HandlerAPI(lang string) ([]byte, error) {
+	doc, ok := map[string][]byte{"en": Handler, "ko": HandlerKo}[lang]
+	if !ok {
+		return nil, fmt.Errorf("docs: lab-handler.md is not written in %q", lang)
+	}
+	en := headings(Handler)
+	from, to := -1, -1
+	for i, h := range en {
+		switch {
+		case h.level == 2 && h.text == "The file":
+			from = i
+		case h.level == 2 && strings.HasPrefix(h.text, "Running it for real"):
+			to = i
+		}
+	}
+	if from < 0 || to < from {
 		return nil, fmt.Errorf("docs: lab-handler.md has no API sections from \"The file\" to \"Running it for real\"")
 	}
-	return Handler[start+1 : end+1], nil
+	// The Korean's headings are the English's, translated: the same
+	// levels in the same order, so the same places cut the same sections.
+	heads := headings(doc)
+	if !slices.EqualFunc(heads, en, func(a, b heading) bool { return a.level == b.level }) {
+		return nil, fmt.Errorf("docs: lab-handler.%s.md's headings are not lab-handler.md's", lang)
+	}
+	return doc[heads[from].at:heads[to].at], nil
+}
+
+// heading is one ATX heading of a markdown document: its level (2 for
+// "##"), its text and the offset of its line.
+type heading struct {
+	level int
+	text  string
+	at    int
+}
+
+// headings lists doc's headings outside fenced code, in order: a "#"
+// line in a code block is a comment, not a heading.
+func headings(doc []byte) []heading {
+	var out []heading
+	walk(doc, func(at int, line string, fenced bool) {
+		if fenced {
+			return
+		}
+		level := len(line) - len(strings.TrimLeft(line, "#"))
+		if level < 1 || level > 6 || !strings.HasPrefix(line[level:], " ") {
+			return
+		}
+		out = append(out, heading{level, strings.TrimSpace(line[level:]), at})
+	})
+	return out
+}
+
+// walk calls fn with each line of doc (without its newline), the line's
+// offset, and whether it belongs to a fenced code block, its ``` fences
+// included. The lab's documents fence code with ``` only.
+func walk(doc []byte, fn func(at int, line string, fenced bool)) {
+	inFence := false
+	for at := 0; at < len(doc); {
+		end := bytes.IndexByte(doc[at:], '\n')
+		if end < 0 {
+			end = len(doc) - at
+		}
+		line := string(doc[at : at+end])
+		fence := strings.HasPrefix(strings.TrimLeft(line, " "), "```")
+		fn(at, line, inFence || fence)
+		if fence {
+			inFence = !inFence
+		}
+		at += end + 1
+	}
 }
 
 // Example is docs/examples/bank.py, the contract written with Python's

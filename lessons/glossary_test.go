@@ -105,7 +105,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 var hangul = regexp.MustCompile(`\p{Hangul}`)
 
 // koreanTexts gathers every Korean text a student reads: the Korean lessons
-// (code spans dropped: they stay English), the ko tables of web/strings.js
+// and the lab's API (docs/lab-handler.ko.md; code spans dropped: they stay
+// English), the ko tables of web/strings.js
 // and web/lab-words.js, the Korean of web/classroom/words.js, and the Korean
 // messages of the Go code under lab/ and server/.
 func koreanTexts(t testing.TB) []koreanText {
@@ -119,6 +120,11 @@ func koreanTexts(t testing.TB) []koreanText {
 			return codeSpan.ReplaceAllString(l, "`…`"), true
 		})})
 	}
+	// The lab's API in Korean, which the lab page shows beside the editor.
+	koAPI := filepath.Join("..", "docs", "lab-handler.ko.md")
+	texts = append(texts, koreanText{koAPI, readLines(t, koAPI, func(_ int, l string) (string, bool) {
+		return codeSpan.ReplaceAllString(l, "`…`"), true
+	})})
 	inKo := false
 	texts = append(texts, koreanText{"web/strings.js ko", readLines(t, filepath.Join("..", "web", "strings.js"), func(_ int, l string) (string, bool) {
 		switch {

@@ -87,7 +87,7 @@ func serveLabAPI(w http.ResponseWriter, r *http.Request) {
 // labAPIHTML renders the API sections of lab-handler.md once: goldmark
 // without its unsafe option, so no raw HTML of the file reaches the page.
 var labAPIHTML = sync.OnceValues(func() ([]byte, error) {
-	src, err := docs.HandlerAPI()
+	src, err := docs.HandlerAPI("en")
 	if err != nil {
 		return nil, err
 	}
