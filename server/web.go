@@ -46,7 +46,9 @@ func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	mux.Handle("GET /api/lessons.json", lessonsAPI)
 	mux.Handle("GET /api/lessons/", lessonsAPI)
 	mux.HandleFunc("GET "+labStartPath, serveLabStart)
-	mux.HandleFunc("GET "+labAPIPath, serveLabAPI)
+	for _, api := range labAPIs {
+		mux.HandleFunc("GET "+api.path, api.serve)
+	}
 	mux.HandleFunc("GET "+labRulesPath, serveLabRules)
 }
 
@@ -67,13 +69,23 @@ func serveLabRules(w http.ResponseWriter, r *http.Request) {
 	w.Write(labRulesJSON())
 }
 
-// labAPIPath is where the lab page finds its API reference (req, db, pay,
-// lab), docs/lab-handler.md's API sections rendered to HTML. The static
+// labAPI is the lab's API reference (req, db, pay, lab) in one language:
+// docs/lab-handler.md's API sections (lab-handler.ko.md's in Korean)
+// rendered to HTML, and the path where the lab page finds it. The static
 // export writes it at the same path.
-const labAPIPath = "/api/lab/api.html"
+type labAPI struct {
+	lang, path string
+	html       func() ([]byte, error)
+}
 
-func serveLabAPI(w http.ResponseWriter, r *http.Request) {
-	page, err := labAPIHTML()
+// labAPIs are the languages the reference is written in.
+var labAPIs = []labAPI{
+	{"en", "/api/lab/api.html", sync.OnceValues(func() ([]byte, error) { return renderLabAPI("en") })},
+	{"ko", "/api/lab/api.ko.html", sync.OnceValues(func() ([]byte, error) { return renderLabAPI("ko") })},
+}
+
+func (a labAPI) serve(w http.ResponseWriter, r *http.Request) {
+	page, err := a.html()
 	if err != nil {
 		httpapi.Write(w, engine.CauseInternal.Problem("the lab's API reference is missing from this build").Response())
 		return
@@ -84,19 +96,19 @@ func serveLabAPI(w http.ResponseWriter, r *http.Request) {
 	w.Write(page)
 }
 
-// labAPIHTML renders the API sections of lab-handler.md once: goldmark
+// renderLabAPI renders the API sections of lab-handler.md in lang: goldmark
 // without its unsafe option, so no raw HTML of the file reaches the page.
-var labAPIHTML = sync.OnceValues(func() ([]byte, error) {
-	src, err := docs.HandlerAPI("en")
+func renderLabAPI(lang string) ([]byte, error) {
+	src, err := docs.HandlerAPI(lang)
 	if err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
 	if err := goldmark.New(goldmark.WithExtensions(extension.Table)).Convert(src, &out); err != nil {
-		return nil, fmt.Errorf("lab API: %w", err)
+		return nil, fmt.Errorf("lab API (%s): %w", lang, err)
 	}
 	return out.Bytes(), nil
-})
+}
 
 // labStartPath is where the lab page finds the handler a student starts
 // from: the naive rung, the file `idemlab lab handler naive` writes. Only
@@ -433,12 +445,14 @@ func ExportSite(dir, webDir string, force bool) error {
 	if err := writeOut(bytes.NewReader(start), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labStartPath, "/")))); err != nil {
 		return err
 	}
-	api, err := labAPIHTML()
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	if err := writeOut(bytes.NewReader(api), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labAPIPath, "/")))); err != nil {
-		return err
+	for _, api := range labAPIs {
+		page, err := api.html()
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := writeOut(bytes.NewReader(page), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(api.path, "/")))); err != nil {
+			return err
+		}
 	}
 	if err := writeOut(bytes.NewReader(labRulesJSON()), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labRulesPath, "/")))); err != nil {
 		return err

@@ -220,6 +220,30 @@ func TestWebServesTheLessons(t *testing.T) {
 	assert.Equal(t, 404, resp.StatusCode)
 }
 
+// TestWebServesTheLabAPIInEachLanguage: the lab page's API reference is
+// the API sections of docs/lab-handler.md, or of lab-handler.ko.md for the
+// Korean page, rendered, with the same headers in either language.
+func TestWebServesTheLabAPIInEachLanguage(t *testing.T) {
+	ts := startWeb(t, webDir(t, nil))
+	for name, tc := range map[string]struct {
+		path, first, next string
+	}{
+		"English": {"/api/lab/api.html", "<h2>The file</h2>", "Running it for real"},
+		"Korean":  {"/api/lab/api.ko.html", "<h2>파일</h2>", "실제로 실행하기"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, body := get(t, ts.URL+tc.path, "")
+			require.Equal(t, 200, resp.StatusCode)
+			assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+			assert.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
+			assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+			assert.True(t, strings.HasPrefix(string(body), tc.first), "starts at the section on the file")
+			assert.Contains(t, string(body), "<code>db.run(sql, ...params)</code>", "the code as in the English")
+			assert.NotContains(t, string(body), tc.next, "only the API sections")
+		})
+	}
+}
+
 func TestExportWritesAStaticSite(t *testing.T) {
 	module := bytes.Repeat([]byte("\x00asm exported module "), 1024)
 	out := filepath.Join(t.TempDir(), "site")
@@ -234,7 +258,7 @@ func TestExportWritesAStaticSite(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	assert.True(t, bytes.Equal(module, body), "the raw module is written for hosts that cannot negotiate")
 	for _, path := range []string{"/idemlab.wasm.br", "/idemlab.wasm.gz", "/wasm_exec.js", "/app.js", "/api/lessons.json",
-		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js", "/api/lab/api.html", "/api/lab/rules.json"} {
+		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js", "/api/lab/api.html", "/api/lab/api.ko.html", "/api/lab/rules.json"} {
 		resp, _ := get(t, ts.URL+path, "")
 		assert.Equal(t, 200, resp.StatusCode, path)
 	}
@@ -242,6 +266,9 @@ func TestExportWritesAStaticSite(t *testing.T) {
 	_, body = get(t, ts.URL+"/api/lab/api.html", "")
 	assert.Contains(t, string(body), "<code>db.run(sql, ...params)</code>")
 	assert.NotContains(t, string(body), "Running it for real", "only the API sections")
+	_, body = get(t, ts.URL+"/api/lab/api.ko.html", "")
+	assert.Contains(t, string(body), "<h2>파일</h2>", "the Korean, from docs/lab-handler.ko.md")
+	assert.Contains(t, string(body), "<code>db.run(sql, ...params)</code>")
 	var index []struct {
 		ID string `json:"id"`
 	}
