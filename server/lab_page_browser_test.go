@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/docs"
 	"idemlab/lab"
 	"idemlab/lab/handlers"
 	"idemlab/web"
@@ -448,10 +450,29 @@ func mapKeys(m map[string]bool) []string {
 	return out
 }
 
+// apiSectionTitles are the "##" headings of the lab's API reference in
+// lang (docs.HandlerAPI), as the page shows them: without backticks.
+func apiSectionTitles(t *testing.T, lang string) []string {
+	t.Helper()
+	src, err := docs.HandlerAPI(lang)
+	require.NoError(t, err)
+	var titles []string
+	for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(string(src), -1) {
+		titles = append(titles, strings.ReplaceAll(m[1], "`", ""))
+	}
+	require.NotEmpty(t, titles)
+	return titles
+}
+
+// shownSectionTitles are the section headings of the API reference the
+// page shows.
+const shownSectionTitles = `[...document.querySelectorAll('#lab-api-body h2')].map((h) => h.textContent)`
+
 // TestLabPageShowsTheAPI: the student's handler is written against req,
 // db, pay and lab, and the page that holds the editor says what they are
-// (docs/lab-handler.md's API sections), once opened; in Korean it says
-// the reference is in English.
+// (docs/lab-handler.md's API sections), once opened, in the page's
+// language: the Korean page shows docs/lab-handler.ko.md, with the same
+// names and code.
 func TestLabPageShowsTheAPI(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
@@ -459,10 +480,13 @@ func TestLabPageShowsTheAPI(t *testing.T) {
 	assert.Empty(t, text(t, ctx, "#lab-api-body"), "fetched when opened, not before")
 	run(t, ctx, click("#lab-api summary"), waitJS(`document.body.dataset.api === 'shown'`))
 	body := text(t, ctx, "#lab-api-body")
-	for _, want := range []string{"req.customer", "db.run(sql, ...params)", "ConstraintError", "pay({ from, to, amount, key })", "lab.parseKey(raw)", "lab.canonical(body)"} {
+	apiNames := []string{"req.customer", "db.run(sql, ...params)", "ConstraintError", "pay({ from, to, amount, key })", "lab.parseKey(raw)", "lab.canonical(body)"}
+	for _, want := range apiNames {
 		assert.Contains(t, body, want)
 	}
-	assert.False(t, eval[bool](t, ctx, `document.getElementById('lab-api-note').hidden === false`), "no note in English")
+	assert.Equal(t, apiSectionTitles(t, "en"), eval[[]string](t, ctx, shownSectionTitles))
+	assert.NotRegexp(t, `\p{Hangul}`, body, "the English page shows the English")
+	assert.Zero(t, countIn(t, ctx, "#lab-api-note"), "no note on the reference's language")
 	assert.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 1440, "the reference wraps")
 
 	// The rules the grade names by number, listed beside the race.
@@ -475,5 +499,14 @@ func TestLabPageShowsTheAPI(t *testing.T) {
 	run(t, ko, click("#lab-rules-all summary"), waitJS(`document.body.dataset.rules === 'shown'`))
 	assert.Equal(t, lab.RuleOneTransfer.TitleKo, text(t, ko, `#lab-rules-list li[data-rule=one-transfer-per-intent]`))
 	run(t, ko, click("#lab-api summary"), waitJS(`document.body.dataset.api === 'shown'`))
-	assert.Contains(t, text(t, ko, "#lab-api-note"), "영어로만")
+	koTitles := apiSectionTitles(t, "ko")
+	assert.Equal(t, koTitles, eval[[]string](t, ko, shownSectionTitles), "the Korean reference's sections")
+	assert.Equal(t, "파일", koTitles[0])
+	koBody := text(t, ko, "#lab-api-body")
+	assert.Contains(t, koBody, "호출 하나하나가 스텝입니다")
+	for _, want := range apiNames {
+		assert.Contains(t, koBody, want, "the names and code are the English's")
+	}
+	assert.Zero(t, countIn(t, ko, "#lab-api-note"), "no note that the reference is in English")
+	assert.LessOrEqual(t, eval[int](t, ko, `document.documentElement.scrollWidth`), 1440, "the Korean reference wraps")
 }

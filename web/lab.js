@@ -251,14 +251,15 @@ async function makeEditors() {
 }
 
 // showAPI fills the API reference (req, db, pay, lab: docs/lab-handler.md,
-// rendered by the server or written by the export) the first time it is
-// opened. The HTML is idemlab's own document, rendered without raw HTML.
+// or lab-handler.ko.md on the Korean page, rendered by the server or
+// written by the export) the first time it is opened. The HTML is
+// idemlab's own document, rendered without raw HTML.
 let apiLoaded = false;
 async function showAPI() {
   if (apiLoaded || !$('lab-api').open) return;
   apiLoaded = true;
   try {
-    const resp = await fetch('api/lab/api.html');
+    const resp = await fetch(lab.lang === 'ko' ? 'api/lab/api.ko.html' : 'api/lab/api.html');
     if (!resp.ok) throw new Error('HTTP ' + resp.status);
     $('lab-api-body').innerHTML = await resp.text();
     document.body.dataset.api = 'shown';
@@ -303,8 +304,6 @@ async function main() {
   setLang(lab.lang);
   if (RUNGS.includes(params.get('rung'))) lab.rung = params.get('rung');
   applyWords();
-  // The API reference is written in English; the Korean page says so.
-  $('lab-api-note').hidden = lab.lang !== 'ko';
   $('lab-api').addEventListener('toggle', () => showAPI());
   $('lab-rules-all').addEventListener('toggle', () => showRules());
   initTheme();
