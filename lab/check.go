@@ -85,6 +85,13 @@ type RuleResult struct {
 	Rule       Rule        `json:"rule"`
 	OK         bool        `json:"ok"`
 	Violations []Violation `json:"violations,omitempty"`
+	// Unknown is set where the run cannot tell whether the rule holds
+	// (rule 7 for a handler that publishes no retention: nothing broke,
+	// but no client can rely on a retention nobody published); Why says
+	// so in words.
+	Unknown bool   `json:"unknown,omitempty"`
+	Why     string `json:"why,omitempty"`
+	WhyKo   string `json:"why_ko,omitempty"`
 }
 
 // Summary counts what happened.
@@ -332,7 +339,7 @@ func (c *checker) check(rule Rule) []Violation {
 				extra, won := n-1, int64(n-1)*in.Amount
 				v := c.violation(rule, id, fmt.Sprintf("%s (intent %s: %s won sent %d times from %s to %s)",
 					ExtraPayments(extra, won, "en"), id, GroupDigits(in.Amount), n, in.From, in.To),
-					fmt.Sprintf("%s (의도 %s: %s에서 %s로 %s원이 %d번 나감)", ExtraPayments(extra, won, "ko"), id, in.From, in.To, GroupDigits(in.Amount), n),
+					fmt.Sprintf("%s (의도 %s: %s 계좌에서 %s 계좌로 %s원이 %d번 나감)", ExtraPayments(extra, won, "ko"), id, in.From, in.To, GroupDigits(in.Amount), n),
 					c.attemptsOf(id)...)
 				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
 					v.Cause = c.h.MemoryGuard
@@ -369,10 +376,10 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 			was, now := compact(c.h.Attempts[first].Body), compact(a.Body)
 			msg := fmt.Sprintf("key %q was first used for %s, then for %s, and the second was answered %d instead of 422", a.Key, was, now, a.Status)
-			msgKo := fmt.Sprintf("키 %q는 처음 %s에 쓰였고 다음에 %s에 쓰였는데, 두 번째 요청이 422가 아니라 %d로 응답받았습니다", a.Key, was, now, a.Status)
+			msgKo := fmt.Sprintf("%q 키는 처음 %s에 쓰였고 다음에 %s에 쓰였는데, 두 번째 요청이 422가 아니라 %d 응답을 받았습니다", a.Key, was, now, a.Status)
 			if c.h.Keyless {
 				msg = fmt.Sprintf("a request sent as %s was sent again as %s and answered %d instead of 422: the server keeps no key table, so nothing compared the two", was, now, a.Status)
-				msgKo = fmt.Sprintf("%s로 보낸 요청이 %s로 다시 왔는데 422가 아니라 %d로 응답받았습니다: 서버에 키 테이블이 없어 둘을 비교한 것이 없습니다", was, now, a.Status)
+				msgKo = fmt.Sprintf("%s 요청 다음에 %s 요청이 다시 왔는데 422가 아니라 %d 응답을 받았습니다: 서버에 키 테이블이 없어 둘을 비교한 것이 없습니다", was, now, a.Status)
 			}
 			vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, first, i))
 		}
@@ -388,7 +395,7 @@ func (c *checker) check(rule Rule) []Violation {
 			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) {
 				// Without a key table the retry is, to the server, the
 				// same request sent again: it is said in those terms.
-				retry, retryKo := fmt.Sprintf("a retry under key %q", a.Key), fmt.Sprintf("키 %q로 보낸 재시도가", a.Key)
+				retry, retryKo := fmt.Sprintf("a retry under key %q", a.Key), fmt.Sprintf("%q 키로 보낸 재시도가", a.Key)
 				if c.h.Keyless {
 					retry, retryKo = "the same request sent again", "다시 보낸 같은 요청이"
 				}
@@ -397,13 +404,13 @@ func (c *checker) check(rule Rule) []Violation {
 					// transfer's own: the first is the one that departs.
 					vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("under key %q the attempt that answered first (%s) got %d %s, an answer that names no transfer, while %s got the transfer's own answer %d %s: every attempt must get the transfer's answer",
 						a.Key, f.Lane, f.Status, compact(f.Response), a.Lane, a.Status, compact(a.Response)),
-						fmt.Sprintf("키 %q로 먼저 응답받은 시도(%s)는 송금을 가리키지 않는 %d %s를 받았고, %s는 그 송금의 응답 %d %s를 받았습니다: 모든 시도가 송금의 응답을 받아야 합니다",
+						fmt.Sprintf("%q 키로 먼저 응답받은 시도(%s)는 송금을 가리키지 않는 응답(%d %s)을 받았고, %s 시도는 그 송금의 응답(%d %s)을 받았습니다: 모든 시도가 송금의 응답을 받아야 합니다",
 							a.Key, f.Lane, f.Status, compact(f.Response), a.Lane, a.Status, compact(a.Response)), first, i))
 					continue
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("%s got %d %s, not what the attempt that answered first (%s) got: %s",
 					retry, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
-					fmt.Sprintf("%s %d %s를 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",
+					fmt.Sprintf("%s 응답(%d %s)을 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",
 						retryKo, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}
@@ -424,7 +431,7 @@ func (c *checker) check(rule Rule) []Violation {
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q (%s) came after %s had been answered %d, and was refused %d %s: it must get that answer",
 					a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)),
-					fmt.Sprintf("키 %q로 보낸 재시도(%s)는 %s가 %d로 응답받은 뒤에 왔는데 %d %s로 거절되었습니다: 그 응답을 받아야 합니다",
+					fmt.Sprintf("%q 키로 보낸 재시도(%s)는 %s 시도가 %d 응답을 받은 뒤에 왔는데 응답(%d %s)으로 거절되었습니다: 그 응답을 받아야 합니다",
 						a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)), j, i))
 				break
 			}
@@ -438,7 +445,7 @@ func (c *checker) check(rule Rule) []Violation {
 				if a := c.h.Attempts[i]; Success(a.Status) && c.ownsKey(a) {
 					vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s was answered %d %s, but no transfer exists for it",
 						id, a.Status, compact(a.Response)),
-						fmt.Sprintf("의도 %s는 %d %s로 응답받았지만, 그 송금은 없습니다", id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
+						fmt.Sprintf("%s 의도는 응답(%d %s)을 받았지만, 그 송금은 없습니다", id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
 					break
 				}
 			}
@@ -451,11 +458,11 @@ func (c *checker) check(rule Rule) []Violation {
 			if other, j := c.answeredFromOthers(i); other != "" {
 				msg := fmt.Sprintf("customer %s was answered %d %s for key %q, an answer that belongs to customer %s",
 					a.Customer, a.Status, compact(a.Response), a.Key, other)
-				msgKo := fmt.Sprintf("고객 %s가 키 %q에 대해 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다",
+				msgKo := fmt.Sprintf("%s 고객이 %q 키로 응답(%d %s)을 받았는데, 이는 %s 고객의 응답입니다",
 					a.Customer, a.Key, a.Status, compact(a.Response), other)
 				if c.h.Keyless {
 					msg = fmt.Sprintf("customer %s was answered %d %s, an answer that belongs to customer %s", a.Customer, a.Status, compact(a.Response), other)
-					msgKo = fmt.Sprintf("고객 %s가 %d %s를 응답받았는데, 이는 고객 %s의 응답입니다", a.Customer, a.Status, compact(a.Response), other)
+					msgKo = fmt.Sprintf("%s 고객이 응답(%d %s)을 받았는데, 이는 %s 고객의 응답입니다", a.Customer, a.Status, compact(a.Response), other)
 				}
 				vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, j, i))
 			}
@@ -476,7 +483,7 @@ func (c *checker) check(rule Rule) []Violation {
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s's own request under key %q was refused %d %s and never paid, after customer %s had sent that key: another customer's key must never stop a customer's own request",
 					a.Customer, a.Key, a.Status, compact(a.Response), f.Customer),
-					fmt.Sprintf("고객 %s가 키 %q로 보낸 요청이 %d %s로 거절되어 처리되지 않았습니다. 고객 %s가 먼저 그 키를 보냈기 때문입니다: 다른 고객의 키가 고객 자신의 요청을 막아서는 안 됩니다",
+					fmt.Sprintf("%s 고객이 %q 키로 보낸 요청이 응답(%d %s)으로 거절되어 처리되지 않았습니다. %s 고객이 먼저 그 키를 보냈기 때문입니다: 다른 고객의 키가 고객 자신의 요청을 막아서는 안 됩니다",
 						a.Customer, a.Key, a.Status, compact(a.Response), f.Customer), j, i))
 				break
 			}
@@ -530,15 +537,26 @@ func RetentionTooShort(retention, horizon time.Duration) bool {
 	return retention > 0 && retention <= horizon
 }
 
-// firstFinal is the first attempt under k with the same request whose answer
-// was final.
+// firstFinal is the attempt under k with the same request whose final
+// answer came first: by the answers' order where the history tells it
+// (Attempt.Answered, the browser lab's clock), else the first to be sent.
+// Two attempts racing may answer in the other order than they arrived.
 func (c *checker) firstFinal(k keyID, body []byte) int {
+	first := -1
 	for _, i := range c.byKey[k] {
-		if a := c.h.Attempts[i]; final(a.Status) && SameRequest(a.Body, body) {
-			return i
+		a := c.h.Attempts[i]
+		if !final(a.Status) || !SameRequest(a.Body, body) {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		if f := c.h.Attempts[first]; a.Answered > 0 && f.Answered > 0 && a.Answered < f.Answered {
+			first = i
 		}
 	}
-	return -1
+	return first
 }
 
 // ownsKey reports whether a's answer can be about its own intent: its key

@@ -191,7 +191,7 @@ func TestRuleOneSaysTheTallysWords(t *testing.T) {
 	require.False(t, rr.OK)
 	v := rr.Violations[0]
 	assert.Equal(t, "39 extra payments: 390,000 won paid more than once (intent i0: 10,000 won sent 40 times from alice to bob)", v.Message)
-	assert.Equal(t, "추가 결제 39건: 390,000원이 더 나감 (의도 i0: alice에서 bob로 10,000원이 40번 나감)", v.MessageKo)
+	assert.Equal(t, "추가 결제 39건: 390,000원이 더 나감 (의도 i0: alice 계좌에서 bob 계좌로 10,000원이 40번 나감)", v.MessageKo)
 	for _, m := range []string{v.Message, v.MessageKo} {
 		assert.True(t, strings.HasPrefix(m, lab.ExtraPayments(rep.Summary.Duplicates, rep.Summary.PaidTwice, map[bool]string{true: "ko", false: "en"}[m == v.MessageKo])),
 			"the rule opens with the tally's sentence: %s", m)
@@ -214,6 +214,7 @@ func TestKeylessLevelSpeaksOfTheSameRequest(t *testing.T) {
 	for _, r := range naive.Rules {
 		for _, v := range r.Violations {
 			assert.NotContains(t, v.Message, `key "`, "rule %d at naive names no key", r.Rule.N)
+			assert.NotContains(t, v.MessageKo, `" 키`, "rule %d at naive names no key", r.Rule.N)
 			assert.NotContains(t, v.MessageKo, `키 "`, "rule %d at naive names no key", r.Rule.N)
 		}
 	}
@@ -222,7 +223,7 @@ func TestKeylessLevelSpeaksOfTheSameRequest(t *testing.T) {
 	rr = unique.Rule(lab.RuleByteReplay)
 	require.False(t, rr.OK)
 	assert.Contains(t, rr.Violations[0].Message, `a retry under key "k1" got `)
-	assert.Contains(t, rr.Violations[0].MessageKo, `키 "k1"로 보낸 재시도가 `)
+	assert.Contains(t, rr.Violations[0].MessageKo, `"k1" 키로 보낸 재시도가 `)
 }
 
 // TestKeylessRulesTwoAndFive: the rules that name a key say it in a keyless

@@ -49,14 +49,14 @@ var (
 		statusMember: `the body member "status"`,
 	}
 	diffWordsKo = diffWords{
-		status:      "상태 %d, 첫 응답은 %d",
+		status:      "상태 %d(첫 응답: %d)",
 		none:        "차이 없음",
 		join:        "; ",
-		added:       "%s가 %s인데, 첫 응답에는 없었습니다",
-		missing:     "%s가 없습니다. 첫 응답에는 %s였습니다",
-		changed:     "%s가 %s, 첫 응답은 %s",
+		added:       "%s 값이 %s입니다(첫 응답에는 없음)",
+		missing:     "%s 값이 없습니다(첫 응답: %s)",
+		changed:     "%s 값이 %s입니다(첫 응답: %s)",
 		sameMembers: "JSON 멤버는 같지만 바이트가 다릅니다(순서나 공백): 재생은 저장된 바이트를 그대로 보냅니다",
-		emptyBody:   "본문이 비어 있습니다. 첫 응답은 %s",
+		emptyBody:   "본문이 비어 있습니다(첫 응답: %s)",
 		partAt:      "본문이 %d번째 바이트에서 갈립니다: 여기는 %s, 첫 응답은 %s",
 		long:        "%d바이트짜리 값",
 

@@ -135,6 +135,15 @@ func JudgeHandlerRun(r HandlerRun) Report {
 		}
 	}
 	rep.Notes = contractNotes(r)
+	if r.RetentionSeconds == nil {
+		for i := range rep.Rules {
+			if rr := &rep.Rules[i]; rr.Rule.N == RuleRetention.N {
+				rr.Unknown = true
+				rr.Why = "unknown: the handler publishes no retentionSeconds, so no client can know how long a key is kept (idemlab grade marks the rule unknown and fails until it is published)"
+				rr.WhyKo = "알 수 없음: 핸들러가 retentionSeconds를 공개하지 않아 키를 얼마나 보존하는지 어떤 클라이언트도 알 수 없습니다(idemlab grade는 공개할 때까지 이 규칙을 알 수 없음으로 표시하고 불합격시킵니다)"
+			}
+		}
+	}
 	check := scenarioChecks[r.Scenario]
 	for i := range rep.Rules {
 		rr := &rep.Rules[i]
@@ -264,7 +273,7 @@ func contractNotes(r HandlerRun) []Note {
 			notes = append(notes, Note{Lanes: []string{a.ID},
 				Message: fmt.Sprintf("the key %s (%s) was answered %d%s; the contract says 400: %s",
 					clipKey(a.Key, "bytes"), a.ID, a.Status, moved, why),
-				MessageKo: fmt.Sprintf("키 %s(%s)에 %d로 응답했습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
+				MessageKo: fmt.Sprintf("키 %s(%s)에 %d 응답을 보냈습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
 					clipKey(a.Key, "바이트"), a.ID, a.Status, movedKo)})
 		}
 	case "longest-key":
@@ -280,7 +289,7 @@ func contractNotes(r HandlerRun) []Note {
 					notes = append(notes, Note{Lanes: []string{a.ID},
 						Message: fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
 							a.ID, a.Status),
-						MessageKo: fmt.Sprintf("정확히 255자인 올바른 키(%s)에 %d로 응답했습니다. 계약은 따옴표 사이 1~255자를 허용합니다(따옴표나 헤더의 바이트까지 세는 한도는 이 키를 거절합니다).",
+						MessageKo: fmt.Sprintf("정확히 255자인 올바른 키(%s)에 %d 응답을 보냈습니다. 계약은 따옴표 사이 1~255자를 허용합니다(따옴표나 헤더의 바이트까지 세는 한도는 이 키를 거절합니다).",
 							a.ID, a.Status)})
 					return notes
 				}

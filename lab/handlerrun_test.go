@@ -448,3 +448,43 @@ func TestJudgeHandlerRunReadsTheReplayHeaderInAnyCase(t *testing.T) {
 	r.Attempts[1].Headers = map[string]string{"content-type": "application/json", "idempotent-replayed": "true"}
 	assert.Empty(t, lab.JudgeHandlerRun(r).Notes)
 }
+
+// TestJudgeHandlerRunComparesWithTheFirstAnswer: two attempts racing may
+// answer in the other order than they arrived. The retry's answer is
+// compared with the answer given first, and the sentence names that
+// attempt: a2 answered 200 before a1's 201, so a1 is the one that differs.
+func TestJudgeHandlerRunComparesWithTheFirstAnswer(t *testing.T) {
+	r := keptRun()
+	r.Attempts[1].Status, r.Attempts[1].Response = 200, `{"status":"already_processed"}`
+	r.Attempts[0].Arrived, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt, r.Attempts[0].AnsweredAt = 1, 2, 3, 4
+	rep := lab.JudgeHandlerRun(r)
+	rr := rep.Rule(lab.RuleByteReplay)
+	if assert.False(t, rr.OK) && assert.NotEmpty(t, rr.Violations) {
+		v := rr.Violations[0]
+		assert.Contains(t, v.Message, "the attempt that answered first (a2)")
+		assert.Contains(t, v.Message, "a1 got the transfer's own answer 201 ")
+		assert.Contains(t, v.MessageKo, "먼저 응답받은 시도(a2)")
+	}
+	// Without the answers' clock, the first sent is taken as the first.
+	r.Attempts[0].AnsweredAt, r.Attempts[1].AnsweredAt = 0, 0
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
+	if assert.NotEmpty(t, rr.Violations) {
+		assert.Contains(t, rr.Violations[0].Message, "the attempt that answered first (a1)")
+	}
+}
+
+// TestJudgeHandlerRunRetentionUnknown: a handler that publishes no
+// retention breaks no rule, but rule 7 is unknown, said in words, as
+// idemlab grade marks it; a published one is judged.
+func TestJudgeHandlerRunRetentionUnknown(t *testing.T) {
+	r := keptRun()
+	r.RetentionSeconds = nil
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleRetention)
+	assert.True(t, rr.Unknown)
+	assert.Contains(t, rr.Why, "retentionSeconds")
+	assert.Contains(t, rr.WhyKo, "retentionSeconds")
+	rr = lab.JudgeHandlerRun(keptRun()).Rule(lab.RuleRetention)
+	assert.False(t, rr.Unknown)
+	assert.True(t, rr.OK)
+	assert.Empty(t, rr.Why)
+}

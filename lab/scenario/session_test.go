@@ -587,7 +587,7 @@ func TestNaiveBenchSpeaksOfTheSameRequestSentAgain(t *testing.T) {
 	require.False(t, rr.OK)
 	v := rr.Violations[0]
 	assert.True(t, strings.HasPrefix(v.Message, "the same request sent again got 201 "), v.Message)
-	assert.True(t, strings.HasPrefix(v.MessageKo, "다시 보낸 같은 요청이 201 "), v.MessageKo)
+	assert.True(t, strings.HasPrefix(v.MessageKo, "다시 보낸 같은 요청이 응답(201 "), v.MessageKo)
 	assert.NotContains(t, v.Message, "rent-2611")
 	one := st.Report.Rule(lab.RuleOneTransfer).Violations[0]
 	assert.True(t, strings.HasPrefix(one.Message, "1 extra payment: 500,000 won paid more than once"), one.Message)
