@@ -22,6 +22,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"idemlab/engine"
 )
 
 // openLabRunner opens the runner's test page with a step budget (ms) and
@@ -520,4 +522,30 @@ func TestLabRuntimePlaysADay(t *testing.T) {
 	assert.False(t, got.Broke, "%+v", got.Verdict.Broken)
 	require.Len(t, got.Scenarios, 1)
 	assert.Equal(t, 30, got.Scenarios[0].Tried, "thirty seeded orders of the day")
+}
+
+// TestLabRuntimeProblemIsLabServes: lab.problem writes in the browser the
+// bytes it writes under idemlab lab serve (engine.Problem, what
+// docs/lab-handler.md shows), so that a replay compared across the two,
+// or a body a student reads in one and greps for in the other, agree.
+func TestLabRuntimeProblemIsLabServes(t *testing.T) {
+	ctx, _ := openLabRunner(t, 5000)
+	labLoad(t, ctx, `async function transfer(req, db, pay) {
+  await db.get('SELECT 1');
+  return req.body === 'a' ? lab.problem(409, 'Busy', 'retry <later>') : lab.problem(422, 'Other');
+}`)
+	labJS[benchState](t, ctx, `labRunner.start({attempts: [`+
+		`{id: 'a1', intent: 'i1', customer: 'c', key: '"k"', body: 'a', now: 0},`+
+		`{id: 'a2', intent: 'i2', customer: 'c', key: '"j"', body: 'b', now: 0}]})`)
+	labJS[benchState](t, ctx, `labRunner.step('a1')`)
+	s := labJS[benchState](t, ctx, `labRunner.step('a2')`)
+	require.True(t, s.Done)
+	want := map[string]*engine.Problem{
+		"a1": {Type: "about:blank", Title: "Busy", Status: 409, Detail: "retry <later>"},
+		"a2": {Type: "about:blank", Title: "Other", Status: 422},
+	}
+	for _, a := range s.Attempts {
+		require.NotNil(t, a.Answer, a.ID)
+		assert.Equal(t, string(want[a.ID].Response().Body), a.Answer.Body, a.ID)
+	}
 }

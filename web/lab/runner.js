@@ -164,10 +164,17 @@ const labGlobal = Object.freeze({
     headers: Object.assign({ 'Content-Type': 'application/json' }, headers || {}),
     body: JSON.stringify(value),
   }),
+  // The bytes idemlab lab serve writes (engine.Problem in Go): its type,
+  // detail left out when not given, and <, >, &, U+2028 and U+2029
+  // escaped as Go's encoding/json escapes them.
   problem: (status, title, detail, headers) => ({
     status,
     headers: Object.assign({ 'Content-Type': 'application/problem+json' }, headers || {}),
-    body: JSON.stringify(detail === undefined ? { title, status } : { title, status, detail }),
+    body: JSON.stringify(
+      detail === undefined || detail === null
+        ? { type: 'about:blank', title: String(title), status }
+        : { type: 'about:blank', title: String(title), status, detail: String(detail) },
+    ).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
   }),
   log: (...values) => {
     if (current)
