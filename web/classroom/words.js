@@ -254,7 +254,7 @@ const ko = {
   actualUnknown: '폭풍이 끝난 뒤 공개하면 실제 결과가 보입니다.',
   yourVote: '내 투표: {choice}',
   votedRight: '맞혔습니다: {choice}.',
-  votedWrong: '{choice}라고 했지만 실제로는 {actual}였습니다.',
+  votedWrong: '내 답: {choice}. 실제로 일어난 일: {actual}.',
   votesLockedPhone: '폭풍이 진행 중입니다: 투표가 마감되었습니다.',
 
   choice_double: '두 번 결제됨 (두 번째 송금)',
