@@ -57,6 +57,9 @@ type Limits struct {
 	// StatesPerSecond bounds the room's state messages: changes that come
 	// faster are sent together.
 	StatesPerSecond float64
+	// RefusedRetry is how long a phone refused for a full or locked room
+	// waits before it asks again: the instructor may make room meanwhile.
+	RefusedRetry time.Duration
 }
 
 // The defaults of Limits. The per-address figures let a class of 200
@@ -77,11 +80,8 @@ const (
 	DefaultUnknownCodesPerMinute  = 10
 	DefaultUnknownCodeBurst       = 30
 	DefaultStatesPerSecond        = 4
+	DefaultRefusedRetry           = 10 * time.Second
 )
-
-// refusalRetry is how long a phone refused for a full or locked room waits
-// before it asks again: the instructor may make room in the meantime.
-const refusalRetry = 10 * time.Second
 
 func (l *Limits) defaults() {
 	limit.Default(&l.ClassSize, DefaultClassSize)
@@ -97,6 +97,7 @@ func (l *Limits) defaults() {
 	limit.Default(&l.UnknownCodesPerMinute, DefaultUnknownCodesPerMinute)
 	limit.Default(&l.UnknownCodeBurst, DefaultUnknownCodeBurst)
 	limit.Default(&l.StatesPerSecond, DefaultStatesPerSecond)
+	limit.Default(&l.RefusedRetry, DefaultRefusedRetry)
 }
 
 // clientLimits holds the classroom's per-address limiters.
@@ -236,11 +237,11 @@ func (c *Classroom) admitSocket(p peer.Peer) (release func(), refused *refusal) 
 func (r *Room) newStudentRefusal(c *conn) *refusal {
 	switch {
 	case r.locked:
-		return &refusal{reason: refusedLocked, wait: refusalRetry,
-			detail: "the instructor has locked this room; this phone asks again every " + seconds(refusalRetry) + " until it is opened"}
+		return &refusal{reason: refusedLocked, wait: r.cl.cfg.Limits.RefusedRetry,
+			detail: "the instructor has locked this room; this phone asks again every " + seconds(r.cl.cfg.Limits.RefusedRetry) + " until it is opened"}
 	case r.seated() >= r.classSize:
-		return &refusal{reason: refusedFull, wait: refusalRetry,
-			detail: fmt.Sprintf("the room is full (%d of %d students); this phone asks again every %s, and gets in as soon as the instructor makes room", r.seated(), r.classSize, seconds(refusalRetry))}
+		return &refusal{reason: refusedFull, wait: r.cl.cfg.Limits.RefusedRetry,
+			detail: fmt.Sprintf("the room is full (%d of %d students); this phone asks again every %s, and gets in as soon as the instructor makes room", r.seated(), r.classSize, seconds(r.cl.cfg.Limits.RefusedRetry))}
 	}
 	if c.peer.Exempt() {
 		return nil

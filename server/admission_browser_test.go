@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -51,7 +52,9 @@ func refusedAs(t *testing.T, phone context.Context, reason, words string) {
 // Then the room is locked: a new phone is told so, the presenter sees it,
 // and "Let them in" unlocks the room.
 func TestRefusedPhonesSayWhyAndGetIn(t *testing.T) {
-	ts := classroomServerWith(t, server.Options{Classroom: classroom.Config{Limits: classroom.Limits{ClassSize: 1}}})
+	// The refused phones ask again every 2 s, not 10: the test waits for
+	// two rounds of asking (a full room, then a locked one).
+	ts := classroomServerWith(t, server.Options{Classroom: classroom.Config{Limits: classroom.Limits{ClassSize: 1, RefusedRetry: 2 * time.Second}}})
 	proj, code := projectorTab(t, ts.URL)
 	joinPhone(t, ts.URL, code, "ana")
 	bo := pressJoin(t, ts.URL, code, "bo", "")
