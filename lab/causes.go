@@ -22,6 +22,7 @@ const (
 	CauseRawBytes          = "raw-bytes-fingerprint"
 	CauseOrderSensitive    = "order-sensitive-fingerprint"
 	CauseNoFingerprint     = "no-fingerprint"
+	CauseKeyIgnored        = "key-ignored"
 	CauseCompletedFirst    = "completed-before-paid"
 	CauseGenericReplay     = "generic-replay"
 	CauseRecomputed        = "recomputed-replay"
@@ -72,6 +73,11 @@ var causes = map[string]Cause{
 		"store a fingerprint of the request (SHA-256 of method, route and canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
 		"키만 보고 판단합니다. 이미 쓴 키로 온 다른 요청을 재시도로 보았습니다.",
 		"요청의 지문(메서드, 경로, 정규화한 JSON 본문의 SHA-256)을 키와 함께 저장하세요. 이미 쓴 키로 다른 요청이 오면 422로 답하고 아무것도 옮기지 않습니다."},
+	CauseKeyIgnored: {CauseKeyIgnored,
+		"the key is not looked at: a different request under a used key was executed as a transfer of its own, as a retry of the same request would be",
+		"claim the key before anything moves: one INSERT into a key table whose key column is UNIQUE, the constraint error being the verdict that the key was used; then store a fingerprint of the request with it, so that a different request under a used key gets 422 and moves nothing",
+		"키를 보지 않습니다. 이미 쓴 키로 온 다른 요청이 별개의 송금으로 실행되었고, 같은 요청을 다시 보내도 그렇게 됩니다.",
+		"무엇이든 옮기기 전에 키를 선점하세요. 키 열이 UNIQUE인 키 테이블에 INSERT를 한 번 하고, 그 제약 오류를 키가 이미 쓰였다는 판정으로 삼습니다. 그다음 요청의 지문을 키와 함께 저장하면, 이미 쓴 키로 온 다른 요청은 422를 받고 아무것도 옮기지 않습니다."},
 	CauseCompletedFirst: {CauseCompletedFirst,
 		"the key reads as done while its transfer is still running: a retry that arrived meanwhile was answered as if the work were finished",
 		"keep the key in_progress while the transfer runs and answer 409 with Retry-After: 1 to a retry that arrives meanwhile; mark it completed, with the answer stored, in the transfer's own transaction",
@@ -122,7 +128,7 @@ var causes = map[string]Cause{
 // ruleFixes say, per rule, what a student's endpoint must do when the
 // evidence does not tell the cause.
 var ruleFixes = map[string]string{
-	RuleOneTransfer.Name:   "claim the key before paying with one INSERT into a table whose primary key is (customer, endpoint, key), let the constraint error be the verdict, and keep an in_progress state so a simultaneous retry gets 409",
+	RuleOneTransfer.Name:   "claim the key before paying: one INSERT into a key table whose key column is UNIQUE, the constraint error being the verdict; an attempt whose INSERT fails moves nothing and pays nothing",
 	RuleNoSilentWrong.Name: "store a fingerprint of the request (SHA-256 of the canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
 	RuleByteReplay.Name:    "store the first answer (status, headers, body) with the key and send those bytes again on every retry, with Idempotent-Replayed: true",
 	RuleNothingLost.Name:   "never answer success for a key whose transfer does not exist: complete the key in the same transaction as the transfer",
@@ -133,7 +139,7 @@ var ruleFixes = map[string]string{
 }
 
 var ruleFixesKo = map[string]string{
-	RuleOneTransfer.Name:   "돈을 옮기기 전에 기본 키가 (customer, endpoint, key)인 테이블에 INSERT 한 번으로 키를 선점하고, 그 제약 오류를 판정으로 삼으세요. in_progress 상태를 두면 동시에 온 재시도는 409를 받습니다.",
+	RuleOneTransfer.Name:   "돈을 옮기기 전에 키를 선점하세요. 키 열이 UNIQUE인 키 테이블에 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다. INSERT가 실패한 시도는 아무것도 옮기지 않고 결제하지 않습니다.",
 	RuleNoSilentWrong.Name: "요청의 지문(정규화한 JSON 본문의 SHA-256)을 키와 함께 저장하세요. 이미 쓴 키로 다른 요청이 오면 422로 답하고 아무것도 옮기지 않습니다.",
 	RuleByteReplay.Name:    "첫 번째 답(상태 코드, 헤더, 본문)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요.",
 	RuleNothingLost.Name:   "송금이 없는 키에 성공으로 답하지 마세요. 키의 완료는 송금과 같은 트랜잭션에서 하세요.",
@@ -162,6 +168,8 @@ func Diagnose(check string, rule Rule, attempts []Attempt, idx []int, busy func(
 		return CauseKeyOptional
 	case check == "repaired" && rule.N == RuleNoSilentWrong.N:
 		return CauseStoredRefusal
+	case rule.N == RuleNoSilentWrong.N && len(idx) == 2 && keyIgnored(attempts[idx[0]], attempts[idx[1]]):
+		return CauseKeyIgnored
 	case rule.N == RuleNoSilentWrong.N:
 		return CauseNoFingerprint
 	case rule.N == RuleByteReplay.N && len(idx) == 2:
@@ -175,6 +183,15 @@ func Diagnose(check string, rule Rule, attempts []Attempt, idx []int, busy func(
 		}
 	}
 	return ""
+}
+
+// keyIgnored reports whether a different request under a used key was
+// executed as a transfer of its own: both answers are successes that name
+// transfers, and not the same one. A server that claimed the key would have
+// answered the second with the first's transfer (no fingerprint) or 422.
+func keyIgnored(first, other Attempt) bool {
+	a, b := TransferID(first.Response), TransferID(other.Response)
+	return Success(first.Status) && Success(other.Status) && a != "" && b != "" && a != b
 }
 
 // usedByOthers reports whether another customer used the key of one of

@@ -153,6 +153,13 @@ func TestJudgeHandlerRunSaysTheCause(t *testing.T) {
 		{"a corrected amount answered 201", "corrected-amount", func(r *lab.HandlerRun) {
 			r.Attempts[1].Body = `{"from":"alice","to":"bob","amount":700}`
 		}, lab.RuleNoSilentWrong, lab.CauseNoFingerprint},
+		// naive: the corrected request is a transfer of its own, tr_2.
+		{"a corrected amount executed anew", "corrected-amount", func(r *lab.HandlerRun) {
+			r.Attempts[1].Body = `{"from":"alice","to":"bob","amount":700}`
+			r.Attempts[1].Response = `{"transfer_id":"tr_2","from":"alice","to":"bob","amount":700,"balance_after":998800,"created_at":1}`
+			r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 700, Attempt: "a2"})
+			r.EndBalances = map[string]int64{"alice": 998800, "bob": 1200}
+		}, lab.RuleNoSilentWrong, lab.CauseKeyIgnored},
 		{"a replay rendered again", "retry-after-lost-answer", func(r *lab.HandlerRun) {
 			r.Attempts[1].Response = `{"transfer_id":"tr_1","from":"alice","to":"bob","amount":500,"balance_after":999500,"created_at":2}`
 		}, lab.RuleByteReplay, lab.CauseRecomputed},
@@ -283,7 +290,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 		return false
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
-		lab.CauseNoFingerprint, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
+		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
