@@ -317,6 +317,7 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-unknown"), "scoped publishes its retention")
+	assert.NotContains(t, text(t, ctx, "#lab-grade"), "null", "nothing missing is written out")
 	// A held scenario says what its attempts were answered: the progress
 	// a rule cannot show (the corrected amount refused 422, the late
 	// retry after a crash paid once and answered 201).

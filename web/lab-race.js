@@ -462,7 +462,8 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
           ),
         ),
       ),
-      unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
+      // replaceChildren would write a null out as the word "null".
+      ...(unknown ? [el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7'))] : []),
       el(
         'p',
         { class: 'lab-grade-sum' },
