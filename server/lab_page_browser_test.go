@@ -272,6 +272,19 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg [data-row=attempt]').length`))
 	assert.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg .mark[data-mark=paid-again]').length`))
 	assert.NotEmpty(t, eval[string](t, ctx, `(document.querySelector('#lab-race-view svg [data-violation=one-transfer-per-intent]') || {}).outerHTML || ''`))
+	// Each bracket is labelled with its rule's number, as the verdict's
+	// list numbers it (rules 1, 3 and 8 here: not ✘1 ✘2 ✘3).
+	bad, brackets := bracketProblems(t, ctx, "#lab-race-view")
+	assert.Empty(t, bad)
+	assert.Equal(t, countIn(t, ctx, `#lab-verdict li[data-ok=false]`), brackets, "a bracket a broken rule")
+	// Both were charged, and both transfers are in the ledger: the
+	// processor's row stays all the same.
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=processor]`), "the processor's row stays once it has charged")
+	// One legend entry a sign: the ledger's ■ is the attempt's ■.
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-legend-item=money] .lg-money:not(.again)`))
+	assert.Zero(t, countIn(t, ctx, `#lab-race-view svg [data-legend-item=markpaid]`), "the payment's mark is told once, with the ledger's")
+	assert.Contains(t, eval[string](t, ctx, labLegend), "for the same intent", "the lab's race view says intent, as its verdict does")
+	assert.NotContains(t, eval[string](t, ctx, labLegend), "wish")
 
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
@@ -298,16 +311,13 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`), "the contract says 400")
 
 	// The shipped scoped handler holds in every scenario.
-	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
-		const c = m.split(`+quoteJS(scopedHandler(t))+`);
-		document.getElementById('handler-box').editor.setText(c.handler);
-		document.getElementById('schema-box').editor.setText(c.schema);
-	})`, chromedp.EvalAwaitPromise))
+	setLabFile(t, ctx, scopedHandler(t))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-unknown"), "scoped publishes its retention")
+	assert.NotContains(t, text(t, ctx, "#lab-grade"), "null", "nothing missing is written out")
 	// A held scenario says what its attempts were answered: the progress
 	// a rule cannot show (the corrected amount refused 422, the late
 	// retry after a crash paid once and answered 201).
@@ -411,11 +421,7 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		t.Helper()
 		src, err := handlers.Source(name)
 		require.NoError(t, err)
-		run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
-			const c = m.split(`+quoteJS(string(src))+`);
-			document.getElementById('handler-box').editor.setText(c.handler);
-			document.getElementById('schema-box').editor.setText(c.schema);
-		})`, chromedp.EvalAwaitPromise))
+		setLabFile(t, ctx, string(src))
 		act(t, ctx, `#btn-lab-grade`)
 		broken := map[string]bool{}
 		for _, n := range strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ",") {
@@ -509,4 +515,144 @@ func TestLabPageShowsTheAPI(t *testing.T) {
 	}
 	assert.Zero(t, countIn(t, ko, "#lab-api-note"), "no note that the reference is in English")
 	assert.LessOrEqual(t, eval[int](t, ko, `document.documentElement.scrollWidth`), 1440, "the Korean reference wraps")
+}
+
+// setLabFile puts a handler file in the lab page's two boxes, its schema
+// in its own, as opening the file does.
+func setLabFile(t *testing.T, ctx context.Context, src string) {
+	t.Helper()
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
+		const c = m.split(`+quoteJS(src)+`);
+		document.getElementById('handler-box').editor.setText(c.handler);
+		document.getElementById('schema-box').editor.setText(c.schema);
+	})`, chromedp.EvalAwaitPromise))
+}
+
+// keySeg is one segment of a key's row in the lab's race view.
+type keySeg struct {
+	State  string `json:"state"`
+	Owner  string `json:"owner"`
+	Value  string `json:"value"`
+	Stored string `json:"stored"`
+	Text   string `json:"text"`
+}
+
+// keySegs are the segments of the key rows the lab's race view draws, in
+// order.
+func keySegs(t *testing.T, ctx context.Context) []keySeg {
+	t.Helper()
+	return eval[[]keySeg](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=db] [data-db-state]')].map((g) => ({
+		state: g.dataset.dbState, owner: g.dataset.owner, value: g.dataset.value ?? '', stored: g.dataset.stored ?? '',
+		text: g.querySelector('title').textContent }))`)
+}
+
+// labLegend is the words of the lab's race view's legend.
+const labLegend = `[...document.querySelectorAll('#lab-race-view svg [data-legend] .legend-item')].map((g) => g.textContent).join(' | ')`
+
+// onBench puts a scenario of the lab's on the bench.
+func onBench(t *testing.T, ctx context.Context, scenario string) {
+	t.Helper()
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, scenario))
+	act(t, ctx, `#btn-lab-start`)
+}
+
+// stepUntilNext steps attempt id until its next call is op (db.begin,
+// pay), as the race view's mark of what comes next says it.
+func stepUntilNext(t *testing.T, ctx context.Context, id, op string) {
+	t.Helper()
+	card := `#lab-lanes .lab-lane[data-attempt=` + id + `]`
+	next := `#lab-race-view svg .mark[data-mark=next][data-lane=` + id + `]`
+	for i := 0; attr(t, ctx, next, "data-phase") != op; i++ {
+		require.Less(t, i, 40, "%s never comes to %s: %s", id, op, text(t, ctx, card))
+		act(t, ctx, card+` button[data-focus="`+id+`:step"]`)
+	}
+}
+
+// TestLabPageRaceKeyRowIsTheTables: the lab's race view draws each key's
+// row as the student's own tables hold it, committed, after each step,
+// never as the SQL's words suggest. A key table without a status column
+// never shows in_progress or a stored answer; one with a state column
+// shows its values in order, with the attempt whose step wrote each: a
+// claim, a crash that leaves it in_progress, another attempt's takeover
+// and completion, a claim deleted again. The winner is the attempt whose
+// transfer is first in the ledger, and the legend says so. The answers
+// are the handler's: a status as a number, never idemlab's words for it,
+// and the body as sent, in English and in Korean.
+func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	unique, err := handlers.Source("unique")
+	require.NoError(t, err)
+	require.NotContains(t, string(unique), "state ", "the unique rung's key table has no state column")
+	for _, lang := range []string{"en", "ko"} {
+		ctx := labTab(t, ts.URL, "?lang="+lang)
+		labRunnerReady(t, ctx)
+		setLabFile(t, ctx, string(unique))
+		onBench(t, ctx, "simultaneous-retries")
+		stepAll(t, ctx)
+		assert.Equal(t, []keySeg{{State: "recorded", Owner: "a1", Text: map[string]string{"en": "row written · a1", "ko": "행 기록됨 · a1"}[lang]}},
+			keySegs(t, ctx), "%s: one row written, by a1's INSERT; a2's INSERT was refused", lang)
+		db := svgText(t, ctx, `#lab-race-view svg [data-row=db]`)
+		assert.NotContains(t, db, "in_progress", lang)
+		assert.NotContains(t, db, "completed", lang)
+		legend := eval[string](t, ctx, labLegend)
+		assert.NotContains(t, legend, "in_progress", lang)
+		assert.NotContains(t, legend, map[string]string{"en": "answer stored", "ko": "응답 저장됨"}[lang], lang)
+		// a2 was answered 200 with the unique rung's own body: said as a
+		// number, the body in the answer's title byte for byte.
+		answer := `#lab-race-view svg [data-row=attempt][data-lane=a2] .answer`
+		assert.Equal(t, map[string]string{"en": "✉ answered 200", "ko": "✉ 응답 200"}[lang],
+			eval[string](t, ctx, `[...document.querySelector(`+quoteJS(answer)+`).childNodes].filter((n) => n.nodeName !== 'title').map((n) => n.textContent).join(' ')`))
+		body := eval[string](t, ctx, `document.querySelector('#lab-lanes .lab-lane[data-attempt=a2] .lab-answer').textContent`)
+		require.Contains(t, body, "already_processed")
+		assert.Equal(t, body, svgText(t, ctx, answer+" title"), lang)
+	}
+
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	// The scoped rung's key table says its state in "state", and stores
+	// the answer's status in "status". a1 claims and is charged, then
+	// crashes; a2, ten minutes later, takes the stale claim over, is
+	// answered the processor's first charge, and completes.
+	setLabFile(t, ctx, scopedHandler(t))
+	onBench(t, ctx, "crash-then-late-retry")
+	stepUntilNext(t, ctx, "a1", "db.begin")
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	stepAll(t, ctx)
+	segs := keySegs(t, ctx)
+	assert.Equal(t, []keySeg{
+		{State: "in_progress", Owner: "a1", Value: "in_progress", Text: "in_progress · a1"},
+		{State: "in_progress", Owner: "a2", Value: "in_progress", Text: "in_progress · a2"},
+		{State: "completed", Owner: "a2", Value: "completed", Stored: "201", Text: "completed 201 · a2"},
+	}, segs, "a1's claim, left by its crash; a2's takeover; a2's completion with the answer's status")
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2] .mark[data-mark=takeover]`), "a2 took the key over")
+	assert.Equal(t, "true", attr(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2]`, "data-winner"),
+		"a2's transfer is the one in the ledger, though a1 was charged first")
+	legend := eval[string](t, ctx, labLegend)
+	assert.Contains(t, legend, "winner: its transfer is first in the ledger")
+	assert.Contains(t, legend, "the key row’s state is completed, and it stores the answer’s status")
+	// The axis counts the runner's steps, as the explorer does.
+	ticks := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg .axis .tick-label')].map((e) => e.textContent)`)
+	require.NotEmpty(t, ticks)
+	assert.Equal(t, attr(t, ctx, "body", "data-lab-steps"), ticks[len(ticks)-1], "the last step on the axis is the bench's")
+
+	// A claim the handler deletes again (its statement failed) leaves no
+	// row: each attempt's claim, then none. One ⚠ in the legend for the
+	// failed steps and the 500s.
+	setLabFile(t, ctx, "const schema = `CREATE TABLE claims (k TEXT PRIMARY KEY, status TEXT NOT NULL);`;\n\n"+
+		"async function transfer(req, db, pay) {\n"+
+		"  const key = lab.parseKey(req.key);\n"+
+		"  await db.run(\"INSERT INTO claims (k, status) VALUES (?, 'in_progress')\", key);\n"+
+		"  try {\n    await db.get('SELECT * FROM no_such_table');\n  } catch (e) {\n"+
+		"    await db.run('DELETE FROM claims WHERE k = ?', key);\n    throw e;\n  }\n}\n")
+	onBench(t, ctx, "simultaneous-retries")
+	stepAll(t, ctx)
+	segs = keySegs(t, ctx)
+	assert.Equal(t, []keySeg{
+		{State: "in_progress", Owner: "a1", Value: "in_progress", Text: "in_progress · a1"},
+		{State: "absent", Owner: "a1", Text: "no row · a1"},
+		{State: "in_progress", Owner: "a2", Value: "in_progress", Text: "in_progress · a2"},
+		{State: "absent", Owner: "a2", Text: "no row · a2"},
+	}, segs)
+	legend = eval[string](t, ctx, labLegend)
+	assert.Equal(t, 1, strings.Count(legend, "⚠"), legend)
 }

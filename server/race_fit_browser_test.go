@@ -2,10 +2,15 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/lab"
 )
 
 // raceProblems is run in the page: it lists what a reader of the race view
@@ -83,6 +88,40 @@ const raceProblems = `((sel) => {
 // raceProblemsIn is raceProblems for the race view drawn in the box sel.
 func raceProblemsIn(sel string) string { return raceProblems + "(" + quoteJS(sel) + ")" }
 
+// bracketProblems lists what is wrong with the broken rules' brackets of
+// the race view in the box sel: a bracket is labelled with its rule's
+// number as the checker numbers its rules (lab.Rules; a letter after it
+// where one rule is broken twice), and the words under the rows name the
+// rule by that number. It also says how many brackets it read.
+func bracketProblems(t *testing.T, ctx context.Context, sel string) ([]string, int) {
+	t.Helper()
+	numbers := map[string]int{}
+	for _, r := range lab.Rules() {
+		numbers[r.Name] = r.N
+	}
+	b, err := json.Marshal(numbers)
+	require.NoError(t, err)
+	type report struct {
+		Bad []string `json:"bad"`
+		N   int      `json:"n"`
+	}
+	got := eval[report](t, ctx, `((sel, numbers) => {
+		const svg = document.querySelector(sel + ' svg.race');
+		const bad = [];
+		const brackets = svg ? [...svg.querySelectorAll('g.violation')] : [];
+		for (const g of brackets) {
+			const name = g.dataset.violation;
+			const n = numbers[name];
+			const label = g.querySelector('.bracket-n').textContent;
+			if (!new RegExp('^✘' + n + '[a-z]?$').test(label)) bad.push(name + ' (rule ' + n + ') is labelled ' + label);
+			const words = [...svg.querySelectorAll('.violation-text')].filter((e) => e.dataset.violation === name);
+			if (!words.some((e) => new RegExp('(rule|규칙) ' + n + '[a-z]? ').test(e.textContent))) bad.push(name + ': no words say rule ' + n);
+		}
+		return { bad, n: brackets.length };
+	})(`+quoteJS(sel)+`, `+string(b)+`)`)
+	return got.Bad, got.N
+}
+
 // TestRaceViewFitsItsBox plays every bench scenario of lessons 1, 4, 5 and
 // 8 to its end at a laptop's, a projector's (and half of it) and a
 // phone's size, in English and Korean, and asks of each race view what a
@@ -103,6 +142,8 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 				// it computes (on two cores, 40 % of the CPU was busy).
 				t.Parallel()
 				ctx := screenTab(t, scr)
+				brackets := 0
+				defer func() { assert.Positive(t, brackets, "some scenario breaks a rule: its bracket is read") }()
 				for _, lesson := range []string{"01-naive", "04-in-progress", "05-replay", "08-two-servers", "09-processor"} {
 					openLessonIn(t, ctx, ts.URL+"/?lang="+lang, lesson)
 					ids := eval[[]string](t, ctx, `[...document.querySelectorAll('#lesson-text button.open-scenario')].map((b) => b.dataset.scenario)`)
@@ -117,6 +158,11 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 						}
 						if bad := eval[[]string](t, ctx, raceProblemsIn("#race")); len(bad) > 0 {
 							t.Errorf("%s %s: %d problems:\n  %s", lesson, id, len(bad), strings.Join(bad, "\n  "))
+						}
+						bad, n := bracketProblems(t, ctx, "#race")
+						brackets += n
+						if len(bad) > 0 {
+							t.Errorf("%s %s: the rules' brackets: %s", lesson, id, strings.Join(bad, "; "))
 						}
 						// Nor does the page scroll sideways: a wide table scrolls
 						// in its own panel, a long word in the lesson wraps.

@@ -607,7 +607,15 @@ func shootPlayer(t *testing.T, dir string) {
 // shootLab opens the lab page at its first rung, as a student first sees
 // it: the rung's words beside the naive handler in the editor.
 func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
-	ctx := schemeTab(t, scr, scheme)
+	// In a browser context of its own: the handler files put in the editor
+	// below are kept in the page's storage, where the next picture's tab
+	// would open them instead of the first rung's.
+	ctx, done := ownTab(t, chromedp.WithNewBrowserContext())
+	t.Cleanup(done)
+	run(t, ctx, scr.emulate())
+	if scheme != "" {
+		run(t, ctx, preferScheme(scheme))
+	}
 	q := ""
 	if lang != "" {
 		q = "?lang=" + lang
@@ -635,4 +643,13 @@ func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
 	shoot(t, ctx, dir, name+"-grade", scr, "#lab-grade")
 	// The contract's key stories and the day, at the end of the grade.
 	shoot(t, ctx, dir, name+"-grade-keys", scr, `#lab-grade tr[data-scenario=malformed-keys]`)
+	// The top rung's handler after a crash: a1 claims and is charged, then
+	// crashes; a2, ten minutes later, takes the claim over and completes.
+	// The key row shows what the key table holds at each step.
+	setLabFile(t, ctx, scopedHandler(t))
+	onBench(t, ctx, "crash-then-late-retry")
+	stepUntilNext(t, ctx, "a1", "db.begin")
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	stepAll(t, ctx)
+	shoot(t, ctx, dir, name+"-takeover", scr, "#lab-race-view")
 }

@@ -6,21 +6,70 @@
 // The student's statements are theirs, not the engine's phases, so each is
 // read for what it did to the lab's own tables and to a key: an INSERT into
 // a table of the student's that wrote a row is a claim, one refused by a
-// constraint is a duplicate (the verdict the lessons teach), an INSERT that
-// wrote nothing was ignored; a row written into transfers moves money when
-// its transaction commits (at once outside a transaction); pay is the call
-// to the network, charged or answered with its first charge. Everything
-// else is a step named by its statement. The words come from the SQL only
-// to tell these apart; what moved is read from the runner's typed fields
-// (rows, last_insert_rowid, charge_id, amount, status).
+// constraint is a duplicate (the verdict the lessons teach), an UPDATE
+// that gave the key's row to another attempt and left its state as it was
+// is a takeover; a row written into transfers moves money when its
+// transaction commits (at once outside a transaction); pay is the call to
+// the network, charged or answered with its first charge. Everything else
+// is a step named by its statement. The words come from the SQL only to
+// tell these apart; what moved is read from the runner's typed fields
+// (rows, last_insert_rowid, charge_id, amount, status), and the key's row
+// is what the student's own tables hold (key_rows, keyRowOf), never what
+// the SQL's words suggest.
 
 const LAB_TABLES = /^\s*insert\s+(?:or\s+\w+\s+)?into\s+["`[]?(accounts|transfers)\b/i;
 const INSERT = /^\s*insert\b/i;
+const UPDATE = /^\s*update\b/i;
+
+// STATE_COLUMN names a column that says a key row's state ('status',
+// 'state', 'claim_state', …); STORED_STATUS one that may hold the stored
+// answer's HTTP status ('status', 'resp_status', 'status_code').
+const STATE_COLUMN = [/^(state|status)$/i, /_(state|status)$/i];
+const STORED_STATUS = /status/i;
+
+// keyRowOf is the key's row as the race view draws it (buildRace's
+// key_row), from the committed rows that hold the key after a step
+// (key_rows) and those before it: null when no row holds it, else the row
+// the step changed (or the first, when a step only took one away) with
+// its state column's value ('' when its table has none), the answer's
+// status stored in it (0 when none), and how many rows hold the key. sig
+// tells one content of the rows from another.
+function keyRowOf(now, before) {
+  if (!now.length) return null;
+  const old = new Set(before);
+  const sigs = now.map((r) => r.table + '\u0000' + JSON.stringify(r.row));
+  const k = Math.max(
+    0,
+    sigs.findIndex((x) => !old.has(x)),
+  );
+  const { table, row } = now[k];
+  const cols = Object.keys(row);
+  let column = '';
+  for (const re of STATE_COLUMN) {
+    column = cols.find((c) => re.test(c) && typeof row[c] === 'string') || '';
+    if (column) break;
+  }
+  const stored = cols.find((c) => c !== column && STORED_STATUS.test(c) && Number.isInteger(row[c]) && row[c] >= 100 && row[c] <= 599);
+  return {
+    table,
+    column,
+    value: column ? row[column] : '',
+    stored: stored ? row[stored] : 0,
+    rows: now.length,
+    sig: sigs.join('\n'),
+  };
+}
 
 // labRaceInput returns buildRace's input for a runner state (and the
 // verdict when every attempt has ended).
 export function labRaceInput(state) {
   const events = [];
+  // Per key: the rows that held it after its last traced step (as sigs),
+  // the key row drawn from them and the attempt whose step wrote it; per
+  // runner event (its seq), the key row after it.
+  const keySigs = new Map();
+  const lastRow = new Map();
+  const rowAfter = new Map();
   const inTx = new Map(); // lane → in a transaction
   const pending = new Map(); // lane → [{amount, id}] transfers not committed yet
   const transfers = [];
@@ -36,15 +85,22 @@ export function labRaceInput(state) {
       events.push(Object.assign(base(e), { phase: 'commit', outcome: 'committed', amount: tr.amount, transfer_id: id }));
     }
   };
-  const base = (e) => ({
-    seq: events.length + 1,
-    lane: e.lane,
-    intent: e.intent,
-    customer: e.customer,
-    key: e.key,
-    sql: e.sql || '',
-    note: e.line ? 'line ' + e.line : '',
-  });
+  const base = (e) => {
+    const ev = {
+      seq: events.length + 1,
+      lane: e.lane,
+      intent: e.intent,
+      customer: e.customer,
+      key: e.key,
+      sql: e.sql || '',
+      note: e.line ? 'line ' + e.line : '',
+    };
+    // The runner's step count, on the events that are steps (a call run,
+    // a crash): the axis counts steps as the explorer does, not columns.
+    if ((e.phase === 'db' || e.phase === 'pay' || e.phase === 'crash') && e.step) ev.tick = e.step;
+    if (rowAfter.has(e.seq)) ev.key_row = rowAfter.get(e.seq);
+    return ev;
+  };
   for (const e of state.trace || []) {
     const lane = e.lane;
     const sql = e.sql || '';
@@ -93,8 +149,20 @@ export function labRaceInput(state) {
         );
         continue;
     }
-    // A db call.
+    // A db call, and what the key's row is after it.
     const op = e.op;
+    let rowChanged = false;
+    let tookOver = false;
+    if (Array.isArray(e.key_rows) && e.key) {
+      const kr = keyRowOf(e.key_rows, keySigs.get(e.key) || []);
+      keySigs.set(e.key, kr ? kr.sig.split('\n') : []);
+      const prev = lastRow.get(e.key) || null;
+      rowChanged = (kr ? kr.sig : '') !== (prev ? prev.row.sig : '');
+      // Another attempt's row made this one's, in the same state: taken over.
+      tookOver = rowChanged && !!kr && !!prev && prev.lane !== lane && kr.value === prev.row.value && kr.rows === prev.row.rows;
+      if (rowChanged) lastRow.set(e.key, kr && { lane, row: kr });
+      rowAfter.set(e.seq, kr);
+    }
     if (e.outcome === 'constraint' && INSERT.test(sql) && !LAB_TABLES.test(sql)) {
       events.push(Object.assign(base(e), { phase: 'claim', outcome: 'duplicate' }));
       continue;
@@ -120,8 +188,17 @@ export function labRaceInput(state) {
       }
       continue;
     }
-    if (op === 'run' && INSERT.test(sql) && !LAB_TABLES.test(sql)) {
+    // An INSERT outside a transaction that wrote a row but left the key's
+    // rows as they were claimed nothing (a log of the student's, say);
+    // inside one, its row is not committed yet, and the INSERT is the
+    // claim the handler made. One that wrote nothing is drawn as ignored.
+    const keyless = op === 'run' && e.rows > 0 && !rowChanged && !inTx.get(lane) && Array.isArray(e.key_rows);
+    if (op === 'run' && INSERT.test(sql) && !LAB_TABLES.test(sql) && !keyless) {
       events.push(Object.assign(base(e), { phase: 'claim', outcome: 'claimed', rows: e.rows }));
+      continue;
+    }
+    if (op === 'run' && tookOver && UPDATE.test(sql) && !LAB_TABLES.test(sql)) {
+      events.push(Object.assign(base(e), { phase: 'claim', outcome: 'taken-over', rows: e.rows }));
       continue;
     }
     if (op === 'commit') {
@@ -146,7 +223,22 @@ export function labRaceInput(state) {
     state: a.state === 'parked' ? (a.waiting ? 'waiting' : 'running') : a.state === 'answered' ? 'done' : a.state,
     next_phase: a.next && a.state === 'parked' ? (a.next.op === 'pay' ? 'pay' : 'db.' + a.next.op) : '',
     next_part: a.waiting ? 'lock' : '',
+    response: a.answer ? a.answer.body : '',
   }));
   const accounts = (tables.accounts || []).map((r) => ({ id: r.id, balance: r.balance }));
-  return { events, lanes, violations, transfers, accounts, clock: 'step', policy: { in_progress: 'two-phase' } };
+  // The key rows are the tables' (keyRows: 'read'); the answers are the
+  // handler's own, drawn as sent (answers: 'as-sent'); the processor's
+  // row stays once it has charged (keepProcessor).
+  return {
+    events,
+    lanes,
+    violations,
+    transfers,
+    accounts,
+    clock: 'step',
+    policy: {},
+    keyRows: 'read',
+    answers: 'as-sent',
+    keepProcessor: true,
+  };
 }

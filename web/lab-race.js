@@ -18,6 +18,7 @@ import { labRaceInput } from './lab-model.js';
 import { RUNGS } from './lab-words.js';
 import { buildRace } from './race-model.js';
 import { drawRace } from './race.js';
+import { t } from './strings.js';
 
 // RULE_RUNG is the rung of the ladder whose fix a broken rule asks for
 // first (the goals of lab-words.js): a second payment for one wish asks
@@ -36,6 +37,16 @@ const RULE_RUNG = [
   { n: 7, rung: 'scoped' },
   { n: 8, rung: 'scoped' },
 ];
+
+// LAB_WORDS are the race view's words the lab says its own way: "intent",
+// as the checker's verdict and the lab's scenarios say it, where the
+// lessons say "wish".
+const LAB_WORDS = {
+  raceLg_money_again: 'raceLab_money_again',
+  raceLg_charge_again: 'raceLab_charge_again',
+  raceIntentRow: 'raceLab_intentRow',
+};
+const raceWords = (key, vars) => t(LAB_WORDS[key] || key, vars);
 
 // CAUSE_RUNG is the rung whose fix a diagnosed cause asks for: finer than
 // the rule's (RULE_RUNG), since one rule breaks for several causes (rule
@@ -194,7 +205,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     const box = $('lab-race-view');
     box.hidden = false;
     const model = buildRace(labRaceInput(state));
-    drawRace(box, model, { width: box.clientWidth || 900 });
+    drawRace(box, model, { width: box.clientWidth || 900, t: raceWords });
   }
 
   function renderLanes(state) {
@@ -451,7 +462,8 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
           ),
         ),
       ),
-      unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
+      // replaceChildren would write a null out as the word "null".
+      ...(unknown ? [el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7'))] : []),
       el(
         'p',
         { class: 'lab-grade-sum' },

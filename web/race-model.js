@@ -152,6 +152,9 @@ function sortEvents(list, key) {
 export function buildRace(input) {
   const clock = input.clock || 'step';
   const policy = input.policy || {};
+  // 'read': each key's row is what the events' key_row fields say the
+  // tables held (the lab), not what the phases imply (readKeyRow).
+  const keyRows = input.keyRows || '';
   const labelOf = input.labelOf || ((id) => id);
   // Events in order: of time on the trace's clock, else of the step.
   const ordered = sortEvents(input.events || [], clock === 'time' ? timeOf : (e) => e.seq);
@@ -178,6 +181,7 @@ export function buildRace(input) {
         verdict: from.verdict || '',
         verdict_text: from.verdict_text || '',
         verdict_text_ko: from.verdict_text_ko || '',
+        response: from.response || '',
         marks: [],
         order: attempts.size,
       };
@@ -310,8 +314,10 @@ export function buildRace(input) {
   });
 
   // Per group: who won, and what the key's row in the database went
-  // through. The winner is the attempt that moved the money first, else
-  // the one that claimed the key first.
+  // through. The winner is the attempt whose transfer is first in the
+  // ledger (the money moved there: a processor's charge that no commit
+  // followed, or that a crash left behind, wins nothing), else the one
+  // that claimed the key first (race.js's legend says so: raceLg_winner).
   // Each group's marks in the order they happened: one pass over them all.
   const groupMarks = new Map();
   for (const a of attempts.values()) {
@@ -326,6 +332,11 @@ export function buildRace(input) {
     const firstPay = ms.find((m) => m.kind === 'paid');
     const firstClaim = ms.find((m) => m.kind === 'claim' || m.kind === 'takeover');
     g.winner = (firstPay || firstClaim || {}).lane || null;
+    if (keyRows === 'read') {
+      readKeyRow(g, ms);
+      relate(g, ms, attempts, arrows);
+      continue;
+    }
     // The key row: absent until a claim (or, when the key is written only
     // after the work, until the response is stored).
     const held = policy.in_progress === 'two-phase' ? 'in_progress' : policy.in_progress === 'completed-first' ? 'completed' : 'recorded';
@@ -364,40 +375,29 @@ export function buildRace(input) {
       m.dbSegment = cur; // the row as this event saw it
     }
     if (!g.claimMark && lastClaim) g.claimMark = lastClaim;
-    // Relations.
-    for (const m of ms) {
-      const seg = m.dbSegment;
-      if (m.kind === 'duplicate' || m.kind === 'mismatch') {
-        const to = g.claimMark && g.claimMark.lane !== m.lane ? g.claimMark : null;
-        if (to) arrows.push({ kind: m.kind, from: m, to, toLane: to.lane, i: m.i });
-      } else if (m.kind === 'conflict') {
-        // A 409 at compare was decided on the row the lane's claim read,
-        // which may have changed since.
-        let read = seg;
-        if (m.ev.phase === 'compare') {
-          const a = attempts.get(m.lane);
-          const claim = a.marks
-            .slice(0, a.marks.indexOf(m))
-            .reverse()
-            .find((x) => x.ev.phase === 'claim');
-          if (claim) read = claim.dbSegment;
-        }
-        arrows.push({ kind: 'conflict', from: m, toDb: g.id, toLane: read ? read.owner : g.winner, i: m.i });
-      } else if (m.kind === 'replay') {
-        const to = g.storedMark || (seg && seg.state === 'completed' ? { x: seg.x0, lane: seg.owner, db: true } : null);
-        if (to) arrows.push({ kind: 'replay', from: m, to, toLane: to.lane, toDb: to.db ? g.id : null, i: m.i });
-      }
-    }
+    relate(g, ms, attempts, arrows);
   }
 
-  // Violations: the lanes each names.
+  // Violations: the lanes each names, and the label of its bracket: its
+  // rule's number, as the checker's list numbers the rules, with a letter
+  // where one rule is broken more than once (1a, 1b).
   const violations = (input.violations || []).map((v, n) => ({
     n: n + 1,
     rule: v.rule || {},
+    label: String((v.rule && v.rule.n) || n + 1),
     message: v.message || '',
     message_ko: v.message_ko || '',
     lanes: (v.lanes || []).filter((l) => attempts.has(l)),
   }));
+  const perRule = new Map();
+  for (const v of violations) perRule.set(v.label, (perRule.get(v.label) || 0) + 1);
+  const letters = new Map();
+  for (const v of violations) {
+    if (perRule.get(v.label) < 2) continue;
+    const k = letters.get(v.label) || 0;
+    letters.set(v.label, k + 1);
+    v.label += String.fromCharCode(97 + (k % 26));
+  }
 
   for (const a of attempts.values()) {
     a.signature = a.marks.map((m) => m.kind + (m.ev.status || '')).join(' ') + '|' + (a.state || '') + '|' + (a.verdict || '');
@@ -412,12 +412,23 @@ export function buildRace(input) {
   // processor answered with its first charge (the key passed downstream).
   const paidTimes = new Map();
   for (const p of ledger) paidTimes.set(p.intent, (paidTimes.get(p.intent) || 0) + 1);
-  const showProcessor = processor.some((p) => p.replayed) || [...chargedBy].some(([intent, n]) => n > (paidTimes.get(intent) || 0));
+  // keepProcessor (the lab): the row stays once the processor has charged,
+  // rather than go when the ledger catches up.
+  const showProcessor =
+    (input.keepProcessor && processor.length > 0) ||
+    processor.some((p) => p.replayed) ||
+    [...chargedBy].some(([intent, n]) => n > (paidTimes.get(intent) || 0));
+  // The axis's numbers: an event's tick where the events carry them (the
+  // lab's runner counts its steps; a start or an answer is no step),
+  // else each column's place.
+  const ticks = events.some((e) => e.tick !== undefined) ? events.map((e) => e.tick ?? null) : null;
   return {
     clock,
     span,
     events,
     xs,
+    ticks,
+    answers: input.answers || '',
     times,
     breaks,
     attempts,
@@ -432,6 +443,71 @@ export function buildRace(input) {
     policy,
     servers,
   };
+}
+
+// relate draws what the trace implies between a group's attempts: a
+// duplicate's claim and the claim it hit, a 422 and the claim of the key,
+// a 409 and the row that caused it, a replay and the answer it returned.
+function relate(g, ms, attempts, arrows) {
+  for (const m of ms) {
+    const seg = m.dbSegment;
+    if (m.kind === 'duplicate' || m.kind === 'mismatch') {
+      const to = g.claimMark && g.claimMark.lane !== m.lane ? g.claimMark : null;
+      if (to) arrows.push({ kind: m.kind, from: m, to, toLane: to.lane, i: m.i });
+    } else if (m.kind === 'conflict') {
+      // A 409 at compare was decided on the row the lane's claim read,
+      // which may have changed since.
+      let read = seg;
+      if (m.ev.phase === 'compare') {
+        const a = attempts.get(m.lane);
+        const claim = a.marks
+          .slice(0, a.marks.indexOf(m))
+          .reverse()
+          .find((x) => x.ev.phase === 'claim');
+        if (claim) read = claim.dbSegment;
+      }
+      arrows.push({ kind: 'conflict', from: m, toDb: g.id, toLane: read ? read.owner : g.winner, i: m.i });
+    } else if (m.kind === 'replay') {
+      const to = g.storedMark || (seg && seg.state === 'completed' ? { x: seg.x0, lane: seg.owner, db: true } : null);
+      if (to) arrows.push({ kind: 'replay', from: m, to, toLane: to.lane, toDb: to.db ? g.id : null, i: m.i });
+    }
+  }
+}
+
+// readKeyRow draws a group's key row from what the tables held (the lab:
+// each step's key_row, web/lab-model.js): a segment opens wherever the
+// committed row holding the key changed. Its state is the value of the
+// row's state column (in_progress and completed drawn as the lessons draw
+// them, any other value as itself: 'valued'), 'recorded' for a row whose
+// table has no such column, and 'absent' for a row that went away (deleted,
+// or replaced by nothing); its owner is the attempt whose step made the
+// change, and its status the answer's status the row stores (0: none).
+function readKeyRow(g, ms) {
+  g.read = true;
+  let sig = '';
+  let cur = null;
+  for (const m of ms) {
+    const kr = m.ev.key_row;
+    if (kr !== undefined && (kr ? kr.sig : '') !== sig) {
+      sig = kr ? kr.sig : '';
+      const value = kr ? String(kr.value ?? '') : '';
+      const state = !kr ? 'absent' : !kr.column ? 'recorded' : value === 'in_progress' || value === 'completed' ? value : 'valued';
+      cur = {
+        x0: m.x,
+        state,
+        owner: m.lane,
+        status: (kr && kr.stored) || 0,
+        i: m.i,
+        read: true,
+        value,
+        column: (kr && kr.column) || '',
+        rows: (kr && kr.rows) || 0,
+      };
+      g.db.push(cur);
+    }
+    if ((m.kind === 'claim' || m.kind === 'takeover') && !g.claimMark) g.claimMark = m;
+    m.dbSegment = cur;
+  }
 }
 
 // answerOf is what the client heard, as a mark kind and words.

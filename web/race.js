@@ -22,7 +22,10 @@
 //     events,      // engine trace events: seq, lane, intent, customer, key,
 //                  // phase, sql, outcome, status, at_ms or t_us, and the
 //                  // typed fields amount, transfer_id, rows and key_state;
-//                  // note is shown as words, never read
+//                  // the lab's also key_row (what its tables held for the
+//                  // key after the step: null, or {value, column, stored,
+//                  // rows, sig}) and tick (the runner's step count, on the
+//                  // events that are steps); note is shown as words, never read
 //     lanes,       // optional: the bench's lanes (id, intent, customer, key,
 //                  // body, state, next_phase, next_part, verdict, verdict_text,
 //                  // response, delivered), so waiting lanes have rows too
@@ -33,6 +36,11 @@
 //     clock,       // 'step' (the engine's step: one column per event) or
 //                  // 'time' (the trace's clock, idle gaps compressed)
 //     labelOf,     // optional: lane id → the label shown (a nickname)
+//     keyRows,     // optional: 'read' draws each key's row from the events'
+//                  // key_row (the lab), not from the phases and the policy
+//     answers,     // optional: 'as-sent' says a status as a number and keeps
+//                  // the lane's response as it was sent (the lab's handler)
+//     keepProcessor, // optional: the processor's row stays once it charged
 //   });
 //   drawRace(container, model, {
 //     cursor,          // draw only the first `cursor` events (scrubbing)
@@ -336,6 +344,7 @@ export function drawRace(container, model, opts = {}) {
         widest(heads, fs.label, 600) + 14,
         widest(keyWords, fs.label, 600) + 14,
         textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14,
+        model.showProcessor ? textW('⇄ ' + t('raceProcessor'), fs.label, 600) + 14 : 0,
       ),
     ),
   );
@@ -374,8 +383,15 @@ export function drawRace(container, model, opts = {}) {
   const rowsEnd = y;
   const moreLines = hidden ? wrap(t('raceMore', { n: hidden }), width - 12, fs.sub, 400) : [];
   y += moreLines.length * (fs.sub + 4) + (hidden ? 6 : 0);
+  // A broken rule's words start with its rule's number, as its bracket's
+  // label does (1a, 1b: one rule broken twice).
   const vioLines = violations.map((v) =>
-    wrap('✘' + v.n + ' ' + t('raceBroken') + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko), width - 12, fs.rule, 600),
+    wrap(
+      '✘ ' + t('raceRuleBroken', { n: v.label }) + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko),
+      width - 12,
+      fs.rule,
+      600,
+    ),
   );
   const vioTop = y + (violations.length ? 8 : 0);
   y = vioTop + vioLines.reduce((n, l) => n + l.length * (fs.rule + 5) + 4, 0);
@@ -475,8 +491,17 @@ export function drawRace(container, model, opts = {}) {
         { class: 'violation', 'data-violation': v.rule.name || '', 'data-lanes': v.lanes.join(',') },
         svg('path', { d: `M${bx - 6},${y0} H${bx} V${y1} H${bx - 6}`, class: 'bracket' }),
         ...ys.map((yy) => svg('circle', { cx: bx - 6, cy: yy, r: 3, class: 'bracket-dot' })),
-        svg('text', { x: bx - 3, y: y0 - 8, 'text-anchor': 'middle', class: 'bracket-n', text: '✘' + v.n }),
-        svg('title', { text: '✘' + v.n + ' ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko) }),
+        svg('text', {
+          x: bx - 3,
+          y: y0 - 8,
+          'text-anchor': 'middle',
+          class: 'bracket-n',
+          'data-rule-n': v.rule.n || null,
+          text: '✘' + v.label,
+        }),
+        svg('title', {
+          text: '✘ ' + t('raceRuleBroken', { n: v.label }) + ' — ' + ruleTitle(v.rule) + ': ' + inLang(v.message, v.message_ko),
+        }),
       ),
     );
   });
@@ -639,7 +664,10 @@ function drawAxis(model, c) {
   const axisW = textW(model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep'), 11) + 8;
   for (let i = 0; i < model.events.length; i++) {
     const px = X(model.xs[i]);
-    const label = model.clock === 'time' ? fmtMS(model.times[i] - t0) : String(i + 1);
+    // On the step clock a column is numbered by its event's tick where the
+    // events carry one (the lab's runner's steps), else by its place.
+    const label = model.clock === 'time' ? fmtMS(model.times[i] - t0) : model.ticks ? String(model.ticks[i] ?? '') : String(i + 1);
+    if (!label) continue;
     const w = textW(label, 11);
     if (px - lastTick < Math.max(model.clock === 'time' ? 64 : 24, w + 8) || px - w / 2 < axisW) continue;
     if (label === lastLabel) continue;
@@ -1001,7 +1029,7 @@ function planDB(r, c) {
   const nameLines = wrap('▤ ' + name, c.labelW - 10, fs.label, 600);
   const plotW = c.textRight - c.plotLeft;
   const none = !gr.key || model.policy.claim === 'none';
-  const noneLines = none ? wrap(t('raceNoKeyTable'), plotW, fs.sub, 400) : [];
+  const noneLines = none ? wrap(t(gr.read ? 'raceRowNoKey' : 'raceNoKeyTable'), plotW, fs.sub, 400) : [];
   // Each state's words inside its segment, in short where the long do not
   // fit, else on a line under the band.
   const place = placer();
@@ -1009,14 +1037,24 @@ function planDB(r, c) {
     const x0 = X(s.x0);
     const next = gr.db[k + 1];
     const x1 = next ? X(next.x0) : c.textRight;
-    const label =
-      s.state === 'completed'
-        ? t('raceCompleted', { status: s.status || '', owner: labelOfLane(model, s.owner) })
+    const owner = labelOfLane(model, s.owner);
+    const label = s.read
+      ? readSegWords(s, owner, t)
+      : s.state === 'completed'
+        ? t('raceCompleted', { status: s.status || '', owner })
         : s.state === 'in_progress'
-          ? t('raceInProgress', { owner: labelOfLane(model, s.owner) })
-          : t('raceRecorded', { state: s.state, owner: labelOfLane(model, s.owner) });
+          ? t('raceInProgress', { owner })
+          : t('raceRecorded', { state: s.state, owner });
     const short =
-      (s.state === 'completed' ? '✔ ' + (s.status || '') : s.state === 'in_progress' ? '◐' : '▭') + ' ' + labelOfLane(model, s.owner);
+      (s.state === 'completed'
+        ? '✔ ' + (s.status || '')
+        : s.state === 'in_progress'
+          ? '◐'
+          : s.state === 'absent'
+            ? '–'
+            : '▭' + (s.status ? ' ' + s.status : '')) +
+      ' ' +
+      owner;
     const room = x1 - x0 - 8;
     if (textW(label, fs.seg) <= room) return { s, x0, x1, label, text: label, line: -1 };
     if (textW(short, fs.seg) <= room) return { s, x0, x1, label, text: short, line: -1 };
@@ -1065,13 +1103,21 @@ function planDB(r, c) {
             'data-db-state': s.state,
             'data-owner': s.owner,
             'data-seq': model.events[s.i].seq,
+            'data-value': s.read ? s.value : null,
+            'data-stored': s.read && s.status ? s.status : null,
+            'data-rows': s.read && s.rows ? s.rows : null,
           },
-          svg('rect', { x: p.x0, y: r.y + 4, width: Math.max(4, p.x1 - p.x0), height: r.band - 8, rx: 4 }),
+          // A row that went away is the dashed line of no row again.
+          s.state === 'absent'
+            ? svg('line', { x1: p.x0, x2: p.x1, y1: midY, y2: midY, class: 'absent' })
+            : svg('rect', { x: p.x0, y: r.y + 4, width: Math.max(4, p.x1 - p.x0), height: r.band - 8, rx: 4 }),
           svg(
             'text',
             under
               ? { x: p.x, y: r.y + r.band + fs.seg - 1 + p.line * lh, class: 'seg-text seg-under', text: p.text }
-              : { x: p.x0 + 5, y: midY + 4, class: 'seg-text', text: p.text },
+              : s.state === 'absent'
+                ? { x: p.x0 + 5, y: midY - 5, class: 'seg-text seg-under', text: p.text }
+                : { x: p.x0 + 5, y: midY + 4, class: 'seg-text', text: p.text },
           ),
           svg('title', { text: p.label }),
         ),
@@ -1080,6 +1126,16 @@ function planDB(r, c) {
     g.append(inTime);
     return g;
   };
+}
+
+// readSegWords says a key row's segment read from the tables (the lab):
+// the value of its state column as the table holds it, else "row written",
+// the answer's status it stores, whose step made it so, and how many rows
+// hold the key when more than one does.
+function readSegWords(s, owner, t) {
+  if (s.state === 'absent') return t('raceRowGone', { owner });
+  const what = (s.state === 'recorded' ? t('raceRowWritten') : s.value) + (s.status ? ' ' + s.status : '');
+  return t('raceRowSeg', { what, owner }) + (s.rows > 1 ? ' · ' + t('raceRowsN', { n: s.rows }) : '');
 }
 
 // marksOf places a row's marks: one per event of its attempt, or (a row
@@ -1212,7 +1268,7 @@ function planAttempt(r, c) {
   // the lines under the band; a second payment on a line of its own.
   let answer = null;
   if (a.answer && last && a.state !== 'running') {
-    const words = answerWords(a, t, collapsed ? r.members.length : 0);
+    const words = answerWords(a, t, collapsed ? r.members.length : 0, model.answers === 'as-sent');
     const w = textW(words, fs.answer, 600);
     const again = a.paidAgain
       ? '✘ ' +
@@ -1452,14 +1508,15 @@ function planAttempt(r, c) {
     if (answer) {
       const y0 = answer.line < 0 ? midY + 5 : r.y + r.band + countH + fs.answer - 2;
       const k = a.answer ? a.answer.kind : 'crashed';
-      g.append(
-        lines(answer.words, answer.x, y0, lh, {
-          class: 'answer answer-' + k,
-          'data-answer': k,
-          'data-status': a.answer ? a.answer.status || null : null,
-          'data-i': last ? last.m.i : null,
-        }),
-      );
+      const said = lines(answer.words, answer.x, y0, lh, {
+        class: 'answer answer-' + k,
+        'data-answer': k,
+        'data-status': a.answer ? a.answer.status || null : null,
+        'data-i': last ? last.m.i : null,
+      });
+      // The handler's own body, byte for byte (the lab).
+      if (model.answers === 'as-sent' && a.response) said.append(svg('title', { text: a.response }));
+      g.append(said);
       if (answer.again && answer.again.length) {
         g.append(
           lines(answer.again, answer.againX, y0 + answer.words.length * lh, lh, {
@@ -1566,8 +1623,18 @@ function planLegend(model, rows, violations, c) {
     for (const m of r.type === 'collapsed' ? r.members.flatMap((x) => x.marks) : r.attempt.marks)
       if (!kinds.has(m.kind + m.icon)) kinds.set(m.kind + m.icon, m);
   const steps = [...kinds.values()].filter((m) => m.kind === 'step').map((m) => m.icon);
+  // One entry a sign: a payment's mark on its attempt's row looks as the
+  // ledger's block does, and is told once, with the ledger's words; a ⚠
+  // step and a ⚠ answer (5xx) share one entry.
+  const money = model.ledger.some((p) => !p.again);
+  const errors = outcomes.has('error') && [...kinds.values()].some((m) => m.kind === 'error');
+  if (errors)
+    items.splice(
+      items.findIndex((it) => it.kind === 'outcome' && it.o === 'error'),
+      1,
+    );
   for (const m of kinds.values()) {
-    if (m.kind === 'step') continue;
+    if (m.kind === 'step' || (m.kind === 'paid' && money)) continue;
     items.push({
       kind: 'mark',
       m,
@@ -1576,7 +1643,9 @@ function planLegend(model, rows, violations, c) {
           ? t('racePaidSome')
           : m.kind === 'paid-again'
             ? t('racePaidAgainSome')
-            : t('raceMark_' + m.kind.replace('-', '_')),
+            : m.kind === 'error' && errors
+              ? t('raceLg_error_both')
+              : t('raceMark_' + m.kind.replace('-', '_')),
     });
   }
   if (steps.length) items.push({ kind: 'steps', icons: steps.join(' '), words: t('raceLg_steps') });
@@ -1592,13 +1661,29 @@ function planLegend(model, rows, violations, c) {
     if (p.some((q) => q.replayed)) items.push({ kind: 'charge', charge: 'replayed', words: t('raceLg_charge_replayed') });
   }
   const states = new Set();
+  // A key row read from the tables (the lab) is told in its own words:
+  // the state column's value, the status stored, who wrote it (first seen
+  // of each state, for the column's name).
+  const read = new Map();
   for (const r of rows)
     if (r.type === 'db') {
-      if (r.group.key && model.policy.claim !== 'none') states.add('absent');
-      for (const s of r.group.db) states.add(s.state);
+      if (r.group.key && model.policy.claim !== 'none') {
+        if (!r.group.read) states.add('absent');
+        else if (!read.has('absent')) read.set('absent', {});
+      }
+      for (const s of r.group.db) {
+        if (!s.read) states.add(s.state);
+        else if (!read.has(s.state) || (s.status && !read.get(s.state).status)) read.set(s.state, s);
+      }
     }
   for (const s of ['absent', 'in_progress', 'completed', 'recorded'])
     if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s) });
+  for (const s of ['absent', 'in_progress', 'completed', 'valued', 'recorded']) {
+    const seg = read.get(s);
+    if (!seg) continue;
+    const key = 'raceLg_row_' + s + (s === 'completed' && seg.status ? '_stored' : '');
+    items.push({ kind: 'state', state: s, words: t(key, { column: seg.column || '' }) });
+  }
   if (violations.length) items.push({ kind: 'bracket', words: t('raceLg_bracket') });
 
   // Flow the items in lines; an item wider than a line wraps its words.
@@ -1722,7 +1807,11 @@ function markWord(m, t) {
   }
 }
 
-function answerWords(a, t, count) {
+// answerWords says how an attempt ended. asSent (the lab): the status is
+// the handler's own, said as a number, never in idemlab's words for what
+// that status means at its levels (the body is the handler's too: the
+// answer's title shows it as sent).
+function answerWords(a, t, count, asSent) {
   const s = a.answer.status;
   let w;
   switch (a.answer.kind) {
@@ -1739,7 +1828,7 @@ function answerWords(a, t, count) {
       w = t('raceReplayedWord', { status: s });
       break;
     default:
-      w = statusWords(s, t);
+      w = asSent ? '✉ ' + t('raceAnswered', { status: s }) : statusWords(s, t);
   }
   // The client heard nothing, and the money moved all the same.
   const unheard = a.answer.kind === 'lost' || a.answer.kind === 'timed-out' || a.answer.kind === 'crashed';

@@ -45,7 +45,10 @@
 //   rows (changed by run, found by get/all), last_insert_rowid,
 //   error_name, error_code ('SQLITE_CONSTRAINT_PRIMARYKEY', …), message,
 //   charge_id, amount, replayed, status (the answer's), rolled_back (the
-//   attempt's connection had a transaction open when it ended).
+//   attempt's connection had a transaction open when it ended);
+//   key_rows (a db call's, traced runs only): the committed rows of the
+//   student's own tables that hold the attempt's key after the call,
+//   [{table, row}] (keyRows).
 'use strict';
 
 const send = self.postMessage.bind(self);
@@ -359,6 +362,7 @@ class Run {
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
     }
+    if (this.traced && c.op !== 'pay') fields.key_rows = keyRows(a);
     this.event(a, fields);
     if (a.calls.length > 0) {
       // The handler made several calls at once (Promise.all): it is
@@ -511,6 +515,51 @@ class Run {
       logs: this.logs.slice(),
     };
   }
+}
+
+// keyRows is what the student's own tables hold for attempt a's key now,
+// committed: every row of a table of theirs (not the lab's accounts and
+// transfers) with a column that holds the key, as parsed or as sent
+// (holdsKey), each {table, row}. The database's own connection reads them
+// (api.labDump, as the bench's view of the tables), so a row another
+// attempt has written in a transaction it has not committed is not there
+// yet, and a rolled-back one never was. The race view draws the key's row
+// from these (web/lab-model.js), not from the words of the SQL. Only a
+// traced run reads them: the explorer's thousands of schedules do not.
+const LAB_TABLES = new Set(['accounts', 'transfers']);
+function keyRows(a) {
+  if (a.key === null) return [];
+  const keys = [a.key];
+  try {
+    const parsed = labGlobal.parseKey(a.key);
+    if (parsed && parsed !== a.key) keys.push(parsed);
+  } catch {
+    // a key the contract refuses: only as sent
+  }
+  const dump = JSON.parse(api.labDump(dbId));
+  const out = [];
+  for (const [table, rows] of Object.entries(dump.tables || {})) {
+    if (LAB_TABLES.has(table)) continue;
+    for (const row of rows) {
+      if (Object.values(row).some((v) => keys.some((k) => holdsKey(v, k)))) out.push({ table, row });
+    }
+  }
+  return out;
+}
+
+// holdsKey says whether a column's value holds key: the key itself, or
+// the key as one part of a longer string the handler composed
+// ("cust-1:k-1", "cust-1|POST /transfers|k-1"), between separators.
+const KEY_SEPARATORS = ' \t\n:|/,;#@';
+function holdsKey(value, key) {
+  if (typeof value !== 'string' || !key) return false;
+  if (value === key) return true;
+  for (let i = value.indexOf(key); i >= 0; i = value.indexOf(key, i + 1)) {
+    const before = i === 0 ? '' : value[i - 1];
+    const after = value.charAt(i + key.length);
+    if ((!before || KEY_SEPARATORS.includes(before)) && (!after || KEY_SEPARATORS.includes(after))) return true;
+  }
+  return false;
 }
 
 function newAttempt(run, spec) {
