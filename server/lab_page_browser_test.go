@@ -119,6 +119,10 @@ func TestLabPageKeepsTheStudentsCode(t *testing.T) {
 func TestLabPageOpensAHandlerFile(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
+	// The runner loads the code once it has started, and marks what it
+	// cannot parse: the marks below are the editor's own, as the student
+	// types, so the runner has loaded the naive handler first.
+	labRunnerReady(t, ctx)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "mine.js")
 	src := "// a student's handler\nconst schema = `\nCREATE TABLE idem_keys (k TEXT PRIMARY KEY, note TEXT DEFAULT 'a \\` tick');\n`;\n\nasync function transfer(req, db, pay) {\n  return lab.json(201, {});\n}\n"
@@ -158,6 +162,11 @@ func TestLabPageInKorean(t *testing.T) {
 	assert.Equal(t, "ko", attr(t, ctx, "html", "lang"))
 	assert.Equal(t, "나의 엔드포인트", text(t, ctx, "#lab-title"))
 	assert.Contains(t, text(t, ctx, "#rung-goal"), "출발점")
+	// The rungs are named in Korean (their files' names beside, in the title).
+	assert.Equal(t, "2. 키 선점", text(t, ctx, `#rung-list button[data-rung=unique]`))
+	assert.Equal(t, "4. 처리 중", text(t, ctx, `#rung-list button[data-rung=in-progress]`))
+	assert.Equal(t, "1단계: 키 없음 (naive)", text(t, ctx, "#rung-title"))
+	assert.NotContains(t, text(t, ctx, "main"), "순진")
 	assert.True(t, strings.HasSuffix(attr(t, ctx, "#to-lessons", "href"), "?lang=ko"), "the lessons open in Korean too")
 	// With the API reference and the rules open: their tables and lists
 	// are part of the page a student reads.
@@ -267,6 +276,20 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
 	stepAll(t, ctx)
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
+	// One verdict, under its heading; the status line only says the run
+	// has ended.
+	assert.Equal(t, 1, strings.Count(strings.ToLower(text(t, ctx, "section.lab-race")), "checker’s verdict"), text(t, ctx, "#lab-run-status"))
+	// The naive handler publishes no retention: rule 7 is unknown, as the
+	// grade says it, not held.
+	assert.Equal(t, "unknown", attr(t, ctx, `#lab-verdict li[data-rule=retention-outlasts-retries]`, "data-ok"))
+	// Read as text, the answer's words and its body do not run together.
+	for _, a := range []string{"a1", "a2"} {
+		card := eval[string](t, ctx, `document.querySelector('#lab-lanes .lab-lane[data-attempt=`+a+`]').textContent`)
+		assert.NotRegexp(t, `\S\{"`, card, "%s's card read as text", a)
+		assert.Contains(t, card, "answered 201 ", "%s's card read as text", a)
+	}
+	verdict := eval[string](t, ctx, `document.getElementById('lab-verdict').textContent`)
+	assert.NotRegexp(t, `(holds|broken)\S`, verdict, "a rule's words and the message under them, read as text")
 	// The lessons' race view draws the run: a row per attempt, the second
 	// payment on the row of the attempt that made it, the rule's bracket.
 	assert.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg [data-row=attempt]').length`))
@@ -289,10 +312,16 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
 	assert.Contains(t, text(t, ctx, "#lab-run-status"), "schedules")
+	// The explorer's find replaces the bench's run: one result at a time.
+	assert.Zero(t, countIn(t, ctx, "#lab-lanes .lab-lane"), "the older bench's cards are gone")
+	assert.Zero(t, countIn(t, ctx, "#lab-verdict li"), "and its verdict")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-race-view').hidden`))
+	rule := attr(t, ctx, "#lab-found", "data-rule")
 	act(t, ctx, `#btn-lab-replay`)
 	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
-	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=`+attr(t, ctx, "#lab-found", "data-rule")+`]`, "data-ok"),
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=`+rule+`]`, "data-ok"),
 		"the order played back breaks the rule the explorer named")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-found').hidden`), "the bench's verdict replaces the explorer's list")
 
 	// Every scenario explored on its own: the naive handler pays twice, so
 	// the rung to work on is the key's claim.
@@ -300,6 +329,10 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "1")
 	assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-broke"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "unique")
+	// The first rung asks nothing: it is done, and every rule still broken
+	// is the later rungs' (rule 7 among them, unknown).
+	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Still broken, for the later rungs: rules 1, 2, 3, 7, 8.")
 	// What to change, as idemlab grade says it (the checker in Go): rule
 	// 1's fix, since two identical payments tell no finer cause.
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), lab.RuleFix(lab.RuleOneTransfer.Name))
@@ -309,12 +342,21 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Equal(t, "7", attr(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`, "data-notes"))
 	assert.Equal(t, 7, countIn(t, ctx, `#lab-grade tr[data-scenario=malformed-keys] .lab-note`))
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`), "the contract says 400")
+	assert.Zero(t, countIn(t, ctx, "#lab-lanes .lab-lane"), "the grade replaces the bench's run")
+	// A row played back keeps the grade (the list it was played from).
+	act(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] button`)
+	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.False(t, eval[bool](t, ctx, `document.getElementById('lab-grade').hidden`))
+	// Start clears it.
+	act(t, ctx, `#btn-lab-start`)
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-grade').hidden`), "a new run on the bench clears the grade")
 
 	// The shipped scoped handler holds in every scenario.
 	setLabFile(t, ctx, scopedHandler(t))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
+	assert.NotContains(t, eval[string](t, ctx, `document.getElementById('lab-grade').textContent`), "null")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
 	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-unknown"), "scoped publishes its retention")
 	assert.NotContains(t, text(t, ctx, "#lab-grade"), "null", "nothing missing is written out")
@@ -366,8 +408,11 @@ func scopedHandler(t *testing.T) string {
 
 // TestLabPageByKeyboard plays a scenario from the keyboard: Enter on Start,
 // then Enter on an attempt's step again and again. The focus stays
-// on a step button after every step (the cards are drawn anew), and on
-// Start once every attempt has ended.
+// on a step button after every step (the cards are drawn anew), ← and →
+// go from one attempt's step to the other's, and once every attempt has
+// ended the focus is on the verdict, where another Enter starts nothing
+// over. An attempt that waits for the write lock has a step that says so
+// and runs nothing.
 func TestLabPageByKeyboard(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
@@ -376,22 +421,39 @@ func TestLabPageByKeyboard(t *testing.T) {
 		acts := attr(t, ctx, "body", "data-lab-acts")
 		run(t, ctx, chromedp.KeyEvent(kb.Enter), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
 	}
+	focused := func() string {
+		return eval[string](t, ctx, `document.activeElement.dataset.focus || document.activeElement.id || document.activeElement.tagName`)
+	}
 	run(t, ctx, focus(`#btn-lab-start`))
 	press()
-	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`))
-	assert.Equal(t, "btn-lab-start", eval[string](t, ctx, `document.activeElement.id`), "the focus stays on Start")
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "btn-lab-start", focused(), "the focus stays on Start")
+
+	// One key from one attempt's step to the other's, both ways round.
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`), chromedp.KeyEvent(kb.ArrowRight))
+	assert.Equal(t, "a2:step", focused(), "→ goes to the next attempt's step")
+	run(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+	assert.Equal(t, "a1:step", focused(), "→ from the last attempt goes round to the first")
+	run(t, ctx, chromedp.KeyEvent(kb.ArrowLeft))
+	assert.Equal(t, "a2:step", focused(), "← goes back")
+
 	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`))
 	for i := 0; attr(t, ctx, "body", "data-lab-done") != "true"; i++ {
 		require.Less(t, i, 200, "the scenario must end")
-		focused := eval[string](t, ctx, `document.activeElement.dataset.focus || document.activeElement.id || document.activeElement.tagName`)
-		require.True(t, strings.HasSuffix(focused, ":step") || focused == "btn-lab-start", "focus after %d steps: %s", i, focused)
-		if focused == "btn-lab-start" {
-			break
-		}
+		require.True(t, strings.HasSuffix(focused(), ":step"), "focus after %d steps: %s", i, focused())
 		press()
 	}
+	assert.Equal(t, "lab-verdict-title", focused(), "once every attempt has ended, the focus is on the verdict")
+	assert.Equal(t, "-1", attr(t, ctx, "#lab-verdict-title", "tabindex"))
+	assert.NotZero(t, countIn(t, ctx, `#lab-verdict li[data-rule]`))
+	// Enter on the verdict starts nothing: the verdict stays.
+	steps := attr(t, ctx, "body", "data-lab-steps")
+	acts := attr(t, ctx, "body", "data-lab-acts")
+	run(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.Sleep(300*time.Millisecond))
+	assert.Equal(t, acts, attr(t, ctx, "body", "data-lab-acts"), "Enter on the verdict runs no action")
 	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
-	assert.Equal(t, "btn-lab-start", eval[string](t, ctx, `document.activeElement.id`), "once every attempt has ended, the focus is on Start")
+	assert.Equal(t, steps, attr(t, ctx, "body", "data-lab-steps"))
+	assert.NotZero(t, countIn(t, ctx, `#lab-verdict li[data-rule]`), "the verdict is still there")
 	// The page after a run (the cards, the race view, the verdict) is
 	// accessible in both themes.
 	script := axeScript(t)
@@ -401,6 +463,35 @@ func TestLabPageByKeyboard(t *testing.T) {
 			t.Errorf("the lab page after a run, %s theme: %d accessibility violations:\n%s", theme, len(v), strings.Join(v, "\n"))
 		}
 	}
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = 'light'`))
+
+	// a1 opens its transaction (the naive handler's BEGIN IMMEDIATE); a2
+	// then asks for the lock and waits. Its step says so, names the
+	// holder, and a press runs nothing.
+	run(t, ctx, focus(`#btn-lab-start`))
+	press()
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`))
+	for i := 0; attr(t, ctx, "#lab-lanes", "data-holder") != "a1"; i++ {
+		require.Less(t, i, 40, "a1 must open a transaction")
+		press()
+	}
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a2] button.primary`))
+	for i := 0; countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-wait`) == 0; i++ {
+		require.Less(t, i, 40, "a2 must come to wait for the lock")
+		press()
+	}
+	step := `#lab-lanes .lab-lane[data-attempt=a2] button.primary`
+	assert.Equal(t, "true", attr(t, ctx, step, "aria-disabled"), "a waiting attempt's step does not act")
+	assert.Contains(t, text(t, ctx, step), "waits")
+	assert.Equal(t, "lab-wait-a2", attr(t, ctx, step, "aria-describedby"))
+	assert.Contains(t, text(t, ctx, "#lab-wait-a2"), "a1 holds it")
+	assert.Equal(t, "a2:step", focused(), "the focus stays on the waiting step")
+	steps = attr(t, ctx, "body", "data-lab-steps")
+	trace := countIn(t, ctx, "#lab-trace li")
+	press()
+	assert.Equal(t, steps, attr(t, ctx, "body", "data-lab-steps"), "a press on a waiting step runs nothing")
+	assert.Equal(t, trace, countIn(t, ctx, "#lab-trace li"), "and records no other wait")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "nothing ran")
 }
 
 // TestLabPageGradesEveryHandler puts every reference and mistake handler
@@ -408,7 +499,9 @@ func TestLabPageByKeyboard(t *testing.T) {
 // would: the rules the page shows broken are what idemlab grade finds
 // (the rung's table in docs/lab-contract.md, the mistake's own rules), as
 // the browser can see them (graderView), and every cause the page names
-// is one the grader names.
+// is one the grader names. Graded on its own rung, each rung's handler
+// passes that rung (what it still breaks is a later rung's); each mistake,
+// made on the top rung, does not pass it.
 func TestLabPageGradesEveryHandler(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
@@ -417,12 +510,14 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 	for _, r := range lab.Rules() {
 		names[strconv.Itoa(r.N)] = r.Name
 	}
-	grade := func(name string) (map[string]bool, []string) {
+	grade := func(name, rung string) (map[string]bool, []string) {
 		t.Helper()
-		src, err := handlers.Source(name)
-		require.NoError(t, err)
-		setLabFile(t, ctx, string(src))
+		if attr(t, ctx, "body", "data-rung") != rung {
+			goToRung(t, ctx, rung)
+		}
+		useHandler(t, ctx, name)
 		act(t, ctx, `#btn-lab-grade`)
+		require.Equal(t, rung, attr(t, ctx, "#lab-grade", "data-rung"))
 		broken := map[string]bool{}
 		for _, n := range strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ",") {
 			if n != "" {
@@ -433,13 +528,27 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		return broken, causes
 	}
 	for _, name := range handlers.Rungs() {
-		broken, causes := grade(name)
+		broken, causes := grade(name, name)
+		assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s passes its own rung: %s", name, text(t, ctx, "#lab-grade .lab-rung-sum"))
+		assert.Zero(t, countIn(t, ctx, `#lab-grade tr[data-expected=false]`), "%s: every break is a later rung's", name)
+		if name == "unique" {
+			// Said plainly, with what the next rung adds and a way there.
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 2 (unique), is done")
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Still broken, for the later rungs: rules 2, 3")
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-next"), "Next, rung 3 (fingerprint): Tell a retry from a different request")
+			assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`, "data-expected"))
+			assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`), "expected at this rung")
+			run(t, ctx, click("#btn-lab-next-rung"), waitJS(`document.body.dataset.rung === 'fingerprint'`))
+			assert.Equal(t, "rung-title", eval[string](t, ctx, `document.activeElement.id`))
+		}
 		assert.Equal(t, sorted(handlers.RungBreaks(name)), nonNil(graderView(t, name, broken)), "%s: the page's grade against the grader's", name)
 		assert.Equal(t, name == "naive", broken[ruleOneCharge], "%s: rule 8", name)
 		t.Logf("%s: %v, causes %v", name, sorted(mapKeys(broken)), causes)
 	}
 	for _, m := range handlers.Mistakes() {
-		broken, causes := grade(m.Name)
+		broken, causes := grade(m.Name, m.From)
+		assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s does not pass %s: %s", m.Name, m.From, text(t, ctx, "#lab-grade .lab-rung-sum"))
+		assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scoped), is not done yet", m.Name)
 		got := graderView(t, m.Name, broken)
 		assert.Subset(t, got, m.Breaks, "%s: the grader's every-time break is shown", m.Name)
 		assert.Subset(t, append(slices.Clone(m.Breaks), m.MayAlsoBreak...), got, "%s: nothing the grader does not blame", m.Name)
@@ -517,12 +626,62 @@ func TestLabPageShowsTheAPI(t *testing.T) {
 	assert.LessOrEqual(t, eval[int](t, ko, `document.documentElement.scrollWidth`), 1440, "the Korean reference wraps")
 }
 
-// setLabFile puts a handler file in the lab page's two boxes, its schema
-// in its own, as opening the file does.
-func setLabFile(t *testing.T, ctx context.Context, src string) {
+// setCode puts a handler and its tables into the page's two editors.
+func setCode(t *testing.T, ctx context.Context, handler, schema string) {
 	t.Helper()
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(`+quoteJS(handler)+`);
+		document.getElementById('schema-box').editor.setText(`+quoteJS(schema)+`)`))
+}
+
+// TestLabPageShowsErrorsAtTheirLine: a handler that does not parse, and
+// one whose statement SQLite refuses, are each said at their line, in the
+// handler box's numbering (the tables come first in the file the runner
+// runs), beside the editor and marked in it.
+func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	const schema = "CREATE TABLE idem_keys (\n  k TEXT PRIMARY KEY\n);"
+	marked := `document.getElementById('handler-box').editor.errors().map((e) => e.line)`
+
+	// A missing ")" on line 4.
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  const t = lab.parseTransfer(req.body);\n  await db.get('SELECT 1');\n  return lab.json(201, {ok: true}\n}\n", schema)
+	act(t, ctx, `#btn-lab-start`)
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "line 4: SyntaxError")
+	assert.Equal(t, "4", attr(t, ctx, "#handler-errors p", "data-line"), "said beside the editor")
+	assert.Contains(t, text(t, ctx, "#handler-errors"), "Line 4")
+	assert.Contains(t, text(t, ctx, "#handler-errors"), "SyntaxError")
+	assert.Contains(t, eval[[]int](t, ctx, marked), 4, "marked in the editor")
+	// Its button takes the cursor to the line.
+	run(t, ctx, click("#handler-errors button"))
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('#handler-box').contains(document.activeElement)`))
+	assert.Equal(t, 4, eval[int](t, ctx, `(() => { const v = document.getElementById('handler-box').editor.view; return v.state.doc.lineAt(v.state.selection.main.head).number; })()`))
+
+	// An unclosed brace is said at the last line.
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  if (req.key) {\n  return lab.json(201, {});\n}\n", schema)
+	act(t, ctx, `#btn-lab-start`)
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "SyntaxError")
+	assert.Equal(t, "4", attr(t, ctx, "#handler-errors p", "data-line"))
+
+	// A table that does not exist: SQLite's error, at the line of the call.
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  const t = lab.parseTransfer(req.body);\n  const row = await db.get('SELECT balance FROM acounts WHERE id = ?', t.from);\n  return lab.json(201, {ok: true});\n}\n", schema)
+	assert.Empty(t, text(t, ctx, "#handler-errors"), "an edit clears what was said of older code")
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`), "at line 3: no such table: acounts")
+	assert.Equal(t, "3", attr(t, ctx, "#handler-errors p", "data-line"))
+	assert.Contains(t, text(t, ctx, "#handler-errors"), "a1: SQLError: no such table")
+	assert.Equal(t, []int{3}, eval[[]int](t, ctx, marked))
+}
+
+// useHandler puts one of the shipped handlers (lab/handlers) into the
+// page's editors.
+func useHandler(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	src, err := handlers.Source(name)
+	require.NoError(t, err)
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
-		const c = m.split(`+quoteJS(src)+`);
+		const c = m.split(`+quoteJS(string(src))+`);
 		document.getElementById('handler-box').editor.setText(c.handler);
 		document.getElementById('schema-box').editor.setText(c.schema);
 	})`, chromedp.EvalAwaitPromise))
@@ -655,4 +814,170 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 	}, segs)
 	legend = eval[string](t, ctx, labLegend)
 	assert.Equal(t, 1, strings.Count(legend, "⚠"), legend)
+}
+
+// goToRung climbs (or steps down) to a rung of the ladder.
+func goToRung(t *testing.T, ctx context.Context, rung string) {
+	t.Helper()
+	run(t, ctx, click(`#rung-list button[data-rung=`+rung+`]`), waitJS(`document.body.dataset.rung === `+quoteJS(rung)))
+}
+
+// TestLabPageExplorerSearchesTheChosenScenarioFirst: the explorer searches
+// the scenario chosen in the menu, then the others, and says which it
+// searched; what it finds is said against the rung the student is on (a
+// rule a later rung fixes is expected to break here), and rule 7 is
+// unknown while the file publishes no retention.
+func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	scenarios := eval[int](t, ctx, `document.getElementById('lab-scenario').options.length`)
+
+	// The naive handler pays the corrected amount: found where the student
+	// looked, not in the first scenario of the list.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-searched"), "no other scenario was needed")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "“a corrected amount under the same key”, the scenario you chose")
+	// On the first rung every break is the later rungs' business.
+	assert.Equal(t, "true", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
+	assert.Equal(t, "true", attr(t, ctx, `#lab-found li[data-rule=different-request-never-succeeds]`, "data-expected"))
+	// The naive handler never looks at the key (the checker's key-ignored):
+	// the key's claim, rung 2, is the first fix.
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=different-request-never-succeeds]`), "expected at this rung: rung 2 (unique) fixes it")
+	// The naive handler publishes no retention: rule 7 is unknown, not held.
+	assert.Equal(t, "unknown", attr(t, ctx, `#lab-found li[data-rule=retention-outlasts-retries]`, "data-ok"))
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=retention-outlasts-retries]`), "⚠ 7.")
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=retention-outlasts-retries]`), "publishes no retentionSeconds")
+
+	// A scenario the naive handler holds: the explorer says so, then
+	// searches the others.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "malformed-keys"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "No break in “keys the contract refuses")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "Searching the other scenarios")
+	assert.NotEqual(t, "malformed-keys", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.True(t, strings.HasPrefix(attr(t, ctx, "#lab-found", "data-searched"), "malformed-keys,"), attr(t, ctx, "#lab-found", "data-searched"))
+
+	// On the second rung, the naive handler's double payment is what the
+	// rung asks for: not done.
+	goToRung(t, ctx, "unique")
+	useHandler(t, ctx, "naive")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
+	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique) asks for it")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "not done")
+
+	// The unique rung's own handler there: what still breaks is a later
+	// rung's, said as expected, not as this rung's failure.
+	useHandler(t, ctx, "unique")
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Equal(t, "true", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"), text(t, ctx, "#lab-found"))
+	assert.Zero(t, countIn(t, ctx, `#lab-found li.fail`), text(t, ctx, "#lab-found"))
+	assert.NotZero(t, countIn(t, ctx, `#lab-found li.expected`))
+
+	// The top rung's handler breaks nothing anywhere: every scenario was
+	// searched, and the words say so.
+	useHandler(t, ctx, "scoped")
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "held", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "in any of the "+strconv.Itoa(scenarios)+" scenarios (“two identical requests at the same moment” first)")
+	assert.Len(t, strings.Split(attr(t, ctx, "#lab-found", "data-searched"), ","), scenarios)
+}
+
+// TestLabPageCardsSayWhatIsSent: each attempt's card says what it sends,
+// what it waits for before it is sent, the payment call as the handler
+// wrote it, and the answer's headers beside its body.
+func TestLabPageCardsSayWhatIsSent(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	a1, a2 := `#lab-lanes .lab-lane[data-attempt=a1]`, `#lab-lanes .lab-lane[data-attempt=a2]`
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
+	act(t, ctx, `#btn-lab-start`)
+	assert.Equal(t, "new", attr(t, ctx, a2+" .lab-end", "data-end"))
+	assert.Equal(t, "not sent yet: it is sent once a1 has ended", text(t, ctx, a2+" .lab-end"), "a2 has not been sent, so it has not gone unanswered")
+	assert.Contains(t, text(t, ctx, a1+" .lab-req"), `"amount":200000`)
+	assert.Contains(t, text(t, ctx, a2+" .lab-req"), `"amount":300000`, "the corrected amount")
+	for i := 0; !strings.HasPrefix(text(t, ctx, a1+" .lab-sql"), "pay("); i++ {
+		require.Less(t, i, 40, "the naive handler calls pay")
+		act(t, ctx, a1+" button.primary")
+	}
+	assert.Equal(t, `pay({ from: "alice", to: "bob", amount: 200000 })`, text(t, ctx, a1+" .lab-sql"), "the call as the handler wrote it")
+
+	// The scoped handler replays the first answer to the retry, marked.
+	useHandler(t, ctx, "scoped")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "retry-after-lost-answer"))
+	act(t, ctx, `#btn-lab-start`)
+	for i := 0; !strings.HasPrefix(text(t, ctx, a1+" .lab-sql"), "pay("); i++ {
+		require.Less(t, i, 40, "the scoped handler calls pay")
+		act(t, ctx, a1+" button.primary")
+	}
+	assert.Regexp(t, `^pay\(\{ from: "alice", to: "bob", amount: 200000, key: ".+" \}\)$`, text(t, ctx, a1+" .lab-sql"), "the network's key, when given")
+	stepAll(t, ctx)
+	assert.Contains(t, text(t, ctx, a1+" .lab-headers"), "Content-Type: application/json")
+	assert.Contains(t, text(t, ctx, a2+" .lab-headers"), "Idempotent-Replayed: true")
+	assert.Equal(t, text(t, ctx, a1+" .lab-answer"), text(t, ctx, a2+" .lab-answer"), "byte for byte")
+}
+
+// TestLabPageOpensTheRungLeftOn: a reload opens the rung the student was
+// last on, and "Start this rung over" gives that rung's starting code (the
+// code kept on the rung before it), with the student's own set aside.
+func TestLabPageOpensTheRungLeftOn(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	schemaText := `document.getElementById('schema-box').editor.text()`
+	goToRung(t, ctx, "replay")
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // rung five's own\n  return lab.json(201, {});\n}\n", "CREATE TABLE five (k TEXT PRIMARY KEY);")
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.replay') || '').includes('rung five')`))
+	goToRung(t, ctx, "scoped")
+	assert.Contains(t, eval[string](t, ctx, handlerText), "rung five's own", "the next rung starts from the code of the one before")
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // rung six, half done\n  return lab.json(201, {});\n}\n", "CREATE TABLE six (k TEXT PRIMARY KEY);")
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.scoped') || '').includes('half done')`))
+
+	// A reload without ?rung= opens the rung left on, with its code.
+	run(t, ctx, chromedp.Navigate(ts.URL+"/lab.html"), waitJS(`document.body.dataset.ready === 'true'`))
+	assert.Equal(t, "scoped", attr(t, ctx, "body", "data-rung"))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "rung six, half done")
+
+	// Starting over gives the rung's start (rung five's code and tables),
+	// not the naive handler, and offers the student's code back.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`))
+	run(t, ctx, click("#btn-start-over"), waitJS(`!document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "rung five's own")
+	assert.Equal(t, "CREATE TABLE five (k TEXT PRIMARY KEY);", eval[string](t, ctx, schemaText))
+	assert.Contains(t, text(t, ctx, "#lab-status"), "rung 5 (replay)")
+	run(t, ctx, click("#btn-restore"), waitJS(`document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "rung six, half done")
+	assert.Equal(t, "CREATE TABLE six (k TEXT PRIMARY KEY);", eval[string](t, ctx, schemaText))
+
+	// On the first rung the start is the naive handler.
+	goToRung(t, ctx, "naive")
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // mine\n  return lab.json(201, {});\n}\n", "")
+	run(t, ctx, click("#btn-start-over"), waitJS(`!document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "naive")
+	assert.NotContains(t, eval[string](t, ctx, handlerText), "// mine")
+	// The offer belongs to its rung.
+	goToRung(t, ctx, "unique")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('btn-restore').hidden`), "nothing of this rung's was set aside")
+}
+
+// setLabFile puts a handler file in the lab page's two boxes, its schema
+// in its own, as opening the file does.
+func setLabFile(t *testing.T, ctx context.Context, src string) {
+	t.Helper()
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
+		const c = m.split(`+quoteJS(src)+`);
+		document.getElementById('handler-box').editor.setText(c.handler);
+		document.getElementById('schema-box').editor.setText(c.schema);
+	})`, chromedp.EvalAwaitPromise))
 }

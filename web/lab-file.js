@@ -101,3 +101,21 @@ export function forget(rung) {
     localStorage.removeItem(PREFIX + rung);
   } catch {}
 }
+
+// The rung the student was last on is kept under idemlab.labRung, so that
+// the page opens there again (a rung named in the link's ?rung= wins).
+const RUNG_KEY = 'idemlab.labRung';
+
+export function loadRung() {
+  try {
+    return localStorage.getItem(RUNG_KEY) || '';
+  } catch {
+    return '';
+  }
+}
+
+export function saveRung(rung) {
+  try {
+    localStorage.setItem(RUNG_KEY, rung);
+  } catch {}
+}

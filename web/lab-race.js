@@ -5,17 +5,25 @@
 // played back on the same bench, and the checker's verdict (Go, in the
 // engine's module) once every attempt has ended.
 //
-//   const race = startRace({ words, code, showErrors, lineOf });
+//   const race = startRace({ words, lang, rung, goRung, code, showErrors, lineOf });
 //
-// words(key, vars) gives the page's words; code() the handler file as the
-// boxes hold it now; showErrors(list) marks [{line, message}] (the file's
-// lines) in the handler's editor; lineOf(n) is the file's line n as the
-// handler's box numbers it, for the words on the panel.
+// words(key, vars) gives the page's words in lang; rung() the rung the
+// student is on (the panel says which broken rules that rung asks about
+// and which a later rung fixes) and goRung(r) takes them to another; code()
+// the handler file as the boxes hold it now; showErrors(list) marks
+// [{line, message}] (the file's lines) in the handler's editor and beside
+// it; lineOf(n) is the file's line n as the handler's box numbers it, for
+// the words on the panel.
+//
+// The panel shows one result at a time: the bench (its cards and the
+// checker's verdict), the explorer's find, or the grade of every scenario.
+// Each action clears the others' (playing a grade's row back keeps the
+// grade, the list it was chosen from).
 
 import { $, el } from './dom.js';
 import { startRunner } from './lab/lab.js';
 import { labRaceInput } from './lab-model.js';
-import { RUNGS } from './lab-words.js';
+import { RUNGS, rungKey, rungWords } from './lab-words.js';
 import { buildRace } from './race-model.js';
 import { drawRace } from './race.js';
 import { t } from './strings.js';
@@ -55,6 +63,7 @@ const raceWords = (key, vars) => t(LAB_WORDS[key] || key, vars);
 const CAUSE_RUNG = {
   'key-optional': 'unique',
   'stored-validation-refusal': 'unique',
+  'key-ignored': 'unique',
   'no-fingerprint': 'fingerprint',
   'raw-bytes-fingerprint': 'fingerprint',
   'order-sensitive-fingerprint': 'fingerprint',
@@ -74,15 +83,16 @@ function rungOf(rule, v) {
   return (v && CAUSE_RUNG[v.cause]) || (RULE_RUNG.find((x) => x.n === rule.n) || {}).rung;
 }
 
-export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
+export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung = () => {}, code, showErrors, lineOf = (n) => n }) {
   // A step of a handler takes milliseconds; the budget is for a loop that
   // never yields, and is wide enough for a slow laptop under load, where
   // loading a handler (a fresh database, the student's file compiled)
   // took over 2 s in a test on a busy machine.
   const runner = startRunner({ budgetMs: 8000 });
-  const panel = { runner, scenarios: [], state: null, busy: false, loaded: '', retention: null };
+  const panel = { runner, scenarios: [], state: null, bench: null, busy: false, loaded: '', retention: null, focusVerdict: false };
   const status = (s) => ($('lab-run-status').textContent = s);
   const buttons = ['btn-lab-start', 'btn-lab-explore', 'btn-lab-grade'];
+  const label = (r) => rungWords(lang, r).label;
 
   function setBusy(busy) {
     panel.busy = busy;
@@ -91,21 +101,48 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     for (const b of document.querySelectorAll('#lab-lanes button')) b.disabled = busy;
   }
 
+  // --- one result at a time ---------------------------------------------------
+
+  function clearBench() {
+    panel.state = null;
+    panel.bench = null;
+    $('lab-race-view').hidden = true;
+    $('lab-lanes').replaceChildren();
+    delete $('lab-lanes').dataset.holder;
+    $('lab-verdict').replaceChildren();
+    $('lab-trace-box').hidden = true;
+    $('lab-trace').replaceChildren();
+    document.body.dataset.labSteps = '0';
+    document.body.dataset.labDone = 'false';
+  }
+
+  function clearFound() {
+    $('lab-found').hidden = true;
+    $('lab-found').replaceChildren();
+  }
+
+  function clearGrade() {
+    $('lab-grade').hidden = true;
+    $('lab-grade').replaceChildren();
+  }
+
   // load gives the runner the code the boxes hold, when it changed. A file
-  // that does not load is shown at its line.
+  // that does not load is shown at its line. What was found for other code
+  // no longer says anything.
   async function load() {
     const src = code();
-    // What was found for other code no longer says anything.
     if (src !== panel.loaded) {
-      $('lab-found').hidden = true;
-      $('lab-grade').hidden = true;
+      clearFound();
+      clearGrade();
+      clearBench();
     }
     if (src === panel.loaded && panel.scenarios.length) return true;
     const r = await runner.load(src);
     if (r && r.error) {
       panel.loaded = '';
-      showErrors(r.error.line ? [{ line: r.error.line, message: r.error.message }] : []);
-      status(w('loadFailed', { error: (r.error.line ? 'line ' + lineOf(r.error.line) + ': ' : '') + r.error.message }));
+      const said = (r.error.name && r.error.name !== 'Error' ? r.error.name + ': ' : '') + r.error.message;
+      showErrors(r.error.line ? [{ line: r.error.line, message: said }] : []);
+      status(w('loadFailed', { error: (r.error.line ? w('atLine', { line: lineOf(r.error.line) }) + ': ' : '') + said }));
       return false;
     }
     showErrors([]);
@@ -126,11 +163,52 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     return words === k ? name : words;
   }
 
+  function ruleTitle(rule) {
+    return (lang === 'ko' && rule.title_ko) || rule.title || rule.name;
+  }
+
   // ruleWords names the checker's rule in the page's language.
   function ruleWords(rule) {
-    const ko = document.documentElement.lang === 'ko';
-    return rule.n + '. ' + ((ko && rule.title_ko) || rule.title || rule.name);
+    return rule.n + '. ' + ruleTitle(rule);
   }
+
+  // --- what the rung asks ---------------------------------------------------
+
+  // rulesOf is a verdict's rules with how each fared (lab.Report in Go).
+  function rulesOf(verdict) {
+    return (verdict && verdict.report && verdict.report.rules) || [];
+  }
+
+  // unknownRule: the checker cannot judge the rule, as idemlab grade says
+  // of rule 7 when the file publishes no retentionSeconds (lab.RuleResult's
+  // unknown, with why in words). A checker that said the rule holds is
+  // not believed there.
+  function unknownRule(r) {
+    if (r.unknown === true || r.verdict === 'unknown' || r.status === 'unknown') return true;
+    return !!r.rule && r.rule.n === 7 && !!r.ok && panel.retention === null;
+  }
+
+  // fixRungs are the rungs that fix a broken (or unknown) rule, one per
+  // violation, in ladder order: rule 7 unknown is the scoped rung's.
+  function fixRungs(r) {
+    if (unknownRule(r)) return ['scoped'];
+    const vs = r.violations && r.violations.length ? r.violations : [null];
+    return vs
+      .map((v) => rungOf(r.rule, v))
+      .filter(Boolean)
+      .sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b));
+  }
+
+  // later: every fix a broken rule asks for is a later rung's than the
+  // student's; the rule is expected to break here. A rule no rung is
+  // known to fix is this rung's business.
+  function later(r) {
+    const here = RUNGS.indexOf(rung());
+    const rungs = fixRungs(r);
+    return rungs.length > 0 && rungs.every((x) => RUNGS.indexOf(x) > here);
+  }
+
+  // --- actions ----------------------------------------------------------------
 
   // guard runs one action of the panel: one at a time, Stop enabled while
   // it runs, and a stopped handler (the watchdog's or the Stop button's)
@@ -138,6 +216,7 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   async function guard(fn) {
     if (panel.busy) return;
     const from = focusKey();
+    panel.focusVerdict = false;
     setBusy(true);
     try {
       await fn();
@@ -146,7 +225,9 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
       if (err.stopped) panel.loaded = '';
     } finally {
       setBusy(false);
-      refocus(from);
+      if (panel.focusVerdict && $('lab-verdict-title')) focusVerdict();
+      else refocus(from);
+      panel.focusVerdict = false;
       // Tests wait on this: one more action of the panel has ended.
       document.body.dataset.labActs = String(Number(document.body.dataset.labActs || 0) + 1);
     }
@@ -156,8 +237,11 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // are drawn anew after every step: either drops the focus to the page's
   // body. focusKey says where it was (a card's button by its attempt and
   // action, else a button's id); refocus puts it back on the same button,
-  // else on the next attempt's step, else on Start, so that a keyboard
-  // user never starts over from the top of the page.
+  // else on the next attempt's step that can run, else on Start, so that
+  // a keyboard user never starts over from the top of the page. Once the
+  // last attempt has ended the focus goes to the verdict (focusVerdict),
+  // not to Start: another Enter there would start the bench over and
+  // clear what the student came to read.
   function focusKey() {
     const e = document.activeElement;
     if (!e || e === document.body) return null;
@@ -169,20 +253,36 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     if (!from) return;
     const lanes = $('lab-lanes');
     const target = from.card
-      ? lanes.querySelector('[data-focus="' + from.card + '"]') || lanes.querySelector('button.primary') || $('btn-lab-start')
+      ? lanes.querySelector('[data-focus="' + from.card + '"]') ||
+        lanes.querySelector('button.primary:not([aria-disabled=true])') ||
+        $('btn-lab-start')
       : $(from.id);
-    if (target && !target.disabled && document.activeElement !== target) target.focus();
+    if (target && !target.disabled && !target.hidden && document.activeElement !== target) target.focus();
   }
 
-  async function putOnBench(name) {
-    if (!(await load())) return;
+  function focusVerdict() {
+    const h = $('lab-verdict-title');
+    h.focus({ preventScroll: true });
+    h.scrollIntoView({ block: 'nearest' });
+  }
+
+  // putOnBench puts a scenario on the bench (the chosen one, or name),
+  // every attempt parked before its first call.
+  async function putOnBench(name, opts = {}) {
+    if (!(await load())) return false;
+    clearFound();
+    if (!opts.keepGrade) clearGrade();
     const sc = panel.scenarios.find((s) => s.name === (name || $('lab-scenario').value)) || panel.scenarios[0];
     $('lab-scenario').value = sc.name;
+    panel.bench = sc;
+    panel.state = null;
     show(await runner.start(sc));
     status(w('onBench', { scenario: scenarioWords(sc.name) }));
+    return true;
   }
 
   function show(state) {
+    const before = panel.state;
     panel.state = state;
     renderRace(state);
     renderLanes(state);
@@ -190,9 +290,10 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     renderVerdict(state);
     const errors = state.attempts
       .filter((a) => a.error && a.error.line)
-      .map((a) => ({ line: a.error.line, message: a.id + ': ' + a.error.message }));
+      .map((a) => ({ line: a.error.line, message: a.id + ': ' + a.error.name + ': ' + a.error.message }));
     showErrors(errors);
     if (state.done) status(w('allDone'));
+    if (state.done && !(before && before.done)) panel.focusVerdict = true;
     document.body.dataset.labSteps = String(state.steps);
     document.body.dataset.labDone = state.done ? 'true' : 'false';
   }
@@ -208,50 +309,96 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     drawRace(box, model, { width: box.clientWidth || 900, t: raceWords });
   }
 
+  // specOf is what the scenario sends as the attempt: its body, and the
+  // attempt it waits for.
+  function specOf(id) {
+    return ((panel.bench && panel.bench.attempts) || []).find((x) => x.id === id) || {};
+  }
+
   function renderLanes(state) {
+    $('lab-lanes').dataset.holder = state.holder || '';
     $('lab-lanes').replaceChildren(
       ...state.attempts.map((a) => {
-        const card = el('section', { class: 'lab-lane state-' + a.state, 'data-attempt': a.id, 'aria-label': a.id });
-        card.append(el('h4', {}, a.id + ' · ' + (a.customer || '—') + ' · ' + (a.key || '—')));
+        const spec = specOf(a.id);
+        const card = el('section', { class: 'lab-lane state-' + a.state, 'data-attempt': a.id, 'aria-labelledby': 'lab-lane-' + a.id });
+        // A space between the card's blocks: on screen each block has its
+        // line, but read as text (a screen reader, textContent) "answered
+        // 201" and the body after it would run together.
+        const add = (...nodes) => {
+          for (const n of nodes) {
+            if (card.firstChild) card.append(' ');
+            card.append(n);
+          }
+        };
+        add(el('h4', { id: 'lab-lane-' + a.id }, a.id + ' · ' + (a.customer || '—') + ' · ' + (a.key || '—')));
+        if (spec.body !== undefined)
+          add(el('p', { class: 'lab-req' }, el('span', { class: 'muted' }, w('sends') + ' '), el('code', {}, String(spec.body))));
         if (a.next && a.state === 'parked') {
-          card.append(
+          add(
             el(
               'p',
               { class: 'lab-next' },
               w('nextCall', { op: a.next.op === 'pay' ? 'pay' : 'db.' + a.next.op, line: lineOf(a.next.line) }),
             ),
-            el(
-              'pre',
-              { class: 'lab-sql' },
-              a.next.sql || (a.next.op === 'pay' ? 'pay(' + JSON.stringify(a.next.params || '') + ')' : a.next.op.toUpperCase()),
-            ),
+            el('pre', { class: 'lab-sql' }, a.next.sql || (a.next.op === 'pay' ? payWords(a.next.params) : a.next.op.toUpperCase())),
           );
-          if (a.waiting) card.append(el('p', { class: 'lab-wait' }, '⋯ ' + w('waitsLock', { holder: state.holder || '?' })));
-          const act = (label, what, fn, cls) =>
-            el('button', { type: 'button', class: cls || '', 'data-focus': a.id + ':' + what, onclick: () => guard(fn) }, label);
-          card.append(
+          const holder = state.holder || '?';
+          if (a.waiting) add(el('p', { class: 'lab-wait', id: 'lab-wait-' + a.id }, '⋯ ' + w('waitsLock', { holder })));
+          const act = (label, what, fn, attrs) =>
+            el('button', Object.assign({ type: 'button', 'data-focus': a.id + ':' + what, onclick: () => guard(fn) }, attrs || {}), label);
+          // A step while the attempt waits for the lock would run nothing
+          // (the runner only records the wait again): the button says so
+          // and does nothing but say why.
+          const step = a.waiting
+            ? act('⋯ ' + w('runStepWaits', { id: a.id }), 'step', async () => status(w('waitsNoStep', { id: a.id, holder })), {
+                class: 'primary',
+                'aria-disabled': 'true',
+                'aria-describedby': 'lab-wait-' + a.id,
+              })
+            : act(w('runStep', { id: a.id }), 'step', async () => show(await runner.step(a.id)), { class: 'primary' });
+          add(
             el(
               'div',
               { class: 'controls' },
-              act(w('runStep', { id: a.id }), 'step', async () => show(await runner.step(a.id)), 'primary'),
+              step,
               act('✸ ' + w('crash', { id: a.id }), 'crash', async () => show(await runner.inject(a.id, 'crash'))),
               act('✂ ' + w('loseAnswer', { id: a.id }), 'lose', async () => show(await runner.inject(a.id, 'lose'))),
               act('✗ ' + w('timeOut', { id: a.id }), 'timeout', async () => show(await runner.inject(a.id, 'timeout'))),
             ),
           );
+        } else if (a.state === 'new') {
+          add(el('p', { class: 'lab-end', 'data-end': 'new' }, spec.after ? w('notSentAfter', { after: spec.after }) : w('notSent')));
         } else {
-          card.append(el('p', { class: 'lab-end', 'data-end': a.state }, endWords(a)));
-          if (a.answer && a.answer.body) card.append(el('pre', { class: 'lab-answer' }, a.answer.body));
+          add(el('p', { class: 'lab-end', 'data-end': a.state }, endWords(a)));
+          if (a.answer && !a.error) {
+            const headers = Object.entries(a.answer.headers || {});
+            if (headers.length) add(el('pre', { class: 'lab-headers' }, headers.map(([k, v]) => k + ': ' + v).join('\n')));
+            if (a.answer.body) add(el('pre', { class: 'lab-answer' }, a.answer.body));
+          }
         }
         return card;
       }),
     );
   }
 
+  // payWords says a pay call as the student wrote it: pay({ from, to,
+  // amount, key }), the key left out when none was given.
+  function payWords(params) {
+    const p = params && params[0];
+    if (!p || typeof p !== 'object') return 'pay(' + JSON.stringify(p ?? null) + ')';
+    const fields = Object.entries(p).filter(([k, v]) => !(k === 'key' && (v === null || v === undefined)));
+    return 'pay({ ' + fields.map(([k, v]) => k + ': ' + JSON.stringify(v)).join(', ') + ' })';
+  }
+
   function endWords(a) {
     if (a.state === 'crashed') return '✸ ' + w('crashed');
     if (a.error)
-      return '⚠ ' + w('threw', { name: a.error.name, line: a.error.line ? lineOf(a.error.line) : '?', message: a.error.message });
+      return (
+        '⚠ ' +
+        (a.error.line
+          ? w('threw', { name: a.error.name, line: lineOf(a.error.line), message: a.error.message })
+          : w('threwNoLine', { name: a.error.name, message: a.error.message }))
+      );
     if (!a.answer) return w('cut');
     return (a.lost || a.timed_out ? '✂ ' : '✉ ') + w(a.lost || a.timed_out ? 'answerLost' : 'answered', { status: a.answer.status });
   }
@@ -279,35 +426,57 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     );
   }
 
+  // renderVerdict shows the checker's verdict once every attempt has
+  // ended, under a heading the focus can go to.
   function renderVerdict(state) {
     const box = $('lab-verdict');
     if (!state.done || !state.verdict) {
       box.replaceChildren();
       return;
     }
-    box.replaceChildren(el('p', {}, w('allDone')), rulesList(state.verdict));
+    box.replaceChildren(...spaced(el('h4', { id: 'lab-verdict-title', tabindex: '-1' }, w('verdictHeading')), rulesList(state.verdict)));
   }
 
   // rulesList lists the checker's rules (verdict.report, lab.Report in
-  // Go) with how each fared, and why a broken one broke.
+  // Go) with how each fared, and why a broken one broke: whether the rung
+  // the student is on asks for it, or a later rung fixes it (expected
+  // here). Rule 7 without a published retention is unknown, as idemlab
+  // grade says it.
   function rulesList(verdict) {
-    const ko = document.documentElement.lang === 'ko';
     return el(
       'ul',
       { class: 'lab-rules' },
-      ...((verdict.report && verdict.report.rules) || []).map((r) =>
-        el(
-          'li',
-          { 'data-rule': r.rule.name, 'data-ok': r.ok ? 'true' : 'false', class: r.ok ? 'ok' : 'fail' },
-          (r.ok ? '✔ ' : '✘ ') +
-            r.rule.n +
-            '. ' +
-            ((ko && r.rule.title_ko) || r.rule.title || r.rule.name) +
-            ': ' +
-            w(r.ok ? 'ruleHolds' : 'ruleBroken'),
-          ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (ko && v.message_ko) || v.message)),
-          ...(r.violations || []).slice(0, 1).flatMap(causeLines),
-        ),
+      ...spaced(
+        rulesOf(verdict).map((r) => {
+          const unknown = unknownRule(r);
+          const broken = unknown || !r.ok;
+          const expected = broken && later(r);
+          const fixer = broken ? fixRungs(r)[0] : '';
+          return el(
+            'li',
+            {
+              'data-rule': r.rule.name,
+              'data-ok': unknown ? 'unknown' : r.ok ? 'true' : 'false',
+              'data-expected': broken ? String(expected) : null,
+              class: !broken ? 'ok' : expected ? 'expected' : unknown ? 'unknown' : 'fail',
+            },
+            ...spaced(
+              el(
+                'div',
+                { class: 'lab-rule-head' },
+                (unknown ? '⚠ ' : r.ok ? '✔ ' : '✘ ') +
+                  ruleWords(r.rule) +
+                  ': ' +
+                  (unknown ? (lang === 'ko' && r.why_ko) || r.why || w('ruleUnknown7') : w(r.ok ? 'ruleHolds' : 'ruleBroken')),
+              ),
+              broken && fixer
+                ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }))
+                : null,
+              ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (lang === 'ko' && v.message_ko) || v.message)),
+              ...(r.violations || []).slice(0, 1).flatMap(causeLines),
+            ),
+          );
+        }),
       ),
     );
   }
@@ -316,9 +485,8 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // (lab.JudgeHandlerRun, the grader's causes and fixes): what went wrong
   // when the evidence tells, and what to change.
   function causeLines(v) {
-    const ko = document.documentElement.lang === 'ko';
-    const says = (ko && v.diagnosis_ko) || v.diagnosis;
-    const fix = (ko && v.fix_ko) || v.fix;
+    const says = (lang === 'ko' && v.diagnosis_ko) || v.diagnosis;
+    const fix = (lang === 'ko' && v.fix_ko) || v.fix;
     return [
       says ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '' }, w('gradeCause', { says })) : null,
       fix ? el('div', { class: 'lab-fix' }, w('gradeFix', { fix })) : null,
@@ -344,151 +512,284 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
   // noteLines are the answers the contract does not give (a malformed
   // key answered 201), one line each.
   function noteLines(notes) {
-    const ko = document.documentElement.lang === 'ko';
     return (notes || []).map((n) =>
       el(
         'div',
         { class: 'lab-note', 'data-lanes': (n.lanes || []).join(',') },
-        w('gradeNote', { says: (ko && n.message_ko) || n.message }),
+        w('gradeNote', { says: (lang === 'ko' && n.message_ko) || n.message }),
       ),
     );
   }
 
+  // explore searches the scenario chosen in the menu first, then, when it
+  // holds, every other scenario, and says which it searched: the student
+  // asked about that one.
   async function explore() {
     if (!(await load())) return;
-    status(w('exploring'));
-    $('lab-found').hidden = true;
-    const r = await runner.explore();
+    clearBench();
+    clearGrade();
+    clearFound();
+    const names = panel.scenarios.map((s) => s.name);
+    const chosen = names.includes($('lab-scenario').value) ? $('lab-scenario').value : names[0];
+    status(w('exploring', { scenario: scenarioWords(chosen) }));
+    const first = await runner.explore({ only: [chosen] });
+    let r = first;
+    if (!first.broke && names.length > 1) {
+      status(w('exploringOthers', { scenario: scenarioWords(chosen) }));
+      const rest = await runner.explore({ only: names.filter((n) => n !== chosen) });
+      r = Object.assign({}, rest, {
+        tried: first.tried + rest.tried,
+        ms: first.ms + rest.ms,
+        scenarios: [...(first.scenarios || []), ...(rest.scenarios || [])],
+        notes: [...(first.notes || []), ...(rest.notes || [])],
+      });
+    }
+    const found = $('lab-found');
+    found.dataset.chosen = chosen;
+    found.dataset.searched = (r.scenarios || []).map((s) => s.name).join(',');
     document.body.dataset.labExplored = r.broke ? 'broke' : 'held';
     if (!r.broke) {
-      status(w('exploredNone', { tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
+      status(w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
       if (r.notes && r.notes.length) {
-        const found = $('lab-found');
         found.hidden = false;
         found.dataset.scenario = r.notes[0].scenario;
         found.dataset.rule = '';
-        found.replaceChildren(el('p', {}, w('exploredNoted', { n: r.notes.length })), ...noteLines(r.notes));
+        found.replaceChildren(...spaced(el('p', {}, w('exploredNoted', { n: r.notes.length })), ...noteLines(r.notes)));
       }
       return;
     }
-    const broken = ((r.verdict.report && r.verdict.report.rules) || []).find((x) => !x.ok);
+    const bad = rulesOf(r.verdict).filter((x) => !x.ok);
+    const asked = bad.filter((x) => !later(x));
+    const named = asked[0] || bad[0];
     status(
-      w('exploredBroke', {
-        rule: broken ? ruleWords(broken.rule) : '?',
+      w(r.scenario === chosen ? 'exploredBroke' : 'exploredBrokeOther', {
+        n: named ? named.rule.n : '?',
+        title: named ? ruleTitle(named.rule) : '?',
         scenario: scenarioWords(r.scenario),
+        chosen: scenarioWords(chosen),
+        triedChosen: first.tried,
         tried: r.tried,
         steps: r.steps,
         switches: switchesOf(r.schedule),
       }),
     );
-    const found = $('lab-found');
     found.hidden = false;
     found.dataset.scenario = r.scenario;
-    found.dataset.rule = broken ? broken.rule.name : '';
+    found.dataset.rule = named ? named.rule.name : '';
+    found.dataset.asked = asked.map((x) => x.rule.n).join(',');
     found.replaceChildren(
-      el(
-        'p',
-        { class: 'schedule', 'data-switches': String(switchesOf(r.schedule)) },
-        w('scheduleWords', { schedule: scheduleRuns(r.schedule) }),
+      ...spaced(
+        el(
+          'p',
+          { class: 'lab-rung-sum', 'data-done': asked.length ? 'false' : 'true' },
+          asked.length
+            ? w('exploredAsked', { rung: label(rung()), rules: asked.map((x) => x.rule.n).join(', ') })
+            : w('exploredLater', { rung: label(rung()) }),
+        ),
+        el(
+          'p',
+          { class: 'schedule', 'data-switches': String(switchesOf(r.schedule)) },
+          w('scheduleWords', { schedule: scheduleRuns(r.schedule) }),
+        ),
+        rulesList(r.verdict),
+        el(
+          'button',
+          { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(r.scenario, r.schedule, {})) },
+          w('replayFound'),
+        ),
       ),
-      rulesList(r.verdict),
-      el('button', { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(r.scenario, r.schedule)) }, w('replayFound')),
     );
   }
 
   // gradeAll explores every scenario on its own, so that every rule a
-  // scenario breaks is found (explore stops at the first), and names the
-  // rung that fixes the first broken rule in ladder order: the rung the
-  // student has reached is the one before it.
+  // scenario breaks is found (explore stops at the first), says whether
+  // the rung the student is on holds (every rule it asks for holds in
+  // every scenario; what a later rung fixes is expected to break), and
+  // names the rung that fixes the first broken rule in ladder order.
   async function gradeAll() {
     if (!(await load())) return;
+    clearBench();
+    clearFound();
+    clearGrade();
+    const here = rung();
     const rows = [];
     const broken = new Set();
-    const asked = new Set();
+    const askedRules = new Set();
+    const fixes = new Set();
     for (const [i, sc] of panel.scenarios.entries()) {
-      status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: sc.name }));
+      status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
       const r = await runner.explore({ only: [sc.name], answers: true });
-      const rules = r.broke ? ((r.verdict.report && r.verdict.report.rules) || []).filter((x) => !x.ok).map((x) => x.rule) : [];
-      for (const rule of rules) broken.add(rule.n);
-      if (r.broke)
-        for (const x of (r.verdict.report && r.verdict.report.rules) || [])
-          if (!x.ok) for (const v of x.violations && x.violations.length ? x.violations : [null]) asked.add(rungOf(x.rule, v));
-      rows.push({ sc, r, rules });
+      const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : [];
+      const asked = bad.filter((x) => !later(x));
+      for (const x of bad) broken.add(x.rule.n);
+      for (const x of asked) askedRules.add(x.rule.n);
+      for (const x of bad) for (const f of fixRungs(x)) fixes.add(f);
+      rows.push({ sc, r, rules: bad.map((x) => x.rule), asked });
     }
-    const ns = [...broken].sort((a, b) => a - b);
-    const next = [...asked].filter(Boolean).sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
     // A file that publishes no retentionSeconds leaves rule 7 unknown, as
     // idemlab grade says it (and fails until it is published): no client
-    // can rely on a retention nobody published.
+    // can rely on a retention nobody published. The scoped rung asks for it.
     const unknown = panel.retention === null;
+    const unknownAsked = unknown && RUNGS.indexOf(here) >= RUNGS.indexOf('scoped');
+    const ns = [...broken].sort((a, b) => a - b);
+    const next = [...fixes].sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
+    const asked = [...askedRules].sort((a, b) => a - b);
+    const done = !asked.length && !unknownAsked;
+    const laterRules = ns.filter((n) => !askedRules.has(n));
+    if (unknown && !unknownAsked && !laterRules.includes(7)) laterRules.push(7);
+    laterRules.sort((a, b) => a - b);
+    const up = RUNGS[RUNGS.indexOf(here) + 1];
     const box = $('lab-grade');
     box.hidden = false;
     box.dataset.broken = ns.join(',');
     box.dataset.unknown = unknown ? '7' : '';
+    box.dataset.rung = here;
+    box.dataset.rungDone = done ? 'true' : 'false';
+    box.dataset.asked = asked.join(',');
+    const rungLines = done
+      ? [
+          el(
+            'p',
+            { class: 'lab-rung-sum', 'data-done': 'true' },
+            w('rungDone', { rung: label(here) }) + (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : ''),
+          ),
+          up
+            ? el(
+                'p',
+                { class: 'lab-rung-next' },
+                w('rungNextGoal', { rung: label(up), goal: w('goal_' + rungKey(up)) }),
+                ' ',
+                el('button', { type: 'button', id: 'btn-lab-next-rung', onclick: () => goRung(up) }, w('goToRung', { rung: label(up) })),
+              )
+            : null,
+        ]
+      : [
+          asked.length
+            ? el(
+                'p',
+                { class: 'lab-rung-sum', 'data-done': 'false' },
+                w('rungNotDone', {
+                  rung: label(here),
+                  rules: asked.join(', '),
+                  scenarios: fewOf(rows.filter((row) => row.asked.length).map((row) => '“' + scenarioWords(row.sc.name) + '”')),
+                }),
+              )
+            : null,
+          unknownAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7', { rung: label(here) })) : null,
+        ];
     box.replaceChildren(
-      el('h4', {}, w('gradeHeading')),
-      el(
-        'table',
-        {},
+      ...spaced(
+        el('h4', {}, w('gradeHeading')),
+        ...rungLines,
         el(
-          'thead',
+          'table',
           {},
-          el('tr', {}, el('th', { scope: 'col' }, w('gradeScenario')), el('th', { scope: 'col' }, w('gradeResult')), el('td', {})),
-        ),
-        el(
-          'tbody',
-          {},
-          ...rows.map(({ sc, r, rules }) =>
-            el(
-              'tr',
-              { 'data-scenario': sc.name, 'data-broke': r.broke ? 'true' : 'false', 'data-notes': String((r.notes || []).length) },
-              el('th', { scope: 'row' }, scenarioWords(sc.name)),
+          el(
+            'thead',
+            {},
+            el('tr', {}, el('th', { scope: 'col' }, w('gradeScenario')), el('th', { scope: 'col' }, w('gradeResult')), el('td', {})),
+          ),
+          el(
+            'tbody',
+            {},
+            ...rows.map(({ sc, r, rules, asked }) =>
               el(
-                'td',
-                {},
-                r.broke
-                  ? '✘ ' + w('gradeBroke', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
-                  : r.notes && r.notes.length
-                    ? '⚠ ' + w('gradeNoted', { tried: r.tried })
-                    : '✔ ' + w('gradeHeld', { tried: r.tried }),
-                ...(r.broke ? causeLines(firstViolation(r.verdict)) : [answersLine(r.answers), ...noteLines(r.notes)]),
-              ),
-              el(
-                'td',
-                {},
-                r.broke ? el('button', { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule)) }, w('gradePlay')) : null,
+                'tr',
+                {
+                  'data-scenario': sc.name,
+                  'data-broke': r.broke ? 'true' : 'false',
+                  'data-expected': r.broke ? String(!asked.length) : null,
+                  'data-notes': String((r.notes || []).length),
+                },
+                el('th', { scope: 'row' }, scenarioWords(sc.name)),
+                el(
+                  'td',
+                  {},
+                  ...spaced(
+                    el(
+                      'div',
+                      { class: 'lab-result' },
+                      r.broke
+                        ? '✘ ' +
+                            w(asked.length ? 'gradeBroke' : 'gradeBrokeLater', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
+                        : r.notes && r.notes.length
+                          ? '⚠ ' + w('gradeNoted', { tried: r.tried })
+                          : '✔ ' + w('gradeHeld', { tried: r.tried }),
+                    ),
+                    ...(r.broke ? causeLines(firstViolation(r.verdict)) : [answersLine(r.answers), ...noteLines(r.notes)]),
+                  ),
+                ),
+                el(
+                  'td',
+                  {},
+                  r.broke
+                    ? el(
+                        'button',
+                        { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })) },
+                        w('gradePlay'),
+                      )
+                    : null,
+                ),
               ),
             ),
           ),
         ),
-      ),
-      // replaceChildren would write a null out as the word "null".
-      ...(unknown ? [el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7'))] : []),
-      el(
-        'p',
-        { class: 'lab-grade-sum' },
-        ns.length ? w('gradeNext', { rules: ns.join(', '), rung: next || '?' }) : unknown ? w('gradeTopUnknown') : w('gradeTop'),
+        unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
+        el(
+          'p',
+          { class: 'lab-grade-sum' },
+          ns.length
+            ? w('gradeNext', { rules: ns.join(', '), rung: next ? label(next) : '?' })
+            : unknown
+              ? w('gradeTopUnknown')
+              : w('gradeTop'),
+        ),
       ),
     );
     status('');
   }
 
+  // fewOf says a list of scenarios in a line: the first three, and how
+  // many more (the table below names them all).
+  function fewOf(list) {
+    return list.length <= 3 ? list.join(', ') : w('andMore', { list: list.slice(0, 3).join(', '), n: list.length - 3 });
+  }
+
   // firstViolation is the first broken rule's first violation of a
   // verdict's report ({} when none).
   function firstViolation(verdict) {
-    const broken = ((verdict && verdict.report && verdict.report.rules) || []).find((x) => !x.ok);
+    const broken = rulesOf(verdict).find((x) => !x.ok);
     return (broken && broken.violations && broken.violations[0]) || {};
   }
 
   // replay plays a schedule on the bench, one step at a time, so that the
-  // lanes and the trace show it as if stepped by hand.
-  async function replay(name, schedule) {
-    await putOnBench(name);
+  // lanes and the trace show it as if stepped by hand. Played from the
+  // grade, the grade stays: it is the list the student plays from.
+  async function replay(name, schedule, opts) {
+    if (!(await putOnBench(name, opts))) return;
     for (const pick of schedule) {
       const state = pick.startsWith('crash:') ? await runner.inject(pick.slice(6), 'crash') : await runner.step(pick, true);
       show(state);
     }
+    status(w('played', { scenario: scenarioWords(name), schedule: scheduleRuns(schedule) }));
   }
+
+  // ← and → move between the attempts' cards: from a button to the same
+  // button of the next attempt that has one (Tab would cross every fault
+  // button of the card first).
+  $('lab-lanes').addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    const b = e.target.closest && e.target.closest('button[data-focus]');
+    if (!b) return;
+    const what = b.dataset.focus.slice(b.dataset.focus.indexOf(':') + 1);
+    const all = [...$('lab-lanes').querySelectorAll('button[data-focus]')].filter(
+      (x) => x.dataset.focus.slice(x.dataset.focus.indexOf(':') + 1) === what && !x.disabled,
+    );
+    if (all.length < 2) return;
+    e.preventDefault();
+    const i = all.indexOf(b);
+    all[(i + (e.key === 'ArrowRight' ? 1 : all.length - 1)) % all.length].focus();
+  });
 
   $('btn-lab-start').addEventListener('click', () => guard(() => putOnBench()));
   $('btn-lab-explore').addEventListener('click', () => guard(explore));
@@ -509,6 +810,21 @@ export function startRace({ words: w, code, showErrors, lineOf = (n) => n }) {
     },
   );
   return panel;
+}
+
+// spaced leaves out null children (replaceChildren, unlike el, would
+// write one as the text "null") and puts a space between the blocks left:
+// on screen each block has its line, but read as text (a screen reader,
+// textContent) a rule's words and the message under them would run
+// together.
+function spaced(...nodes) {
+  const out = [];
+  for (const n of nodes.flat()) {
+    if (n === null || n === undefined || n === false) continue;
+    if (out.length) out.push(' ');
+    out.push(n);
+  }
+  return out;
 }
 
 // scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the

@@ -5,8 +5,8 @@
 // and a link that carries the code.
 
 import { $, el } from './dom.js';
-import { RUNGS, lt, rungKey } from './lab-words.js';
-import { compose, split, toLink, fromHash, load, save, forget, lineShift } from './lab-file.js';
+import { RUNGS, lt, rungKey, rungWords } from './lab-words.js';
+import { compose, split, toLink, fromHash, load, save, forget, lineShift, loadRung, saveRung } from './lab-file.js';
 import { startRace } from './lab-race.js';
 import { setLang } from './strings.js';
 
@@ -73,12 +73,12 @@ function renderRungs() {
             'aria-current': r === lab.rung ? 'step' : null,
             onclick: () => chooseRung(r),
           },
-          i + 1 + '. ' + r,
+          i + 1 + '. ' + rungWords(lab.lang, r).name,
         ),
       ),
     ),
   );
-  $('rung-title').textContent = w('rung') + ' ' + (RUNGS.indexOf(lab.rung) + 1) + ': ' + lab.rung;
+  $('rung-title').textContent = rungWords(lab.lang, lab.rung).title;
   $('rung-goal').textContent = w('goal_' + rungKey(lab.rung));
   const hints = w('hints_' + rungKey(lab.rung));
   $('rung-hints').replaceChildren(...(Array.isArray(hints) ? hints : []).map((h) => el('li', {}, h)));
@@ -87,17 +87,26 @@ function renderRungs() {
 
 // chooseRung keeps the code of the rung being left and shows the code of
 // the rung chosen: what was saved for it, else the code of the rung before
-// it (a student climbs from where they are), else the naive handler.
-function chooseRung(r) {
+// it (a student climbs from where they are), else the naive handler. The
+// rung is remembered: a reload opens it again.
+function chooseRung(r, opts = {}) {
   if (!RUNGS.includes(r) || r === lab.rung) return;
   keep();
-  lab.rung = r;
+  setRung(r);
   const url = new URL(location.href);
   url.searchParams.set('rung', r);
   url.hash = '';
   history.replaceState(null, '', url);
   show(codeOf(r));
   renderRungs();
+  if (opts.focus) $('rung-title').focus();
+}
+
+function setRung(r) {
+  lab.rung = r;
+  saveRung(r);
+  // "Bring back my code" belongs to the rung whose code was set aside.
+  $('btn-restore').hidden = !load(r + '~mine');
 }
 
 function codeOf(r) {
@@ -115,6 +124,7 @@ function show(code) {
   lab.handler.setText(code.handler);
   lab.schema.setText(code.schema);
   lab.showing = false;
+  showErrorList([]);
 }
 
 function current() {
@@ -126,6 +136,8 @@ function current() {
 let keepTimer = 0;
 function keepSoon() {
   if (lab.showing) return;
+  // The errors said of older code are at lines that moved.
+  showErrorList([]);
   clearTimeout(keepTimer);
   keepTimer = setTimeout(keep, 400);
 }
@@ -176,11 +188,21 @@ async function share() {
   if (!copied) $('share-link').select();
 }
 
+// startOver shows the code the rung starts from (what codeOf gives once
+// the rung's own code is gone: the code kept on the rung before it, else
+// the naive handler) and sets the student's code aside for "Bring back my
+// code".
 function startOver() {
   if (!confirm(w('startOverConfirm'))) return;
-  forget(lab.rung);
-  show(lab.start);
   keep();
+  const mine = current();
+  forget(lab.rung);
+  const before = RUNGS.slice(0, RUNGS.indexOf(lab.rung)).findLast((r) => load(r));
+  show(codeOf(lab.rung));
+  keep();
+  save(lab.rung + '~mine', mine);
+  $('btn-restore').hidden = false;
+  say(w('startedOver', { from: before ? w('fromRung', { rung: rungWords(lab.lang, before).label }) : w('fromStart') }));
   lab.handler.focus();
 }
 
@@ -196,16 +218,16 @@ async function openLink() {
     return false;
   }
   if (!linked) return false;
-  if (RUNGS.includes(linked.rung)) lab.rung = linked.rung;
+  if (RUNGS.includes(linked.rung)) setRung(linked.rung);
   const code = { handler: linked.handler, schema: linked.schema };
   renderRungs();
   const own = load(lab.rung);
   const aside = own && (own.handler !== code.handler || own.schema !== code.schema);
   if (aside) save(lab.rung + '~mine', own);
-  $('btn-restore').hidden = !aside;
+  $('btn-restore').hidden = !load(lab.rung + '~mine');
   show(code);
   keep();
-  say(w(aside ? 'openedLinkAside' : 'openedLink', { rung: lab.rung }));
+  say(w(aside ? 'openedLinkAside' : 'openedLink', { rung: rungWords(lab.lang, lab.rung).name }));
   return true;
 }
 
@@ -221,6 +243,35 @@ function restore() {
   lab.handler.focus();
 }
 
+// --- errors beside the editor -------------------------------------------------------
+
+// showErrorList says each error marked in the handler's editor beside it:
+// its line (the box's numbering) as a button that puts the cursor there,
+// and what went wrong.
+function showErrorList(list) {
+  $('handler-errors').replaceChildren(
+    ...list.map((e) =>
+      el(
+        'p',
+        { 'data-line': String(e.line) },
+        el(
+          'button',
+          { type: 'button', title: w('goToLineLabel', { line: e.line }), onclick: () => goToLine(e.line) },
+          '⚠ ' + w('goToLine', { line: e.line }),
+        ),
+        ' ',
+        el('span', {}, e.message),
+      ),
+    ),
+  );
+}
+
+// goToLine puts the cursor at the start of the handler's line n and shows it.
+function goToLine(n) {
+  lab.handler.focus();
+  if (lab.handler.goToLine) lab.handler.goToLine(n);
+}
+
 // --- editors -----------------------------------------------------------------------
 
 // plainBox is the text box the page falls back on without the editor.
@@ -228,7 +279,20 @@ function plainBox(parent, label) {
   const ta = el('textarea', { 'aria-label': label, spellcheck: 'false', autocapitalize: 'off' });
   ta.addEventListener('input', keepSoon);
   parent.replaceChildren(ta);
-  return { text: () => ta.value, setText: (s) => (ta.value = s), focus: () => ta.focus(), showErrors: () => {} };
+  return {
+    text: () => ta.value,
+    setText: (s) => (ta.value = s),
+    focus: () => ta.focus(),
+    showErrors: () => {},
+    goToLine(n) {
+      const at =
+        ta.value
+          .split('\n')
+          .slice(0, n - 1)
+          .join('\n').length + (n > 1 ? 1 : 0);
+      ta.setSelectionRange(at, at);
+    },
+  };
 }
 
 async function makeEditors() {
@@ -243,6 +307,14 @@ async function makeEditors() {
   const make = (box, language, label) =>
     createEditor ? createEditor(box, { language, label, onChange: keepSoon, syntaxError: w('syntaxError') }) : plainBox(box, label);
   lab.handler = make($('handler-box'), 'javascript', w('handlerLabel'));
+  if (lab.handler.view && !lab.handler.goToLine) {
+    // The editor's own view (CodeMirror): the cursor to a line, scrolled to.
+    const view = lab.handler.view;
+    lab.handler.goToLine = (n) => {
+      const line = view.state.doc.line(Math.min(Math.max(1, n), view.state.doc.lines));
+      view.dispatch({ selection: { anchor: line.from }, scrollIntoView: true });
+    };
+  }
   lab.schema = make($('schema-box'), 'sql', w('schemaLabel'));
   // Each box carries its editor, for the page's tests and the race panel.
   $('handler-box').editor = lab.handler;
@@ -302,7 +374,9 @@ async function main() {
   lab.lang = params.get('lang') === 'ko' ? 'ko' : 'en';
   // The race view speaks the page's language too.
   setLang(lab.lang);
-  if (RUNGS.includes(params.get('rung'))) lab.rung = params.get('rung');
+  // The rung the link names, else the one the student was last on.
+  const rung = RUNGS.includes(params.get('rung')) ? params.get('rung') : loadRung();
+  if (RUNGS.includes(rung)) lab.rung = rung;
   applyWords();
   $('lab-api').addEventListener('toggle', () => showAPI());
   $('lab-rules-all').addEventListener('toggle', () => showRules());
@@ -322,6 +396,7 @@ async function main() {
     makeEditors(),
   ]);
   lab.start = start;
+  setRung(lab.rung);
   if (!(await openLink())) show(codeOf(lab.rung));
   // A link pasted into this tab's address bar changes only the hash.
   addEventListener('hashchange', () => {
@@ -341,11 +416,16 @@ async function main() {
   // shifted back to the handler box's.
   lab.race = startRace({
     words: w,
+    lang: lab.lang,
+    rung: () => lab.rung,
+    goRung: (r) => chooseRung(r, { focus: true }),
     code: () => compose(lab.handler.text(), lab.schema.text()),
     lineOf: (n) => n - lineShift(lab.handler.text(), lab.schema.text()),
     showErrors: (list) => {
       const shift = lineShift(lab.handler.text(), lab.schema.text());
-      lab.handler.showErrors(list.map((e) => ({ line: e.line - shift, message: e.message })).filter((e) => e.line >= 1));
+      const shown = list.map((e) => ({ line: e.line - shift, message: e.message })).filter((e) => e.line >= 1);
+      lab.handler.showErrors(shown);
+      showErrorList(shown);
     },
   });
   addEventListener('pagehide', keep);

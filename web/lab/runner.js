@@ -131,12 +131,45 @@ function callerLine() {
   return lineOf(new Error().stack);
 }
 
-// describe turns what a handler threw into {name, message, line}.
+// describe turns what a handler threw into {name, message, line}. An
+// error a db call or pay rejected with was made here, so its stack has no
+// line of the student's: its line is the call's (callLines).
 function describe(e) {
   if (e && typeof e === 'object') {
-    return { name: String(e.name || 'Error'), message: String(e.message || e), line: lineOf(e.stack), code: e.code || '' };
+    const line = lineOf(e.stack) || callLines.get(e) || 0;
+    return { name: String(e.name || 'Error'), message: String(e.message || e), line, code: e.code || '' };
   }
   return { name: 'Error', message: String(e), line: 0, code: '' };
+}
+
+// callLines is the student's line of each call whose Promise was rejected
+// (settle), by the error it was rejected with.
+const callLines = new WeakMap();
+
+// syntaxLine finds the line of a syntax error in the body a handler file
+// was compiled with: V8's SyntaxError from new Function says no line, but
+// the same text parsed as a script (a timer's string, allowed by the
+// worker's 'unsafe-eval') reports the error's position to the worker's
+// error event. The function expression is only parsed, never called.
+// It answers 0 when the browser says nothing.
+function syntaxLine(body) {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (line) => {
+      if (done) return;
+      done = true;
+      self.removeEventListener('error', onError);
+      resolve(line);
+    };
+    const onError = (ev) => {
+      ev.preventDefault();
+      // The script's first line is the wrapper's.
+      finish(ev.lineno > 1 ? ev.lineno - 1 : 0);
+    };
+    self.addEventListener('error', onError);
+    setTimeout('(function (lab) {\n' + body + '\n})');
+    setTimeout(() => finish(0), 100);
+  });
 }
 
 // helper runs one of the global lab's helpers: the engine's own parsers,
@@ -196,19 +229,23 @@ let handler = null; // {transfer, schema, retentionSeconds}
 let dbId = '';
 
 // load evaluates the student's file and opens its database.
-function load(source, accounts) {
+async function load(source, accounts) {
   let made;
+  const body =
+    String(source) +
+    '\n;return { transfer: typeof transfer === "function" ? transfer : undefined,' +
+    ' schema: typeof schema === "undefined" ? undefined : schema,' +
+    ' retentionSeconds: typeof retentionSeconds === "undefined" ? undefined : retentionSeconds };\n//# sourceURL=' +
+    FILE;
   try {
-    made = new Function(
-      'lab',
-      String(source) +
-        '\n;return { transfer: typeof transfer === "function" ? transfer : undefined,' +
-        ' schema: typeof schema === "undefined" ? undefined : schema,' +
-        ' retentionSeconds: typeof retentionSeconds === "undefined" ? undefined : retentionSeconds };\n//# sourceURL=' +
-        FILE,
-    )(labGlobal);
+    made = new Function('lab', body)(labGlobal);
   } catch (e) {
-    return { error: describe(e) };
+    const error = describe(e);
+    // An unclosed brace is found at the end of what was compiled, after
+    // the student's last line: it is said at that line (the last that is
+    // not empty).
+    if (e instanceof SyntaxError && !error.line) error.line = Math.min(await syntaxLine(body), String(source).trimEnd().split('\n').length);
+    return { error };
   }
   if (typeof made.transfer !== 'function') {
     return { error: { name: 'Error', message: 'the file declares no async function transfer(req, db, pay)', line: 0 } };
@@ -765,6 +802,7 @@ function settle(c, r) {
     const e = new Error(r.err.message);
     e.name = r.err.name === 'Busy' ? 'SQLError' : r.err.name;
     if (r.err.code) e.code = r.err.code;
+    if (c.line) callLines.set(e, c.line);
     c.reject(e);
     return;
   }

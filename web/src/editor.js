@@ -45,28 +45,40 @@ const highlight = HighlightStyle.define([
   { tag: tags.invalid, color: 'var(--cm-invalid)', textDecoration: 'underline wavy' },
 ]);
 
-// syntaxErrors marks, as the student types, each place the JavaScript
-// parser could not read (the syntax tree's error nodes), at its line: a
+// syntaxErrors are, as the student types, the places the JavaScript
+// parser could not read (the syntax tree's error nodes), at their lines: a
 // missing brace is shown before the code is ever run.
-const syntaxErrors = (message) =>
-  linter(
-    (view) => {
-      const found = [];
-      syntaxTree(view.state)
-        .cursor()
-        .iterate((node) => {
-          if (!node.type.isError || found.length >= 20) return;
-          const at = Math.min(node.from, view.state.doc.length);
-          const line = view.state.doc.lineAt(at);
-          found.push({ from: at, to: Math.max(at + 1, Math.min(node.to, line.to)), severity: 'error', message, source: 'syntax' });
-        });
-      return found;
-    },
-    { delay: 400 },
-  );
+function syntaxErrors(state, message) {
+  const found = [];
+  syntaxTree(state)
+    .cursor()
+    .iterate((node) => {
+      if (!node.type.isError || found.length >= 20) return;
+      const at = Math.min(node.from, state.doc.length);
+      const line = state.doc.lineAt(at);
+      found.push({ from: at, to: Math.max(at + 1, Math.min(node.to, line.to)), severity: 'error', message, source: 'syntax' });
+    });
+  return found;
+}
+
+// lineErrors are the errors the page found by running the code
+// (showErrors: [{line, message}], 1-based), each over its whole line.
+function lineErrors(state, list) {
+  return list.map((e) => {
+    const line = state.doc.line(Math.min(Math.max(1, e.line | 0 || 1), state.doc.lines));
+    return { from: line.from, to: line.to, severity: e.severity || 'error', message: e.message, source: 'run' };
+  });
+}
 
 export function createEditor(parent, opts = {}) {
   const language = opts.language === 'sql' ? sql({ dialect: SQLite }) : javascript();
+  // The page's errors stay marked until the code changes (their lines may
+  // have moved then). The linter marks them with the syntax errors: a lint
+  // that runs after showErrors (400 ms after the last key) would replace
+  // them otherwise.
+  let shown = [];
+  const message = opts.syntaxError || 'Syntax error: the code cannot be read here';
+  const diagnostics = (state) => [...(opts.language === 'sql' ? [] : syntaxErrors(state, message)), ...lineErrors(state, shown)];
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -83,7 +95,7 @@ export function createEditor(parent, opts = {}) {
         syntaxHighlighting(highlight),
         lintGutter(),
         language,
-        opts.language === 'sql' ? [] : syntaxErrors(opts.syntaxError || 'Syntax error: the code cannot be read here'),
+        linter((view) => diagnostics(view.state), { delay: 400 }),
         // Long lines wrap and the box grows with the code: nothing in it
         // scrolls on its own, on a phone either (a scrolling region inside
         // the page is one more thing a keyboard user must reach).
@@ -91,7 +103,9 @@ export function createEditor(parent, opts = {}) {
         keymap.of([...defaultKeymap, ...historyKeymap]),
         EditorView.contentAttributes.of({ 'aria-label': opts.label || 'Code', spellcheck: 'false', autocapitalize: 'off' }),
         EditorView.updateListener.of((u) => {
-          if (u.docChanged && opts.onChange) opts.onChange(u.state.doc.toString());
+          if (!u.docChanged) return;
+          shown = [];
+          if (opts.onChange) opts.onChange(u.state.doc.toString());
         }),
       ],
     }),
@@ -103,14 +117,11 @@ export function createEditor(parent, opts = {}) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: s } });
     },
     // showErrors marks each error at its line (1-based), in the gutter and
-    // under the line, with its message; an empty list clears them.
+    // under the line, with its message, beside the syntax errors; an empty
+    // list clears them. An edit clears them too.
     showErrors(list) {
-      const doc = view.state.doc;
-      const diags = (list || []).map((e) => {
-        const line = doc.line(Math.min(Math.max(1, e.line | 0 || 1), doc.lines));
-        return { from: line.from, to: line.to, severity: e.severity || 'error', message: e.message };
-      });
-      view.dispatch(setDiagnostics(view.state, diags));
+      shown = list || [];
+      view.dispatch(setDiagnostics(view.state, diagnostics(view.state)));
     },
     // errors lists what is marked now: [{line, message}].
     errors() {
