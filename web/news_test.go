@@ -44,8 +44,8 @@ func TestBenchNewsSaysWhatTheProcessorDid(t *testing.T) {
 		{"en", event{"A1", "execute", "executed", 0, "", "declined", ""}, []string{"declined", "nothing was charged"}},
 		{"en", event{"A1", "execute", "stored", 0, "ch_000001", "", "charge_made"}, []string{"recorded the recovery point charge_made with ch_000001"}},
 		{"en", event{"A2", "execute", "skipped", 180000, "ch_000001", "recovered", "charge_made"}, []string{"found the recovery point charge_made", "no call"}},
-		{"ko", event{"A1", "execute", "executed", 180000, "ch_000001", "charged", ""}, []string{"결제 대행사를 호출했고", "180,000원이 ch_000001로 청구됐습니다"}},
-		{"ko", event{"A2", "execute", "executed", 180000, "ch_000001", "replayed", ""}, []string{"첫 청구 ch_000001로 답했습니다"}},
+		{"ko", event{"A1", "execute", "executed", 180000, "ch_000001", "charged", ""}, []string{"결제 대행사를 호출했고", "180,000원이 청구됐습니다(ch_000001)"}},
+		{"ko", event{"A2", "execute", "executed", 180000, "ch_000001", "replayed", ""}, []string{"첫 청구(ch_000001)로 답했습니다"}},
 		{"ko", event{"A2", "execute", "skipped", 180000, "ch_000001", "recovered", "charge_made"}, []string{"복구 지점 charge_made를 찾았습니다", "호출하지 않고"}},
 	}
 	var got []string
