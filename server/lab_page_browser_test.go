@@ -981,3 +981,25 @@ func setLabFile(t *testing.T, ctx context.Context, src string) {
 		document.getElementById('schema-box').editor.setText(c.schema);
 	})`, chromedp.EvalAwaitPromise))
 }
+
+// TestLabGradeFitsAPhone: on a phone (390×844) the grade of every
+// scenario stays inside the screen, its "Play it" buttons included: the
+// rows stack rather than run off to the right.
+func TestLabGradeFitsAPhone(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	for _, lang := range []string{"en", "ko"} {
+		t.Run(lang, func(t *testing.T) {
+			ctx := labTab(t, ts.URL, "?lang="+lang)
+			run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+			labRunnerReady(t, ctx)
+			act(t, ctx, `#btn-lab-grade`)
+			require.Positive(t, countIn(t, ctx, `#lab-grade tr[data-broke="true"] button`), "naive breaks rules: each broken row has its button")
+			assert.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 390, "the page does not scroll sideways: %v",
+				eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('svg'))
+					.slice(0, 8).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`))
+			out := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-grade th, #lab-grade td, #lab-grade button')]
+				.filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > 390.5).map((e) => e.tagName + ': ' + e.textContent.slice(0, 40))`)
+			assert.Empty(t, out, "grade cells and buttons past the screen's right edge")
+		})
+	}
+}

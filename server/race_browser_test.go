@@ -34,6 +34,12 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	assert.Equal(t, "A1", eval[string](t, ctx, `document.querySelector('#race [data-row="attempt"]').dataset.lane`), "the winner's row comes first")
 	assert.Equal(t, "true", attr(t, ctx, `#race [data-row="attempt"][data-lane="A1"]`, "data-winner"))
 	assert.Equal(t, "A1,A2", attr(t, ctx, `#race [data-violation="one-transfer-per-intent"]`, "data-lanes"))
+	// A sentence wrapped over lines reads, as one text, with its words
+	// apart: every line but the last ends in a space.
+	wrapped := eval[[]string](t, ctx, `[...document.querySelectorAll('#race text')].filter((x) => x.querySelectorAll(':scope > tspan').length > 1)
+		.flatMap((x) => [...x.querySelectorAll(':scope > tspan')].slice(0, -1).map((s) => s.textContent)).filter((s) => !s.endsWith(' '))`)
+	assert.Empty(t, wrapped, "wrapped lines that run into the next")
+	assert.Positive(t, eval[int](t, ctx, `[...document.querySelectorAll('#race text')].filter((x) => x.querySelectorAll(':scope > tspan').length > 1).length`), "some text wraps")
 
 	// Lesson 2, INSERT OR IGNORE: A2's claim wrote nothing and said
 	// nothing; the picture shows it hollow, and the key keeps one row.

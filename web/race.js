@@ -286,8 +286,14 @@ function wrap(s, maxW, size, weight) {
 }
 
 // lines draws wrapped lines as one <text>, a <tspan> a line.
+// Each line but the last ends in a space, so that the text read as one
+// (a screen reader, a copy) keeps its words apart where it was wrapped.
 function lines(list, x, y, lh, attrs) {
-  return svg('text', Object.assign({ x, y }, attrs), ...list.map((l, k) => svg('tspan', { x, dy: k ? lh : 0, text: l })));
+  return svg(
+    'text',
+    Object.assign({ x, y }, attrs),
+    ...list.map((l, k) => svg('tspan', { x, dy: k ? lh : 0, text: k < list.length - 1 ? l + ' ' : l })),
+  );
 }
 
 const widest = (list, size, weight) => list.reduce((w, s) => Math.max(w, textW(s, size, weight)), 0);
@@ -1351,11 +1357,18 @@ function planAttempt(r, c) {
     if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
     // The label: how it ended (icon and word, never colour alone), and who.
     const head = svg('text', { x: 8, y: r.y + fs.label + 5, class: 'row-label' });
+    // Each line but the last ends in a space, as in lines().
+    const sp = (k) => (k < headLines.length - 1 ? ' ' : '');
     headLines.forEach((l, k) =>
       head.append(
         k
-          ? svg('tspan', { x: 8, dy: fs.label + 4, text: l })
-          : svg('tspan', { x: 8 }, svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict] }), l.slice(OUTCOME_ICON[verdict].length)),
+          ? svg('tspan', { x: 8, dy: fs.label + 4, text: l + sp(k) })
+          : svg(
+              'tspan',
+              { x: 8 },
+              svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict] }),
+              l.slice(OUTCOME_ICON[verdict].length) + sp(k),
+            ),
       ),
     );
     head.append(
