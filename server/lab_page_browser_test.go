@@ -92,7 +92,15 @@ func TestLabPageKeepsTheStudentsCode(t *testing.T) {
 	assert.Equal(t, "step", attr(t, ctx, `#rung-list button[data-rung=unique]`, "aria-current"))
 
 	// A link carries the code to another browser (its own storage).
-	run(t, ctx, click(`#btn-share`), waitJS(`document.getElementById('share-link').value.includes('#code=')`))
+	run(t, ctx, click(`#btn-share`))
+	if err := chromedp.Do(ctx, waitJS(`document.getElementById('share-link').value.includes('#code=')`)); err != nil {
+		// Say what the page shows: a click that went elsewhere (what stands
+		// at the button's middle), or a share that never finished.
+		t.Fatalf("no link after the click: %v; status %q, share box hidden %v, at the button's middle: %s", err,
+			text(t, ctx, "#lab-status"), eval[bool](t, ctx, `document.getElementById('share-box').hidden`),
+			eval[string](t, ctx, `(() => { const r = document.getElementById('btn-share').getBoundingClientRect();
+				const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); return e ? e.outerHTML.slice(0, 120) : 'nothing'; })()`))
+	}
 	link := eval[string](t, ctx, `document.getElementById('share-link').value`)
 	other, done := ownTab(t, chromedp.WithNewBrowserContext())
 	defer done()
