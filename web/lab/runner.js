@@ -995,7 +995,8 @@ function scenarios() {
   const retention = typeof handler.retentionSeconds === 'number' && handler.retentionSeconds > 0 ? handler.retentionSeconds * 1000 : HOUR;
   return [
     { name: 'simultaneous-retries', attempts: [one('a1'), one('a2')] },
-    { name: 'retry-after-lost-answer', attempts: [one('a1', { lose: true }), one('a2', { now: T0 + 1000 })] },
+    // The retry is sent once the first answer was lost: after a1 ended.
+    { name: 'retry-after-lost-answer', attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + 1000 })] },
     // The teller's client timed out, and the teller sends the corrected
     // amount under the same key: the first request is the keyed one.
     {
