@@ -784,6 +784,9 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 	onBench(t, ctx, "crash-then-late-retry")
 	stepUntilNext(t, ctx, "a1", "db.begin")
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	// Crashed before its BEGIN: nothing was open to roll back, and the card
+	// does not say otherwise.
+	assert.Regexp(t, "no transaction open|트랜잭션은 없었음", text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`))
 	stepAll(t, ctx)
 	segs := keySegs(t, ctx)
 	assert.Equal(t, []keySeg{

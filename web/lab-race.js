@@ -391,7 +391,11 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
   }
 
   function endWords(a) {
-    if (a.state === 'crashed') return '✸ ' + w('crashed');
+    if (a.state === 'crashed') {
+      // Rolled back only when a transaction was open (the runner's crash event says).
+      const crash = ((panel.state && panel.state.trace) || []).find((e) => e.phase === 'crash' && e.lane === a.id);
+      return '✸ ' + w(crash && !crash.rolled_back ? 'crashedNoTx' : 'crashed');
+    }
     if (a.error)
       return (
         '⚠ ' +
