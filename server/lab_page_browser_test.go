@@ -340,7 +340,7 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	// The first rung asks nothing: it is done, and every rule still broken
 	// is the later rungs' (rule 7 among them, unknown).
 	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"))
-	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Still broken, for the later rungs: rules 1, 2, 3, 7, 8.")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for the later rungs (broken, or rule 7 unknown): rules 1, 2, 3, 7, 8.")
 	// What to change, as idemlab grade says it (the checker in Go): rule
 	// 1's fix, since two identical payments tell no finer cause.
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), lab.RuleFix(lab.RuleOneTransfer.Name))
@@ -542,7 +542,7 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		if name == "unique" {
 			// Said plainly, with what the next rung adds and a way there.
 			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 2 (unique), is done")
-			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Still broken, for the later rungs: rules 2, 3")
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for the later rungs (broken, or rule 7 unknown): rules 2, 3")
 			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-next"), "Next, rung 3 (fingerprint): Tell a retry from a different request")
 			assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`, "data-expected"))
 			assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`), "expected at this rung")
