@@ -104,6 +104,10 @@ func TestKeyboardWalksLessonOne(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "01-naive")
+	// The page writes its place, the lesson and its open scenario, into
+	// the URL a moment after a change (place.js): the place to keep is
+	// the one written, not one still pending.
+	run(t, ctx, waitJS(`location.hash.includes('&s=') && document.body.dataset.urlPending !== 'true'`))
 	hash := eval[string](t, ctx, `location.hash`)
 
 	// From the top of the page: the skip link, then the bench.
