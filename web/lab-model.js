@@ -32,8 +32,9 @@ const STORED_STATUS = /status/i;
 // (key_rows) and those before it: null when no row holds it, else the row
 // the step changed (or the first, when a step only took one away) with
 // its state column's value ('' when its table has none), the answer's
-// status stored in it (0 when none), and how many rows hold the key. sig
-// tells one content of the rows from another.
+// status stored in it (0 when none), and how many rows hold the key. sigs
+// are the rows' contents, one string a row; sig tells one content of the
+// rows from another.
 function keyRowOf(now, before) {
   if (!now.length) return null;
   const old = new Set(before);
@@ -56,6 +57,7 @@ function keyRowOf(now, before) {
     value: column ? row[column] : '',
     stored: stored ? row[stored] : 0,
     rows: now.length,
+    sigs,
     sig: sigs.join('\n'),
   };
 }
@@ -64,10 +66,9 @@ function keyRowOf(now, before) {
 // verdict when every attempt has ended).
 export function labRaceInput(state) {
   const events = [];
-  // Per key: the rows that held it after its last traced step (as sigs),
-  // the key row drawn from them and the attempt whose step wrote it; per
-  // runner event (its seq), the key row after it.
-  const keySigs = new Map();
+  // Per key: the key row drawn from the rows that held it after its last
+  // traced step, and the attempt whose step wrote it; per runner event
+  // (its seq), the key row after it.
   const lastRow = new Map();
   const rowAfter = new Map();
   const inTx = new Map(); // lane → in a transaction
@@ -154,13 +155,13 @@ export function labRaceInput(state) {
     let rowChanged = false;
     let tookOver = false;
     if (Array.isArray(e.key_rows) && e.key) {
-      const kr = keyRowOf(e.key_rows, keySigs.get(e.key) || []);
-      keySigs.set(e.key, kr ? kr.sig.split('\n') : []);
       const prev = lastRow.get(e.key) || null;
-      rowChanged = (kr ? kr.sig : '') !== (prev ? prev.row.sig : '');
+      const kr = keyRowOf(e.key_rows, prev && prev.row ? prev.row.sigs : []);
+      rowChanged = (kr ? kr.sig : '') !== (prev && prev.row ? prev.row.sig : '');
       // Another attempt's row made this one's, in the same state: taken over.
-      tookOver = rowChanged && !!kr && !!prev && prev.lane !== lane && kr.value === prev.row.value && kr.rows === prev.row.rows;
-      if (rowChanged) lastRow.set(e.key, kr && { lane, row: kr });
+      tookOver =
+        rowChanged && !!kr && !!prev && !!prev.row && prev.lane !== lane && kr.value === prev.row.value && kr.rows === prev.row.rows;
+      if (rowChanged) lastRow.set(e.key, { lane, row: kr });
       rowAfter.set(e.seq, kr);
     }
     if (e.outcome === 'constraint' && INSERT.test(sql) && !LAB_TABLES.test(sql)) {
