@@ -919,6 +919,10 @@ func TestLabPageCardsSayWhatIsSent(t *testing.T) {
 	assert.Equal(t, "not sent yet: it is sent once a1 has ended", text(t, ctx, a2+" .lab-end"), "a2 has not been sent, so it has not gone unanswered")
 	assert.Contains(t, text(t, ctx, a1+" .lab-req"), `"amount":200000`)
 	assert.Contains(t, text(t, ctx, a2+" .lab-req"), `"amount":300000`, "the corrected amount")
+	// A narrow card wraps the body between its members, never inside a
+	// number: a break after each comma, and none elsewhere.
+	assert.Equal(t, strings.Count(text(t, ctx, a1+" .lab-req code"), ","), countIn(t, ctx, a1+" .lab-req code wbr"))
+	assert.Positive(t, countIn(t, ctx, a1+" .lab-req code wbr"))
 	for i := 0; !strings.HasPrefix(text(t, ctx, a1+" .lab-sql"), "pay("); i++ {
 		require.Less(t, i, 40, "the naive handler calls pay")
 		act(t, ctx, a1+" button.primary")

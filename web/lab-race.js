@@ -332,7 +332,14 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
         };
         add(el('h4', { id: 'lab-lane-' + a.id }, a.id + ' · ' + (a.customer || '—') + ' · ' + (a.key || '—')));
         if (spec.body !== undefined)
-          add(el('p', { class: 'lab-req' }, el('span', { class: 'muted' }, w('sends') + ' '), el('code', {}, String(spec.body))));
+          add(
+            el(
+              'p',
+              { class: 'lab-req' },
+              el('span', { class: 'muted' }, w('sends') + ' '),
+              el('code', {}, ...breakable(String(spec.body))),
+            ),
+          );
         if (a.next && a.state === 'parked') {
           add(
             el(
@@ -373,7 +380,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
           if (a.answer && !a.error) {
             const headers = Object.entries(a.answer.headers || {});
             if (headers.length) add(el('pre', { class: 'lab-headers' }, headers.map(([k, v]) => k + ': ' + v).join('\n')));
-            if (a.answer.body) add(el('pre', { class: 'lab-answer' }, a.answer.body));
+            if (a.answer.body) add(el('pre', { class: 'lab-answer' }, ...breakable(a.answer.body)));
           }
         }
         return card;
@@ -814,6 +821,15 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     },
   );
   return panel;
+}
+
+// breakable gives a body's text with a place to break the line after
+// each comma (<wbr>, which adds nothing to the text), so that a narrow
+// card wraps a JSON body between its members: "amount":20000 / 0} read as
+// 20,000 won.
+function breakable(text) {
+  const parts = text.split(/(?<=,)/);
+  return parts.flatMap((p, i) => (i < parts.length - 1 ? [p, el('wbr')] : [p]));
 }
 
 // spaced leaves out null children (replaceChildren, unlike el, would
