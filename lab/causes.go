@@ -32,6 +32,10 @@ const (
 	CauseStoredRefusal     = "stored-validation-refusal"
 	CauseInProcessLock     = "in-process-lock"
 	CauseShortRetention    = "short-retention"
+	// CauseNeverSettled is the browser lab's alone: a claim left by an
+	// attempt that crashed still refuses the client's retry long after.
+	// The grader cannot crash an endpoint, so it never sees it.
+	CauseNeverSettled = "claim-never-settled"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -48,6 +52,11 @@ func RuleFix(name string) string { return ruleFixes[name] }
 func RuleFixKo(name string) string { return ruleFixesKo[name] }
 
 var causes = map[string]Cause{
+	CauseNeverSettled: {CauseNeverSettled,
+		"an attempt crashed holding the claim, and the client's retry long after was still told to wait: a claim whose attempt died is never settled, so this intent never gets its answer and its money never moves",
+		"give each claim a lease: store when it was claimed and by whom (req.now, req.attempt), and let a retry of the same request that finds an in_progress claim older than the lease take it over with one UPDATE … WHERE state = 'in_progress' AND claimed_at < now − lease; complete only where owner is still yours. A takeover after the payment pays again unless the network was given the key",
+		"선점을 쥔 시도가 죽었고, 한참 뒤에 온 클라이언트의 재시도도 여전히 기다리라는 답을 받았습니다. 죽은 시도의 선점은 끝내 정리되지 않아 이 의도는 영영 답을 받지 못하고 돈도 움직이지 않습니다.",
+		"선점마다 리스(lease)를 두세요. 언제 누가 선점했는지(req.now, req.attempt)를 저장하고, 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … WHERE state = 'in_progress' AND claimed_at < now − lease 한 문장으로 넘겨받게 하세요. 완료는 owner가 아직 자기일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다."},
 	CauseKeyOptional: {CauseKeyOptional,
 		"a transfer without Idempotency-Key was executed, so the client's retry of it was executed again",
 		"answer 400 to a transfer without a valid Idempotency-Key, before anything is claimed or moved: without a key no retry can be recognised",

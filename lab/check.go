@@ -124,10 +124,17 @@ type Report struct {
 }
 
 // Note is one answer the contract does not give, in both languages.
+// Cause, Diagnosis and Fix (with their Korean) are set when the note has a
+// cause of its own (CauseNeverSettled), as a violation's are.
 type Note struct {
-	Lanes     []string `json:"lanes"`
-	Message   string   `json:"message"`
-	MessageKo string   `json:"message_ko"`
+	Lanes       []string `json:"lanes"`
+	Message     string   `json:"message"`
+	MessageKo   string   `json:"message_ko"`
+	Cause       string   `json:"cause,omitempty"`
+	Diagnosis   string   `json:"diagnosis,omitempty"`
+	DiagnosisKo string   `json:"diagnosis_ko,omitempty"`
+	Fix         string   `json:"fix,omitempty"`
+	FixKo       string   `json:"fix_ko,omitempty"`
 }
 
 // Rule returns the result for one rule.

@@ -276,6 +276,8 @@ func contractNotes(r HandlerRun) []Note {
 				MessageKo: fmt.Sprintf("키 %s(%s)에 %d 응답을 보냈습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
 					clipKey(a.Key, "바이트"), a.ID, a.Status, movedKo)})
 		}
+	case "crash-then-late-retry":
+		notes = append(notes, neverSettled(r)...)
 	case "longest-key":
 		var first *HandlerAttempt
 		for i := range r.Attempts {
@@ -300,6 +302,42 @@ func contractNotes(r HandlerRun) []Note {
 					Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", a.ID),
 					MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", a.ID)})
 			}
+		}
+	}
+	return notes
+}
+
+// waitStatuses are the answers that tell a client to come back later: the
+// intent is not settled by them.
+var waitStatuses = map[int]bool{409: true, 425: true, 429: true, 503: true}
+
+// neverSettled notes, for a run where an attempt crashed (it never
+// answered) and a retry of the same request came long after it (the
+// crash-then-late-retry scenario's ten minutes, past any lease a handler
+// should hold a claim for), that the retry was still told to wait: the
+// claim the crash left is never settled (CauseNeverSettled). A retry that
+// is told to wait a second after the crash is right, and not noted.
+func neverSettled(r HandlerRun) []Note {
+	const long = 5 * 60 * 1000 // ms
+	c, _ := CauseOf(CauseNeverSettled)
+	var notes []Note
+	for i, a := range r.Attempts {
+		if a.Answered || a.Key == "" {
+			continue
+		}
+		for _, b := range r.Attempts[i+1:] {
+			if b.Key != a.Key || b.Customer != a.Customer || b.Body != a.Body || b.Now-a.Now < long ||
+				!b.Answered || !b.Delivered || !waitStatuses[b.Status] {
+				continue
+			}
+			minutes := (b.Now - a.Now) / 60000
+			notes = append(notes, Note{Lanes: []string{a.ID, b.ID},
+				Message: fmt.Sprintf("%s crashed and never answered; the retry %s, sent %d minutes later, was answered %d: the claim %s left is still in progress, and no retry will ever settle this intent",
+					a.ID, b.ID, minutes, b.Status, a.ID),
+				MessageKo: fmt.Sprintf("시도(%s)가 죽어 답하지 못했고, %d분 뒤에 보낸 재시도(%s)가 %d 응답을 받았습니다. 죽은 시도가 남긴 선점이 아직 처리 중이라 어떤 재시도도 이 의도를 끝내지 못합니다.",
+					a.ID, minutes, b.ID, b.Status),
+				Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+			break
 		}
 	}
 	return notes

@@ -291,7 +291,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -389,6 +389,42 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 	other := malformed(201)
 	other.Scenario = "simultaneous-retries"
 	assert.Empty(t, lab.JudgeHandlerRun(other).Notes)
+}
+
+// TestJudgeHandlerRunNotesAClaimNeverSettled: a1 crashed (never answered)
+// and the same request sent ten minutes later was told to wait (409): the
+// claim the crash left is never settled, a note with its cause and fix.
+// Told to wait a second after the crash, or answered at all ten minutes
+// later, nothing is noted.
+func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
+	stuck := func(late int64, status int) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "crash-then-late-retry"
+		r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Now = false, 0, "", 1000
+		r.Attempts[1].Now = 1000 + late
+		refuse(&r, status)
+		r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+		return r
+	}
+	rep := lab.JudgeHandlerRun(stuck(10*60*1000, 409))
+	assert.True(t, rep.OK, "no rule breaks: nothing moved, nothing was said wrong")
+	if assert.Len(t, rep.Notes, 1) {
+		n := rep.Notes[0]
+		assert.Equal(t, []string{"a1", "a2"}, n.Lanes)
+		assert.Equal(t, "a1 crashed and never answered; the retry a2, sent 10 minutes later, was answered 409: the claim a1 left is still in progress, and no retry will ever settle this intent", n.Message)
+		assert.Contains(t, n.MessageKo, "10분 뒤에 보낸 재시도(a2)가 409 응답을")
+		c, _ := lab.CauseOf(lab.CauseNeverSettled)
+		assert.Equal(t, lab.CauseNeverSettled, n.Cause)
+		assert.Equal(t, c.Fix, n.Fix)
+		assert.Equal(t, c.SaysKo, n.DiagnosisKo)
+	}
+	assert.Empty(t, lab.JudgeHandlerRun(stuck(1000, 409)).Notes, "a second after the crash, the claim is rightly still held")
+	settled := stuck(10*60*1000, 409)
+	settled.Attempts[1].Status, settled.Attempts[1].Response = 201, answerTr
+	assert.Empty(t, lab.JudgeHandlerRun(settled).Notes, "the late retry took the claim over and was answered")
+	other := stuck(10*60*1000, 409)
+	other.Scenario = "crash-at-every-step"
+	assert.Empty(t, lab.JudgeHandlerRun(other).Notes, "only the late retry's scenario is judged so")
 }
 
 // TestJudgeHandlerRunTellsTheFingerprint holds the browser's judge to the

@@ -532,7 +532,7 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 				broken[names[n]] = true
 			}
 		}
-		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause')].map((e) => e.dataset.cause))]`)
+		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause:not([data-note])')].map((e) => e.dataset.cause))]`)
 		return broken, causes
 	}
 	for _, name := range handlers.Rungs() {

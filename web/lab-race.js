@@ -76,6 +76,10 @@ const CAUSE_RUNG = {
   'refusal-rerendered': 'replay',
   'global-keys': 'scoped',
   'short-retention': 'scoped',
+  // A note's cause (lab.Note): no rule broke, but a claim a crash left
+  // refused the retry ten minutes later. The lease that settles it is the
+  // scoped rung's.
+  'claim-never-settled': 'scoped',
 };
 
 // rungOf is the rung a violation of a rule asks for.
@@ -206,6 +210,19 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     const here = RUNGS.indexOf(rung());
     const rungs = fixRungs(r);
     return rungs.length > 0 && rungs.every((x) => RUNGS.indexOf(x) > here);
+  }
+
+  // askedNotes are the notes with a cause (lab.Note) that the rung the
+  // student is on, or an earlier one, asks to settle: they keep the rung
+  // from being done though no rule broke. laterNotes are the rest of the
+  // caused notes, a later rung's.
+  function askedNotes(notes) {
+    const here = RUNGS.indexOf(rung());
+    return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) <= here);
+  }
+  function laterNotes(notes) {
+    const here = RUNGS.indexOf(rung());
+    return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) > here);
   }
 
   // --- actions ----------------------------------------------------------------
@@ -445,7 +462,10 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
       box.replaceChildren();
       return;
     }
-    box.replaceChildren(...spaced(el('h4', { id: 'lab-verdict-title', tabindex: '-1' }, w('verdictHeading')), rulesList(state.verdict)));
+    const notes = (state.verdict.report && state.verdict.report.notes) || [];
+    box.replaceChildren(
+      ...spaced(el('h4', { id: 'lab-verdict-title', tabindex: '-1' }, w('verdictHeading')), rulesList(state.verdict), ...noteLines(notes)),
+    );
   }
 
   // rulesList lists the checker's rules (verdict.report, lab.Report in
@@ -495,11 +515,15 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
   // causeLines says what the checker in Go diagnosed of a broken rule
   // (lab.JudgeHandlerRun, the grader's causes and fixes): what went wrong
   // when the evidence tells, and what to change.
-  function causeLines(v) {
+  // A note's cause (note: true) is the browser's alone: the grader cannot
+  // crash an endpoint, so it never names it.
+  function causeLines(v, note) {
     const says = (lang === 'ko' && v.diagnosis_ko) || v.diagnosis;
     const fix = (lang === 'ko' && v.fix_ko) || v.fix;
     return [
-      says ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '' }, w('gradeCause', { says })) : null,
+      says
+        ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '', 'data-note': note ? 'true' : null }, w('gradeCause', { says }))
+        : null,
       fix ? el('div', { class: 'lab-fix' }, w('gradeFix', { fix })) : null,
     ];
   }
@@ -522,14 +546,28 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
 
   // noteLines are the answers the contract does not give (a malformed
   // key answered 201), one line each.
+  // A note with a cause (a claim never settled) says so in its own words,
+  // with what went wrong, what to change, and which rung asks for it.
   function noteLines(notes) {
-    return (notes || []).map((n) =>
-      el(
-        'div',
-        { class: 'lab-note', 'data-lanes': (n.lanes || []).join(',') },
-        w('gradeNote', { says: (lang === 'ko' && n.message_ko) || n.message }),
-      ),
-    );
+    return (notes || []).flatMap((n) => {
+      const says = (lang === 'ko' && n.message_ko) || n.message;
+      const fixer = n.cause ? CAUSE_RUNG[n.cause] : '';
+      const expected = fixer && laterNotes([n]).length > 0;
+      return [
+        el(
+          'div',
+          {
+            class: 'lab-note',
+            'data-lanes': (n.lanes || []).join(','),
+            'data-cause': n.cause || '',
+            'data-expected': fixer ? String(expected) : null,
+          },
+          w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : 'gradeNote', { says }),
+        ),
+        fixer ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) })) : null,
+        ...(n.cause ? causeLines(n, true) : []),
+      ];
+    });
   }
 
   // explore searches the scenario chosen in the menu first, then, when it
@@ -565,7 +603,23 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
         found.hidden = false;
         found.dataset.scenario = r.notes[0].scenario;
         found.dataset.rule = '';
-        found.replaceChildren(...spaced(el('p', {}, w('exploredNoted', { n: r.notes.length })), ...noteLines(r.notes)));
+        const asked = askedNotes(r.notes);
+        const first = r.notes[0];
+        found.dataset.asked = asked.length ? 'note' : '';
+        found.replaceChildren(
+          ...spaced(
+            el('p', {}, w('exploredNoted', { n: r.notes.length })),
+            asked.length ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('exploredAskedNote', { rung: label(rung()) })) : null,
+            ...noteLines(r.notes),
+            first.schedule
+              ? el(
+                  'button',
+                  { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(first.scenario, first.schedule, {})) },
+                  w('replayFound'),
+                )
+              : null,
+          ),
+        );
       }
       return;
     }
@@ -627,15 +681,23 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     const broken = new Set();
     const askedRules = new Set();
     const fixes = new Set();
+    // Scenarios whose notes (a claim never settled) this rung asks to
+    // settle, and the later rungs that settle the rest.
+    const askedNoteRows = [];
+    const laterNoteRungs = new Set();
     for (const [i, sc] of panel.scenarios.entries()) {
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
       const r = await runner.explore({ only: [sc.name], answers: true });
       const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : [];
       const asked = bad.filter((x) => !later(x));
+      const notesAsked = askedNotes(r.notes);
+      const notesLater = laterNotes(r.notes);
+      if (notesAsked.length) askedNoteRows.push(sc);
+      for (const n of notesLater) laterNoteRungs.add(CAUSE_RUNG[n.cause]);
       for (const x of bad) broken.add(x.rule.n);
       for (const x of asked) askedRules.add(x.rule.n);
       for (const x of bad) for (const f of fixRungs(x)) fixes.add(f);
-      rows.push({ sc, r, rules: bad.map((x) => x.rule), asked });
+      rows.push({ sc, r, rules: bad.map((x) => x.rule), asked, notesAsked });
     }
     // A file that publishes no retentionSeconds leaves rule 7 unknown, as
     // idemlab grade says it (and fails until it is published): no client
@@ -645,7 +707,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     const ns = [...broken].sort((a, b) => a - b);
     const next = [...fixes].sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
     const asked = [...askedRules].sort((a, b) => a - b);
-    const done = !asked.length && !unknownAsked;
+    const done = !asked.length && !unknownAsked && !askedNoteRows.length;
     const laterRules = ns.filter((n) => !askedRules.has(n));
     if (unknown && !unknownAsked && !laterRules.includes(7)) laterRules.push(7);
     laterRules.sort((a, b) => a - b);
@@ -657,12 +719,15 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     box.dataset.rung = here;
     box.dataset.rungDone = done ? 'true' : 'false';
     box.dataset.asked = asked.join(',');
+    box.dataset.notesAsked = String(askedNoteRows.length);
     const rungLines = done
       ? [
           el(
             'p',
             { class: 'lab-rung-sum', 'data-done': 'true' },
-            w('rungDone', { rung: label(here) }) + (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : ''),
+            w('rungDone', { rung: label(here) }) +
+              (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : '') +
+              (laterNoteRungs.size ? ' ' + w('rungDoneLaterNote', { rung: [...laterNoteRungs].map(label).join(', ') }) : ''),
           ),
           up
             ? el(
@@ -687,6 +752,16 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
               )
             : null,
           unknownAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7', { rung: label(here) })) : null,
+          askedNoteRows.length
+            ? el(
+                'p',
+                { class: 'lab-rung-sum', 'data-done': 'false' },
+                w('rungNotDoneNote', {
+                  rung: label(here),
+                  scenarios: fewOf(askedNoteRows.map((sc) => '“' + scenarioWords(sc.name) + '”')),
+                }),
+              )
+            : null,
         ];
     box.replaceChildren(
       ...spaced(
@@ -703,7 +778,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
           el(
             'tbody',
             {},
-            ...rows.map(({ sc, r, rules, asked }) =>
+            ...rows.map(({ sc, r, rules, asked, notesAsked }) =>
               el(
                 'tr',
                 {
@@ -711,6 +786,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
                   'data-broke': r.broke ? 'true' : 'false',
                   'data-expected': r.broke ? String(!asked.length) : null,
                   'data-notes': String((r.notes || []).length),
+                  'data-notes-asked': String(notesAsked.length),
                 },
                 el('th', { scope: 'row' }, scenarioWords(sc.name)),
                 el(
@@ -724,10 +800,15 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
                         ? '✘ ' +
                             w(asked.length ? 'gradeBroke' : 'gradeBrokeLater', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
                         : r.notes && r.notes.length
-                          ? '⚠ ' + w('gradeNoted', { tried: r.tried })
+                          ? '⚠ ' +
+                            w(r.notes.some((n) => n.cause === 'claim-never-settled') ? 'gradeNotedSettle' : 'gradeNoted', {
+                              tried: r.tried,
+                            })
                           : '✔ ' + w('gradeHeld', { tried: r.tried }),
                     ),
-                    ...(r.broke ? causeLines(firstViolation(r.verdict)) : [answersLine(r.answers), ...noteLines(r.notes)]),
+                    ...(r.broke
+                      ? [...causeLines(firstViolation(r.verdict)), ...noteLines((r.notes || []).filter((n) => n.cause))]
+                      : [answersLine(r.answers), ...noteLines(r.notes)]),
                   ),
                 ),
                 el(
@@ -739,7 +820,13 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
                         { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })) },
                         w('gradePlay'),
                       )
-                    : null,
+                    : r.notes && r.notes.length && r.notes[0].schedule
+                      ? el(
+                          'button',
+                          { type: 'button', onclick: () => guard(() => replay(sc.name, r.notes[0].schedule, { keepGrade: true })) },
+                          w('gradePlay'),
+                        )
+                      : null,
                 ),
               ),
             ),

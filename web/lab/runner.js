@@ -1016,7 +1016,12 @@ function scenarios() {
     // left by a dead attempt is taken over once its lease has run out (or
     // stays in progress), and a takeover after the payment pays again
     // unless the network was given the key.
-    { name: 'crash-then-late-retry', crash: 'a1', attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 })] },
+    {
+      name: 'crash-then-late-retry',
+      crash: 'a1',
+      seekNotes: true,
+      attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 })],
+    },
     {
       name: 'retry-after-retention',
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + Math.min(retention, HOUR) - 1000 })],
@@ -1214,11 +1219,12 @@ function beat(tried) {
 // fewest switches first, then fewest steps.
 async function exploreScenario(scenario, o, counter) {
   let noted = null;
+  let found = null;
   for (let p = 0; p <= o.maxPreemptions; p++) {
     let best = null;
     let prefix = [];
     for (;;) {
-      if (counter.tried >= o.maxSchedules) return { best, exhausted: false };
+      if (counter.tried >= o.maxSchedules) return { best: found || best, exhausted: false, noted };
       const { run, decisions } = await runSchedule(
         scenario,
         (options, i, decisions) => {
@@ -1234,15 +1240,20 @@ async function exploreScenario(scenario, o, counter) {
       counter.tried++;
       beat(counter.tried);
       const verdict = preemptions(decisions) <= p ? run.judge(true) : { ok: true };
-      if (!verdict.ok && (!best || run.steps < best.steps))
+      if (!verdict.ok && !found && (!best || run.steps < best.steps))
         best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
-      if (verdict.ok && verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
+      if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
+      if (found && noted) break;
       prefix = nextPrefix(decisions, p);
       if (!prefix) break;
     }
-    if (best) return { best, exhausted: true, noted };
+    if (best && !found) found = best;
+    // A scenario that seeks notes (a claim never settled: the crash must
+    // come after the claim, a preemption or more) goes on walking, for a
+    // note alone, once it broke.
+    if (found && (noted || !scenario.seekNotes)) return { best: found, exhausted: true, noted };
   }
-  return { best: null, exhausted: true, noted };
+  return { best: found, exhausted: true, noted };
 }
 
 // nextPrefix is the next schedule of the depth-first walk: the deepest
@@ -1300,7 +1311,7 @@ async function exploreRandom(scenario, o, counter) {
     beat(counter.tried);
     const verdict = run.judge(true);
     if (!verdict.ok && (!best || run.steps < best.steps)) best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
-    if (verdict.ok && verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
+    if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
   }
   return { best, exhausted: true, noted };
 }
@@ -1330,11 +1341,15 @@ async function explore(options) {
     // its notes' words, and for what its attempts were answered (the
     // grade shows it: a 422 or a 409 seen is progress though no rule
     // changed).
-    if (!best && (noted || o.answers)) {
+    // A scenario that broke a rule is replayed in its noted order too:
+    // a note (a claim never settled) may be this rung's business though
+    // the rule broken is a later rung's.
+    if (noted || (!best && o.answers)) {
       const replay = await replaySchedule(sc, noted ? noted.schedule : [], o.bound);
       if (noted)
-        for (const n of (replay.verdict.report && replay.verdict.report.notes) || []) notes.push(Object.assign({ scenario: sc.name }, n));
-      if (o.answers) answers = (replay.attempts || []).map((a) => ({ id: a.id, status: a.answer ? a.answer.status : 0 }));
+        for (const n of (replay.verdict.report && replay.verdict.report.notes) || [])
+          notes.push(Object.assign({ scenario: sc.name, schedule: noted.schedule }, n));
+      if (o.answers && !best) answers = (replay.attempts || []).map((a) => ({ id: a.id, status: a.answer ? a.answer.status : 0 }));
     }
     if (best) {
       const replay = await replaySchedule(sc, best.schedule, o.bound);
