@@ -36,6 +36,9 @@ const (
 	// attempt that crashed still refuses the client's retry long after.
 	// The grader cannot crash an endpoint, so it never sees it.
 	CauseNeverSettled = "claim-never-settled"
+	// CausePaidUnclaimed is the browser lab's alone too: the grader cannot
+	// see the payment network's calls.
+	CausePaidUnclaimed = "paid-without-claim"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -52,11 +55,16 @@ func RuleFix(name string) string { return ruleFixes[name] }
 func RuleFixKo(name string) string { return ruleFixesKo[name] }
 
 var causes = map[string]Cause{
+	CausePaidUnclaimed: {CausePaidUnclaimed,
+		"two attempts of one intent each called the payment network, and neither crashed: nothing stopped the second before it paid",
+		"claim the key before you call pay, and call pay only in the attempt whose INSERT claimed it: a retry that finds the key taken answers from it (409 while it is in progress) and never pays. Passing the key to pay({from, to, amount, key}) is a second guard, for a takeover after a crash",
+		"한 의도의 두 시도가 각각 결제망을 불렀고, 어느 쪽도 죽지 않았습니다. 두 번째 시도가 결제하기 전에 막은 것이 없습니다.",
+		"pay를 부르기 전에 키를 선점하고, INSERT로 선점한 시도에서만 pay를 부르세요. 키가 이미 선점된 것을 본 재시도는 그 키로 답하고(처리 중이면 409) 결제하지 않습니다. pay({from, to, amount, key})에 키를 넘기는 것은 죽은 시도를 넘겨받을 때를 위한 두 번째 방어입니다."},
 	CauseNeverSettled: {CauseNeverSettled,
 		"an attempt crashed holding the claim, and the client's retry long after was still told to wait: a claim whose attempt died is never settled, so this intent never gets its answer and its money never moves",
 		"give each claim a lease: store when it was claimed and by whom (req.now, req.attempt), and let a retry of the same request that finds an in_progress claim older than the lease take it over with one UPDATE … WHERE state = 'in_progress' AND claimed_at < now − lease; complete only where owner is still yours. A takeover after the payment pays again unless the network was given the key",
 		"선점을 쥔 시도가 죽었고, 한참 뒤에 온 클라이언트의 재시도도 여전히 기다리라는 답을 받았습니다. 죽은 시도의 선점은 끝내 정리되지 않아 이 의도는 영영 답을 받지 못하고 돈도 움직이지 않습니다.",
-		"선점마다 리스(lease)를 두세요. 언제 누가 선점했는지(req.now, req.attempt)를 저장하고, 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … WHERE state = 'in_progress' AND claimed_at < now − lease 한 문장으로 넘겨받게 하세요. 완료는 owner가 아직 자기일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다."},
+		"선점마다 리스(lease)를 두세요. 언제 누가 선점했는지(req.now, req.attempt)를 저장하고, 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … WHERE state = 'in_progress' AND claimed_at < now − lease 쿼리 하나로 넘겨받게 하세요. 완료는 owner가 아직 그 시도일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다."},
 	CauseKeyOptional: {CauseKeyOptional,
 		"a transfer without Idempotency-Key was executed, so the client's retry of it was executed again",
 		"answer 400 to a transfer without a valid Idempotency-Key, before anything is claimed or moved: without a key no retry can be recognised",
@@ -95,7 +103,7 @@ var causes = map[string]Cause{
 	CauseGenericReplay: {CauseGenericReplay,
 		"a retry was answered with a generic answer, not with the first answer",
 		"store the first answer (status, body, the allowed headers) with the key and send those bytes again on every retry, with Idempotent-Replayed: true",
-		"재시도가 첫 번째 답이 아니라 일반적인 답을 받았습니다.",
+		"재시도가 첫 번째 답이 아니라 어느 요청에나 똑같이 주는 답을 받았습니다.",
 		"첫 번째 답(상태 코드, 본문, 허용된 헤더)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요."},
 	CauseRecomputed: {CauseRecomputed,
 		"the retry's answer was rebuilt from the ledger as it is now, so its balance or time differ from the first answer's",

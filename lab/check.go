@@ -42,7 +42,7 @@ var (
 	RuleByteReplay    = Rule{3, "replay-is-byte-identical", "a replay is byte-identical to the first response", "재생은 첫 응답과 바이트 하나까지 같다"}
 	RuleNothingLost   = Rule{4, "completion-has-its-transfer", "a key that reports completion has its transfer", "완료를 알린 키에는 그 송금이 있다"}
 	RuleOwnResponses  = Rule{5, "customers-see-own-responses", "no customer ever receives another customer's response", "어떤 고객도 다른 고객의 응답을 받지 않는다"}
-	RuleConservation  = Rule{6, "money-conserved", "money is conserved", "돈은 보존된다"}
+	RuleConservation  = Rule{6, "money-conserved", "money is conserved", "돈의 총합은 변하지 않는다"}
 	RuleRetention     = Rule{7, "retention-outlasts-retries", "the retention outlasts the clients' retry horizon", "보존 기간이 클라이언트의 재시도 기간보다 길다"}
 	// RuleOneCharge is rule 1 at the payment processor, whose charges no
 	// rollback of the ledger undoes. It is judged only when the history
@@ -365,11 +365,20 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 			in := c.intents[id]
 			n, paid := len(ids), c.transfers[id]
+			// Fewer transfers than charges: a charge whose ledger work was
+			// rolled back, or never done, stays charged. As many: each
+			// attempt paid on its own, and the ledger holds them all.
+			why := "each attempt that paid called the processor on its own"
+			whyKo := "결제한 시도마다 따로 결제 대행사를 불렀습니다"
+			if paid < n {
+				why = "the ledger's work rolled back or never done does not undo a processor's charge"
+				whyKo = "원장 쪽 작업이 롤백되거나 끝나지 않아도 결제 대행사의 청구는 되돌려지지 않습니다"
+			}
 			vs = append(vs, c.violation(rule, id,
-				fmt.Sprintf("the processor charged intent %s %d times (%s won each: %s), while the ledger shows %d %s: a rollback of ours does not undo a processor's charge; only a key passed downstream makes it answer a repeated call with its first charge",
-					id, n, GroupDigits(in.Amount), strings.Join(ids, ", "), paid, Plural(paid, "transfer", "transfers")),
-				fmt.Sprintf("결제 대행사가 의도 %s에 %d번 청구했습니다(건당 %s원: %s). 원장의 송금은 %d건입니다: 우리 쪽 롤백은 결제 대행사의 청구를 되돌리지 못합니다. 키를 결제 대행사에 넘겨야 같은 호출에 첫 청구로 답합니다",
-					id, n, GroupDigits(in.Amount), strings.Join(ids, ", "), paid),
+				fmt.Sprintf("the processor charged intent %s %d times (%s won each: %s), while the ledger shows %d %s: %s; only a key passed downstream makes it answer a repeated call with its first charge",
+					id, n, GroupDigits(in.Amount), strings.Join(ids, ", "), paid, Plural(paid, "transfer", "transfers"), why),
+				fmt.Sprintf("결제 대행사가 의도 %s에 %d번 청구했습니다(건당 %s원: %s). 원장의 송금은 %d건입니다: %s. 키를 결제 대행사에 넘겨야 같은 호출에 첫 청구로 답합니다",
+					id, n, GroupDigits(in.Amount), strings.Join(ids, ", "), paid, whyKo),
 				c.attemptsOf(id)...))
 		}
 	case RuleNoSilentWrong:
@@ -405,19 +414,24 @@ func (c *checker) check(rule Rule) []Violation {
 				retry, retryKo := fmt.Sprintf("a retry under key %q", a.Key), fmt.Sprintf("%q 키로 보낸 재시도가", a.Key)
 				if c.h.Keyless {
 					retry, retryKo = "the same request sent again", "다시 보낸 같은 요청이"
+				} else if a.Arrived != 0 && f.Answered != 0 && a.Arrived < f.Answered {
+					// It arrived before the first was answered: not a retry
+					// of that answer, the same request at the same time.
+					retry, retryKo = fmt.Sprintf("the same request sent at the same time under key %q (%s)", a.Key, a.Lane),
+						fmt.Sprintf("%q 키로 같은 때에 보낸 같은 요청(%s)이", a.Key, a.Lane)
 				}
 				if Success(f.Status) && TransferID(f.Response) == "" && TransferID(a.Response) != "" {
 					// The first answer names no transfer and this one is the
 					// transfer's own: the first is the one that departs.
 					vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("under key %q the attempt that answered first (%s) got %d %s, an answer that names no transfer, while %s got the transfer's own answer %d %s: every attempt must get the transfer's answer",
 						a.Key, f.Lane, f.Status, compact(f.Response), a.Lane, a.Status, compact(a.Response)),
-						fmt.Sprintf("%q 키로 먼저 응답받은 시도(%s)는 송금을 가리키지 않는 응답(%d %s)을 받았고, %s 시도는 그 송금의 응답(%d %s)을 받았습니다: 모든 시도가 송금의 응답을 받아야 합니다",
+						fmt.Sprintf("%q 키로 서버가 먼저 답한 시도(%s)는 송금을 가리키지 않는 응답(%d %s)을 받았고, %s 시도는 그 송금의 응답(%d %s)을 받았습니다: 모든 시도가 송금의 응답을 받아야 합니다",
 							a.Key, f.Lane, f.Status, compact(f.Response), a.Lane, a.Status, compact(a.Response)), first, i))
 					continue
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("%s got %d %s, not what the attempt that answered first (%s) got: %s",
 					retry, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
-					fmt.Sprintf("%s 응답(%d %s)을 받았습니다. 먼저 응답받은 시도(%s)가 받은 것과 다릅니다: %s",
+					fmt.Sprintf("%s 응답(%d %s)을 받았습니다. 서버가 먼저 답한 시도(%s)가 받은 것과 다릅니다: %s",
 						retryKo, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
 			}
 		}

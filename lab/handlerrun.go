@@ -155,6 +155,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 					id = c
 				}
 			}
+			if id == "" && rr.Rule.N == RuleOneCharge.N && chargedAlive(r, v.Intent) {
+				id = CausePaidUnclaimed
+			}
+			if id == "" && rr.Rule.N != RuleRetention.N && outlived(r, h, v.Attempts) {
+				id = CauseShortRetention
+			}
 			if c, ok := CauseOf(id); ok {
 				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
 			} else {
@@ -163,6 +169,50 @@ func JudgeHandlerRun(r HandlerRun) Report {
 		}
 	}
 	return rep
+}
+
+// outlived reports whether a violation's attempts were sent further apart
+// than the handler's published retention, itself no longer than the
+// clients' retry horizon: the later one found the key expired and was
+// executed anew, which a retention longer than the horizon would have
+// kept (the cause is the retention, whichever rule broke).
+func outlived(r HandlerRun, h History, idx []int) bool {
+	if r.RetentionSeconds == nil || h.Retention <= 0 || h.Retention > LabRetryHorizon || len(idx) < 2 {
+		return false
+	}
+	lo, hi := h.Attempts[idx[0]].SentAt, h.Attempts[idx[0]].SentAt
+	for _, i := range idx[1:] {
+		at := h.Attempts[i].SentAt
+		if at.Before(lo) {
+			lo = at
+		}
+		if at.After(hi) {
+			hi = at
+		}
+	}
+	return hi.Sub(lo) >= h.Retention
+}
+
+// chargedAlive reports whether every attempt of intent that the payment
+// network charged was answered: none crashed or threw, so a second charge
+// came from a live attempt that nothing stopped before it paid.
+func chargedAlive(r HandlerRun, intent string) bool {
+	answered := map[string]bool{}
+	for _, a := range r.Attempts {
+		if a.Intent == intent {
+			answered[a.ID] = a.Answered
+		}
+	}
+	n := 0
+	for _, c := range r.Charges {
+		if ok, mine := answered[c.Attempt]; mine {
+			if !ok {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 1
 }
 
 // scenarioChecks names, for the browser lab's scenarios, the grader's

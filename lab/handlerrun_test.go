@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
 	"idemlab/lab"
@@ -291,7 +292,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -427,6 +428,74 @@ func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
 	assert.Empty(t, lab.JudgeHandlerRun(other).Notes, "only the late retry's scenario is judged so")
 }
 
+// TestJudgeHandlerRunSaysWhatHappened: the rules' sentences say what this
+// run did. A request that arrived before the first was answered is not
+// called a retry of that answer; a second charge is blamed on a rollback
+// only when the ledger holds fewer transfers than the network charges.
+func TestJudgeHandlerRunSaysWhatHappened(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "simultaneous-retries"
+	r.Attempts[0].Arrived, r.Attempts[1].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+	r.Attempts[1].Status, r.Attempts[1].Response = 200, `{"status":"already_processed"}`
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	assert.Contains(t, rr.Violations[0].Message, `the same request sent at the same time under key "k-1" (a2) got 200`)
+	assert.Contains(t, rr.Violations[0].MessageKo, `"k-1" 키로 같은 때에 보낸 같은 요청(a2)이 응답(200`)
+	r.Attempts[1].Arrived = 3
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
+	assert.Contains(t, rr.Violations[0].Message, `a retry under key "k-1" got 200`, "sent once a1 was answered, it is a retry")
+
+	twice := keptRun()
+	twice.Charges = append(twice.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+	rr = lab.JudgeHandlerRun(twice).Rule(lab.RuleOneCharge)
+	require.False(t, rr.OK)
+	assert.Contains(t, rr.Violations[0].Message, "while the ledger shows 1 transfer: the ledger's work rolled back or never done does not undo a processor's charge")
+	twice.Transfers = append(twice.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+	rr = lab.JudgeHandlerRun(twice).Rule(lab.RuleOneCharge)
+	assert.Contains(t, rr.Violations[0].Message, "while the ledger shows 2 transfers: each attempt that paid called the processor on its own")
+	assert.NotContains(t, rr.Violations[0].Message, "rolled back", "nothing rolled back")
+	assert.Equal(t, lab.CausePaidUnclaimed, rr.Violations[0].Cause, "two live attempts both paid: the claim did not stop the second")
+	twice.Attempts[1].Answered = false
+	rr = lab.JudgeHandlerRun(twice).Rule(lab.RuleOneCharge)
+	assert.Empty(t, rr.Violations[0].Cause, "a crashed attempt's charge is a takeover's business: the rule's fix")
+	assert.Equal(t, lab.RuleFix(lab.RuleOneCharge.Name), rr.Violations[0].Fix)
+}
+
+// TestJudgeHandlerRunBlamesAShortRetention: a1 crashed after it paid, and
+// its retry ten minutes later found the key past a retention of 300 s and
+// paid again. Rules 1 and 8 break, and the cause is the retention, no
+// longer than the clients retry: a retention past their hour would have
+// kept the key. With that retention, the same evidence names no such cause.
+func TestJudgeHandlerRunBlamesAShortRetention(t *testing.T) {
+	run := func(retention float64) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "crash-then-late-retry"
+		r.RetentionSeconds = &retention
+		r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Now = false, 0, "", 1000
+		r.Attempts[1].Now = 1000 + 10*60*1000
+		r.Attempts[1].Headers, r.Attempts[1].Response = map[string]string{"Content-Type": "application/json"}, answerTr
+		r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+		r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+		r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+		return r
+	}
+	rep := lab.JudgeHandlerRun(run(300))
+	for _, rule := range []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge} {
+		rr := rep.Rule(rule)
+		if assert.False(t, rr.OK, rule.Name) {
+			assert.Equal(t, lab.CauseShortRetention, rr.Violations[0].Cause, rule.Name)
+		}
+	}
+	rep = lab.JudgeHandlerRun(run(86400))
+	for _, rule := range []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge} {
+		rr := rep.Rule(rule)
+		if assert.False(t, rr.OK, rule.Name) {
+			assert.NotEqual(t, lab.CauseShortRetention, rr.Violations[0].Cause, rule.Name)
+		}
+	}
+}
+
 // TestJudgeHandlerRunTellsTheFingerprint holds the browser's judge to the
 // grader's reordered check: of an answered request sent again re-spaced
 // and reordered, a refused re-spaced retry names a fingerprint of the raw
@@ -506,7 +575,7 @@ func TestJudgeHandlerRunComparesWithTheFirstAnswer(t *testing.T) {
 		v := rr.Violations[0]
 		assert.Contains(t, v.Message, "the attempt that answered first (a2)")
 		assert.Contains(t, v.Message, "a1 got the transfer's own answer 201 ")
-		assert.Contains(t, v.MessageKo, "먼저 응답받은 시도(a2)")
+		assert.Contains(t, v.MessageKo, "서버가 먼저 답한 시도(a2)")
 	}
 	// Without the answers' clock, the first sent is taken as the first.
 	r.Attempts[0].AnsweredAt, r.Attempts[1].AnsweredAt = 0, 0

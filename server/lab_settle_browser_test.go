@@ -73,3 +73,28 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scoped)) is not done: it asks that a claim a crash left be settled")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
+
+// TestLabPageGradeSaysEveryRuleAScenarioBroke: the grade's row names every
+// rule an order of the scenario broke, not only the shortest order's. On
+// rung 2 a crash after the claim and before the transfer breaks rule 4 (a
+// completion with no transfer: the retry is told "already processed"),
+// and a crash after the answer was stored breaks rule 3 (a generic answer
+// where the first was owed). The row names both, each with its order to
+// play, and the bench then shows that rule broken.
+func TestLabPageGradeSaysEveryRuleAScenarioBroke(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	goToRung(t, ctx, "unique")
+	useHandler(t, ctx, "unique")
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=crash-at-every-step]`
+	assert.Contains(t, text(t, ctx, row), "broke 4. a key that reports completion has its transfer")
+	also := row + ` .lab-also[data-rule=replay-is-byte-identical]`
+	require.Equal(t, 1, countIn(t, ctx, also), "rule 3, which the shortest order kept, is named: %s", text(t, ctx, row))
+	assert.Equal(t, "true", attr(t, ctx, also, "data-expected"), "the replay rung fixes it")
+	assert.Contains(t, text(t, ctx, also), "Another order broke 3.")
+	assert.Subset(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), []string{"3", "4"})
+	act(t, ctx, also+` button`)
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=replay-is-byte-identical]`, "data-ok"), "played, the order breaks rule 3")
+}

@@ -80,6 +80,9 @@ const CAUSE_RUNG = {
   // refused the retry ten minutes later. The lease that settles it is the
   // scoped rung's.
   'claim-never-settled': 'scoped',
+  // Two live attempts both paid the network: the claim did not stop the
+  // second. The unique rung's claim, made before pay, does.
+  'paid-without-claim': 'unique',
 };
 
 // rungOf is the rung a violation of a rule asks for.
@@ -689,15 +692,22 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
       const r = await runner.explore({ only: [sc.name], answers: true });
       const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : [];
-      const asked = bad.filter((x) => !later(x));
+      // Rules the shortest order kept but another order broke (a crash
+      // before the claim breaks one rule, after the transfer another).
+      const others = r.broke
+        ? rulesOf(r.verdict)
+            .filter((x) => x.ok && r.perRule && r.perRule[x.rule.name])
+            .map((x) => Object.assign({}, x, { ok: false, violations: r.perRule[x.rule.name].violations || [] }))
+        : [];
+      const asked = [...bad, ...others].filter((x) => !later(x));
       const notesAsked = askedNotes(r.notes);
       const notesLater = laterNotes(r.notes);
       if (notesAsked.length) askedNoteRows.push(sc);
       for (const n of notesLater) laterNoteRungs.add(CAUSE_RUNG[n.cause]);
-      for (const x of bad) broken.add(x.rule.n);
+      for (const x of [...bad, ...others]) broken.add(x.rule.n);
       for (const x of asked) askedRules.add(x.rule.n);
-      for (const x of bad) for (const f of fixRungs(x)) fixes.add(f);
-      rows.push({ sc, r, rules: bad.map((x) => x.rule), asked, notesAsked });
+      for (const x of [...bad, ...others]) for (const f of fixRungs(x)) fixes.add(f);
+      rows.push({ sc, r, rules: bad.map((x) => x.rule), others, asked, notesAsked });
     }
     // A file that publishes no retentionSeconds leaves rule 7 unknown, as
     // idemlab grade says it (and fails until it is published): no client
@@ -778,7 +788,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
           el(
             'tbody',
             {},
-            ...rows.map(({ sc, r, rules, asked, notesAsked }) =>
+            ...rows.map(({ sc, r, rules, others, asked, notesAsked }) =>
               el(
                 'tr',
                 {
@@ -787,6 +797,11 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
                   'data-expected': r.broke ? String(!asked.length) : null,
                   'data-notes': String((r.notes || []).length),
                   'data-notes-asked': String(notesAsked.length),
+                  'data-rules': [...rules, ...others.map((x) => x.rule)].map((x) => x.n).join(','),
+                  // Each broken rule with its first violation's cause: "1:short-retention".
+                  'data-rule-causes': [...(r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : []), ...others]
+                    .map((x) => x.rule.n + ':' + (((x.violations || [])[0] || {}).cause || ''))
+                    .join(','),
                 },
                 el('th', { scope: 'row' }, scenarioWords(sc.name)),
                 el(
@@ -807,7 +822,11 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
                           : '✔ ' + w('gradeHeld', { tried: r.tried }),
                     ),
                     ...(r.broke
-                      ? [...causeLines(firstViolation(r.verdict)), ...noteLines((r.notes || []).filter((n) => n.cause))]
+                      ? [
+                          ...causeLines(firstViolation(r.verdict)),
+                          ...others.map((x) => alsoBroke(sc.name, x, r.perRule[x.rule.name])),
+                          ...noteLines((r.notes || []).filter((n) => n.cause)),
+                        ]
                       : [answersLine(r.answers), ...noteLines(r.notes)]),
                   ),
                 ),
@@ -845,6 +864,28 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
       ),
     );
     status('');
+  }
+
+  // alsoBroke says of a rule the shortest order kept that another order of
+  // the scenario broke it, whether this rung asks for it, and plays that
+  // order.
+  function alsoBroke(name, x, found) {
+    return el(
+      'div',
+      { class: 'lab-also', 'data-rule': x.rule.name, 'data-expected': String(later(x)) },
+      w(later(x) ? 'gradeAlsoBrokeLater' : 'gradeAlsoBroke', { rule: ruleWords(x.rule), steps: found.steps }),
+      ' ',
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'lab-also-play',
+          'aria-label': w('gradePlay') + ': ' + ruleWords(x.rule),
+          onclick: () => guard(() => replay(name, found.schedule, { keepGrade: true })),
+        },
+        w('gradePlay'),
+      ),
+    );
   }
 
   // fewOf says a list of scenarios in a line: the first three, and how

@@ -122,9 +122,25 @@ func TestLabModelDrawsTheKeyRowTheTablesHold(t *testing.T) {
 				{State: "in_progress", Owner: "a2", Value: "in_progress"},
 				{State: "completed", Owner: "a2", Value: "completed", Status: 201},
 			},
-			marks:  map[string][]string{"a1": {"step", "claim", "crashed"}, "a2": {"step", "duplicate", "takeover", "step", "step", "step", "answer"}},
-			winner: "a1",
+			marks: map[string][]string{"a1": {"step", "claim", "crashed"}, "a2": {"step", "duplicate", "takeover", "step", "step", "step", "answer"}},
+			// The crashed claimer wins nothing: the takeover settled it.
+			winner: "a2",
 			ticks:  []int{1, 2, 3, 4, 5, 6, 7},
+		},
+		{
+			name: "a claim left by a crash and never taken over: no winner",
+			state: state(
+				start("a1", 1, 0),
+				db("a1", 2, 1, "run", insert, "ok", 1, claim("a1", "in_progress", nil)),
+				at("a1", 3, 2, map[string]any{"phase": "crash", "outcome": "crashed"}),
+				start("a2", 4, 2),
+				db("a2", 5, 3, "run", insert, "constraint", 0, claim("a1", "in_progress", nil)),
+				at("a2", 6, 3, map[string]any{"phase": "answer", "outcome": "answered", "status": 409}),
+			),
+			segs:   []labSeg{{State: "in_progress", Owner: "a1", Value: "in_progress"}},
+			marks:  map[string][]string{"a1": {"step", "claim", "crashed"}, "a2": {"step", "duplicate", "answer"}},
+			winner: "",
+			ticks:  []int{1, 2, 3},
 		},
 		{
 			name: "a claim deleted again",

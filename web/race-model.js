@@ -317,7 +317,8 @@ export function buildRace(input) {
   // through. The winner is the attempt whose transfer is first in the
   // ledger (the money moved there: a processor's charge that no commit
   // followed, or that a crash left behind, wins nothing), else the one
-  // that claimed the key first (race.js's legend says so: raceLg_winner).
+  // that claimed the key first and did not crash or throw (race.js's
+  // legend says so: raceLg_winner); else none.
   // Each group's marks in the order they happened: one pass over them all.
   const groupMarks = new Map();
   for (const a of attempts.values()) {
@@ -330,7 +331,10 @@ export function buildRace(input) {
   for (const g of groups.values()) {
     const ms = groupMarks.get(g);
     const firstPay = ms.find((m) => m.kind === 'paid');
-    const firstClaim = ms.find((m) => m.kind === 'claim' || m.kind === 'takeover');
+    // An attempt that crashed or threw wins nothing by its claim: its
+    // claim settled no one's transfer.
+    const fell = new Set(ms.filter((m) => m.kind === 'crashed' || m.kind === 'error').map((m) => m.lane));
+    const firstClaim = ms.find((m) => (m.kind === 'claim' || m.kind === 'takeover') && !fell.has(m.lane));
     g.winner = (firstPay || firstClaim || {}).lane || null;
     if (keyRows === 'read') {
       readKeyRow(g, ms);

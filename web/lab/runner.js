@@ -1011,7 +1011,7 @@ function scenarios() {
       name: 'another-customers-key',
       attempts: [one('a1'), one('a2', { intent: 'i2', customer: 'cust-2', body: body('carol', 'bob', 50000) })],
     },
-    { name: 'crash-at-every-step', crash: 'a1', attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 1000 })] },
+    { name: 'crash-at-every-step', crash: 'a1', walkAll: true, attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 1000 })] },
     // The same crash, and the client's retry ten minutes later: a claim
     // left by a dead attempt is taken over once its lease has run out (or
     // stays in progress), and a takeover after the payment pays again
@@ -1019,7 +1019,7 @@ function scenarios() {
     {
       name: 'crash-then-late-retry',
       crash: 'a1',
-      seekNotes: true,
+      walkAll: true,
       attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 })],
     },
     {
@@ -1220,11 +1220,12 @@ function beat(tried) {
 async function exploreScenario(scenario, o, counter) {
   let noted = null;
   let found = null;
+  const perRule = {};
   for (let p = 0; p <= o.maxPreemptions; p++) {
     let best = null;
     let prefix = [];
     for (;;) {
-      if (counter.tried >= o.maxSchedules) return { best: found || best, exhausted: false, noted };
+      if (counter.tried >= o.maxSchedules) return { best: found || best, exhausted: false, noted, perRule };
       const { run, decisions } = await runSchedule(
         scenario,
         (options, i, decisions) => {
@@ -1240,20 +1241,30 @@ async function exploreScenario(scenario, o, counter) {
       counter.tried++;
       beat(counter.tried);
       const verdict = preemptions(decisions) <= p ? run.judge(true) : { ok: true };
-      if (!verdict.ok && !found && (!best || run.steps < best.steps))
+      if (!verdict.ok && (!found || scenario.walkAll) && (!best || run.steps < best.steps))
         best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
+      if (!verdict.ok && (!found || scenario.walkAll)) byRule(perRule, verdict.broken, decisions, run.steps);
       if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
-      if (found && noted) break;
+      if (found && noted && !scenario.walkAll) break;
       prefix = nextPrefix(decisions, p);
       if (!prefix) break;
     }
-    if (best && !found) found = best;
-    // A scenario that seeks notes (a claim never settled: the crash must
-    // come after the claim, a preemption or more) goes on walking, for a
-    // note alone, once it broke.
-    if (found && (noted || !scenario.seekNotes)) return { best: found, exhausted: true, noted };
+    if (best && (!found || best.steps < found.steps)) found = best;
+    // A crash scenario walks every level, once it broke, for the rules
+    // and the note (a claim never settled) that only a crash after the
+    // claim shows: a preemption or more. Its orders are few.
+    if (found && !scenario.walkAll) return { best: found, exhausted: true, noted, perRule };
   }
-  return { best: found, exhausted: true, noted };
+  return { best: found, exhausted: true, noted, perRule };
+}
+
+// byRule keeps, for each rule a schedule broke, the shortest schedule
+// that broke it: the shortest break of a scenario may keep a rule that a
+// longer order breaks (a crash before the claim, or after the transfer).
+function byRule(perRule, broken, decisions, steps) {
+  for (const name of broken || []) {
+    if (!perRule[name] || steps < perRule[name].steps) perRule[name] = { schedule: stepsOf(decisions), steps };
+  }
 }
 
 // nextPrefix is the next schedule of the depth-first walk: the deepest
@@ -1304,6 +1315,7 @@ async function exploreRandom(scenario, o, counter) {
   const rnd = mulberry32(o.seed);
   let best = null;
   let noted = null;
+  const perRule = {};
   const n = scenario.randomSchedules ? Math.min(o.randomSchedules, scenario.randomSchedules) : o.randomSchedules;
   for (let i = 0; i < n && counter.tried < o.maxSchedules; i++) {
     const { run, decisions } = await runSchedule(scenario, (options) => options[Math.floor(rnd() * options.length)], o.bound, false);
@@ -1311,9 +1323,10 @@ async function exploreRandom(scenario, o, counter) {
     beat(counter.tried);
     const verdict = run.judge(true);
     if (!verdict.ok && (!best || run.steps < best.steps)) best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
+    if (!verdict.ok) byRule(perRule, verdict.broken, decisions, run.steps);
     if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
   }
-  return { best, exhausted: true, noted };
+  return { best, exhausted: true, noted, perRule };
 }
 
 const EXPLORE_DEFAULTS = { bound: 40, maxPreemptions: 3, maxSchedules: 20000, randomSchedules: 200, seed: 1, only: null };
@@ -1335,7 +1348,7 @@ async function explore(options) {
   for (const sc of scenarios()) {
     if (o.only && !o.only.includes(sc.name)) continue;
     const before = counter.tried;
-    const { best, noted } = sc.random ? await exploreRandom(sc, o, counter) : await exploreScenario(sc, o, counter);
+    const { best, noted, perRule } = sc.random ? await exploreRandom(sc, o, counter) : await exploreScenario(sc, o, counter);
     perScenario.push({ name: sc.name, tried: counter.tried - before, broke: !!best, noted: !!noted });
     // A held scenario is replayed once, in the noted order if any: for
     // its notes' words, and for what its attempts were answered (the
@@ -1353,6 +1366,16 @@ async function explore(options) {
     }
     if (best) {
       const replay = await replaySchedule(sc, best.schedule, o.bound);
+      // A rule the shortest order kept, broken by another order: that
+      // order is replayed for the violations, whose causes say which
+      // rung fixes it.
+      const kept = new Set(((replay.verdict.report && replay.verdict.report.rules) || []).filter((r) => r.ok).map((r) => r.rule.name));
+      for (const [name, found] of Object.entries(perRule || {})) {
+        if (!kept.has(name)) continue;
+        const other = await replaySchedule(sc, found.schedule, o.bound);
+        const rule = ((other.verdict.report && other.verdict.report.rules) || []).find((r) => r.rule.name === name);
+        found.violations = (rule && rule.violations) || [];
+      }
       return {
         broke: true,
         scenario: sc.name,
@@ -1366,6 +1389,9 @@ async function explore(options) {
         verdict: replay.verdict,
         attempts: replay.attempts,
         notes,
+        // Every rule an order of the scenario broke (at the walk's first
+        // level that broke one), with the shortest order that broke it.
+        perRule,
       };
     }
   }
