@@ -1,0 +1,280 @@
+package server_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/lab"
+	"idemlab/lab/handlers"
+)
+
+// withoutTakeover is a shipped handler whose claim of a dead attempt is
+// never taken over: the UPDATE that would take it over (in replace) is
+// made to match no row.
+func withoutTakeover(t *testing.T, name, replace string) string {
+	t.Helper()
+	src, err := handlers.Source(name)
+	require.NoError(t, err)
+	require.Contains(t, string(src), replace)
+	return strings.Replace(string(src), replace, replace+" AND 0", 1)
+}
+
+// TestLabPageSaysAClaimIsNeverSettled: a handler that never takes over a
+// claim whose attempt crashed breaks no rule (nothing moves, nothing is
+// said wrong), but the retry ten minutes after the crash is still told
+// 409, for ever. The grade notes it with its cause and fix: at the
+// in-progress rung it is left for scoped, whose lease settles it; at the
+// scoped rung it keeps the rung from being done. The noted order plays on
+// the bench, and the bench's verdict notes it too.
+func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	row := `#lab-grade tr[data-scenario=crash-then-late-retry]`
+
+	goToRung(t, ctx, "in-progress")
+	setLabFile(t, ctx, withoutTakeover(t, "in-progress", "WHERE idem_key = ? AND created_at < ?"))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"), "nothing the in-progress rung asks for broke: %s", text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for rung 6 (scoped) too: a claim a crash left is never settled")
+	assert.Equal(t, "true", attr(t, ctx, row, "data-expected"), "what broke there (rule 7: a retention of 300 s) is a later rung's")
+	assert.Equal(t, "0", attr(t, ctx, row, "data-notes-asked"), "a later rung's")
+	assert.Contains(t, text(t, ctx, row), "Never settled: a1 crashed and never answered; the retry a2, sent 10 minutes later, was answered 409")
+	assert.Contains(t, text(t, ctx, row), "expected at this rung: rung 6 (scoped) fixes it")
+	assert.Contains(t, text(t, ctx, row), "What to change: give each claim a lease")
+	assert.Equal(t, "claim-never-settled", attr(t, ctx, row+" .lab-cause[data-note]", "data-cause"))
+
+	// The scoped reference without its lease: every rule holds, and the
+	// rung is not done.
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, withoutTakeover(t, "scoped", "AND fingerprint = ? AND claimed_at < ?"))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	assert.Equal(t, "1", attr(t, ctx, "#lab-grade", "data-notes-asked"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scoped), is not done yet: a claim a crash left is never settled, in: “a crash at any step, then a retry ten minutes later”")
+	assert.Equal(t, "1", attr(t, ctx, row, "data-notes-asked"))
+	assert.Contains(t, text(t, ctx, row), "no rule broke in")
+	assert.Contains(t, text(t, ctx, row), "but an intent is never settled")
+	assert.Contains(t, text(t, ctx, row), "rung 6 (scoped) asks for it: this rung is not done")
+	// Played, the noted order ends with a2 told 409, and the verdict says why.
+	act(t, ctx, row+` button`)
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-end`), "409")
+	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-verdict .lab-note`, "data-cause"))
+
+	// The explorer, asked about that scenario, says so too.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-late-retry"))
+	act(t, ctx, `#btn-lab-explore`)
+	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"))
+	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scoped)) is not done: it asks that a claim a crash left be settled")
+	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
+}
+
+// TestLabPageGradeSaysEveryRuleAScenarioBroke: the grade's row names every
+// rule an order of the scenario broke, not only the shortest order's. On
+// rung 2 a crash after the claim and before the transfer breaks rule 4 (a
+// completion with no transfer: the retry is told "already processed"),
+// and a crash after the answer was stored breaks rule 3 (a generic answer
+// where the first was owed). The row names both, each with its order to
+// play, and the bench then shows that rule broken.
+func TestLabPageGradeSaysEveryRuleAScenarioBroke(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	goToRung(t, ctx, "unique")
+	useHandler(t, ctx, "unique")
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=crash-at-every-step]`
+	assert.Contains(t, text(t, ctx, row), "broke 4. a key that reports completion has its transfer")
+	also := row + ` .lab-also[data-rule=replay-is-byte-identical]`
+	require.Equal(t, 1, countIn(t, ctx, also), "rule 3, which the shortest order kept, is named: %s", text(t, ctx, row))
+	assert.Equal(t, "true", attr(t, ctx, also, "data-expected"), "the replay rung fixes it")
+	assert.Contains(t, text(t, ctx, also), "Another order broke 3.")
+	assert.Subset(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), []string{"3", "4"})
+	act(t, ctx, also+` button`)
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=replay-is-byte-identical]`, "data-ok"), "played, the order breaks rule 3")
+}
+
+// TestLabPageGradesEveryHandler puts every reference and mistake handler
+// in the page's editor and presses "Check every scenario", as a student
+// would: the rules the page shows broken are what idemlab grade finds
+// (the rung's table in docs/lab-contract.md, the mistake's own rules), as
+// the browser can see them (graderView), and every cause the page names
+// is one the grader names. Graded on its own rung, each rung's handler
+// passes that rung (what it still breaks is a later rung's); each mistake,
+// made on the top rung, does not pass it.
+func TestLabPageGradesEveryHandler(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	names := map[string]string{}
+	for _, r := range lab.Rules() {
+		names[strconv.Itoa(r.N)] = r.Name
+	}
+	grade := func(name, rung string) (map[string]bool, []string) {
+		t.Helper()
+		if attr(t, ctx, "body", "data-rung") != rung {
+			goToRung(t, ctx, rung)
+		}
+		useHandler(t, ctx, name)
+		act(t, ctx, `#btn-lab-grade`)
+		require.Equal(t, rung, attr(t, ctx, "#lab-grade", "data-rung"))
+		// The grader cannot crash an endpoint: a crash's retry ten
+		// minutes later that finds the key past a short retention and pays
+		// again (rules 1 and 8, caused by the retention) is the browser's
+		// alone; the grader judges that retention as rule 7.
+		rows := eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => [r.dataset.scenario, r.dataset.ruleCauses || '']))`)
+		broken := map[string]bool{}
+		for sc, rules := range rows {
+			for _, nc := range strings.Split(rules, ",") {
+				n, cause, _ := strings.Cut(nc, ":")
+				if n == "" || strings.HasPrefix(sc, "crash-") && cause == lab.CauseShortRetention && n != "7" {
+					continue
+				}
+				broken[names[n]] = true
+			}
+		}
+		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause:not([data-note])')].map((e) => e.dataset.cause))]`)
+		return broken, causes
+	}
+	for _, name := range handlers.Rungs() {
+		broken, causes := grade(name, name)
+		assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s passes its own rung: %s", name, text(t, ctx, "#lab-grade .lab-rung-sum"))
+		assert.Zero(t, countIn(t, ctx, `#lab-grade tr[data-expected=false]`), "%s: every break is a later rung's", name)
+		if name == "unique" {
+			// Said plainly, with what the next rung adds and a way there.
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 2 (unique), is done")
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for the later rungs (broken, or rule 7 unknown): rules 1, 2, 3")
+			// Rule 1 breaks there only when the retry ten minutes after a
+			// crash finds the key past its 300 s retention: the scoped
+			// rung's business.
+			assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=crash-then-late-retry]`), "keep keys for longer than the clients retry")
+			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-next"), "Next, rung 3 (fingerprint): Tell a retry from a different request")
+			assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`, "data-expected"))
+			assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`), "expected at this rung")
+			run(t, ctx, click("#btn-lab-next-rung"), waitJS(`document.body.dataset.rung === 'fingerprint'`))
+			assert.Equal(t, "rung-title", eval[string](t, ctx, `document.activeElement.id`))
+		}
+		assert.Equal(t, sorted(handlers.RungBreaks(name)), nonNil(graderView(t, name, broken)), "%s: the page's grade against the grader's", name)
+		assert.Equal(t, name == "naive", broken[ruleOneCharge], "%s: rule 8", name)
+		t.Logf("%s: %v, causes %v", name, sorted(mapKeys(broken)), causes)
+	}
+	for _, m := range handlers.Mistakes() {
+		broken, causes := grade(m.Name, m.From)
+		assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s does not pass %s: %s", m.Name, m.From, text(t, ctx, "#lab-grade .lab-rung-sum"))
+		assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scoped), is not done yet", m.Name)
+		got := graderView(t, m.Name, broken)
+		assert.Subset(t, got, m.Breaks, "%s: the grader's every-time break is shown", m.Name)
+		assert.Subset(t, append(slices.Clone(m.Breaks), m.MayAlsoBreak...), got, "%s: nothing the grader does not blame", m.Name)
+		assert.Subset(t, m.Causes, causes, "%s: the page names no cause the grader does not", m.Name)
+		t.Logf("%s: %v, causes %v", m.Name, got, causes)
+	}
+}
+
+func mapKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestLabPageExplorerSearchesTheChosenScenarioFirst: the explorer searches
+// the scenario chosen in the menu, then the others, and says which it
+// searched; what it finds is said against the rung the student is on (a
+// rule a later rung fixes is expected to break here), and rule 7 is
+// unknown while the file publishes no retention.
+func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	scenarios := eval[int](t, ctx, `document.getElementById('lab-scenario').options.length`)
+
+	// The naive handler pays the corrected amount: found where the student
+	// looked, not in the first scenario of the list.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-searched"), "no other scenario was needed")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "“a corrected amount under the same key”, the scenario you chose")
+	// On the first rung every break is the later rungs' business.
+	assert.Equal(t, "true", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
+	assert.Equal(t, "true", attr(t, ctx, `#lab-found li[data-rule=different-request-never-succeeds]`, "data-expected"))
+	// The naive handler never looks at the key (the checker's key-ignored):
+	// the key's claim, rung 2, is the first fix.
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=different-request-never-succeeds]`), "expected at this rung: rung 2 (unique) fixes it")
+	// The naive handler publishes no retention: rule 7 is unknown, not held.
+	assert.Equal(t, "unknown", attr(t, ctx, `#lab-found li[data-rule=retention-outlasts-retries]`, "data-ok"))
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=retention-outlasts-retries]`), "⚠ 7.")
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=retention-outlasts-retries]`), "publishes no retentionSeconds")
+
+	// A scenario the naive handler holds: the explorer says so, then
+	// searches the others.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "malformed-keys"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "No break in “keys the contract refuses")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "Searching the other scenarios")
+	assert.NotEqual(t, "malformed-keys", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.True(t, strings.HasPrefix(attr(t, ctx, "#lab-found", "data-searched"), "malformed-keys,"), attr(t, ctx, "#lab-found", "data-searched"))
+
+	// On the second rung, the naive handler's double payment is what the
+	// rung asks for: not done.
+	goToRung(t, ctx, "unique")
+	useHandler(t, ctx, "naive")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
+	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique) asks for it")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "not done")
+
+	// The unique rung's own handler there: what still breaks is a later
+	// rung's, said as expected, not as this rung's failure.
+	useHandler(t, ctx, "unique")
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Equal(t, "true", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"), text(t, ctx, "#lab-found"))
+	assert.Zero(t, countIn(t, ctx, `#lab-found li.fail`), text(t, ctx, "#lab-found"))
+	assert.NotZero(t, countIn(t, ctx, `#lab-found li.expected`))
+
+	// The top rung's handler breaks nothing anywhere: every scenario was
+	// searched, and the words say so.
+	useHandler(t, ctx, "scoped")
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "held", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "in any of the "+strconv.Itoa(scenarios)+" scenarios (“two identical requests at the same moment” first)")
+	assert.Len(t, strings.Split(attr(t, ctx, "#lab-found", "data-searched"), ","), scenarios)
+}
+
+// TestLabGradeFitsAPhone: on a phone (390×844) the grade of every
+// scenario stays inside the screen, its "Play it" buttons included: the
+// rows stack rather than run off to the right.
+func TestLabGradeFitsAPhone(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	for _, lang := range []string{"en", "ko"} {
+		t.Run(lang, func(t *testing.T) {
+			ctx := labTab(t, ts.URL, "?lang="+lang)
+			run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+			labRunnerReady(t, ctx)
+			act(t, ctx, `#btn-lab-grade`)
+			require.Positive(t, countIn(t, ctx, `#lab-grade tr[data-broke="true"] button`), "naive breaks rules: each broken row has its button")
+			assert.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 390, "the page does not scroll sideways: %v",
+				eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('svg'))
+					.slice(0, 8).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`))
+			out := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-grade th, #lab-grade td, #lab-grade button')]
+				.filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > 390.5).map((e) => e.tagName + ': ' + e.textContent.slice(0, 40))`)
+			assert.Empty(t, out, "grade cells and buttons past the screen's right edge")
+		})
+	}
+}

@@ -1,0 +1,449 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"idemlab/lab"
+	"idemlab/lab/handlers"
+)
+
+// act clicks a button of the lab's race panel and waits until the action
+// it started has ended.
+func act(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	acts := attr(t, ctx, "body", "data-lab-acts")
+	run(t, ctx, click(sel))
+	if err := chromedp.Do(ctx, waitJS(`document.body.dataset.labActs !== `+quoteJS(acts))); err != nil {
+		// Say what the page shows, so that a failure names its cause: a
+		// click that went elsewhere leaves the panel idle, a runner that
+		// hangs leaves it busy.
+		t.Fatalf("%s: %v; the panel: start button disabled %v, run status %q, runner %s, focus on %s",
+			sel, err, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`),
+			text(t, ctx, "#lab-run-status"), attr(t, ctx, "body", "data-runner"),
+			eval[string](t, ctx, `document.activeElement ? document.activeElement.outerHTML.slice(0, 120) : 'nothing'`))
+	}
+}
+
+// stepAll presses the first "Run …'s step" button until every attempt
+// has ended.
+func stepAll(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for i := 0; attr(t, ctx, "body", "data-lab-done") != "true"; i++ {
+		require.Less(t, i, 200, "the scenario must end")
+		act(t, ctx, `#lab-lanes .lab-lane button.primary`)
+	}
+}
+
+// TestLabPageRacesTheStudentsHandler puts the naive handler on the bench
+// from the lab page, steps two simultaneous retries by hand until both
+// paid (the checker says rule 1 broke), lets the explorer find the
+// shortest breaking order and plays it back, shows an exception at its
+// line in the editor, and stops a handler that never yields.
+func TestLabPageRacesTheStudentsHandler(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-start`)
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`))
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
+	stepAll(t, ctx)
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
+	// One verdict, under its heading; the status line only says the run
+	// has ended.
+	assert.Equal(t, 1, strings.Count(strings.ToLower(text(t, ctx, "section.lab-race")), "checker’s verdict"), text(t, ctx, "#lab-run-status"))
+	// The naive handler publishes no retention: rule 7 is unknown, as the
+	// grade says it, not held.
+	assert.Equal(t, "unknown", attr(t, ctx, `#lab-verdict li[data-rule=retention-outlasts-retries]`, "data-ok"))
+	// Read as text, the answer's words and its body do not run together.
+	for _, a := range []string{"a1", "a2"} {
+		card := eval[string](t, ctx, `document.querySelector('#lab-lanes .lab-lane[data-attempt=`+a+`]').textContent`)
+		assert.NotRegexp(t, `\S\{"`, card, "%s's card read as text", a)
+		assert.Contains(t, card, "answered 201 ", "%s's card read as text", a)
+	}
+	verdict := eval[string](t, ctx, `document.getElementById('lab-verdict').textContent`)
+	assert.NotRegexp(t, `(holds|broken)\S`, verdict, "a rule's words and the message under them, read as text")
+	// The lessons' race view draws the run: a row per attempt, the second
+	// payment on the row of the attempt that made it, the rule's bracket.
+	assert.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg [data-row=attempt]').length`))
+	assert.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll('#lab-race-view svg .mark[data-mark=paid-again]').length`))
+	assert.NotEmpty(t, eval[string](t, ctx, `(document.querySelector('#lab-race-view svg [data-violation=one-transfer-per-intent]') || {}).outerHTML || ''`))
+	// Each bracket is labelled with its rule's number, as the verdict's
+	// list numbers it (rules 1, 3 and 8 here: not ✘1 ✘2 ✘3).
+	bad, brackets := bracketProblems(t, ctx, "#lab-race-view")
+	assert.Empty(t, bad)
+	assert.Equal(t, countIn(t, ctx, `#lab-verdict li[data-ok=false]`), brackets, "a bracket a broken rule")
+	// Both were charged, and both transfers are in the ledger: the
+	// processor's row stays all the same.
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=processor]`), "the processor's row stays once it has charged")
+	// One legend entry a sign: the ledger's ■ is the attempt's ■.
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-legend-item=money] .lg-money:not(.again)`))
+	assert.Zero(t, countIn(t, ctx, `#lab-race-view svg [data-legend-item=markpaid]`), "the payment's mark is told once, with the ledger's")
+	assert.Contains(t, eval[string](t, ctx, labLegend), "for the same intent", "the lab's race view says intent, as its verdict does")
+	assert.NotContains(t, eval[string](t, ctx, labLegend), "wish")
+
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "schedules")
+	// The explorer's find replaces the bench's run: one result at a time.
+	assert.Zero(t, countIn(t, ctx, "#lab-lanes .lab-lane"), "the older bench's cards are gone")
+	assert.Zero(t, countIn(t, ctx, "#lab-verdict li"), "and its verdict")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-race-view').hidden`))
+	rule := attr(t, ctx, "#lab-found", "data-rule")
+	act(t, ctx, `#btn-lab-replay`)
+	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=`+rule+`]`, "data-ok"),
+		"the order played back breaks the rule the explorer named")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-found').hidden`), "the bench's verdict replaces the explorer's list")
+
+	// Every scenario explored on its own: the naive handler pays twice, so
+	// the rung to work on is the key's claim.
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "1")
+	assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-broke"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "unique")
+	// The first rung asks nothing: it is done, and every rule still broken
+	// is the later rungs' (rule 7 among them, unknown).
+	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for the later rungs (broken, or rule 7 unknown): rules 1, 2, 3, 7, 8.")
+	// What to change, as idemlab grade says it (the checker in Go): rule
+	// 1's fix, since two identical payments tell no finer cause.
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), lab.RuleFix(lab.RuleOneTransfer.Name))
+	// The malformed keys break no rule (each its own transfer) but are
+	// not the contract's answers: the row says so, one line a key.
+	assert.Equal(t, "false", attr(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`, "data-broke"))
+	assert.Equal(t, "7", attr(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`, "data-notes"))
+	assert.Equal(t, 7, countIn(t, ctx, `#lab-grade tr[data-scenario=malformed-keys] .lab-note`))
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`), "the contract says 400")
+	assert.Zero(t, countIn(t, ctx, "#lab-lanes .lab-lane"), "the grade replaces the bench's run")
+	// A row played back keeps the grade (the list it was played from).
+	act(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] button`)
+	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.False(t, eval[bool](t, ctx, `document.getElementById('lab-grade').hidden`))
+	// Start clears it.
+	act(t, ctx, `#btn-lab-start`)
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-grade').hidden`), "a new run on the bench clears the grade")
+
+	// The shipped scoped handler holds in every scenario.
+	setLabFile(t, ctx, scopedHandler(t))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
+	assert.NotContains(t, eval[string](t, ctx, `document.getElementById('lab-grade').textContent`), "null")
+	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note`), "scoped answers as the contract says")
+	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-unknown"), "scoped publishes its retention")
+	assert.NotContains(t, text(t, ctx, "#lab-grade"), "null", "nothing missing is written out")
+	// A held scenario says what its attempts were answered: the progress
+	// a rule cannot show (the corrected amount refused 422, the late
+	// retry after a crash paid once and answered 201).
+	assert.Equal(t, "Answered, in one order: a1 201 · a2 422", text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount] .lab-answers`))
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=day] .lab-answers`), "201 ×")
+
+	// Without a published retention, rule 7 is unknown, as idemlab grade
+	// says it: the top rung's words are not given.
+	unpublished := strings.Replace(strings.Replace(scopedHandler(t), "const retentionSeconds = 86400;", "const keepFor = 86400;", 1),
+		"retentionSeconds * 1000", "keepFor * 1000", 1)
+	require.NotContains(t, unpublished, "retentionSeconds =")
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`import('./lab-file.js').then((m) => {
+		document.getElementById('handler-box').editor.setText(m.split(`+quoteJS(unpublished)+`).handler);
+	})`, chromedp.EvalAwaitPromise))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "", attr(t, ctx, "#lab-grade", "data-broken"), text(t, ctx, "#lab-grade"))
+	assert.Equal(t, "7", attr(t, ctx, "#lab-grade", "data-unknown"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-unknown"), "publishes no retentionSeconds")
+	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "top rung")
+
+	// An exception ends its attempt and is marked at its line.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  throw new Error("boom");\n}\n')`))
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`), "line 3")
+	run(t, ctx, waitJS(`!!document.querySelector('#handler-box .cm-lint-marker-error')`))
+
+	// A handler that never reaches its next step is stopped; the page
+	// answers on.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  while (true) {}\n}\n')`))
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped"), text(t, ctx, "#lab-run-status"))
+	assert.False(t, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`), "the page answers after the stop")
+}
+
+// scopedHandler is the shipped scoped handler file.
+func scopedHandler(t *testing.T) string {
+	t.Helper()
+	src, err := handlers.Source("scoped")
+	require.NoError(t, err)
+	return string(src)
+}
+
+// TestLabPageByKeyboard plays a scenario from the keyboard: Enter on Start,
+// then Enter on an attempt's step again and again. The focus stays
+// on a step button after every step (the cards are drawn anew), ← and →
+// go from one attempt's step to the other's, and once every attempt has
+// ended the focus is on the verdict, where another Enter starts nothing
+// over. An attempt that waits for the write lock has a step that says so
+// and runs nothing.
+func TestLabPageByKeyboard(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	press := func() {
+		acts := attr(t, ctx, "body", "data-lab-acts")
+		run(t, ctx, chromedp.KeyEvent(kb.Enter), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
+	}
+	focused := func() string {
+		return eval[string](t, ctx, `document.activeElement.dataset.focus || document.activeElement.id || document.activeElement.tagName`)
+	}
+	run(t, ctx, focus(`#btn-lab-start`))
+	press()
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "btn-lab-start", focused(), "the focus stays on Start")
+
+	// One key from one attempt's step to the other's, both ways round.
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`), chromedp.KeyEvent(kb.ArrowRight))
+	assert.Equal(t, "a2:step", focused(), "→ goes to the next attempt's step")
+	run(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+	assert.Equal(t, "a1:step", focused(), "→ from the last attempt goes round to the first")
+	run(t, ctx, chromedp.KeyEvent(kb.ArrowLeft))
+	assert.Equal(t, "a2:step", focused(), "← goes back")
+
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`))
+	for i := 0; attr(t, ctx, "body", "data-lab-done") != "true"; i++ {
+		require.Less(t, i, 200, "the scenario must end")
+		require.True(t, strings.HasSuffix(focused(), ":step"), "focus after %d steps: %s", i, focused())
+		press()
+	}
+	assert.Equal(t, "lab-verdict-title", focused(), "once every attempt has ended, the focus is on the verdict")
+	assert.Equal(t, "-1", attr(t, ctx, "#lab-verdict-title", "tabindex"))
+	assert.NotZero(t, countIn(t, ctx, `#lab-verdict li[data-rule]`))
+	// Enter on the verdict starts nothing: the verdict stays.
+	steps := attr(t, ctx, "body", "data-lab-steps")
+	acts := attr(t, ctx, "body", "data-lab-acts")
+	run(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.Sleep(300*time.Millisecond))
+	assert.Equal(t, acts, attr(t, ctx, "body", "data-lab-acts"), "Enter on the verdict runs no action")
+	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.Equal(t, steps, attr(t, ctx, "body", "data-lab-steps"))
+	assert.NotZero(t, countIn(t, ctx, `#lab-verdict li[data-rule]`), "the verdict is still there")
+	// The page after a run (the cards, the race view, the verdict) is
+	// accessible in both themes.
+	script := axeScript(t)
+	for _, theme := range []string{"light", "dark"} {
+		run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = '`+theme+`'`))
+		if v := axeViolations(t, ctx, script); len(v) > 0 {
+			t.Errorf("the lab page after a run, %s theme: %d accessibility violations:\n%s", theme, len(v), strings.Join(v, "\n"))
+		}
+	}
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = 'light'`))
+
+	// a1 opens its transaction (the naive handler's BEGIN IMMEDIATE); a2
+	// then asks for the lock and waits. Its step says so, names the
+	// holder, and a press runs nothing.
+	run(t, ctx, focus(`#btn-lab-start`))
+	press()
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`))
+	for i := 0; attr(t, ctx, "#lab-lanes", "data-holder") != "a1"; i++ {
+		require.Less(t, i, 40, "a1 must open a transaction")
+		press()
+	}
+	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a2] button.primary`))
+	for i := 0; countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-wait`) == 0; i++ {
+		require.Less(t, i, 40, "a2 must come to wait for the lock")
+		press()
+	}
+	step := `#lab-lanes .lab-lane[data-attempt=a2] button.primary`
+	assert.Equal(t, "true", attr(t, ctx, step, "aria-disabled"), "a waiting attempt's step does not act")
+	assert.Contains(t, text(t, ctx, step), "waits")
+	assert.Equal(t, "lab-wait-a2", attr(t, ctx, step, "aria-describedby"))
+	assert.Contains(t, text(t, ctx, "#lab-wait-a2"), "a1 holds it")
+	assert.Equal(t, "a2:step", focused(), "the focus stays on the waiting step")
+	steps = attr(t, ctx, "body", "data-lab-steps")
+	trace := countIn(t, ctx, "#lab-trace li")
+	press()
+	assert.Equal(t, steps, attr(t, ctx, "body", "data-lab-steps"), "a press on a waiting step runs nothing")
+	assert.Equal(t, trace, countIn(t, ctx, "#lab-trace li"), "and records no other wait")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "nothing ran")
+}
+
+// keySeg is one segment of a key's row in the lab's race view.
+type keySeg struct {
+	State  string `json:"state"`
+	Owner  string `json:"owner"`
+	Value  string `json:"value"`
+	Stored string `json:"stored"`
+	Text   string `json:"text"`
+}
+
+// keySegs are the segments of the key rows the lab's race view draws, in
+// order.
+func keySegs(t *testing.T, ctx context.Context) []keySeg {
+	t.Helper()
+	return eval[[]keySeg](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=db] [data-db-state]')].map((g) => ({
+		state: g.dataset.dbState, owner: g.dataset.owner, value: g.dataset.value ?? '', stored: g.dataset.stored ?? '',
+		text: g.querySelector('title').textContent }))`)
+}
+
+// labLegend is the words of the lab's race view's legend.
+const labLegend = `[...document.querySelectorAll('#lab-race-view svg [data-legend] .legend-item')].map((g) => g.textContent).join(' | ')`
+
+// onBench puts a scenario of the lab's on the bench.
+func onBench(t *testing.T, ctx context.Context, scenario string) {
+	t.Helper()
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, scenario))
+	act(t, ctx, `#btn-lab-start`)
+}
+
+// stepUntilNext steps attempt id until its next call is op (db.begin,
+// pay), as the race view's mark of what comes next says it.
+func stepUntilNext(t *testing.T, ctx context.Context, id, op string) {
+	t.Helper()
+	card := `#lab-lanes .lab-lane[data-attempt=` + id + `]`
+	next := `#lab-race-view svg .mark[data-mark=next][data-lane=` + id + `]`
+	for i := 0; attr(t, ctx, next, "data-phase") != op; i++ {
+		require.Less(t, i, 40, "%s never comes to %s: %s", id, op, text(t, ctx, card))
+		act(t, ctx, card+` button[data-focus="`+id+`:step"]`)
+	}
+}
+
+// TestLabPageRaceKeyRowIsTheTables: the lab's race view draws each key's
+// row as the student's own tables hold it, committed, after each step,
+// never as the SQL's words suggest. A key table without a status column
+// never shows in_progress or a stored answer; one with a state column
+// shows its values in order, with the attempt whose step wrote each: a
+// claim, a crash that leaves it in_progress, another attempt's takeover
+// and completion, a claim deleted again. The winner is the attempt whose
+// transfer is first in the ledger, and the legend says so. The answers
+// are the handler's: a status as a number, never idemlab's words for it,
+// and the body as sent, in English and in Korean.
+func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	unique, err := handlers.Source("unique")
+	require.NoError(t, err)
+	require.NotContains(t, string(unique), "state ", "the unique rung's key table has no state column")
+	for _, lang := range []string{"en", "ko"} {
+		ctx := labTab(t, ts.URL, "?lang="+lang)
+		labRunnerReady(t, ctx)
+		setLabFile(t, ctx, string(unique))
+		onBench(t, ctx, "simultaneous-retries")
+		stepAll(t, ctx)
+		assert.Equal(t, []keySeg{{State: "recorded", Owner: "a1", Text: map[string]string{"en": "row written · a1", "ko": "행 기록됨 · a1"}[lang]}},
+			keySegs(t, ctx), "%s: one row written, by a1's INSERT; a2's INSERT was refused", lang)
+		db := svgText(t, ctx, `#lab-race-view svg [data-row=db]`)
+		assert.NotContains(t, db, "in_progress", lang)
+		assert.NotContains(t, db, "completed", lang)
+		legend := eval[string](t, ctx, labLegend)
+		assert.NotContains(t, legend, "in_progress", lang)
+		assert.NotContains(t, legend, map[string]string{"en": "answer stored", "ko": "응답 저장됨"}[lang], lang)
+		// a2 was answered 200 with the unique rung's own body: said as a
+		// number, the body in the answer's title byte for byte.
+		answer := `#lab-race-view svg [data-row=attempt][data-lane=a2] .answer`
+		assert.Equal(t, map[string]string{"en": "✉ answered 200", "ko": "✉ 응답 200"}[lang],
+			eval[string](t, ctx, `[...document.querySelector(`+quoteJS(answer)+`).childNodes].filter((n) => n.nodeName !== 'title').map((n) => n.textContent).join(' ')`))
+		body := eval[string](t, ctx, `document.querySelector('#lab-lanes .lab-lane[data-attempt=a2] .lab-answer').textContent`)
+		require.Contains(t, body, "already_processed")
+		assert.Equal(t, body, svgText(t, ctx, answer+" title"), lang)
+	}
+
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	// The scoped rung's key table says its state in "state", and stores
+	// the answer's status in "status". a1 claims and is charged, then
+	// crashes; a2, ten minutes later, takes the stale claim over, is
+	// answered the processor's first charge, and completes.
+	setLabFile(t, ctx, scopedHandler(t))
+	onBench(t, ctx, "crash-then-late-retry")
+	stepUntilNext(t, ctx, "a1", "db.begin")
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	// Crashed before its BEGIN: nothing was open to roll back, and the card
+	// does not say otherwise.
+	assert.Regexp(t, "no transaction open|트랜잭션은 없었음", text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`))
+	stepAll(t, ctx)
+	segs := keySegs(t, ctx)
+	assert.Equal(t, []keySeg{
+		{State: "in_progress", Owner: "a1", Value: "in_progress", Text: "in_progress · a1"},
+		{State: "in_progress", Owner: "a2", Value: "in_progress", Text: "in_progress · a2"},
+		{State: "completed", Owner: "a2", Value: "completed", Stored: "201", Text: "completed 201 · a2"},
+	}, segs, "a1's claim, left by its crash; a2's takeover; a2's completion with the answer's status")
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2] .mark[data-mark=takeover]`), "a2 took the key over")
+	assert.Equal(t, "true", attr(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2]`, "data-winner"),
+		"a2's transfer is the one in the ledger, though a1 was charged first")
+	legend := eval[string](t, ctx, labLegend)
+	assert.Contains(t, legend, "winner: its transfer is first in the ledger")
+	assert.Contains(t, legend, "the key row’s state is completed, and it stores the answer’s status")
+	// The axis counts the runner's steps, as the explorer does.
+	ticks := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg .axis .tick-label')].map((e) => e.textContent)`)
+	require.NotEmpty(t, ticks)
+	assert.Equal(t, attr(t, ctx, "body", "data-lab-steps"), ticks[len(ticks)-1], "the last step on the axis is the bench's")
+
+	// A claim the handler deletes again (its statement failed) leaves no
+	// row: each attempt's claim, then none. One ⚠ in the legend for the
+	// failed steps and the 500s.
+	setLabFile(t, ctx, "const schema = `CREATE TABLE claims (k TEXT PRIMARY KEY, status TEXT NOT NULL);`;\n\n"+
+		"async function transfer(req, db, pay) {\n"+
+		"  const key = lab.parseKey(req.key);\n"+
+		"  await db.run(\"INSERT INTO claims (k, status) VALUES (?, 'in_progress')\", key);\n"+
+		"  try {\n    await db.get('SELECT * FROM no_such_table');\n  } catch (e) {\n"+
+		"    await db.run('DELETE FROM claims WHERE k = ?', key);\n    throw e;\n  }\n}\n")
+	onBench(t, ctx, "simultaneous-retries")
+	stepAll(t, ctx)
+	segs = keySegs(t, ctx)
+	assert.Equal(t, []keySeg{
+		{State: "in_progress", Owner: "a1", Value: "in_progress", Text: "in_progress · a1"},
+		{State: "absent", Owner: "a1", Text: "no row · a1"},
+		{State: "in_progress", Owner: "a2", Value: "in_progress", Text: "in_progress · a2"},
+		{State: "absent", Owner: "a2", Text: "no row · a2"},
+	}, segs)
+	legend = eval[string](t, ctx, labLegend)
+	assert.Equal(t, 1, strings.Count(legend, "⚠"), legend)
+}
+
+// TestLabPageCardsSayWhatIsSent: each attempt's card says what it sends,
+// what it waits for before it is sent, the payment call as the handler
+// wrote it, and the answer's headers beside its body.
+func TestLabPageCardsSayWhatIsSent(t *testing.T) {
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	a1, a2 := `#lab-lanes .lab-lane[data-attempt=a1]`, `#lab-lanes .lab-lane[data-attempt=a2]`
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
+	act(t, ctx, `#btn-lab-start`)
+	assert.Equal(t, "new", attr(t, ctx, a2+" .lab-end", "data-end"))
+	assert.Equal(t, "not sent yet: it is sent once a1 has ended", text(t, ctx, a2+" .lab-end"), "a2 has not been sent, so it has not gone unanswered")
+	assert.Contains(t, text(t, ctx, a1+" .lab-req"), `"amount":200000`)
+	assert.Contains(t, text(t, ctx, a2+" .lab-req"), `"amount":300000`, "the corrected amount")
+	// A narrow card wraps the body between its members, never inside a
+	// number: a break after each comma, and none elsewhere.
+	assert.Equal(t, strings.Count(text(t, ctx, a1+" .lab-req code"), ","), countIn(t, ctx, a1+" .lab-req code wbr"))
+	assert.Positive(t, countIn(t, ctx, a1+" .lab-req code wbr"))
+	for i := 0; !strings.HasPrefix(text(t, ctx, a1+" .lab-sql"), "pay("); i++ {
+		require.Less(t, i, 40, "the naive handler calls pay")
+		act(t, ctx, a1+" button.primary")
+	}
+	assert.Equal(t, `pay({ from: "alice", to: "bob", amount: 200000 })`, text(t, ctx, a1+" .lab-sql"), "the call as the handler wrote it")
+
+	// The scoped handler replays the first answer to the retry, marked.
+	useHandler(t, ctx, "scoped")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "retry-after-lost-answer"))
+	act(t, ctx, `#btn-lab-start`)
+	for i := 0; !strings.HasPrefix(text(t, ctx, a1+" .lab-sql"), "pay("); i++ {
+		require.Less(t, i, 40, "the scoped handler calls pay")
+		act(t, ctx, a1+" button.primary")
+	}
+	assert.Regexp(t, `^pay\(\{ from: "alice", to: "bob", amount: 200000, key: ".+" \}\)$`, text(t, ctx, a1+" .lab-sql"), "the network's key, when given")
+	stepAll(t, ctx)
+	assert.Contains(t, text(t, ctx, a1+" .lab-headers"), "Content-Type: application/json")
+	assert.Contains(t, text(t, ctx, a2+" .lab-headers"), "Idempotent-Replayed: true")
+	assert.Equal(t, text(t, ctx, a1+" .lab-answer"), text(t, ctx, a2+" .lab-answer"), "byte for byte")
+}
