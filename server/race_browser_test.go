@@ -31,6 +31,13 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"]`), "one payment again")
 	assert.Equal(t, "A2", attr(t, ctx, `#race [data-row="attempt"] [data-mark="paid-again"]`, "data-lane"))
 	assert.Contains(t, svgText(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again-text"]`), "paid again: 45,000 won")
+	// The ledger's words of the payment again stand under its block, not
+	// at the row's left edge, and say what it left: the balances after.
+	ledgerAgain := `#race [data-row="ledger"] [data-mark="paid-again-text"]`
+	assert.Contains(t, svgText(t, ctx, ledgerAgain), "· after: ")
+	gap := eval[float64](t, ctx, `(() => { const b = document.querySelector('#race [data-row="ledger"] [data-mark="paid-again"] rect').getBoundingClientRect();
+		const x = document.querySelector('`+ledgerAgain+`').getBoundingClientRect(); return x.left <= b.right && x.right >= b.left ? 0 : Math.min(Math.abs(x.left - b.right), Math.abs(b.left - x.right)); })()`)
+	assert.Zero(t, gap, "the words span their block's x")
 	assert.Equal(t, "A1", eval[string](t, ctx, `document.querySelector('#race [data-row="attempt"]').dataset.lane`), "the winner's row comes first")
 	assert.Equal(t, "true", attr(t, ctx, `#race [data-row="attempt"][data-lane="A1"]`, "data-winner"))
 	assert.Equal(t, "A1,A2", attr(t, ctx, `#race [data-violation="one-transfer-per-intent"]`, "data-lanes"))

@@ -797,6 +797,12 @@ function planLedger(r, c) {
     const sum = again.reduce((n, p) => n + p.amount, 0);
     againText = sum ? '✘ ' + extraPayments(again.length, sum) : t('racePaidAgainCount', { n: again.length });
   }
+  // The balances once the last payment again committed: what the double
+  // payment left, which the band has no room for beside its block.
+  const lastAgain = again[again.length - 1];
+  if (againText && lastAgain && lastAgain.balances) {
+    againText += ' · ' + t('raceAfter', { balances: lastAgain.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') });
+  }
   const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
   const subH = fs.sub + 4;
   const ruleH = fs.rule + 4;
@@ -874,7 +880,7 @@ function planLedger(r, c) {
     if (againLines.length) {
       const last = again[again.length - 1];
       g.append(
-        lines(againLines, c.plotLeft, ly + 2, ruleH, {
+        lines(againLines, nearMark(againLines, X(last.x), c, fs.rule), ly + 2, ruleH, {
           class: 'paid-again-text',
           'data-mark': again.length > 1 ? 'paid-again-total' : 'paid-again-text',
           'data-lane': again.length === 1 ? last.lane : null,
@@ -884,6 +890,14 @@ function planLedger(r, c) {
     }
     return g;
   };
+}
+
+// nearMark is where lines of text that speak of a mark at x start: under
+// the mark, kept inside the plot (a label at the left edge, far from a
+// block at the right, was read as the opening balances').
+function nearMark(textLines, x, c, size) {
+  const w = Math.max(...textLines.map((l) => textW(l, size, 700)));
+  return Math.max(c.plotLeft, Math.min(x - w / 2, c.textRight - w));
 }
 
 // CHARGE_ICON is the sign of each kind of block in the processor's row.
@@ -961,7 +975,7 @@ function planProcessor(r, c) {
     if (againLines.length) {
       const last = again[again.length - 1];
       g.append(
-        lines(againLines, c.plotLeft, r.y + r.band + fs.rule, ruleH, {
+        lines(againLines, nearMark(againLines, X(again[again.length - 1].x), c, fs.rule), r.y + r.band + fs.rule, ruleH, {
           class: 'paid-again-text',
           'data-mark': 'charged-again-text',
           'data-lane': last.lane,
