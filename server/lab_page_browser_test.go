@@ -318,9 +318,18 @@ func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
 	const schema = "CREATE TABLE idem_keys (\n  k TEXT PRIMARY KEY\n);"
 	marked := `document.getElementById('handler-box').editor.errors().map((e) => e.line)`
 
-	// A missing ")" on line 4.
+	// A missing ")" on line 4. As it is typed, the parser's guess says
+	// where and what stands there; once run, the engine's own message
+	// replaces it: one message for the error.
 	setCode(t, ctx, "async function transfer(req, db, pay) {\n  const t = lab.parseTransfer(req.body);\n  await db.get('SELECT 1');\n  return lab.json(201, {ok: true}\n}\n", schema)
+	said := `document.getElementById('handler-box').editor.errors().map((e) => e.message)`
+	run(t, ctx, waitJS(`document.getElementById('handler-box').editor.errors().length > 0`))
+	guess := eval[[]string](t, ctx, said)
+	require.NotEmpty(t, guess)
+	assert.Regexp(t, `^Syntax error at line \d+, near “.+”`, guess[0], "the guess says where and what")
 	act(t, ctx, `#btn-lab-start`)
+	assert.Equal(t, 1, len(eval[[]string](t, ctx, said)), "the engine's message alone: %v", eval[[]string](t, ctx, said))
+	assert.Contains(t, eval[[]string](t, ctx, said)[0], "SyntaxError")
 	assert.Contains(t, text(t, ctx, "#lab-run-status"), "line 4: SyntaxError")
 	assert.Equal(t, "4", attr(t, ctx, "#handler-errors p", "data-line"), "said beside the editor")
 	assert.Contains(t, text(t, ctx, "#handler-errors"), "Line 4")

@@ -52,7 +52,8 @@ const en = {
   openFailed: 'That file could not be opened: {error}',
   linkFailed: 'The link’s code could not be read: {error}',
   notAHandler: 'it declares no async function transfer(req, db, pay)',
-  syntaxError: 'Syntax error: the code cannot be read from here',
+  syntaxError:
+    'Syntax error at line {line}, near “{near}”: the code cannot be read from here. Put it on the bench to see the JavaScript engine’s own message.',
   atLine: 'line {line}',
   goToLine: 'Line {line}',
   goToLineLabel: 'Go to line {line} in the editor',
@@ -260,7 +261,8 @@ const ko = {
   openFailed: '파일을 열 수 없습니다: {error}',
   linkFailed: '링크의 코드를 읽을 수 없습니다: {error}',
   notAHandler: 'async function transfer(req, db, pay)가 선언되어 있지 않습니다',
-  syntaxError: '문법 오류: 여기서부터 코드를 읽을 수 없습니다',
+  syntaxError:
+    '{line}번째 줄, “{near}” 근처의 문법 오류: 여기서부터 코드를 읽을 수 없습니다. 벤치에 올리면 JavaScript 엔진의 메시지를 볼 수 있습니다.',
   atLine: '{line}번째 줄',
   goToLine: '{line}번째 줄',
   goToLineLabel: '편집기에서 {line}번째 줄로 이동',

@@ -47,7 +47,10 @@ const highlight = HighlightStyle.define([
 
 // syntaxErrors are, as the student types, the places the JavaScript
 // parser could not read (the syntax tree's error nodes), at their lines: a
-// missing brace is shown before the code is ever run.
+// missing brace is shown before the code is ever run. The message names
+// what stands there ({near}: the line's text from that place, cut short),
+// since the parser's guess has no words of its own; a run says the
+// engine's own message, which then replaces it (createEditor).
 function syntaxErrors(state, message) {
   const found = [];
   syntaxTree(state)
@@ -56,7 +59,15 @@ function syntaxErrors(state, message) {
       if (!node.type.isError || found.length >= 20) return;
       const at = Math.min(node.from, state.doc.length);
       const line = state.doc.lineAt(at);
-      found.push({ from: at, to: Math.max(at + 1, Math.min(node.to, line.to)), severity: 'error', message, source: 'syntax' });
+      const rest = state.sliceDoc(at, line.to).trim();
+      const near = rest ? (rest.length > 24 ? rest.slice(0, 24) + '…' : rest) : state.sliceDoc(line.from, line.to).trim().slice(-24);
+      found.push({
+        from: at,
+        to: Math.max(at + 1, Math.min(node.to, line.to)),
+        severity: 'error',
+        message: message.replace('{near}', near || '…').replace('{line}', String(line.number)),
+        source: 'syntax',
+      });
     });
   return found;
 }
@@ -76,9 +87,15 @@ export function createEditor(parent, opts = {}) {
   // have moved then). The linter marks them with the syntax errors: a lint
   // that runs after showErrors (400 ms after the last key) would replace
   // them otherwise.
+  // Once the page has said what running the code found (the engine's
+  // SyntaxError at its line), the parser's guesses step aside until the
+  // next edit: one message per error, the engine's.
   let shown = [];
-  const message = opts.syntaxError || 'Syntax error: the code cannot be read here';
-  const diagnostics = (state) => [...(opts.language === 'sql' ? [] : syntaxErrors(state, message)), ...lineErrors(state, shown)];
+  const message = opts.syntaxError || 'Syntax error at line {line}, near “{near}”';
+  const diagnostics = (state) => [
+    ...(opts.language === 'sql' || shown.length ? [] : syntaxErrors(state, message)),
+    ...lineErrors(state, shown),
+  ];
   const view = new EditorView({
     parent,
     state: EditorState.create({
