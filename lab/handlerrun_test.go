@@ -2,6 +2,7 @@ package lab_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -371,6 +372,11 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 		assert.Contains(t, n.MessageKo, "계약은 400입니다")
 	}
 	assert.Empty(t, lab.JudgeHandlerRun(malformed(400)).Notes, "400 is the contract's answer")
+	long := malformed(201)
+	long.Attempts[0].Key = `"` + strings.Repeat("k", 256) + `"`
+	if notes := lab.JudgeHandlerRun(long).Notes; assert.Len(t, notes, 1) {
+		assert.Contains(t, notes[0].Message, `the key "kkkkkkkkkkkkkkkkkkk…kkk" (258 bytes) (a1)`, "its start, its closing quote and its length")
+	}
 
 	longest := keptRun()
 	longest.Scenario = "longest-key"
