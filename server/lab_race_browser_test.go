@@ -385,6 +385,12 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 	ticks := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg .axis .tick-label')].map((e) => e.textContent)`)
 	require.NotEmpty(t, ticks)
 	assert.Equal(t, attr(t, ctx, "body", "data-lab-steps"), ticks[len(ticks)-1], "the last step on the axis is the bench's")
+	// The ten minutes between the crash and the retry stand on the axis as
+	// a break, before a2's first mark, marked with the wait.
+	assert.Equal(t, "600000", attr(t, ctx, `#lab-race-view svg .axis .break`, "data-break-ms"))
+	assert.Equal(t, "≈ 10 min", svgText(t, ctx, `#lab-race-view svg .axis .break .break-label`))
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('#lab-race-view svg .axis .break rect').getBoundingClientRect().right <=
+		document.querySelector('#lab-race-view svg [data-row=attempt][data-lane=a2] .mark').getBoundingClientRect().left`), "the break comes before a2 starts")
 
 	// A claim the handler deletes again (its statement failed) leaves no
 	// row: each attempt's claim, then none. One ⚠ in the legend for the

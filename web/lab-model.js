@@ -107,7 +107,9 @@ export function labRaceInput(state) {
     const sql = e.sql || '';
     switch (e.phase) {
       case 'start':
-        events.push(Object.assign(base(e), { phase: 'receive', outcome: 'ok', body: e.body }));
+        // at: the scenario's clock when the attempt was sent (a retry ten
+        // minutes later), which the step axis marks as a break.
+        events.push(Object.assign(base(e), { phase: 'receive', outcome: 'ok', body: e.body, at: e.now }));
         continue;
       case 'wait':
         events.push(Object.assign(base(e), { phase: 'db', outcome: 'busy' }));

@@ -40,6 +40,9 @@ const PHASE_ICON = { receive: '⇢', validate: '✓', fingerprint: '#', compare:
 // markOf says what one trace event is, as a mark on its attempt's row:
 // its kind (data-mark), its icon and its word key in strings.js.
 // Marks are shared, never changed: one object per kind.
+// STEP_BREAK_MS is the wait, on the step clock, that the axis marks.
+const STEP_BREAK_MS = 60 * 1000;
+
 const M_CLAIM = Object.freeze({ kind: 'claim', icon: '◆' });
 const M_TAKEOVER = Object.freeze({ kind: 'takeover', icon: '↻' });
 const M_DUPLICATE = Object.freeze({ kind: 'duplicate', icon: '≡' });
@@ -201,6 +204,7 @@ export function buildRace(input) {
   const xs = new Array(events.length);
   const breaks = [];
   let x = 0;
+  let lastAt = null;
   for (let i = 0; i < events.length; i++) {
     if (i > 0) {
       if (clock === 'time') {
@@ -213,9 +217,18 @@ export function buildRace(input) {
           x += gap;
         }
       } else {
+        // On the step clock an event that says when it was sent (at, the
+        // lab's attempts) a minute or more after the last one seen gets
+        // two columns of their own before it: a break marked with the wait.
+        const at = events[i].at;
+        if (typeof at === 'number' && lastAt !== null && at - lastAt >= STEP_BREAK_MS) {
+          breaks.push({ x0: x + 0.5, x1: x + 2.5, ms: at - lastAt });
+          x += 2;
+        }
         x += 1;
       }
     }
+    if (typeof events[i].at === 'number') lastAt = Math.max(lastAt ?? events[i].at, events[i].at);
     xs[i] = x;
   }
   const span = events.length ? x + (clock === 'time' ? Math.max(GAP_MS, x * 0.02) : 1) : 1;
