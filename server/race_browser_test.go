@@ -68,6 +68,10 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	openScenario(t, ctx, "s3", false)
 	runToEnd(t, ctx)
 	assert.Equal(t, 1, countIn(t, ctx, `#race [data-arrow="conflict"][data-from-lane="A2"][data-to-lane="A1"]`), "the 409 points at A1's in_progress row")
+	// A 409 refuses nothing: A2 was told to come back, and its row and the
+	// legend say so.
+	assert.Equal(t, "wait", attr(t, ctx, `#race [data-row="attempt"][data-lane="A2"]`, "data-verdict"))
+	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "told to come back: 409, the key is still in progress")
 	assert.NotZero(t, countIn(t, ctx, `#race [data-row="db"] [data-db-state="in_progress"][data-owner="A1"]`))
 	assert.NotZero(t, countIn(t, ctx, `#race [data-row="db"] [data-db-state="completed"]`))
 	assert.Equal(t, 1, countIn(t, ctx, `#race [data-arrow="replay"][data-from-lane="A3"][data-to-lane="A1"]`), "the late retry is answered from what A1 stored")

@@ -204,7 +204,7 @@ const en = {
     'Store the answer in the transaction that commits the transfer.',
   ],
   goal_scoped:
-    'Keys belong to a customer: scope them by (customer, endpoint, key), keep them longer than clients retry (publish retentionSeconds), and give the payment network a key too, so that a charge is never made twice.',
+    'Keys belong to a customer: scope them by (customer, endpoint, key), keep them longer than clients retry (publish retentionSeconds), give the payment network a key too, so that a charge is never made twice, and give each claim a lease, so that a retry takes over the claim of an attempt that crashed.',
   hints_scoped: [
     'Two customers may both use the key order-1.',
     'Clients retry for an hour; a retention of exactly 3600 seconds is not enough.',
@@ -415,7 +415,7 @@ const ko = {
     '응답은 송금을 커밋하는 트랜잭션 안에서 저장하세요.',
   ],
   goal_scoped:
-    '키는 고객의 것입니다. (고객, 엔드포인트, 키)로 범위를 나누고, 클라이언트가 재시도하는 기간보다 오래 보관하며(retentionSeconds로 공개), 결제망에도 키를 넘겨 같은 청구가 두 번 일어나지 않게 하세요.',
+    '키는 고객의 것입니다. (고객, 엔드포인트, 키)로 범위를 나누고, 클라이언트가 재시도하는 기간보다 오래 보관하며(retentionSeconds로 공개), 결제망에도 키를 넘겨 같은 청구가 두 번 일어나지 않게 하세요. 선점마다 리스를 두어, 죽은 시도의 선점은 재시도가 넘겨받게 하세요.',
   hints_scoped: [
     '두 고객이 모두 order-1이라는 키를 쓸 수 있습니다.',
     '클라이언트는 한 시간 동안 재시도합니다. 보존 기간이 정확히 3600초면 부족합니다.',

@@ -308,10 +308,13 @@ function outcomeOf(a) {
   if (a.answer.kind === 'lost' || a.answer.kind === 'timed-out' || a.answer.kind === 'crashed') return 'info';
   const s = Number(a.answer.status) || 0;
   if (s >= 500) return 'error';
+  // A 409 refuses nothing: the key is still in progress, and the client
+  // is told to come back (the ‖ of the row's conflict mark and answer).
+  if (s === 409) return 'wait';
   if (s >= 400) return 'refused';
   return 'ok';
 }
-const OUTCOME_ICON = { ok: '✔', refused: '⊘', error: '⚠', info: 'ℹ', fail: '✘', pending: '◌' };
+const OUTCOME_ICON = { ok: '✔', wait: '‖', refused: '⊘', error: '⚠', info: 'ℹ', fail: '✘', pending: '◌' };
 
 // drawRace draws the model into container (see the top of this file) and
 // returns the <svg> element. The whole history is drawn once; the cursor
@@ -1640,7 +1643,7 @@ function planLegend(model, rows, violations, c) {
   const items = [];
   const attemptRows = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed');
   const outcomes = new Set(attemptRows.map((r) => outcomeOf(r.attempt)));
-  for (const o of ['ok', 'refused', 'error', 'info', 'fail', 'pending']) {
+  for (const o of ['ok', 'wait', 'refused', 'error', 'info', 'fail', 'pending']) {
     if (outcomes.has(o)) items.push({ kind: 'outcome', o, words: t('raceLg_' + o) });
   }
   if (attemptRows.some((r) => r.winner)) items.push({ kind: 'winner', words: t('raceLg_winner') });
