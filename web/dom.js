@@ -56,6 +56,21 @@ export function svg(tag, attrs, ...children) {
   return fill(document.createElementNS(SVG_NS, tag), attrs || {}, children);
 }
 
+// spaced leaves out null children (replaceChildren, unlike el, would
+// write one as the text "null") and puts a space between the blocks left:
+// on screen each block has its line, but read as text (a screen reader,
+// textContent) a rule's words and the message under them would run
+// together.
+export function spaced(...nodes) {
+  const out = [];
+  for (const n of nodes.flat()) {
+    if (n === null || n === undefined || n === false) continue;
+    if (out.length) out.push(' ');
+    out.push(n);
+  }
+  return out;
+}
+
 /** won formats an amount of won with thousands separators ("10,000"). */
 export function won(n) {
   return WON.format(Number(n || 0));

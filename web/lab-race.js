@@ -19,32 +19,22 @@
 // checker's verdict), the explorer's find, or the grade of every scenario.
 // Each action clears the others' (playing a grade's row back keeps the
 // grade, the list it was chosen from).
+//
+// The panel's other parts are modules of their own: lab-rungs.js says which
+// rung's fix a broken rule or a note asks for, lab-verdict.js says a
+// verdict and the order that broke it in words, and lab-grade.js grades
+// every scenario.
 
-import { $, el } from './dom.js';
+import { $, el, spaced } from './dom.js';
 import { startRunner } from './lab/lab.js';
 import { labRaceInput } from './lab-model.js';
-import { RUNGS, rungKey, rungWords } from './lab-words.js';
+import { gradePanel } from './lab-grade.js';
+import { rungJudge } from './lab-rungs.js';
+import { scheduleRuns, switchesOf, verdictWords } from './lab-verdict.js';
+import { RUNGS, rungWords } from './lab-words.js';
 import { buildRace } from './race-model.js';
 import { drawRace } from './race.js';
 import { t } from './strings.js';
-
-// RULE_RUNG is the rung of the ladder whose fix a broken rule asks for
-// first (the goals of lab-words.js): a second payment for one wish asks
-// for the key's claim; a different request under a used key, for its
-// fingerprint; a success without its transfer, for the in-progress state;
-// a replay that differs, for the stored answer; another customer's answer,
-// a short retention or a second charge at the network, for the scope, the
-// retention and the network's key.
-const RULE_RUNG = [
-  { n: 1, rung: 'unique' },
-  { n: 6, rung: 'unique' },
-  { n: 2, rung: 'fingerprint' },
-  { n: 4, rung: 'in-progress' },
-  { n: 3, rung: 'replay' },
-  { n: 5, rung: 'scoped' },
-  { n: 7, rung: 'scoped' },
-  { n: 8, rung: 'scoped' },
-];
 
 // LAB_WORDS are the race view's words the lab says its own way: "intent",
 // as the checker's verdict and the lab's scenarios say it, where the
@@ -55,40 +45,6 @@ const LAB_WORDS = {
   raceIntentRow: 'raceLab_intentRow',
 };
 const raceWords = (key, vars) => t(LAB_WORDS[key] || key, vars);
-
-// CAUSE_RUNG is the rung whose fix a diagnosed cause asks for: finer than
-// the rule's (RULE_RUNG), since one rule breaks for several causes (rule
-// 4 broken by another customer's key asks for the scope, not for the
-// in-progress state).
-const CAUSE_RUNG = {
-  'key-optional': 'unique',
-  'stored-validation-refusal': 'unique',
-  'key-ignored': 'unique',
-  'no-fingerprint': 'fingerprint',
-  'raw-bytes-fingerprint': 'fingerprint',
-  'order-sensitive-fingerprint': 'fingerprint',
-  'completed-before-paid': 'in-progress',
-  'in-process-lock': 'in-progress',
-  'refusal-not-stored': 'in-progress',
-  'generic-replay': 'replay',
-  'recomputed-replay': 'replay',
-  'replay-status': 'replay',
-  'refusal-rerendered': 'replay',
-  'global-keys': 'scoped',
-  'short-retention': 'scoped',
-  // A note's cause (lab.Note): no rule broke, but a claim a crash left
-  // refused the retry ten minutes later. The lease that settles it is the
-  // scoped rung's.
-  'claim-never-settled': 'scoped',
-  // Two live attempts both paid the network: the claim did not stop the
-  // second. The unique rung's claim, made before pay, does.
-  'paid-without-claim': 'unique',
-};
-
-// rungOf is the rung a violation of a rule asks for.
-function rungOf(rule, v) {
-  return (v && CAUSE_RUNG[v.cause]) || (RULE_RUNG.find((x) => x.n === rule.n) || {}).rung;
-}
 
 export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung = () => {}, code, showErrors, lineOf = (n) => n }) {
   // A step of a handler takes milliseconds; the budget is for a loop that
@@ -170,63 +126,30 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     return words === k ? name : words;
   }
 
-  function ruleTitle(rule) {
-    return (lang === 'ko' && rule.title_ko) || rule.title || rule.name;
-  }
-
-  // ruleWords names the checker's rule in the page's language.
-  function ruleWords(rule) {
-    return rule.n + '. ' + ruleTitle(rule);
-  }
-
-  // --- what the rung asks ---------------------------------------------------
-
-  // rulesOf is a verdict's rules with how each fared (lab.Report in Go).
-  function rulesOf(verdict) {
-    return (verdict && verdict.report && verdict.report.rules) || [];
-  }
-
-  // unknownRule: the checker cannot judge the rule, as idemlab grade says
-  // of rule 7 when the file publishes no retentionSeconds (lab.RuleResult's
-  // unknown, with why in words). A checker that said the rule holds is
-  // not believed there.
-  function unknownRule(r) {
-    if (r.unknown === true || r.verdict === 'unknown' || r.status === 'unknown') return true;
-    return !!r.rule && r.rule.n === 7 && !!r.ok && panel.retention === null;
-  }
-
-  // fixRungs are the rungs that fix a broken (or unknown) rule, one per
-  // violation, in ladder order: rule 7 unknown is the scoped rung's.
-  function fixRungs(r) {
-    if (unknownRule(r)) return ['scoped'];
-    const vs = r.violations && r.violations.length ? r.violations : [null];
-    return vs
-      .map((v) => rungOf(r.rule, v))
-      .filter(Boolean)
-      .sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b));
-  }
-
-  // later: every fix a broken rule asks for is a later rung's than the
-  // student's; the rule is expected to break here. A rule no rung is
-  // known to fix is this rung's business.
-  function later(r) {
-    const here = RUNGS.indexOf(rung());
-    const rungs = fixRungs(r);
-    return rungs.length > 0 && rungs.every((x) => RUNGS.indexOf(x) > here);
-  }
-
-  // askedNotes are the notes with a cause (lab.Note) that the rung the
-  // student is on, or an earlier one, asks to settle: they keep the rung
-  // from being done though no rule broke. laterNotes are the rest of the
-  // caused notes, a later rung's.
-  function askedNotes(notes) {
-    const here = RUNGS.indexOf(rung());
-    return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) <= here);
-  }
-  function laterNotes(notes) {
-    const here = RUNGS.indexOf(rung());
-    return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) > here);
-  }
+  // What the rung asks (lab-rungs.js), the words of a verdict
+  // (lab-verdict.js) and the grade of every scenario (lab-grade.js).
+  const judge = rungJudge({ rung, retention: () => panel.retention });
+  const { rulesOf, later, askedNotes } = judge;
+  const verdict = verdictWords({ w, lang, label, judge });
+  const { ruleTitle, rulesList, noteLines } = verdict;
+  const { gradeAll } = gradePanel({
+    ...judge,
+    ...verdict,
+    w,
+    label,
+    rung,
+    goRung,
+    runner,
+    panel,
+    status,
+    load,
+    clearBench,
+    clearFound,
+    clearGrade,
+    scenarioWords,
+    guard,
+    replay,
+  });
 
   // --- actions ----------------------------------------------------------------
 
@@ -471,108 +394,6 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     );
   }
 
-  // rulesList lists the checker's rules (verdict.report, lab.Report in
-  // Go) with how each fared, and why a broken one broke: whether the rung
-  // the student is on asks for it, or a later rung fixes it (expected
-  // here). Rule 7 without a published retention is unknown, as idemlab
-  // grade says it.
-  function rulesList(verdict) {
-    return el(
-      'ul',
-      { class: 'lab-rules' },
-      ...spaced(
-        rulesOf(verdict).map((r) => {
-          const unknown = unknownRule(r);
-          const broken = unknown || !r.ok;
-          const expected = broken && later(r);
-          const fixer = broken ? fixRungs(r)[0] : '';
-          return el(
-            'li',
-            {
-              'data-rule': r.rule.name,
-              'data-ok': unknown ? 'unknown' : r.ok ? 'true' : 'false',
-              'data-expected': broken ? String(expected) : null,
-              class: !broken ? 'ok' : expected ? 'expected' : unknown ? 'unknown' : 'fail',
-            },
-            ...spaced(
-              el(
-                'div',
-                { class: 'lab-rule-head' },
-                (unknown ? '⚠ ' : r.ok ? '✔ ' : '✘ ') +
-                  ruleWords(r.rule) +
-                  ': ' +
-                  (unknown ? (lang === 'ko' && r.why_ko) || r.why || w('ruleUnknown7') : w(r.ok ? 'ruleHolds' : 'ruleBroken')),
-              ),
-              broken && fixer
-                ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }))
-                : null,
-              ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (lang === 'ko' && v.message_ko) || v.message)),
-              ...(r.violations || []).slice(0, 1).flatMap(causeLines),
-            ),
-          );
-        }),
-      ),
-    );
-  }
-
-  // causeLines says what the checker in Go diagnosed of a broken rule
-  // (lab.JudgeHandlerRun, the grader's causes and fixes): what went wrong
-  // when the evidence tells, and what to change.
-  // A note's cause (note: true) is the browser's alone: the grader cannot
-  // crash an endpoint, so it never names it.
-  function causeLines(v, note) {
-    const says = (lang === 'ko' && v.diagnosis_ko) || v.diagnosis;
-    const fix = (lang === 'ko' && v.fix_ko) || v.fix;
-    return [
-      says
-        ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '', 'data-note': note ? 'true' : null }, w('gradeCause', { says }))
-        : null,
-      fix ? el('div', { class: 'lab-fix' }, w('gradeFix', { fix })) : null,
-    ];
-  }
-
-  // answersLine says what a held scenario's attempts were answered, in one
-  // order: each attempt's status when there are a few, else how many got
-  // each status ("—" for none: a crash).
-  function answersLine(answers) {
-    if (!answers || !answers.length) return null;
-    const st = (a) => (a.status ? String(a.status) : '—');
-    let said;
-    if (answers.length <= 4) said = answers.map((a) => a.id + ' ' + st(a)).join(' · ');
-    else {
-      const n = new Map();
-      for (const a of answers) n.set(st(a), (n.get(st(a)) || 0) + 1);
-      said = [...n].map(([k, c]) => k + ' ×' + c).join(' · ');
-    }
-    return el('div', { class: 'lab-answers' }, w('gradeAnswers', { answers: said }));
-  }
-
-  // noteLines are the answers the contract does not give (a malformed
-  // key answered 201), one line each.
-  // A note with a cause (a claim never settled) says so in its own words,
-  // with what went wrong, what to change, and which rung asks for it.
-  function noteLines(notes) {
-    return (notes || []).flatMap((n) => {
-      const says = (lang === 'ko' && n.message_ko) || n.message;
-      const fixer = n.cause ? CAUSE_RUNG[n.cause] : '';
-      const expected = fixer && laterNotes([n]).length > 0;
-      return [
-        el(
-          'div',
-          {
-            class: 'lab-note',
-            'data-lanes': (n.lanes || []).join(','),
-            'data-cause': n.cause || '',
-            'data-expected': fixer ? String(expected) : null,
-          },
-          w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : 'gradeNote', { says }),
-        ),
-        fixer ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) })) : null,
-        ...(n.cause ? causeLines(n, true) : []),
-      ];
-    });
-  }
-
   // explore searches the scenario chosen in the menu first, then, when it
   // holds, every other scenario, and says which it searched: the student
   // asked about that one.
@@ -669,238 +490,6 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     );
   }
 
-  // gradeAll explores every scenario on its own, so that every rule a
-  // scenario breaks is found (explore stops at the first), says whether
-  // the rung the student is on holds (every rule it asks for holds in
-  // every scenario; what a later rung fixes is expected to break), and
-  // names the rung that fixes the first broken rule in ladder order.
-  async function gradeAll() {
-    if (!(await load())) return;
-    clearBench();
-    clearFound();
-    clearGrade();
-    const here = rung();
-    const rows = [];
-    const broken = new Set();
-    const askedRules = new Set();
-    const fixes = new Set();
-    // Scenarios whose notes (a claim never settled) this rung asks to
-    // settle, and the later rungs that settle the rest.
-    const askedNoteRows = [];
-    const laterNoteRungs = new Set();
-    for (const [i, sc] of panel.scenarios.entries()) {
-      status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
-      const r = await runner.explore({ only: [sc.name], answers: true });
-      const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : [];
-      // Rules the shortest order kept but another order broke (a crash
-      // before the claim breaks one rule, after the transfer another).
-      const others = r.broke
-        ? rulesOf(r.verdict)
-            .filter((x) => x.ok && r.perRule && r.perRule[x.rule.name])
-            .map((x) => Object.assign({}, x, { ok: false, violations: r.perRule[x.rule.name].violations || [] }))
-        : [];
-      const asked = [...bad, ...others].filter((x) => !later(x));
-      const notesAsked = askedNotes(r.notes);
-      const notesLater = laterNotes(r.notes);
-      if (notesAsked.length) askedNoteRows.push(sc);
-      for (const n of notesLater) laterNoteRungs.add(CAUSE_RUNG[n.cause]);
-      for (const x of [...bad, ...others]) broken.add(x.rule.n);
-      for (const x of asked) askedRules.add(x.rule.n);
-      for (const x of [...bad, ...others]) for (const f of fixRungs(x)) fixes.add(f);
-      rows.push({ sc, r, rules: bad.map((x) => x.rule), others, asked, notesAsked });
-    }
-    // A file that publishes no retentionSeconds leaves rule 7 unknown, as
-    // idemlab grade says it (and fails until it is published): no client
-    // can rely on a retention nobody published. The scoped rung asks for it.
-    const unknown = panel.retention === null;
-    const unknownAsked = unknown && RUNGS.indexOf(here) >= RUNGS.indexOf('scoped');
-    const ns = [...broken].sort((a, b) => a - b);
-    const next = [...fixes].sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
-    const asked = [...askedRules].sort((a, b) => a - b);
-    const done = !asked.length && !unknownAsked && !askedNoteRows.length;
-    const laterRules = ns.filter((n) => !askedRules.has(n));
-    if (unknown && !unknownAsked && !laterRules.includes(7)) laterRules.push(7);
-    laterRules.sort((a, b) => a - b);
-    const up = RUNGS[RUNGS.indexOf(here) + 1];
-    const box = $('lab-grade');
-    box.hidden = false;
-    box.dataset.broken = ns.join(',');
-    box.dataset.unknown = unknown ? '7' : '';
-    box.dataset.rung = here;
-    box.dataset.rungDone = done ? 'true' : 'false';
-    box.dataset.asked = asked.join(',');
-    box.dataset.notesAsked = String(askedNoteRows.length);
-    const rungLines = done
-      ? [
-          el(
-            'p',
-            { class: 'lab-rung-sum', 'data-done': 'true' },
-            w('rungDone', { rung: label(here) }) +
-              (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : '') +
-              (laterNoteRungs.size ? ' ' + w('rungDoneLaterNote', { rung: [...laterNoteRungs].map(label).join(', ') }) : ''),
-          ),
-          up
-            ? el(
-                'p',
-                { class: 'lab-rung-next' },
-                w('rungNextGoal', { rung: label(up), goal: w('goal_' + rungKey(up)) }),
-                ' ',
-                el('button', { type: 'button', id: 'btn-lab-next-rung', onclick: () => goRung(up) }, w('goToRung', { rung: label(up) })),
-              )
-            : null,
-        ]
-      : [
-          asked.length
-            ? el(
-                'p',
-                { class: 'lab-rung-sum', 'data-done': 'false' },
-                w('rungNotDone', {
-                  rung: label(here),
-                  rules: asked.join(', '),
-                  scenarios: fewOf(rows.filter((row) => row.asked.length).map((row) => '“' + scenarioWords(row.sc.name) + '”')),
-                }),
-              )
-            : null,
-          unknownAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7', { rung: label(here) })) : null,
-          askedNoteRows.length
-            ? el(
-                'p',
-                { class: 'lab-rung-sum', 'data-done': 'false' },
-                w('rungNotDoneNote', {
-                  rung: label(here),
-                  scenarios: fewOf(askedNoteRows.map((sc) => '“' + scenarioWords(sc.name) + '”')),
-                }),
-              )
-            : null,
-        ];
-    box.replaceChildren(
-      ...spaced(
-        el('h4', {}, w('gradeHeading')),
-        ...rungLines,
-        el(
-          'table',
-          {},
-          el(
-            'thead',
-            {},
-            el('tr', {}, el('th', { scope: 'col' }, w('gradeScenario')), el('th', { scope: 'col' }, w('gradeResult')), el('td', {})),
-          ),
-          el(
-            'tbody',
-            {},
-            ...rows.map(({ sc, r, rules, others, asked, notesAsked }) =>
-              el(
-                'tr',
-                {
-                  'data-scenario': sc.name,
-                  'data-broke': r.broke ? 'true' : 'false',
-                  'data-expected': r.broke ? String(!asked.length) : null,
-                  'data-notes': String((r.notes || []).length),
-                  'data-notes-asked': String(notesAsked.length),
-                  'data-rules': [...rules, ...others.map((x) => x.rule)].map((x) => x.n).join(','),
-                  // Each broken rule with its first violation's cause: "1:short-retention".
-                  'data-rule-causes': [...(r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : []), ...others]
-                    .map((x) => x.rule.n + ':' + (((x.violations || [])[0] || {}).cause || ''))
-                    .join(','),
-                },
-                el('th', { scope: 'row' }, scenarioWords(sc.name)),
-                el(
-                  'td',
-                  {},
-                  ...spaced(
-                    el(
-                      'div',
-                      { class: 'lab-result' },
-                      r.broke
-                        ? '✘ ' +
-                            w(asked.length ? 'gradeBroke' : 'gradeBrokeLater', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
-                        : r.notes && r.notes.length
-                          ? '⚠ ' +
-                            w(r.notes.some((n) => n.cause === 'claim-never-settled') ? 'gradeNotedSettle' : 'gradeNoted', {
-                              tried: r.tried,
-                            })
-                          : '✔ ' + w('gradeHeld', { tried: r.tried }),
-                    ),
-                    ...(r.broke
-                      ? [
-                          ...causeLines(firstViolation(r.verdict)),
-                          ...others.map((x) => alsoBroke(sc.name, x, r.perRule[x.rule.name])),
-                          ...noteLines((r.notes || []).filter((n) => n.cause)),
-                        ]
-                      : [answersLine(r.answers), ...noteLines(r.notes)]),
-                  ),
-                ),
-                el(
-                  'td',
-                  {},
-                  r.broke
-                    ? el(
-                        'button',
-                        { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })) },
-                        w('gradePlay'),
-                      )
-                    : r.notes && r.notes.length && r.notes[0].schedule
-                      ? el(
-                          'button',
-                          { type: 'button', onclick: () => guard(() => replay(sc.name, r.notes[0].schedule, { keepGrade: true })) },
-                          w('gradePlay'),
-                        )
-                      : null,
-                ),
-              ),
-            ),
-          ),
-        ),
-        unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
-        el(
-          'p',
-          { class: 'lab-grade-sum' },
-          ns.length
-            ? w('gradeNext', { rules: ns.join(', '), rung: next ? label(next) : '?' })
-            : unknown
-              ? w('gradeTopUnknown')
-              : w('gradeTop'),
-        ),
-      ),
-    );
-    status('');
-  }
-
-  // alsoBroke says of a rule the shortest order kept that another order of
-  // the scenario broke it, whether this rung asks for it, and plays that
-  // order.
-  function alsoBroke(name, x, found) {
-    return el(
-      'div',
-      { class: 'lab-also', 'data-rule': x.rule.name, 'data-expected': String(later(x)) },
-      w(later(x) ? 'gradeAlsoBrokeLater' : 'gradeAlsoBroke', { rule: ruleWords(x.rule), steps: found.steps }),
-      ' ',
-      el(
-        'button',
-        {
-          type: 'button',
-          class: 'lab-also-play',
-          'aria-label': w('gradePlay') + ': ' + ruleWords(x.rule),
-          onclick: () => guard(() => replay(name, found.schedule, { keepGrade: true })),
-        },
-        w('gradePlay'),
-      ),
-    );
-  }
-
-  // fewOf says a list of scenarios in a line: the first three, and how
-  // many more (the table below names them all).
-  function fewOf(list) {
-    return list.length <= 3 ? list.join(', ') : w('andMore', { list: list.slice(0, 3).join(', '), n: list.length - 3 });
-  }
-
-  // firstViolation is the first broken rule's first violation of a
-  // verdict's report ({} when none).
-  function firstViolation(verdict) {
-    const broken = rulesOf(verdict).find((x) => !x.ok);
-    return (broken && broken.violations && broken.violations[0]) || {};
-  }
-
   // replay plays a schedule on the bench, one step at a time, so that the
   // lanes and the trace show it as if stepped by hand. Played from the
   // grade, the grade stays: it is the list the student plays from.
@@ -958,38 +547,4 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
 function breakable(text) {
   const parts = text.split(/(?<=,)/);
   return parts.flatMap((p, i) => (i < parts.length - 1 ? [p, el('wbr')] : [p]));
-}
-
-// spaced leaves out null children (replaceChildren, unlike el, would
-// write one as the text "null") and puts a space between the blocks left:
-// on screen each block has its line, but read as text (a screen reader,
-// textContent) a rule's words and the message under them would run
-// together.
-function spaced(...nodes) {
-  const out = [];
-  for (const n of nodes.flat()) {
-    if (n === null || n === undefined || n === false) continue;
-    if (out.length) out.push(' ');
-    out.push(n);
-  }
-  return out;
-}
-
-// scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the
-// few moves a reader follows, where the steps one by one are dozens.
-export function scheduleRuns(schedule) {
-  const runs = [];
-  for (const pick of schedule) {
-    const last = runs[runs.length - 1];
-    if (last && last.pick === pick) last.n++;
-    else runs.push({ pick, n: 1 });
-  }
-  return runs.map((r) => (r.n > 1 ? r.pick + ' ×' + r.n : r.pick)).join(' → ');
-}
-
-// switchesOf counts where a schedule moves from one attempt to another.
-export function switchesOf(schedule) {
-  let n = 0;
-  for (let i = 1; i < schedule.length; i++) if (schedule[i] !== schedule[i - 1]) n++;
-  return n;
 }

@@ -1,0 +1,255 @@
+// lab-grade.js is the grade of the lab's race panel (lab-race.js): every
+// scenario explored on its own, a row each with the rules it broke and
+// why, whether the rung the student is on holds, and the rung to go to
+// next.
+//
+//   const { gradeAll } = gradePanel({ w, label, rung, goRung, runner, panel, status, load, ... });
+//
+// The panel hands over what the grade uses: its words (w, label,
+// scenarioWords), the rungs (rung, goRung), its runner and state, its
+// actions (load, the clear functions, guard, replay), what the rung asks
+// (lab-rungs.js) and the words of a verdict (lab-verdict.js).
+
+import { $, el, spaced } from './dom.js';
+import { CAUSE_RUNG } from './lab-rungs.js';
+import { RUNGS, rungKey } from './lab-words.js';
+
+export function gradePanel(ctx) {
+  const { w, label, rung, goRung, runner, panel, status, load, clearBench, clearFound, clearGrade, scenarioWords, guard, replay } = ctx;
+  const { rulesOf, fixRungs, later, askedNotes, laterNotes } = ctx;
+  const { ruleWords, causeLines, answersLine, noteLines } = ctx;
+
+  // gradeAll explores every scenario on its own, so that every rule a
+  // scenario breaks is found (explore stops at the first), says whether
+  // the rung the student is on holds (every rule it asks for holds in
+  // every scenario; what a later rung fixes is expected to break), and
+  // names the rung that fixes the first broken rule in ladder order.
+  async function gradeAll() {
+    if (!(await load())) return;
+    clearBench();
+    clearFound();
+    clearGrade();
+    const here = rung();
+    const rows = [];
+    const broken = new Set();
+    const askedRules = new Set();
+    const fixes = new Set();
+    // Scenarios whose notes (a claim never settled) this rung asks to
+    // settle, and the later rungs that settle the rest.
+    const askedNoteRows = [];
+    const laterNoteRungs = new Set();
+    for (const [i, sc] of panel.scenarios.entries()) {
+      status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
+      const r = await runner.explore({ only: [sc.name], answers: true });
+      const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : [];
+      // Rules the shortest order kept but another order broke (a crash
+      // before the claim breaks one rule, after the transfer another).
+      const others = r.broke
+        ? rulesOf(r.verdict)
+            .filter((x) => x.ok && r.perRule && r.perRule[x.rule.name])
+            .map((x) => Object.assign({}, x, { ok: false, violations: r.perRule[x.rule.name].violations || [] }))
+        : [];
+      const asked = [...bad, ...others].filter((x) => !later(x));
+      const notesAsked = askedNotes(r.notes);
+      const notesLater = laterNotes(r.notes);
+      if (notesAsked.length) askedNoteRows.push(sc);
+      for (const n of notesLater) laterNoteRungs.add(CAUSE_RUNG[n.cause]);
+      for (const x of [...bad, ...others]) broken.add(x.rule.n);
+      for (const x of asked) askedRules.add(x.rule.n);
+      for (const x of [...bad, ...others]) for (const f of fixRungs(x)) fixes.add(f);
+      rows.push({ sc, r, rules: bad.map((x) => x.rule), others, asked, notesAsked });
+    }
+    // A file that publishes no retentionSeconds leaves rule 7 unknown, as
+    // idemlab grade says it (and fails until it is published): no client
+    // can rely on a retention nobody published. The scoped rung asks for it.
+    const unknown = panel.retention === null;
+    const unknownAsked = unknown && RUNGS.indexOf(here) >= RUNGS.indexOf('scoped');
+    const ns = [...broken].sort((a, b) => a - b);
+    const next = [...fixes].sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
+    const asked = [...askedRules].sort((a, b) => a - b);
+    const done = !asked.length && !unknownAsked && !askedNoteRows.length;
+    const laterRules = ns.filter((n) => !askedRules.has(n));
+    if (unknown && !unknownAsked && !laterRules.includes(7)) laterRules.push(7);
+    laterRules.sort((a, b) => a - b);
+    const up = RUNGS[RUNGS.indexOf(here) + 1];
+    const box = $('lab-grade');
+    box.hidden = false;
+    box.dataset.broken = ns.join(',');
+    box.dataset.unknown = unknown ? '7' : '';
+    box.dataset.rung = here;
+    box.dataset.rungDone = done ? 'true' : 'false';
+    box.dataset.asked = asked.join(',');
+    box.dataset.notesAsked = String(askedNoteRows.length);
+    const rungLines = done
+      ? [
+          el(
+            'p',
+            { class: 'lab-rung-sum', 'data-done': 'true' },
+            w('rungDone', { rung: label(here) }) +
+              (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : '') +
+              (laterNoteRungs.size ? ' ' + w('rungDoneLaterNote', { rung: [...laterNoteRungs].map(label).join(', ') }) : ''),
+          ),
+          up
+            ? el(
+                'p',
+                { class: 'lab-rung-next' },
+                w('rungNextGoal', { rung: label(up), goal: w('goal_' + rungKey(up)) }),
+                ' ',
+                el('button', { type: 'button', id: 'btn-lab-next-rung', onclick: () => goRung(up) }, w('goToRung', { rung: label(up) })),
+              )
+            : null,
+        ]
+      : [
+          asked.length
+            ? el(
+                'p',
+                { class: 'lab-rung-sum', 'data-done': 'false' },
+                w('rungNotDone', {
+                  rung: label(here),
+                  rules: asked.join(', '),
+                  scenarios: fewOf(rows.filter((row) => row.asked.length).map((row) => '“' + scenarioWords(row.sc.name) + '”')),
+                }),
+              )
+            : null,
+          unknownAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7', { rung: label(here) })) : null,
+          askedNoteRows.length
+            ? el(
+                'p',
+                { class: 'lab-rung-sum', 'data-done': 'false' },
+                w('rungNotDoneNote', {
+                  rung: label(here),
+                  scenarios: fewOf(askedNoteRows.map((sc) => '“' + scenarioWords(sc.name) + '”')),
+                }),
+              )
+            : null,
+        ];
+    box.replaceChildren(
+      ...spaced(
+        el('h4', {}, w('gradeHeading')),
+        ...rungLines,
+        el(
+          'table',
+          {},
+          el(
+            'thead',
+            {},
+            el('tr', {}, el('th', { scope: 'col' }, w('gradeScenario')), el('th', { scope: 'col' }, w('gradeResult')), el('td', {})),
+          ),
+          el(
+            'tbody',
+            {},
+            ...rows.map(({ sc, r, rules, others, asked, notesAsked }) =>
+              el(
+                'tr',
+                {
+                  'data-scenario': sc.name,
+                  'data-broke': r.broke ? 'true' : 'false',
+                  'data-expected': r.broke ? String(!asked.length) : null,
+                  'data-notes': String((r.notes || []).length),
+                  'data-notes-asked': String(notesAsked.length),
+                  'data-rules': [...rules, ...others.map((x) => x.rule)].map((x) => x.n).join(','),
+                  // Each broken rule with its first violation's cause: "1:short-retention".
+                  'data-rule-causes': [...(r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : []), ...others]
+                    .map((x) => x.rule.n + ':' + (((x.violations || [])[0] || {}).cause || ''))
+                    .join(','),
+                },
+                el('th', { scope: 'row' }, scenarioWords(sc.name)),
+                el(
+                  'td',
+                  {},
+                  ...spaced(
+                    el(
+                      'div',
+                      { class: 'lab-result' },
+                      r.broke
+                        ? '✘ ' +
+                            w(asked.length ? 'gradeBroke' : 'gradeBrokeLater', { rules: rules.map(ruleWords).join('; '), steps: r.steps })
+                        : r.notes && r.notes.length
+                          ? '⚠ ' +
+                            w(r.notes.some((n) => n.cause === 'claim-never-settled') ? 'gradeNotedSettle' : 'gradeNoted', {
+                              tried: r.tried,
+                            })
+                          : '✔ ' + w('gradeHeld', { tried: r.tried }),
+                    ),
+                    ...(r.broke
+                      ? [
+                          ...causeLines(firstViolation(r.verdict)),
+                          ...others.map((x) => alsoBroke(sc.name, x, r.perRule[x.rule.name])),
+                          ...noteLines((r.notes || []).filter((n) => n.cause)),
+                        ]
+                      : [answersLine(r.answers), ...noteLines(r.notes)]),
+                  ),
+                ),
+                el(
+                  'td',
+                  {},
+                  r.broke
+                    ? el(
+                        'button',
+                        { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })) },
+                        w('gradePlay'),
+                      )
+                    : r.notes && r.notes.length && r.notes[0].schedule
+                      ? el(
+                          'button',
+                          { type: 'button', onclick: () => guard(() => replay(sc.name, r.notes[0].schedule, { keepGrade: true })) },
+                          w('gradePlay'),
+                        )
+                      : null,
+                ),
+              ),
+            ),
+          ),
+        ),
+        unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
+        el(
+          'p',
+          { class: 'lab-grade-sum' },
+          ns.length
+            ? w('gradeNext', { rules: ns.join(', '), rung: next ? label(next) : '?' })
+            : unknown
+              ? w('gradeTopUnknown')
+              : w('gradeTop'),
+        ),
+      ),
+    );
+    status('');
+  }
+
+  // alsoBroke says of a rule the shortest order kept that another order of
+  // the scenario broke it, whether this rung asks for it, and plays that
+  // order.
+  function alsoBroke(name, x, found) {
+    return el(
+      'div',
+      { class: 'lab-also', 'data-rule': x.rule.name, 'data-expected': String(later(x)) },
+      w(later(x) ? 'gradeAlsoBrokeLater' : 'gradeAlsoBroke', { rule: ruleWords(x.rule), steps: found.steps }),
+      ' ',
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'lab-also-play',
+          'aria-label': w('gradePlay') + ': ' + ruleWords(x.rule),
+          onclick: () => guard(() => replay(name, found.schedule, { keepGrade: true })),
+        },
+        w('gradePlay'),
+      ),
+    );
+  }
+
+  // fewOf says a list of scenarios in a line: the first three, and how
+  // many more (the table below names them all).
+  function fewOf(list) {
+    return list.length <= 3 ? list.join(', ') : w('andMore', { list: list.slice(0, 3).join(', '), n: list.length - 3 });
+  }
+
+  // firstViolation is the first broken rule's first violation of a
+  // verdict's report ({} when none).
+  function firstViolation(verdict) {
+    const broken = rulesOf(verdict).find((x) => !x.ok);
+    return (broken && broken.violations && broken.violations[0]) || {};
+  }
+
+  return { gradeAll };
+}

@@ -1,0 +1,115 @@
+// lab-rungs.js is what a rung of the ladder asks of the lab's race panel
+// (lab-race.js): the rung whose fix a broken rule, a diagnosed cause or a
+// note asks for, and whether the rung the student is on asks for it or a
+// later rung fixes it.
+//
+//   const judge = rungJudge({ rung, retention });
+//
+// rung() is the rung the student is on; retention() the retention the
+// loaded file publishes (retentionSeconds, null when none), asked each
+// time since it changes when a file loads.
+
+import { RUNGS } from './lab-words.js';
+
+// RULE_RUNG is the rung of the ladder whose fix a broken rule asks for
+// first (the goals of lab-words.js): a second payment for one wish asks
+// for the key's claim; a different request under a used key, for its
+// fingerprint; a success without its transfer, for the in-progress state;
+// a replay that differs, for the stored answer; another customer's answer,
+// a short retention or a second charge at the network, for the scope, the
+// retention and the network's key.
+const RULE_RUNG = [
+  { n: 1, rung: 'unique' },
+  { n: 6, rung: 'unique' },
+  { n: 2, rung: 'fingerprint' },
+  { n: 4, rung: 'in-progress' },
+  { n: 3, rung: 'replay' },
+  { n: 5, rung: 'scoped' },
+  { n: 7, rung: 'scoped' },
+  { n: 8, rung: 'scoped' },
+];
+
+// CAUSE_RUNG is the rung whose fix a diagnosed cause asks for: finer than
+// the rule's (RULE_RUNG), since one rule breaks for several causes (rule
+// 4 broken by another customer's key asks for the scope, not for the
+// in-progress state).
+export const CAUSE_RUNG = {
+  'key-optional': 'unique',
+  'stored-validation-refusal': 'unique',
+  'key-ignored': 'unique',
+  'no-fingerprint': 'fingerprint',
+  'raw-bytes-fingerprint': 'fingerprint',
+  'order-sensitive-fingerprint': 'fingerprint',
+  'completed-before-paid': 'in-progress',
+  'in-process-lock': 'in-progress',
+  'refusal-not-stored': 'in-progress',
+  'generic-replay': 'replay',
+  'recomputed-replay': 'replay',
+  'replay-status': 'replay',
+  'refusal-rerendered': 'replay',
+  'global-keys': 'scoped',
+  'short-retention': 'scoped',
+  // A note's cause (lab.Note): no rule broke, but a claim a crash left
+  // refused the retry ten minutes later. The lease that settles it is the
+  // scoped rung's.
+  'claim-never-settled': 'scoped',
+  // Two live attempts both paid the network: the claim did not stop the
+  // second. The unique rung's claim, made before pay, does.
+  'paid-without-claim': 'unique',
+};
+
+// rungOf is the rung a violation of a rule asks for.
+function rungOf(rule, v) {
+  return (v && CAUSE_RUNG[v.cause]) || (RULE_RUNG.find((x) => x.n === rule.n) || {}).rung;
+}
+
+export function rungJudge({ rung, retention }) {
+  // rulesOf is a verdict's rules with how each fared (lab.Report in Go).
+  function rulesOf(verdict) {
+    return (verdict && verdict.report && verdict.report.rules) || [];
+  }
+
+  // unknownRule: the checker cannot judge the rule, as idemlab grade says
+  // of rule 7 when the file publishes no retentionSeconds (lab.RuleResult's
+  // unknown, with why in words). A checker that said the rule holds is
+  // not believed there.
+  function unknownRule(r) {
+    if (r.unknown === true || r.verdict === 'unknown' || r.status === 'unknown') return true;
+    return !!r.rule && r.rule.n === 7 && !!r.ok && retention() === null;
+  }
+
+  // fixRungs are the rungs that fix a broken (or unknown) rule, one per
+  // violation, in ladder order: rule 7 unknown is the scoped rung's.
+  function fixRungs(r) {
+    if (unknownRule(r)) return ['scoped'];
+    const vs = r.violations && r.violations.length ? r.violations : [null];
+    return vs
+      .map((v) => rungOf(r.rule, v))
+      .filter(Boolean)
+      .sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b));
+  }
+
+  // later: every fix a broken rule asks for is a later rung's than the
+  // student's; the rule is expected to break here. A rule no rung is
+  // known to fix is this rung's business.
+  function later(r) {
+    const here = RUNGS.indexOf(rung());
+    const rungs = fixRungs(r);
+    return rungs.length > 0 && rungs.every((x) => RUNGS.indexOf(x) > here);
+  }
+
+  // askedNotes are the notes with a cause (lab.Note) that the rung the
+  // student is on, or an earlier one, asks to settle: they keep the rung
+  // from being done though no rule broke. laterNotes are the rest of the
+  // caused notes, a later rung's.
+  function askedNotes(notes) {
+    const here = RUNGS.indexOf(rung());
+    return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) <= here);
+  }
+  function laterNotes(notes) {
+    const here = RUNGS.indexOf(rung());
+    return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) > here);
+  }
+
+  return { rulesOf, unknownRule, fixRungs, later, askedNotes, laterNotes };
+}

@@ -1,0 +1,149 @@
+// lab-verdict.js says a verdict of the lab's race panel (lab-race.js) in
+// words: the checker's rules with how each fared and which rung asks for a
+// broken one, what the checker diagnosed and what to change, a held
+// scenario's answers, the notes of answers the contract does not give,
+// and the order that broke a rule (scheduleRuns, switchesOf).
+//
+//   const { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines } = verdictWords({ w, lang, label, judge });
+//
+// w(key, vars) gives the page's words in lang; label(r) names a rung; judge
+// is what the rung asks (lab-rungs.js rungJudge).
+
+import { el, spaced } from './dom.js';
+import { CAUSE_RUNG } from './lab-rungs.js';
+
+export function verdictWords({ w, lang, label, judge }) {
+  const { rulesOf, unknownRule, fixRungs, later, laterNotes } = judge;
+
+  function ruleTitle(rule) {
+    return (lang === 'ko' && rule.title_ko) || rule.title || rule.name;
+  }
+
+  // ruleWords names the checker's rule in the page's language.
+  function ruleWords(rule) {
+    return rule.n + '. ' + ruleTitle(rule);
+  }
+
+  // rulesList lists the checker's rules (verdict.report, lab.Report in
+  // Go) with how each fared, and why a broken one broke: whether the rung
+  // the student is on asks for it, or a later rung fixes it (expected
+  // here). Rule 7 without a published retention is unknown, as idemlab
+  // grade says it.
+  function rulesList(verdict) {
+    return el(
+      'ul',
+      { class: 'lab-rules' },
+      ...spaced(
+        rulesOf(verdict).map((r) => {
+          const unknown = unknownRule(r);
+          const broken = unknown || !r.ok;
+          const expected = broken && later(r);
+          const fixer = broken ? fixRungs(r)[0] : '';
+          return el(
+            'li',
+            {
+              'data-rule': r.rule.name,
+              'data-ok': unknown ? 'unknown' : r.ok ? 'true' : 'false',
+              'data-expected': broken ? String(expected) : null,
+              class: !broken ? 'ok' : expected ? 'expected' : unknown ? 'unknown' : 'fail',
+            },
+            ...spaced(
+              el(
+                'div',
+                { class: 'lab-rule-head' },
+                (unknown ? '⚠ ' : r.ok ? '✔ ' : '✘ ') +
+                  ruleWords(r.rule) +
+                  ': ' +
+                  (unknown ? (lang === 'ko' && r.why_ko) || r.why || w('ruleUnknown7') : w(r.ok ? 'ruleHolds' : 'ruleBroken')),
+              ),
+              broken && fixer
+                ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }))
+                : null,
+              ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (lang === 'ko' && v.message_ko) || v.message)),
+              ...(r.violations || []).slice(0, 1).flatMap(causeLines),
+            ),
+          );
+        }),
+      ),
+    );
+  }
+
+  // causeLines says what the checker in Go diagnosed of a broken rule
+  // (lab.JudgeHandlerRun, the grader's causes and fixes): what went wrong
+  // when the evidence tells, and what to change.
+  // A note's cause (note: true) is the browser's alone: the grader cannot
+  // crash an endpoint, so it never names it.
+  function causeLines(v, note) {
+    const says = (lang === 'ko' && v.diagnosis_ko) || v.diagnosis;
+    const fix = (lang === 'ko' && v.fix_ko) || v.fix;
+    return [
+      says
+        ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '', 'data-note': note ? 'true' : null }, w('gradeCause', { says }))
+        : null,
+      fix ? el('div', { class: 'lab-fix' }, w('gradeFix', { fix })) : null,
+    ];
+  }
+
+  // answersLine says what a held scenario's attempts were answered, in one
+  // order: each attempt's status when there are a few, else how many got
+  // each status ("—" for none: a crash).
+  function answersLine(answers) {
+    if (!answers || !answers.length) return null;
+    const st = (a) => (a.status ? String(a.status) : '—');
+    let said;
+    if (answers.length <= 4) said = answers.map((a) => a.id + ' ' + st(a)).join(' · ');
+    else {
+      const n = new Map();
+      for (const a of answers) n.set(st(a), (n.get(st(a)) || 0) + 1);
+      said = [...n].map(([k, c]) => k + ' ×' + c).join(' · ');
+    }
+    return el('div', { class: 'lab-answers' }, w('gradeAnswers', { answers: said }));
+  }
+
+  // noteLines are the answers the contract does not give (a malformed
+  // key answered 201), one line each.
+  // A note with a cause (a claim never settled) says so in its own words,
+  // with what went wrong, what to change, and which rung asks for it.
+  function noteLines(notes) {
+    return (notes || []).flatMap((n) => {
+      const says = (lang === 'ko' && n.message_ko) || n.message;
+      const fixer = n.cause ? CAUSE_RUNG[n.cause] : '';
+      const expected = fixer && laterNotes([n]).length > 0;
+      return [
+        el(
+          'div',
+          {
+            class: 'lab-note',
+            'data-lanes': (n.lanes || []).join(','),
+            'data-cause': n.cause || '',
+            'data-expected': fixer ? String(expected) : null,
+          },
+          w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : 'gradeNote', { says }),
+        ),
+        fixer ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) })) : null,
+        ...(n.cause ? causeLines(n, true) : []),
+      ];
+    });
+  }
+
+  return { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines };
+}
+
+// scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the
+// few moves a reader follows, where the steps one by one are dozens.
+export function scheduleRuns(schedule) {
+  const runs = [];
+  for (const pick of schedule) {
+    const last = runs[runs.length - 1];
+    if (last && last.pick === pick) last.n++;
+    else runs.push({ pick, n: 1 });
+  }
+  return runs.map((r) => (r.n > 1 ? r.pick + ' ×' + r.n : r.pick)).join(' → ');
+}
+
+// switchesOf counts where a schedule moves from one attempt to another.
+export function switchesOf(schedule) {
+  let n = 0;
+  for (let i = 1; i < schedule.length; i++) if (schedule[i] !== schedule[i - 1]) n++;
+  return n;
+}
