@@ -226,6 +226,8 @@ func TestLabPageByKeyboard(t *testing.T) {
 		press()
 	}
 	assert.Equal(t, "lab-verdict-title", focused(), "once every attempt has ended, the focus is on the verdict")
+	assert.True(t, eval[bool](t, ctx, `(() => { const r = document.getElementById('lab-verdict-title').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight * 0.75; })()`),
+		"the verdict's heading stands where its rules below it can be seen, not at the screen's bottom edge")
 	assert.Equal(t, "-1", attr(t, ctx, "#lab-verdict-title", "tabindex"))
 	assert.NotZero(t, countIn(t, ctx, `#lab-verdict li[data-rule]`))
 	// Enter on the verdict starts nothing: the verdict stays.

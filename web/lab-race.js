@@ -203,10 +203,13 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     if (target && !target.disabled && !target.hidden && document.activeElement !== target) target.focus();
   }
 
+  // focusVerdict takes the focus to the verdict's heading, brought to the
+  // middle of the screen: at its bottom edge (the nearest place) the
+  // heading stood alone, its rules below the fold.
   function focusVerdict() {
     const h = $('lab-verdict-title');
     h.focus({ preventScroll: true });
-    h.scrollIntoView({ block: 'nearest' });
+    h.scrollIntoView({ block: 'center' });
   }
 
   // putOnBench puts a scenario on the bench (the chosen one, or name),
