@@ -380,6 +380,8 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2] .mark[data-mark=takeover]`), "a2 took the key over")
 	assert.Equal(t, "true", attr(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2]`, "data-winner"),
 		"a2's transfer is the one in the ledger, though a1 was charged first")
+	assert.Equal(t, []string{"a1", "a2"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=attempt]')].map((r) => r.dataset.lane)`),
+		"the rows keep the cards' order: the winner is starred, not moved")
 	legend := eval[string](t, ctx, labLegend)
 	assert.Contains(t, legend, "winner: its transfer is first in the ledger")
 	assert.Contains(t, legend, "the key row’s state is completed, and it stores the answer’s status")

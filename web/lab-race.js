@@ -252,7 +252,9 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     const box = $('lab-race-view');
     box.hidden = false;
     const model = buildRace(labRaceInput(state));
-    drawRace(box, model, { width: box.clientWidth || 900, t: raceWords });
+    // The rows keep the cards' order (a1, a2 …): the winner is starred,
+    // not moved, so that a row and its card are found in the same place.
+    drawRace(box, model, { width: box.clientWidth || 900, t: raceWords, laneOrder: true });
   }
 
   // specOf is what the scenario sends as the attempt: its body, and the

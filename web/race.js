@@ -51,6 +51,8 @@
 //     expanded,        // Set of collapsed-row ids shown in full
 //     onToggle,        // called with a collapsed-row id when its count is pressed
 //     collapseOver,    // collapse identical attempts when a group has more rows
+//     laneOrder,       // keep the attempts in the lanes' order (the lab's
+//                      // cards), not the winner pinned on top
 //     maxRows, width, compact, t,
 //   });
 //
@@ -86,8 +88,9 @@ function rowID(r) {
   return r.type;
 }
 
-// layoutRows orders each group (the winner pinned on top) and collapses
-// identical attempts when a group is large.
+// layoutRows orders each group (the winner pinned on top, or the lanes'
+// own order with opts.laneOrder) and collapses identical attempts when a
+// group is large.
 function layoutRows(model, opts) {
   const rows = [];
   const collapseOver = opts.collapseOver ?? 12;
@@ -108,6 +111,7 @@ function layoutRows(model, opts) {
     }
     rows.push({ type: 'db', group: g });
     const list = g.attempts.slice().sort((p, q) => {
+      if (opts.laneOrder) return p.order - q.order;
       if (p.id === g.winner) return -1;
       if (q.id === g.winner) return 1;
       const pi = p.marks.length ? p.marks[0].i : Infinity;
