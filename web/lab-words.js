@@ -367,7 +367,7 @@ const ko = {
   gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 하나를 고치는 가장 앞 단계: {rung}.',
   rungDone: '✔ {rung} 통과: 모든 시나리오가 이 단계가 요구하는 것을 지킵니다.',
   rungDoneLater: '다음 단계들에서 고칠 규칙(깨졌거나, 7번은 알 수 없음): {rules}.',
-  rungDoneLaterNote: '{rung} 단계에서 고칠 것도 있습니다: 죽은 시도가 남긴 선점이 끝내 정리되지 않습니다(아래 참고).',
+  rungDoneLaterNote: '{rung}에서 고칠 것도 있습니다: 죽은 시도가 남긴 선점이 끝내 정리되지 않습니다(아래 참고).',
   rungNextGoal: '다음 {rung}: {goal}',
   goToRung: '▶ {rung} 시작',
   rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}).',
