@@ -33,6 +33,17 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	assert.Contains(t, svgText(t, ctx, `#race [data-row="attempt"][data-lane="A2"] [data-mark="paid-again-text"]`), "paid again: 45,000 won")
 	// The ledger's words of the payment again stand under its block, not
 	// at the row's left edge, and say what it left: the balances after.
+	// One sign a meaning: the money moved again is the ledger's ■, red, as
+	// on A2's row, and the legend tells it once; ✘ is what failed.
+	assert.Equal(t, "■", svgText(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"] .money-icon`))
+	legendItems := eval[[]string](t, ctx, `[...document.querySelectorAll('#race [data-legend] .legend-item')].map((g) => g.textContent)`)
+	againItems := 0
+	for _, it := range legendItems {
+		if strings.Contains(it, "again") && !strings.Contains(it, "processor") {
+			againItems++
+		}
+	}
+	assert.Equal(t, 2, againItems, "the legend tells the money moved again once (and the row that paid again): %q", legendItems)
 	ledgerAgain := `#race [data-row="ledger"] [data-mark="paid-again-text"]`
 	assert.Contains(t, svgText(t, ctx, ledgerAgain), "· after: ")
 	gap := eval[float64](t, ctx, `(() => { const b = document.querySelector('#race [data-row="ledger"] [data-mark="paid-again"] rect').getBoundingClientRect();

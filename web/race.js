@@ -908,7 +908,7 @@ function nearMark(textLines, x, c, size) {
 }
 
 // CHARGE_ICON is the sign of each kind of block in the processor's row.
-const CHARGE_ICON = { charged: '$', again: '✘', replayed: '↺' };
+const CHARGE_ICON = { charged: '$', again: '$', replayed: '↺' };
 
 // planProcessor draws the payment processor's row under the ledger's: its
 // own records, which no rollback of the ledger undoes. One block per new
@@ -1043,7 +1043,10 @@ export function ledgerBlocks(ledger, c, icons = LEDGER_ICON) {
 }
 
 // LEDGER_ICON is the sign of a ledger block: a payment, or one made again.
-const LEDGER_ICON = { one: '■', again: '✘' };
+// One sign a meaning: ■ is money moved, red when it moved again for the
+// same intent (as the paid-again mark on the attempt's row); ✘ is kept
+// for what failed (a row that paid again, a broken rule).
+const LEDGER_ICON = { one: '■', again: '■' };
 
 function planDB(r, c) {
   const { X, t, fs, model } = c;
@@ -1668,7 +1671,8 @@ function planLegend(model, rows, violations, c) {
       1,
     );
   for (const m of kinds.values()) {
-    if (m.kind === 'step' || (m.kind === 'paid' && money)) continue;
+    // The row's paid-again mark is the ledger's red block: told once.
+    if (m.kind === 'step' || (m.kind === 'paid' && money) || (m.kind === 'paid-again' && model.ledger.some((p) => p.again))) continue;
     items.push({
       kind: 'mark',
       m,
