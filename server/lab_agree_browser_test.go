@@ -350,6 +350,7 @@ func nonNil(s []string) []string {
 // TestLabAgreeRungs: for every reference handler, the rules the browser
 // finds broken are the rules `idemlab grade` finds broken, rule by rule.
 func TestLabAgreeRungs(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	start := time.Now()
 	for _, name := range handlers.Rungs() {
@@ -379,6 +380,7 @@ func TestLabAgreeRungs(t *testing.T) {
 // the explorer's default bound, nor in the grader's stories; the grader
 // passes it.
 func TestLabAgreeScopedHolds(t *testing.T) {
+	t.Parallel()
 	require.Empty(t, handlers.RungBreaks("scoped"))
 	ctx, _ := openLabRunner(t, 5000)
 	src, err := handlers.Source("scoped")
@@ -403,6 +405,7 @@ func TestLabAgreeScopedHolds(t *testing.T) {
 // with a short counterexample whose broken rule is the mistake's, and its
 // rules 1-7 agree with the grader's.
 func TestLabAgreeMistakes(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	start := time.Now()
 	for _, m := range handlers.Mistakes() {

@@ -30,6 +30,7 @@ type randomFound struct {
 // all n schedules and answers the shortest, not the first (which the
 // count of 1 answers).
 func TestLabExploreRandomKeepsTheShortest(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, handlerFile(t, "uneven.js"))
 	const n = 30
@@ -87,6 +88,7 @@ type replayed struct {
 // same steps to the same verdict. The three retries wait for the write
 // lock: a pick that waited is no step, and is not in the schedule.
 func TestLabExploreScheduleReplays(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	for _, name := range []string{"naive.js", "look-then-insert.js", "uneven.js"} {
 		labLoad(t, ctx, handlerFile(t, name))
@@ -122,6 +124,7 @@ func TestLabExploreScheduleReplays(t *testing.T) {
 // retry: alice topped up, dave's account opened. The explorer breaks
 // the handlers that only these scenarios caught.
 func TestLabExploreGraderScenarios(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	src, err := handlers.Source("scoped")
 	require.NoError(t, err)

@@ -34,6 +34,7 @@ func withoutTakeover(t *testing.T, name, replace string) string {
 // scoped rung it keeps the rung from being done. The noted order plays on
 // the bench, and the bench's verdict notes it too.
 func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)
@@ -85,6 +86,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 // where the first was owed). The row names both, each with its order to
 // play, and the bench then shows that rule broken.
 func TestLabPageGradeSaysEveryRuleAScenarioBroke(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)
@@ -111,6 +113,7 @@ func TestLabPageGradeSaysEveryRuleAScenarioBroke(t *testing.T) {
 // passes that rung (what it still breaks is a later rung's); each mistake,
 // made on the top rung, does not pass it.
 func TestLabPageGradesEveryHandler(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)
@@ -192,6 +195,7 @@ func mapKeys(m map[string]bool) []string {
 // rule a later rung fixes is expected to break here), and rule 7 is
 // unknown while the file publishes no retention.
 func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)
@@ -261,6 +265,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 // scenario stays inside the screen, its "Play it" buttons included: the
 // rows stack rather than run off to the right.
 func TestLabGradeFitsAPhone(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	for _, lang := range []string{"en", "ko"} {
 		t.Run(lang, func(t *testing.T) {

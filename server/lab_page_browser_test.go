@@ -123,6 +123,7 @@ func TestLabPageKeepsTheStudentsCode(t *testing.T) {
 // idemlab lab handler writes one) into the two boxes, refuses a file that
 // holds no handler, and writes the two boxes back into the same file.
 func TestLabPageOpensAHandlerFile(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	// The runner loads the code once it has started, and marks what it
@@ -163,6 +164,7 @@ func TestLabPageOpensAHandlerFile(t *testing.T) {
 // TestLabPageInKorean shows the page's own words in Korean, and is
 // accessible in both languages and themes (axe-core).
 func TestLabPageInKorean(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "?lang=ko")
 	assert.Equal(t, "ko", attr(t, ctx, "html", "lang"))
@@ -263,6 +265,7 @@ const shownSectionTitles = `[...document.querySelectorAll('#lab-api-body h2')].m
 // language: the Korean page shows docs/lab-handler.ko.md, with the same
 // names and code.
 func TestLabPageShowsTheAPI(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	assert.Equal(t, "The API: req, db, pay and lab", text(t, ctx, "#lab-api summary"))
@@ -312,6 +315,7 @@ func setCode(t *testing.T, ctx context.Context, handler, schema string) {
 // handler box's numbering (the tables come first in the file the runner
 // runs), beside the editor and marked in it.
 func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)
@@ -380,6 +384,7 @@ func goToRung(t *testing.T, ctx context.Context, rung string) {
 // last on, and "Start this rung over" gives that rung's starting code (the
 // code kept on the rung before it), with the student's own set aside.
 func TestLabPageOpensTheRungLeftOn(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	schemaText := `document.getElementById('schema-box').editor.text()`

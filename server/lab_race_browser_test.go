@@ -48,6 +48,7 @@ func stepAll(t *testing.T, ctx context.Context) {
 // shortest breaking order and plays it back, shows an exception at its
 // line in the editor, and stops a handler that never yields.
 func TestLabPageRacesTheStudentsHandler(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)
@@ -329,6 +330,7 @@ func stepUntilNext(t *testing.T, ctx context.Context, id, op string) {
 // are the handler's: a status as a number, never idemlab's words for it,
 // and the body as sent, in English and in Korean.
 func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	unique, err := handlers.Source("unique")
 	require.NoError(t, err)
@@ -422,6 +424,7 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 // what it waits for before it is sent, the payment call as the handler
 // wrote it, and the answer's headers beside its body.
 func TestLabPageCardsSayWhatIsSent(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	labRunnerReady(t, ctx)

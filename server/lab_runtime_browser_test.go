@@ -120,6 +120,7 @@ type traceEvent struct {
 }
 
 func TestLabRuntimeExplorerBreaksNaive(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	src := handlerFile(t, "naive.js")
 	labLoad(t, ctx, src)
@@ -149,6 +150,7 @@ func TestLabRuntimeExplorerBreaksNaive(t *testing.T) {
 // explorer's counterexample has one switch, and each attempt's look ran
 // before the other's insert.
 func TestLabRuntimeExplorerBreaksLookThenInsert(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, handlerFile(t, "look-then-insert.js"))
 	got := labJS[explored](t, ctx, `labRunner.explore()`)
@@ -183,6 +185,7 @@ func TestLabRuntimeExplorerBreaksLookThenInsert(t *testing.T) {
 
 // scoped keeps every rule in every scenario within the bound.
 func TestLabRuntimeExplorerFindsNoBreakInScoped(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, handlerFile(t, "scoped.js"))
 	got := labJS[explored](t, ctx, `labRunner.explore()`)
@@ -254,6 +257,7 @@ const twoRetries = `{attempts: [
 // a2's BEGIN waits while a1 holds the write lock; stepped to the end one
 // after the other, the naive handler pays twice and the checker says so.
 func TestLabRuntimeStepByHandPaysTwice(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	src := handlerFile(t, "naive.js")
 	labLoad(t, ctx, src)
@@ -296,6 +300,7 @@ func TestLabRuntimeStepByHandPaysTwice(t *testing.T) {
 // A crash inside the transaction: the attempt's connection closes, its
 // transaction rolls back, it never answers, and the lock is free.
 func TestLabRuntimeCrashRollsBack(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, handlerFile(t, "naive.js"))
 	labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
@@ -321,6 +326,7 @@ func TestLabRuntimeCrashRollsBack(t *testing.T) {
 
 // An exception ends the attempt at its line; its transaction rolls back.
 func TestLabRuntimeExceptionAtItsLine(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	src := handlerFile(t, "throws.js")
 	labLoad(t, ctx, src)
@@ -373,6 +379,7 @@ func TestLabRuntimeHungHandlerIsStopped(t *testing.T) {
 // DOM or another thread fails, and the probe server (another origin that
 // would answer every request, CORS and all) never hears from it.
 func TestLabRuntimeSandbox(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	probe := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -427,6 +434,7 @@ async function transfer(req, db, pay) {
 // Losing the answer and timing out are marks on the attempt: it goes on
 // and answers, and the client never reads what it answered.
 func TestLabRuntimeLostAnswerAndTimeout(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, handlerFile(t, "scoped.js"))
 	labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
@@ -464,6 +472,7 @@ func TestLabRuntimeLostAnswerAndTimeout(t *testing.T) {
 // though no rule breaks; scoped refuses each with 400 and replays the
 // longest valid key, and nothing is noted.
 func TestLabRuntimeNotesTheContractsKeys(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	type noted struct {
 		Broke bool `json:"broke"`
@@ -506,6 +515,7 @@ func TestLabRuntimeNotesTheContractsKeys(t *testing.T) {
 // against the student's own handler, in seeded random orders. naive pays
 // the retries of the day's lost answers again; scoped keeps every rule.
 func TestLabRuntimePlaysADay(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, handlerFile(t, "naive.js"))
 	got := labJS[explored](t, ctx, `labRunner.explore({ only: ['day'] })`)
@@ -529,6 +539,7 @@ func TestLabRuntimePlaysADay(t *testing.T) {
 // docs/lab-handler.md shows), so that a replay compared across the two,
 // or a body a student reads in one and greps for in the other, agree.
 func TestLabRuntimeProblemIsLabServes(t *testing.T) {
+	t.Parallel()
 	ctx, _ := openLabRunner(t, 5000)
 	labLoad(t, ctx, `async function transfer(req, db, pay) {
   await db.get('SELECT 1');
