@@ -39,6 +39,9 @@ const (
 	// CausePaidUnclaimed is the browser lab's alone too: the grader cannot
 	// see the payment network's calls.
 	CausePaidUnclaimed = "paid-without-claim"
+	// CauseCompletedApart is the browser lab's alone as well: only a crash
+	// between the transfer's commit and the key's completion shows it.
+	CauseCompletedApart = "completed-apart"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -55,6 +58,11 @@ func RuleFix(name string) string { return ruleFixes[name] }
 func RuleFixKo(name string) string { return ruleFixesKo[name] }
 
 var causes = map[string]Cause{
+	CauseCompletedApart: {CauseCompletedApart,
+		"an attempt crashed after its transfer committed but before its key was completed: the key still said in progress, so a retry was told to wait for ever, or took the claim over and paid again",
+		"complete the key in the transaction that moves the money: the UPDATE that marks it completed (with the answer) goes between BEGIN and the COMMIT of the transfer, so that the money and the completion commit together or not at all",
+		"시도가 송금을 커밋한 뒤, 키를 완료로 바꾸기 전에 죽었습니다. 키는 여전히 처리 중이라 재시도는 끝없이 기다리라는 답을 받거나, 선점을 넘겨받아 다시 결제했습니다.",
+		"돈을 옮기는 트랜잭션 안에서 키를 완료하세요. 키를 완료로 바꾸는(응답과 함께) UPDATE를 송금의 BEGIN과 COMMIT 사이에 두면, 돈과 완료가 함께 커밋되거나 함께 취소됩니다."},
 	CausePaidUnclaimed: {CausePaidUnclaimed,
 		"two attempts of one intent each called the payment network, and neither crashed: nothing stopped the second before it paid",
 		"claim the key before you call pay, and call pay only in the attempt whose INSERT claimed it: a retry that finds the key taken answers from it (409 while it is in progress) and never pays. Passing the key to pay({from, to, amount, key}) is a second guard, for a takeover after a crash",

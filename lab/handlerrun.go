@@ -161,14 +161,57 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if id == "" && rr.Rule.N != RuleRetention.N && outlived(r, h, v.Attempts) {
 				id = CauseShortRetention
 			}
+			if id == "" && (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleConservation.N) && paidThenCrashed(r, v.Intent) {
+				id = CauseCompletedApart
+			}
 			if c, ok := CauseOf(id); ok {
 				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
 			} else {
 				v.Fix, v.FixKo = RuleFix(rr.Rule.Name), RuleFixKo(rr.Rule.Name)
 			}
+			v.Fix, v.FixKo = inTheFile(v.Fix), inTheFile(v.FixKo)
 		}
 	}
 	return rep
+}
+
+// publishedAt are the grader's words for where an endpoint publishes its
+// retention (GET {base}), and what a handler file of the browser's lab
+// says instead: its retentionSeconds.
+var publishedAt = strings.NewReplacer(
+	`at GET {base} as {"retention_seconds": N}`, "in your file as const retentionSeconds = N",
+	`GET {base} answers {"retention_seconds": N}`, "your file says const retentionSeconds = N",
+	`GET {base}에서 {"retention_seconds": N}으로 공개하세요`, "파일에서 const retentionSeconds = N으로 공개하세요",
+	`GET {base}가 {"retention_seconds": N}으로 답합니다`, "파일에 const retentionSeconds = N으로 적습니다",
+)
+
+// inTheFile is a fix in the browser's lab's words (publishedAt).
+func inTheFile(fix string) string { return publishedAt.Replace(fix) }
+
+// paidThenCrashed reports whether an attempt of intent crashed (never
+// answered) after its transfer committed, and another attempt of it made
+// a transfer too: the retry found the key not completed and did the work
+// again, which a completion in the transfer's own transaction prevents.
+func paidThenCrashed(r HandlerRun, intent string) bool {
+	crashed := map[string]bool{}
+	for _, a := range r.Attempts {
+		if a.Intent == intent && !a.Answered {
+			crashed[a.ID] = true
+		}
+	}
+	var dead, other bool
+	for _, t := range r.Transfers {
+		for _, a := range r.Attempts {
+			if a.ID == t.Attempt && a.Intent == intent {
+				if crashed[a.ID] {
+					dead = true
+				} else {
+					other = true
+				}
+			}
+		}
+	}
+	return dead && other
 }
 
 // outlived reports whether a violation's attempts were sent further apart
@@ -367,9 +410,18 @@ var waitStatuses = map[int]bool{409: true, 425: true, 429: true, 503: true}
 // should hold a claim for), that the retry was still told to wait: the
 // claim the crash left is never settled (CauseNeverSettled). A retry that
 // is told to wait a second after the crash is right, and not noted.
+//
+// When the crashed attempt's transfer had committed (the money moved), the
+// claim was left in progress by a completion written apart from the
+// transfer's transaction: the note says so, with that cause
+// (CauseCompletedApart, the in-progress rung's), since a lease would only
+// let a retry pay again.
 func neverSettled(r HandlerRun) []Note {
 	const long = 5 * 60 * 1000 // ms
-	c, _ := CauseOf(CauseNeverSettled)
+	moved := map[string]bool{}
+	for _, t := range r.Transfers {
+		moved[t.Attempt] = true
+	}
 	var notes []Note
 	for i, a := range r.Attempts {
 		if a.Answered || a.Key == "" {
@@ -381,6 +433,17 @@ func neverSettled(r HandlerRun) []Note {
 				continue
 			}
 			minutes := (b.Now - a.Now) / 60000
+			if moved[a.ID] {
+				c, _ := CauseOf(CauseCompletedApart)
+				notes = append(notes, Note{Lanes: []string{a.ID, b.ID},
+					Message: fmt.Sprintf("%s crashed after its transfer committed, with its key still in progress; the retry %s, sent %d minutes later, was answered %d: the money moved, and no retry will ever be told so",
+						a.ID, b.ID, minutes, b.Status),
+					MessageKo: fmt.Sprintf("시도(%s)가 송금을 커밋한 뒤 키가 아직 처리 중인 채로 죽었고, %d분 뒤에 보낸 재시도(%s)가 %d 응답을 받았습니다. 돈은 움직였지만 어떤 재시도도 그 사실을 듣지 못합니다.",
+						a.ID, minutes, b.ID, b.Status),
+					Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+				break
+			}
+			c, _ := CauseOf(CauseNeverSettled)
 			notes = append(notes, Note{Lanes: []string{a.ID, b.ID},
 				Message: fmt.Sprintf("%s crashed and never answered; the retry %s, sent %d minutes later, was answered %d: the claim %s left is still in progress, and no retry will ever settle this intent",
 					a.ID, b.ID, minutes, b.Status, a.ID),

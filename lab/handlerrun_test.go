@@ -293,7 +293,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -429,6 +429,25 @@ func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
 	settled := stuck(10*60*1000, 409)
 	settled.Attempts[1].Status, settled.Attempts[1].Response = 201, answerTr
 	assert.Empty(t, lab.JudgeHandlerRun(settled).Notes, "the late retry took the claim over and was answered")
+	// a1's transfer had committed: the money moved, and the key was left
+	// in progress by a completion apart from it.
+	paid := stuck(10*60*1000, 409)
+	paid.Transfers = []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 500, Attempt: "a1"}}
+	paid.EndBalances = map[string]int64{"alice": 999500, "bob": 500}
+	if notes := lab.JudgeHandlerRun(paid).Notes; assert.Len(t, notes, 1) {
+		assert.Equal(t, lab.CauseCompletedApart, notes[0].Cause)
+		assert.Contains(t, notes[0].Message, "a1 crashed after its transfer committed, with its key still in progress")
+		assert.Contains(t, notes[0].Message, "the money moved, and no retry will ever be told so")
+		assert.NotContains(t, notes[0].Diagnosis+notes[0].Message, "never moves")
+	}
+	// Taken over, the retry paid again: rule 1, for the same cause.
+	paid.Attempts[1].Status, paid.Attempts[1].Response = 201, answerTr
+	paid.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	paid.Transfers = append(paid.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+	paid.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+	if rr := lab.JudgeHandlerRun(paid).Rule(lab.RuleOneTransfer); assert.False(t, rr.OK) {
+		assert.Equal(t, lab.CauseCompletedApart, rr.Violations[0].Cause)
+	}
 	other := stuck(10*60*1000, 409)
 	other.Scenario = "crash-at-every-step"
 	assert.Empty(t, lab.JudgeHandlerRun(other).Notes, "only the late retry's scenario is judged so")
@@ -492,6 +511,12 @@ func TestJudgeHandlerRunBlamesAShortRetention(t *testing.T) {
 		if assert.False(t, rr.OK, rule.Name) {
 			assert.Equal(t, lab.CauseShortRetention, rr.Violations[0].Cause, rule.Name)
 		}
+	}
+	for _, rule := range []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge} {
+		v := rep.Rule(rule).Violations[0]
+		assert.NotContains(t, v.Fix+v.FixKo, "{base}", "the browser's lab publishes in the file, not at GET {base}")
+		assert.Contains(t, v.Fix, "in your file as const retentionSeconds = N")
+		assert.Contains(t, v.FixKo, "파일에서 const retentionSeconds = N으로 공개하세요")
 	}
 	rep = lab.JudgeHandlerRun(run(86400))
 	for _, rule := range []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge} {

@@ -78,6 +78,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/lab"
 	"idemlab/lab/handlers"
 )
 
@@ -119,7 +120,12 @@ func exploreEach(opts string) string {
   for (const sc of await labRunner.scenarios()) {
     const r = await labRunner.explore(Object.assign({ only: [sc.name] }, ` + opts + `));
     const causes = r.broke ? ((r.verdict.report && r.verdict.report.rules) || []).flatMap((x) => (x.violations || []).map((v) => v.cause).filter(Boolean)) : [];
-    out.push({ name: sc.name, broke: r.broke, broken: r.broke ? r.verdict.broken : [], causes, steps: r.steps || 0, tried: r.tried,
+    // The page says rule 7 apart, with the short retention's words.
+    if (r.retentionBroken && !causes.includes('short-retention')) causes.push('short-retention');
+    // Rule 7 (the published retention) breaks in every order alike: the
+    // explorer says so apart (retentionBroken) and looks past it.
+    const broken = r.broke ? r.verdict.broken : r.retentionBroken ? ['retention-outlasts-retries'] : [];
+    out.push({ name: sc.name, broke: r.broke, broken, causes, steps: r.steps || 0, tried: r.tried,
       schedule: r.schedule || [], ms: r.ms, drawn: (r.trace || []).length,
       answers: (r.trace || []).filter((e) => e.phase === 'answer').length });
   }
@@ -309,6 +315,17 @@ func browserRules(t testing.TB, ctx context.Context, name, src, opts string) (ma
 	return broken, scs, stories
 }
 
+// chargedTwiceBesides reports whether a scenario broke rule 8 for a cause
+// other than cause.
+func chargedTwiceBesides(scs []agreeScenario, cause string) bool {
+	for _, s := range scs {
+		if slices.Contains(s.Broken, ruleOneCharge) && !slices.Contains(s.Causes, cause) {
+			return true
+		}
+	}
+	return false
+}
+
 // graderView is the browser's set as the grader can judge it: rules 1 to
 // 7, with the handler's known differences accounted for.
 func graderView(t testing.TB, name string, broken map[string]bool) []string {
@@ -366,7 +383,10 @@ func TestLabAgreeRungs(t *testing.T) {
 		// Rule 8: naive passes no key to the network, so two attempts that
 		// both pay are two charges; every later rung passes the key, and
 		// the network answers a second call with the first charge.
-		assert.Equal(t, name == "naive", broken[ruleOneCharge], "%s: rule 8", name)
+		// Below scoped a second charge comes only where a retry ten minutes
+		// after a crash finds the key past its retention of 300 s, and the
+		// page blames the retention.
+		assert.Equal(t, name == "naive", chargedTwiceBesides(scs, lab.CauseShortRetention), "%s: rule 8", name)
 		// The refusal story: every rung from unique on stores the 402 and
 		// replays it; naive pays on the retry.
 		rs := stories["refusal-then-top-up"]

@@ -129,16 +129,21 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		useHandler(t, ctx, name)
 		act(t, ctx, `#btn-lab-grade`)
 		require.Equal(t, rung, attr(t, ctx, "#lab-grade", "data-rung"))
-		// The grader cannot crash an endpoint: a crash's retry ten
-		// minutes later that finds the key past a short retention and pays
-		// again (rules 1 and 8, caused by the retention) is the browser's
-		// alone; the grader judges that retention as rule 7.
+		// The grader cannot crash an endpoint nor wait out a retention: a
+		// retry that finds the key past a short retention and pays again
+		// (rules 1 and 8, caused by the retention) is the browser's alone;
+		// the grader judges that retention as rule 7.
 		rows := eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => [r.dataset.scenario, r.dataset.ruleCauses || '']))`)
 		broken := map[string]bool{}
-		for sc, rules := range rows {
+		// Rule 7 breaks in every order alike and is said once, under the
+		// table.
+		if attr(t, ctx, "#lab-grade", "data-retention-broken") == "true" {
+			broken[names["7"]] = true
+		}
+		for _, rules := range rows {
 			for _, nc := range strings.Split(rules, ",") {
 				n, cause, _ := strings.Cut(nc, ":")
-				if n == "" || strings.HasPrefix(sc, "crash-") && cause == lab.CauseShortRetention && n != "7" {
+				if n == "" || cause == lab.CauseShortRetention && n != "7" {
 					continue
 				}
 				broken[names[n]] = true
@@ -282,4 +287,34 @@ func TestLabGradeFitsAPhone(t *testing.T) {
 			assert.Empty(t, out, "grade cells and buttons past the screen's right edge")
 		})
 	}
+}
+
+// TestLabPageSaysRuleSevenOnce: a retention no longer than the clients'
+// hour breaks rule 7 in every order alike. It is said once, under the
+// grade's table, with what to change in the file; it is no row's break,
+// and it hides no other: look-then-insert with such a retention still
+// breaks rule 1 in two simultaneous retries.
+func TestLabPageSaysRuleSevenOnce(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	goToRung(t, ctx, "scoped")
+	src, err := handlers.Source("look-then-insert")
+	require.NoError(t, err)
+	require.Contains(t, string(src), "const retentionSeconds = 86400;")
+	setLabFile(t, ctx, strings.Replace(string(src), "const retentionSeconds = 86400;", "const retentionSeconds = 3600;", 1))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-retention-broken"))
+	assert.Subset(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), []string{"1", "7"}, "rule 7 hides no other break")
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-grade [data-rule="7"]`), "said once")
+	assert.Contains(t, text(t, ctx, `#lab-grade [data-rule="7"]`), "Rule 7 is broken: the retention your file publishes (3600 s) is not longer than the clients’ hour")
+	assert.Contains(t, text(t, ctx, `#lab-grade [data-rule="7"]`), "const retentionSeconds = 86400")
+	rowRules := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => r.dataset.rules)`)
+	for _, rs := range rowRules {
+		assert.NotContains(t, strings.Split(rs, ","), "7", "no row lists rule 7")
+	}
+	assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-broke"))
+	assert.Contains(t, text(t, ctx, "#lab-grade"), "is not longer than the clients’ hour of retries (rule 7)")
+	assert.NotContains(t, text(t, ctx, "#lab-grade"), "{base}", "the browser's words say where the file publishes it")
 }

@@ -38,10 +38,14 @@ export function gradePanel(ctx) {
     // settle, and the later rungs that settle the rest.
     const askedNoteRows = [];
     const laterNoteRungs = new Set();
+    let retention7 = false;
     for (const [i, sc] of panel.scenarios.entries()) {
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
       const r = await runner.explore({ only: [sc.name], answers: true });
-      const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : [];
+      // Rule 7 (the published retention) breaks in every order alike: it
+      // is said once, under the table, not on every row.
+      if (r.retentionBroken) retention7 = true;
+      const bad = r.broke ? rulesOf(r.verdict).filter((x) => !x.ok && x.rule.n !== 7) : [];
       // Rules the shortest order kept but another order broke (a crash
       // before the claim breaks one rule, after the transfer another).
       const others = r.broke
@@ -64,11 +68,18 @@ export function gradePanel(ctx) {
     // can rely on a retention nobody published. The scoped rung asks for it.
     const unknown = panel.retention === null;
     const unknownAsked = unknown && RUNGS.indexOf(here) >= RUNGS.indexOf('scoped');
+    // A retention published but not longer than the clients' hour: rule 7
+    // broken, the scoped rung's (short-retention).
+    const retentionAsked = retention7 && RUNGS.indexOf(here) >= RUNGS.indexOf(CAUSE_RUNG['short-retention']);
+    if (retention7) {
+      broken.add(7);
+      fixes.add(CAUSE_RUNG['short-retention']);
+    }
     const ns = [...broken].sort((a, b) => a - b);
     const next = [...fixes].sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))[0];
     const asked = [...askedRules].sort((a, b) => a - b);
-    const done = !asked.length && !unknownAsked && !askedNoteRows.length;
-    const laterRules = ns.filter((n) => !askedRules.has(n));
+    const done = !asked.length && !unknownAsked && !retentionAsked && !askedNoteRows.length;
+    const laterRules = ns.filter((n) => !askedRules.has(n) && !(n === 7 && retentionAsked));
     if (unknown && !unknownAsked && !laterRules.includes(7)) laterRules.push(7);
     laterRules.sort((a, b) => a - b);
     const up = RUNGS[RUNGS.indexOf(here) + 1];
@@ -76,6 +87,7 @@ export function gradePanel(ctx) {
     box.hidden = false;
     box.dataset.broken = ns.join(',');
     box.dataset.unknown = unknown ? '7' : '';
+    box.dataset.retentionBroken = retention7 ? 'true' : 'false';
     box.dataset.rung = here;
     box.dataset.rungDone = done ? 'true' : 'false';
     box.dataset.asked = asked.join(',');
@@ -112,6 +124,7 @@ export function gradePanel(ctx) {
               )
             : null,
           unknownAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7', { rung: label(here) })) : null,
+          retentionAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7Short', { rung: label(here) })) : null,
           askedNoteRows.length
             ? el(
                 'p',
@@ -202,6 +215,9 @@ export function gradePanel(ctx) {
           ),
         ),
         unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
+        retention7
+          ? el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds: panel.retention }))
+          : null,
         el(
           'p',
           { class: 'lab-grade-sum' },

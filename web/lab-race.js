@@ -420,6 +420,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
         ms: first.ms + rest.ms,
         scenarios: [...(first.scenarios || []), ...(rest.scenarios || [])],
         notes: [...(first.notes || []), ...(rest.notes || [])],
+        retentionBroken: first.retentionBroken || rest.retentionBroken,
       });
     }
     const found = $('lab-found');
@@ -428,6 +429,15 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
     document.body.dataset.labExplored = r.broke ? 'broke' : 'held';
     if (!r.broke) {
       status(w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
+      // Rule 7 broke in every order alike (the published retention): no
+      // order is its counterexample, but it is said.
+      if (r.retentionBroken) {
+        found.hidden = false;
+        found.dataset.rule = 'retention-outlasts-retries';
+        found.replaceChildren(
+          el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds: panel.retention })),
+        );
+      }
       if (r.notes && r.notes.length) {
         found.hidden = false;
         found.dataset.scenario = r.notes[0].scenario;
@@ -437,6 +447,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
         found.dataset.asked = asked.length ? 'note' : '';
         found.replaceChildren(
           ...spaced(
+            ...found.childNodes,
             el('p', {}, w('exploredNoted', { n: r.notes.length })),
             asked.length ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('exploredAskedNote', { rung: label(rung()) })) : null,
             ...noteLines(r.notes),
@@ -452,7 +463,9 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
       }
       return;
     }
-    const bad = rulesOf(r.verdict).filter((x) => !x.ok);
+    // The rule an order broke is named: rule 7 (the published retention)
+    // breaks in every order alike, and stands in the verdict's list.
+    const bad = rulesOf(r.verdict).filter((x) => !x.ok && x.rule.n !== 7);
     const asked = bad.filter((x) => !later(x));
     const named = asked[0] || bad[0];
     status(

@@ -56,6 +56,10 @@ export const CAUSE_RUNG = {
   // Two live attempts both paid the network: the claim did not stop the
   // second. The unique rung's claim, made before pay, does.
   'paid-without-claim': 'unique',
+  // A crash between the transfer's commit and the key's completion left
+  // the key in progress: the in-progress rung completes the key in the
+  // transfer's own transaction.
+  'completed-apart': 'in-progress',
 };
 
 // rungOf is the rung a violation of a rule asks for.

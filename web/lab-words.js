@@ -161,6 +161,10 @@ const en = {
   goToRung: '▶ Go to {rung}',
   rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rules {rules}) in: {scenarios}.',
   rungNotDone7: '✘ This rung, {rung}, is not done yet: it asks you to publish retentionSeconds (rule 7).',
+  rungNotDone7Short:
+    '✘ This rung, {rung}, is not done yet: the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
+  gradeBroken7:
+    'Rule 7 is broken: the retention your file publishes ({seconds} s) is not longer than the clients’ hour of retries. That is so in every order alike, so the explorer looks past it for the rules an order breaks. What to change: keep keys for longer than an hour, and say so in your file (const retentionSeconds = 86400, say).',
   rungNotDoneNote: '✘ This rung, {rung}, is not done yet: a claim a crash left is never settled, in: {scenarios}.',
   andMore: '{list} and {n} more',
   gradeUnknown7:
@@ -372,6 +376,10 @@ const ko = {
   goToRung: '▶ {rung} 시작',
   rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}).',
   rungNotDone7: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계는 retentionSeconds를 공개하라고 요구합니다(규칙 7).',
+  rungNotDone7Short:
+    '✘ 아직 통과하지 못한 단계: {rung}. 파일이 공개한 보존 기간이 클라이언트가 재시도하는 한 시간보다 길지 않습니다(규칙 7).',
+  gradeBroken7:
+    '규칙 7이 깨졌습니다: 파일이 공개한 보존 기간({seconds}초)이 클라이언트가 재시도하는 한 시간보다 길지 않습니다. 어느 순서에서나 똑같이 깨지므로, 탐색기는 이 규칙을 넘기고 순서가 깨뜨리는 다른 규칙을 찾습니다. 고칠 점: 키를 한 시간보다 오래 보존하고, 파일에서 그렇게 공개하세요(예: const retentionSeconds = 86400).',
   rungNotDoneNote: '✘ 아직 통과하지 못한 단계: {rung}. 죽은 시도가 남긴 선점이 끝내 정리되지 않는 시나리오: {scenarios}.',
   andMore: '{list} 외 {n}개',
   gradeUnknown7:
