@@ -42,6 +42,11 @@ const (
 	// CauseCompletedApart is the browser lab's alone as well: only a crash
 	// between the transfer's commit and the key's completion shows it.
 	CauseCompletedApart = "completed-apart"
+	// CauseReplayUnmarked and CauseNoRetryAfter are the causes of two of
+	// the contract's notes (the grader notes them too, without a cause):
+	// the page counts them against the rung that asks for them.
+	CauseReplayUnmarked = "replay-unmarked"
+	CauseNoRetryAfter   = "conflict-without-retry-after"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -58,6 +63,16 @@ func RuleFix(name string) string { return ruleFixes[name] }
 func RuleFixKo(name string) string { return ruleFixesKo[name] }
 
 var causes = map[string]Cause{
+	CauseReplayUnmarked: {CauseReplayUnmarked,
+		"a replay came back with the first answer's bytes but without Idempotent-Replayed: true, so the client cannot tell that nothing was done again",
+		"send Idempotent-Replayed: true with every replayed answer, beside its stored status, headers and body",
+		"재생이 첫 응답의 바이트 그대로 왔지만 Idempotent-Replayed: true가 없어서, 클라이언트는 아무것도 다시 실행되지 않았다는 것을 알 수 없습니다.",
+		"재생하는 모든 응답에 저장한 상태, 헤더, 본문과 함께 Idempotent-Replayed: true를 보내세요."},
+	CauseNoRetryAfter: {CauseNoRetryAfter,
+		"a 409 came without a valid Retry-After, so the client does not know when to come back",
+		"answer 409 with Retry-After: 1 (a number of seconds) while the key is in progress",
+		"409 응답에 올바른 Retry-After가 없어서 클라이언트는 언제 다시 와야 할지 모릅니다.",
+		"키가 처리 중인 동안에는 Retry-After: 1(초 단위 숫자)과 함께 409로 답하세요."},
 	CauseCompletedApart: {CauseCompletedApart,
 		"an attempt crashed after its transfer committed but before its key was completed: the key still said in progress, so a retry was told to wait for ever, or took the claim over and paid again",
 		"complete the key in the transaction that moves the money: the UPDATE that marks it completed (with the answer) goes between BEGIN and the COMMIT of the transfer, so that the money and the completion commit together or not at all",

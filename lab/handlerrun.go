@@ -349,6 +349,18 @@ func storedRefusals(h History) []Violation {
 // Idempotent-Replayed: true.
 func contractNotes(r HandlerRun) []Note {
 	var notes []Note
+	// In every scenario, as the grader notes it in every check: a 409
+	// must say when to come back (Retry-After), once a run.
+	for _, a := range r.Attempts {
+		if a.Answered && a.Delivered && a.Status == 409 && !validRetryAfter(a.Headers) {
+			c, _ := CauseOf(CauseNoRetryAfter)
+			notes = append(notes, Note{Lanes: []string{a.ID},
+				Message:   fmt.Sprintf("%s was answered 409 without a valid Retry-After; the contract says 409 with Retry-After: 1, so that a client knows when to come back instead of hammering the endpoint or giving up", a.ID),
+				MessageKo: fmt.Sprintf("시도(%s)가 올바른 Retry-After 없이 409 응답을 받았습니다. 계약은 Retry-After: 1과 함께 409입니다. 그래야 클라이언트가 엔드포인트를 두드리거나 포기하지 않고 언제 다시 올지 압니다.", a.ID),
+				Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+			break
+		}
+	}
 	switch r.Scenario {
 	case "malformed-keys":
 		for _, a := range r.Attempts {
@@ -391,9 +403,11 @@ func contractNotes(r HandlerRun) []Note {
 				continue
 			}
 			if Success(a.Status) && a.Response == first.Response && !replayedHeader(a.Headers) {
+				c, _ := CauseOf(CauseReplayUnmarked)
 				notes = append(notes, Note{Lanes: []string{first.ID, a.ID},
 					Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", a.ID),
-					MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", a.ID)})
+					MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", a.ID),
+					Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
 			}
 		}
 	}
@@ -454,6 +468,24 @@ func neverSettled(r HandlerRun) []Note {
 		}
 	}
 	return notes
+}
+
+// validRetryAfter reports whether headers hold one Retry-After in a form
+// RFC 9110 allows: a number of seconds, or an HTTP date (the name in any
+// case).
+func validRetryAfter(headers map[string]string) bool {
+	for k, v := range headers {
+		if !strings.EqualFold(k, "Retry-After") {
+			continue
+		}
+		t := strings.TrimSpace(v)
+		if t != "" && strings.Trim(t, "0123456789") == "" {
+			return true
+		}
+		_, err := time.Parse(time.RFC1123, t)
+		return err == nil
+	}
+	return false
 }
 
 // replayedHeader reports whether headers say Idempotent-Replayed: true,

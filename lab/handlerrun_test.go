@@ -293,7 +293,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -386,6 +386,7 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 	rep = lab.JudgeHandlerRun(longest)
 	if assert.Len(t, rep.Notes, 1) {
 		assert.Equal(t, "the replay a2 is right but lacks the header Idempotent-Replayed: true", rep.Notes[0].Message)
+		assert.Equal(t, lab.CauseReplayUnmarked, rep.Notes[0].Cause, "the replay rung asks for the header")
 	}
 	longest.Attempts[0].Status, longest.Attempts[0].Response = 400, `{"status":400}`
 	rep = lab.JudgeHandlerRun(longest)
@@ -410,6 +411,7 @@ func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
 		r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Now = false, 0, "", 1000
 		r.Attempts[1].Now = 1000 + late
 		refuse(&r, status)
+		r.Attempts[1].Headers["Retry-After"] = "1"
 		r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
 		return r
 	}
@@ -525,6 +527,28 @@ func TestJudgeHandlerRunBlamesAShortRetention(t *testing.T) {
 			assert.NotEqual(t, lab.CauseShortRetention, rr.Violations[0].Cause, rule.Name)
 		}
 	}
+}
+
+// TestJudgeHandlerRunNotesA409WithoutRetryAfter: in any scenario, as the
+// grader notes it in any check, a 409 must say when to come back; noted
+// once a run, with its cause (the in-progress rung's). A valid one, in
+// seconds or as an HTTP date, is not noted.
+func TestJudgeHandlerRunNotesA409WithoutRetryAfter(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "simultaneous-retries"
+	refuse(&r, 409)
+	notes := lab.JudgeHandlerRun(r).Notes
+	if assert.Len(t, notes, 1) {
+		assert.Equal(t, lab.CauseNoRetryAfter, notes[0].Cause)
+		assert.Equal(t, []string{"a2"}, notes[0].Lanes)
+		assert.Contains(t, notes[0].Message, "a2 was answered 409 without a valid Retry-After")
+	}
+	for _, v := range []string{"1", "Wed, 21 Oct 2026 07:28:00 GMT"} {
+		r.Attempts[1].Headers["retry-after"] = v
+		assert.Empty(t, lab.JudgeHandlerRun(r).Notes, "Retry-After: %s", v)
+	}
+	r.Attempts[1].Headers["retry-after"] = "soon"
+	assert.Len(t, lab.JudgeHandlerRun(r).Notes, 1, "neither seconds nor a date")
 }
 
 // TestJudgeHandlerRunTellsTheFingerprint holds the browser's judge to the

@@ -74,7 +74,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-late-retry"))
 	act(t, ctx, `#btn-lab-explore`)
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"))
-	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scoped)) is not done: it asks that a claim a crash left be settled")
+	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scoped)) is not done: a claim a crash left is never settled (the note below)")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
 
@@ -317,4 +317,33 @@ func TestLabPageSaysRuleSevenOnce(t *testing.T) {
 	assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-broke"))
 	assert.Contains(t, text(t, ctx, "#lab-grade"), "is not longer than the clients’ hour of retries (rule 7)")
 	assert.NotContains(t, text(t, ctx, "#lab-grade"), "{base}", "the browser's words say where the file publishes it")
+}
+
+// TestLabPageCountsTheContractsHeaders: what a rung asks of its answers'
+// headers counts for the rung. The in-progress reference without
+// Retry-After on its 409 does not pass rung 4; the replay reference
+// without Idempotent-Replayed: true on its replay does not pass rung 5.
+// Each is said as a note with its cause and fix, as the grader notes it.
+func TestLabPageCountsTheContractsHeaders(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	for _, c := range []struct{ rung, drop, cause string }{
+		{"in-progress", ", { 'Retry-After': '1' }", "conflict-without-retry-after"},
+		{"replay", ", 'Idempotent-Replayed': 'true'", "replay-unmarked"},
+	} {
+		goToRung(t, ctx, c.rung)
+		src, err := handlers.Source(c.rung)
+		require.NoError(t, err)
+		require.Contains(t, string(src), c.drop)
+		setLabFile(t, ctx, strings.ReplaceAll(string(src), c.drop, ""))
+		act(t, ctx, `#btn-lab-grade`)
+		assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s without it: %s", c.rung, text(t, ctx, "#lab-grade .lab-rung-sum"))
+		assert.Positive(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause="`+c.cause+`"][data-expected="false"]`), "%s: noted, and asked for here", c.rung)
+		assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "is not done yet: "+map[string]string{
+			"conflict-without-retry-after": "a 409 came without Retry-After, in: ",
+			"replay-unmarked":              "a replay came without Idempotent-Replayed: true, in: ",
+		}[c.cause], "the rung's line says what its notes are")
+	}
 }

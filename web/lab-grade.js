@@ -37,7 +37,9 @@ export function gradePanel(ctx) {
     // Scenarios whose notes (a claim never settled) this rung asks to
     // settle, and the later rungs that settle the rest.
     const askedNoteRows = [];
+    const askedNoteCauses = new Set();
     const laterNoteRungs = new Set();
+    const laterNoteCauses = new Set();
     let retention7 = false;
     for (const [i, sc] of panel.scenarios.entries()) {
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
@@ -57,7 +59,9 @@ export function gradePanel(ctx) {
       const notesAsked = askedNotes(r.notes);
       const notesLater = laterNotes(r.notes);
       if (notesAsked.length) askedNoteRows.push(sc);
+      for (const n of notesAsked) askedNoteCauses.add(n.cause);
       for (const n of notesLater) laterNoteRungs.add(CAUSE_RUNG[n.cause]);
+      for (const n of notesLater) laterNoteCauses.add(n.cause);
       for (const x of [...bad, ...others]) broken.add(x.rule.n);
       for (const x of asked) askedRules.add(x.rule.n);
       for (const x of [...bad, ...others]) for (const f of fixRungs(x)) fixes.add(f);
@@ -99,7 +103,9 @@ export function gradePanel(ctx) {
             { class: 'lab-rung-sum', 'data-done': 'true' },
             w('rungDone', { rung: label(here) }) +
               (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : '') +
-              (laterNoteRungs.size ? ' ' + w('rungDoneLaterNote', { rung: [...laterNoteRungs].map(label).join(', ') }) : ''),
+              (laterNoteRungs.size
+                ? ' ' + w('rungDoneLaterNote', { rung: [...laterNoteRungs].map(label).join(', '), what: noteWhat([...laterNoteCauses]) })
+                : ''),
           ),
           up
             ? el(
@@ -131,6 +137,7 @@ export function gradePanel(ctx) {
                 { class: 'lab-rung-sum', 'data-done': 'false' },
                 w('rungNotDoneNote', {
                   rung: label(here),
+                  what: noteWhat([...askedNoteCauses]),
                   scenarios: fewOf(askedNoteRows.map((sc) => '“' + scenarioWords(sc.name) + '”')),
                 }),
               )
@@ -252,6 +259,12 @@ export function gradePanel(ctx) {
         w('gradePlay'),
       ),
     );
+  }
+
+  // noteWhat says in a few words what the notes of these causes are (a
+  // claim never settled, a 409 without Retry-After …), joined.
+  function noteWhat(causes) {
+    return causes.map((c) => w('noteWhat_' + c.replace(/-/g, '_'))).join('; ');
   }
 
   // fewOf says a list of scenarios in a line: the first three, and how

@@ -449,7 +449,16 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
           ...spaced(
             ...found.childNodes,
             el('p', {}, w('exploredNoted', { n: r.notes.length })),
-            asked.length ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('exploredAskedNote', { rung: label(rung()) })) : null,
+            asked.length
+              ? el(
+                  'p',
+                  { class: 'lab-rung-sum', 'data-done': 'false' },
+                  w('exploredAskedNote', {
+                    rung: label(rung()),
+                    what: [...new Set(asked.map((n) => n.cause))].map((c) => w('noteWhat_' + c.replace(/-/g, '_'))).join('; '),
+                  }),
+                )
+              : null,
             ...noteLines(r.notes),
             first.schedule
               ? el(

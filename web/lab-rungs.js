@@ -60,6 +60,11 @@ export const CAUSE_RUNG = {
   // the key in progress: the in-progress rung completes the key in the
   // transfer's own transaction.
   'completed-apart': 'in-progress',
+  // Two of the contract's notes, which the grader makes too: a 409
+  // without Retry-After (the in-progress rung's), a replay without
+  // Idempotent-Replayed: true (the replay rung's).
+  'conflict-without-retry-after': 'in-progress',
+  'replay-unmarked': 'replay',
 };
 
 // rungOf is the rung a violation of a rule asks for.

@@ -107,7 +107,11 @@ const en = {
   exploredLater:
     'Every rule broken here is a later rung’s: expected at {rung}. Whether this rung holds in every scenario: ✓ Check every scenario.',
   exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rules {rules}).',
-  exploredAskedNote: 'This rung ({rung}) is not done: it asks that a claim a crash left be settled (the note below).',
+  exploredAskedNote: 'This rung ({rung}) is not done: {what} (the note below).',
+  noteWhat_claim_never_settled: 'a claim a crash left is never settled',
+  noteWhat_completed_apart: 'a crash after the transfer’s commit left its key in progress',
+  noteWhat_conflict_without_retry_after: 'a 409 came without Retry-After',
+  noteWhat_replay_unmarked: 'a replay came without Idempotent-Replayed: true',
   replayFound: '▶ Play that order on the bench',
   played: 'Played on the bench: “{scenario}”, in the order {schedule}.',
   scheduleWords: 'The order: {schedule}',
@@ -156,7 +160,7 @@ const en = {
   gradeNext: 'Broken somewhere: rules {rules}. The earliest rung that fixes one of them: {rung}.',
   rungDone: '✔ This rung, {rung}, is done: every scenario holds what it asks.',
   rungDoneLater: 'Left for the later rungs (broken, or rule 7 unknown): rules {rules}.',
-  rungDoneLaterNote: 'Left for {rung} too: a claim a crash left is never settled (the note below).',
+  rungDoneLaterNote: 'Left for {rung} too: {what} (the notes below).',
   rungNextGoal: 'Next, {rung}: {goal}',
   goToRung: '▶ Go to {rung}',
   rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rules {rules}) in: {scenarios}.',
@@ -165,7 +169,7 @@ const en = {
     '✘ This rung, {rung}, is not done yet: the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
   gradeBroken7:
     'Rule 7 is broken: the retention your file publishes ({seconds} s) is not longer than the clients’ hour of retries. That is so in every order alike, so the explorer looks past it for the rules an order breaks. What to change: keep keys for longer than an hour, and say so in your file (const retentionSeconds = 86400, say).',
-  rungNotDoneNote: '✘ This rung, {rung}, is not done yet: a claim a crash left is never settled, in: {scenarios}.',
+  rungNotDoneNote: '✘ This rung, {rung}, is not done yet: {what}, in: {scenarios}.',
   andMore: '{list} and {n} more',
   gradeUnknown7:
     'Rule 7 is unknown: your file publishes no retentionSeconds, so no client can know how long a key is kept. idemlab grade marks the rule unknown and fails until you publish it (longer than the clients’ hour of retries).',
@@ -322,7 +326,11 @@ const ko = {
   exploredLater:
     '여기서 깨진 규칙은 모두 다음 단계들의 몫이라 {rung}에서는 예상된 결과입니다. 이 단계가 모든 시나리오에서 지켜지는지는 ✓ 모든 시나리오 검사로 확인하세요.',
   exploredAsked: '이 단계는 아직 끝나지 않았습니다({rung}). 이 단계가 요구하는 규칙이 여기서 깨졌습니다(규칙 {rules}).',
-  exploredAskedNote: '이 단계는 아직 끝나지 않았습니다({rung}). 죽은 시도가 남긴 선점을 정리하라고 요구합니다(아래 참고).',
+  exploredAskedNote: '이 단계는 아직 끝나지 않았습니다({rung}). 아래 참고: {what}.',
+  noteWhat_claim_never_settled: '죽은 시도가 남긴 선점이 끝내 정리되지 않음',
+  noteWhat_completed_apart: '송금을 커밋한 뒤 죽어서 키가 처리 중으로 남음',
+  noteWhat_conflict_without_retry_after: 'Retry-After 없는 409 응답',
+  noteWhat_replay_unmarked: 'Idempotent-Replayed: true 없는 재생',
   replayFound: '▶ 그 순서를 벤치에서 재생',
   played: '벤치에서 재생한 시나리오: “{scenario}”. 순서: {schedule}.',
   scheduleWords: '순서: {schedule}',
@@ -371,7 +379,7 @@ const ko = {
   gradeNext: '어딘가에서 깨진 규칙: {rules}. 그중 하나를 고치는 가장 앞 단계: {rung}.',
   rungDone: '✔ {rung} 통과: 모든 시나리오가 이 단계가 요구하는 것을 지킵니다.',
   rungDoneLater: '다음 단계들에서 고칠 규칙(깨졌거나, 7번은 알 수 없음): {rules}.',
-  rungDoneLaterNote: '{rung}에서 고칠 것도 있습니다: 죽은 시도가 남긴 선점이 끝내 정리되지 않습니다(아래 참고).',
+  rungDoneLaterNote: '{rung}에서 고칠 것도 있습니다(아래 참고): {what}.',
   rungNextGoal: '다음 {rung}: {goal}',
   goToRung: '▶ {rung} 시작',
   rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}).',
@@ -380,7 +388,7 @@ const ko = {
     '✘ 아직 통과하지 못한 단계: {rung}. 파일이 공개한 보존 기간이 클라이언트가 재시도하는 한 시간보다 길지 않습니다(규칙 7).',
   gradeBroken7:
     '규칙 7이 깨졌습니다: 파일이 공개한 보존 기간({seconds}초)이 클라이언트가 재시도하는 한 시간보다 길지 않습니다. 어느 순서에서나 똑같이 깨지므로, 탐색기는 이 규칙을 넘기고 순서가 깨뜨리는 다른 규칙을 찾습니다. 고칠 점: 키를 한 시간보다 오래 보존하고, 파일에서 그렇게 공개하세요(예: const retentionSeconds = 86400).',
-  rungNotDoneNote: '✘ 아직 통과하지 못한 단계: {rung}. 죽은 시도가 남긴 선점이 끝내 정리되지 않는 시나리오: {scenarios}.',
+  rungNotDoneNote: '✘ 아직 통과하지 못한 단계: {rung}. {what}: {scenarios}.',
   andMore: '{list} 외 {n}개',
   gradeUnknown7:
     '규칙 7은 알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없습니다. idemlab grade는 이 규칙을 알 수 없음으로 두고, 공개할 때까지 통과시키지 않습니다(클라이언트의 재시도 한 시간보다 길게).',
