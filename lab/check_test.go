@@ -128,9 +128,9 @@ func TestAnswerDifferenceSaysItOutright(t *testing.T) {
 		body   string
 		want   string
 	}{
-		"status only": {200, string(first), "status 200, first answer 201"},
-		"a member":    {201, `{"transfer_id":"t1","amount":100,"balance_after":800}`, `"balance_after" is 800, first answer 900`},
-		"generic":     {200, `{"status":"already_processed"}`, `status 200, first answer 201; "amount" is missing`},
+		"status only": {200, string(first), "status 200 against the first answer's 201"},
+		"a member":    {201, `{"transfer_id":"t1","amount":100,"balance_after":800}`, `"balance_after" is 800 against the first answer's 900`},
+		"generic":     {200, `{"status":"already_processed"}`, `status 200 against the first answer's 201; "amount" is missing`},
 		"other bytes": {201, `{"amount":100,"transfer_id":"t1","balance_after":900}`, "the same JSON members written with other bytes"},
 		"not json":    {201, "done", "the bodies part at byte 0"},
 		"same answer": {201, string(first), "no difference"},

@@ -15,7 +15,7 @@ import (
 )
 
 // AnswerDifference says outright how a retry's answer differs from the
-// first one: the status first ("status 200, first answer 201"), then the
+// first one: the status first ("status 200 against the first answer's 201"), then the
 // members of a JSON body whose values differ, or the first byte at which
 // two bodies part.
 func AnswerDifference(firstStatus int, first []byte, status int, body []byte) string {
@@ -28,21 +28,21 @@ type diffWords struct {
 	// long names a value too long to quote whole in a sentence.
 	long string
 	// statusMember names a body member called "status", which a sentence
-	// that also says "status 409, first answer 200" must not let pass for
+	// that also says "status 409 against the first answer's 200" must not let pass for
 	// the HTTP status.
 	statusMember string
 }
 
 var (
 	diffWordsEn = diffWords{
-		status:      "status %d, first answer %d",
+		status:      "status %d against the first answer's %d",
 		none:        "no difference",
 		join:        "; ",
 		added:       "%s is %s, absent from the first answer",
 		missing:     "%s is missing, the first answer had %s",
-		changed:     "%s is %s, first answer %s",
+		changed:     "%s is %s against the first answer's %s",
 		sameMembers: "the same JSON members written with other bytes (order or spacing): a replay sends the stored bytes",
-		emptyBody:   "an empty body, first answer %s",
+		emptyBody:   "an empty body against the first answer's %s",
 		partAt:      "the bodies part at byte %d: %s here, %s in the first answer",
 		long:        "a value of %d bytes",
 

@@ -23,8 +23,8 @@ const (
 // answer 200" and the member's values never read as one thing.
 func TestAnswerDifferenceTellsTheBodyMemberStatusFromTheStatus(t *testing.T) {
 	d := lab.AnswerDifference(200, []byte(genericDone), 409, []byte(inProgress))
-	assert.Contains(t, d, "status 409, first answer 200; ")
-	assert.Contains(t, d, `the body member "status" is 409, first answer "already_processed"`)
+	assert.Contains(t, d, "status 409 against the first answer's 200; ")
+	assert.Contains(t, d, `the body member "status" is 409 against the first answer's "already_processed"`)
 	assert.NotContains(t, d, `; "status" is`)
 	assert.NotContains(t, d, `, "status" is`)
 	d = lab.AnswerDifference(200, []byte(genericDone), 201, []byte(receipt))
@@ -36,7 +36,7 @@ func TestAnswerDifferenceTellsTheBodyMemberStatusFromTheStatus(t *testing.T) {
 // "already processed" answered first while the transfer was running and
 // the transfer's own receipt came later; the generic one departs, and the
 // message must not name the receipt as the deviant ("got 201 …, status
-// 201, first answer 200").
+// 201 against the first answer's 200").
 func TestByteReplayNamesTheAnswerThatDeparts(t *testing.T) {
 	body := []byte(`{"from":"g1-together-payer","to":"g1-together-shop-1","amount":370300}`)
 	h := lab.History{
@@ -52,7 +52,7 @@ func TestByteReplayNamesTheAnswerThatDeparts(t *testing.T) {
 	m := rr.Violations[0].Message
 	assert.Contains(t, m, "the attempt that answered first (together.2) got 200")
 	assert.Contains(t, m, "an answer that names no transfer, while together.1 got the transfer's own answer 201")
-	assert.NotContains(t, m, "first answer 200")
+	assert.NotContains(t, m, "the first answer's 200")
 	assert.Equal(t, []string{"together.2", "together.1"}, rr.Violations[0].Lanes)
 
 	// The other way round, the later answer departs, as before.
@@ -60,5 +60,5 @@ func TestByteReplayNamesTheAnswerThatDeparts(t *testing.T) {
 	rr = lab.Check(h).Rule(lab.RuleByteReplay)
 	require.Len(t, rr.Violations, 1)
 	assert.Contains(t, rr.Violations[0].Message, "got 200")
-	assert.Contains(t, rr.Violations[0].Message, "status 200, first answer 201")
+	assert.Contains(t, rr.Violations[0].Message, "status 200 against the first answer's 201")
 }

@@ -154,7 +154,7 @@ func TestGradeNamesEachPlantedBug(t *testing.T) {
 		// A refusal replayed as 200 is a success without a transfer.
 		allowed: []string{"replay-is-byte-identical", "completion-has-its-transfer"},
 		more: verdict{fail: []string{"retry"}, causes: []string{"replay-status"},
-			report: []string{"status 200, first answer 201"}},
+			report: []string{"status 200 against the first answer's 201"}},
 	}, {
 		// A middleware that keeps every answer under its key keeps the 400
 		// of a bad body and the 401 of a missing customer too: the

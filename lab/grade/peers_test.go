@@ -140,7 +140,7 @@ var (
 		fail:    []string{"other-customer", "day"}, causes: []string{"global-keys"},
 		report: []string{"never paid, because customer"}, unpaid: true}
 	want2xxOnly = verdict{target: []string{"replay-is-byte-identical"}, fail: []string{"refusals"},
-		causes: []string{"refusal-not-stored"}, report: []string{"status 201, first answer 402"}}
+		causes: []string{"refusal-not-stored"}, report: []string{"status 201 against the first answer's 402"}}
 	wantOrdered = verdict{target: []string{"replay-is-byte-identical"}, fail: []string{"reordered"},
 		causes: []string{"order-sensitive-fingerprint"}, report: []string{"re-spaced in the same order got the first answer"}}
 	wantRaw = verdict{target: []string{"replay-is-byte-identical"}, fail: []string{"reordered"},
