@@ -380,6 +380,8 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 		{State: "completed", Owner: "a2", Value: "completed", Stored: "201", Text: "completed 201 · a2"},
 	}, segs, "a1's claim, left by its crash; a2's takeover; a2's completion with the answer's status")
 	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2] .mark[data-mark=takeover]`), "a2 took the key over")
+	assert.Contains(t, svgText(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a1]`), "crashed: no answer — but the processor charged",
+		"a1 was charged before it crashed, though the ledger never moved for it")
 	assert.Equal(t, "true", attr(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2]`, "data-winner"),
 		"a2's transfer is the one in the ledger, though a1 was charged first")
 	assert.Equal(t, []string{"a1", "a2"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=attempt]')].map((r) => r.dataset.lane)`),

@@ -1298,7 +1298,8 @@ function planAttempt(r, c) {
   // the lines under the band; a second payment on a line of its own.
   let answer = null;
   if (a.answer && last && a.state !== 'running') {
-    const words = answerWords(a, t, collapsed ? r.members.length : 0, model.answers === 'as-sent');
+    const charged = (model.processor || []).some((p) => p.lane === a.id && !p.replayed);
+    const words = answerWords(a, t, collapsed ? r.members.length : 0, model.answers === 'as-sent', charged);
     const w = textW(words, fs.answer, 600);
     const again = a.paidAgain
       ? '✘ ' +
@@ -1848,8 +1849,10 @@ function markWord(m, t) {
 // answerWords says how an attempt ended. asSent (the lab): the status is
 // the handler's own, said as a number, never in idemlab's words for what
 // that status means at its levels (the body is the handler's too: the
-// answer's title shows it as sent).
-function answerWords(a, t, count, asSent) {
+// answer's title shows it as sent). charged: the processor charged for
+// this attempt, which an unheard answer says though the ledger did not
+// move.
+function answerWords(a, t, count, asSent, charged) {
   const s = a.answer.status;
   let w;
   switch (a.answer.kind) {
@@ -1871,6 +1874,7 @@ function answerWords(a, t, count, asSent) {
   // The client heard nothing, and the money moved all the same.
   const unheard = a.answer.kind === 'lost' || a.answer.kind === 'timed-out' || a.answer.kind === 'crashed';
   if (unheard && a.marks.some((m) => m.kind === 'paid' || m.kind === 'paid-again')) w += ' — ' + t('raceButPaid');
+  else if (unheard && charged) w += ' — ' + t('raceButCharged');
   return count ? t('raceCount', { n: count, what: w }) : w;
 }
 
