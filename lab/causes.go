@@ -174,7 +174,7 @@ var ruleFixes = map[string]string{
 	RuleNothingLost.Name:   "never answer success for a key whose transfer does not exist: complete the key in the same transaction as the transfer",
 	RuleOwnResponses.Name:  "scope keys by customer: the key table's primary key is (customer, endpoint, key), so one customer's key never meets another's",
 	RuleConservation.Name:  "debit and credit in one transaction; never create or destroy money",
-	RuleOneCharge.Name:     "pass the idempotency key, scoped by customer, to the payment processor with every charge (in the lab's handler: pay({from, to, amount, key})), so that a retry that takes a claim over gets the first charge back instead of charging again",
+	RuleOneCharge.Name:     "pass the idempotency key, scoped by customer, to the payment processor with every charge (in the lab's handler: pay({from, to, amount, key})), so that a repeated call (a retry after a crash, a takeover of a claim) gets the first charge back instead of charging again",
 	RuleRetention.Name:     "keep keys longer than clients retry (the lab's retry for up to an hour, so more than 3600 s) and publish it: GET {base} answers {\"retention_seconds\": N}",
 }
 
@@ -185,7 +185,7 @@ var ruleFixesKo = map[string]string{
 	RuleNothingLost.Name:   "송금이 없는 키에 성공으로 답하지 마세요. 키의 완료는 송금과 같은 트랜잭션에서 하세요.",
 	RuleOwnResponses.Name:  "키를 고객별로 나누세요. 키 테이블의 기본 키가 (customer, endpoint, key)이면 한 고객의 키가 다른 고객의 키와 만나지 않습니다.",
 	RuleConservation.Name:  "출금과 입금을 한 트랜잭션에서 하세요. 돈을 만들거나 없애지 마세요.",
-	RuleOneCharge.Name:     "결제할 때마다 고객별로 나눈 멱등성 키를 결제 대행사에 넘기세요(실습의 핸들러에서는 pay({from, to, amount, key})). 그러면 선점을 넘겨받은 재시도가 다시 청구하지 않고 첫 번째 청구를 돌려받습니다.",
+	RuleOneCharge.Name:     "결제할 때마다 고객별로 나눈 멱등성 키를 결제 대행사에 넘기세요(실습의 핸들러에서는 pay({from, to, amount, key})). 그러면 같은 키로 다시 온 호출(죽은 시도 뒤의 재시도, 선점을 넘겨받은 재시도)은 다시 청구되지 않고 첫 번째 청구를 돌려받습니다.",
 	RuleRetention.Name:     "클라이언트가 재시도하는 기간보다 오래 키를 보존하고(랩의 클라이언트는 최대 한 시간 재시도하므로 3600초보다 길게) 그 기간을 공개하세요. GET {base}가 {\"retention_seconds\": N}으로 답합니다.",
 }
 

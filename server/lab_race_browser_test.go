@@ -382,6 +382,9 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2] .mark[data-mark=takeover]`), "a2 took the key over")
 	assert.Contains(t, svgText(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a1]`), "crashed: no answer — but the processor charged",
 		"a1 was charged before it crashed, though the ledger never moved for it")
+	// a2's payment stands at the band's right edge: its balances are drawn
+	// before it, not left to its tooltip.
+	assert.Contains(t, svgText(t, ctx, `#lab-race-view svg [data-row=ledger] .balance-after`), "alice 800,000 · bob 200,000")
 	assert.Equal(t, "true", attr(t, ctx, `#lab-race-view svg [data-row=attempt][data-lane=a2]`, "data-winner"),
 		"a2's transfer is the one in the ledger, though a1 was charged first")
 	assert.Equal(t, []string{"a1", "a2"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=attempt]')].map((r) => r.dataset.lane)`),

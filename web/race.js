@@ -829,6 +829,8 @@ function planLedger(r, c) {
     }
     const inTime = svg('g', { 'clip-path': c.clip });
     const blocks = ledgerBlocks(ledger, c);
+    // used: the right edge of what the band holds so far (blocks, words).
+    let used = c.plotLeft;
     blocks.forEach((bk, k) => {
       const p = bk.list[0];
       const x = bk.px;
@@ -866,15 +868,20 @@ function planLedger(r, c) {
         ),
       );
       // The balances after a first payment, where the band has room
-      // before the next block.
+      // before the next block; else before this one, after whatever was
+      // drawn there (a payment near the right edge keeps its balances).
       const next = blocks[k + 1];
       const room = (next ? next.px - next.w / 2 - 6 : c.textRight) - (x + bk.w / 2 + 4);
+      const roomBefore = x - bk.w / 2 - 4 - (used + 6);
       const label = !again && bk.list.length === 1 && p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
-      if (label && room >= textW(label, 11)) {
+      const lw = label ? textW(label, 11) : 0;
+      const after = label && room >= lw;
+      if (after || (label && roomBefore >= lw)) {
         inTime.append(
           svg('text', {
-            x: x + bk.w / 2 + 4,
+            x: after ? x + bk.w / 2 + 4 : x - bk.w / 2 - 4,
             y: r.y + 22,
+            'text-anchor': after ? null : 'end',
             class: 'row-sub balance-after',
             'data-lane': p.lane,
             'data-i': p.i,
@@ -882,6 +889,7 @@ function planLedger(r, c) {
           }),
         );
       }
+      used = after ? x + bk.w / 2 + 4 + lw : x + bk.w / 2;
     });
     g.append(inTime);
     if (againLines.length) {
