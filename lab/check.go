@@ -418,7 +418,7 @@ func (c *checker) check(rule Rule) []Violation {
 					// It arrived before the first was answered: not a retry
 					// of that answer, the same request at the same time.
 					retry, retryKo = fmt.Sprintf("the same request sent at the same time under key %q (%s)", a.Key, a.Lane),
-						fmt.Sprintf("%q 키로 같은 때에 보낸 같은 요청(%s)이", a.Key, a.Lane)
+						fmt.Sprintf("%q 키로 동시에 보낸 같은 요청(%s)이", a.Key, a.Lane)
 				}
 				if Success(f.Status) && TransferID(f.Response) == "" && TransferID(a.Response) != "" {
 					// The first answer names no transfer and this one is the

@@ -341,12 +341,14 @@ func storedRefusals(h History) []Violation {
 	return vs
 }
 
-// contractNotes says, for the scenarios that test the contract's key
-// syntax as the grader's malformed-keys and longest-key checks do, every
-// answer the contract does not give: a malformed key must get 400 (and
-// move nothing, which the rules judge); a valid key of exactly 255
-// characters must be accepted, and its retry replayed with
-// Idempotent-Replayed: true.
+// contractNotes says every answer the contract does not give, though no
+// rule broke: in any scenario, a 409 without Retry-After; in the scenarios
+// that test the contract's key syntax as the grader's malformed-keys and
+// longest-key checks do, a malformed key must get 400 (and move nothing,
+// which the rules judge), and a valid key of exactly 255 characters must
+// be accepted, and its retry replayed with Idempotent-Replayed: true; in
+// the retry ten minutes after a crash, a claim never settled
+// (neverSettled).
 func contractNotes(r HandlerRun) []Note {
 	var notes []Note
 	// In every scenario, as the grader notes it in every check: a 409

@@ -468,7 +468,7 @@ func TestJudgeHandlerRunSaysWhatHappened(t *testing.T) {
 	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
 	require.False(t, rr.OK)
 	assert.Contains(t, rr.Violations[0].Message, `the same request sent at the same time under key "k-1" (a2) got 200`)
-	assert.Contains(t, rr.Violations[0].MessageKo, `"k-1" 키로 같은 때에 보낸 같은 요청(a2)이 응답(200`)
+	assert.Contains(t, rr.Violations[0].MessageKo, `"k-1" 키로 동시에 보낸 같은 요청(a2)이 응답(200`)
 	r.Attempts[1].Arrived = 3
 	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
 	assert.Contains(t, rr.Violations[0].Message, `a retry under key "k-1" got 200`, "sent once a1 was answered, it is a retry")
