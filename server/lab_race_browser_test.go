@@ -465,3 +465,21 @@ func TestLabPageCardsSayWhatIsSent(t *testing.T) {
 	assert.Contains(t, text(t, ctx, a2+" .lab-headers"), "Idempotent-Replayed: true")
 	assert.Equal(t, text(t, ctx, a1+" .lab-answer"), text(t, ctx, a2+" .lab-answer"), "byte for byte")
 }
+
+// TestLabRaceShowsTheWaitOnAPhone: on a phone the ten minutes' break on
+// the step axis is narrower than its words, which stand under it all the
+// same, inside the picture.
+func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	labRunnerReady(t, ctx)
+	setLabFile(t, ctx, scopedHandler(t))
+	onBench(t, ctx, "crash-then-late-retry")
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	stepAll(t, ctx)
+	assert.Equal(t, "≈ 10 min", svgText(t, ctx, `#lab-race-view svg .axis .break .break-label`))
+	assert.True(t, eval[bool](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect();
+		const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return l.left >= v.left && l.right <= v.right; })()`), "inside the picture: %v", eval[[]float64](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect(); const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return [l.left, l.right, v.left, v.right]; })()`))
+}

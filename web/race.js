@@ -457,7 +457,7 @@ export function drawRace(container, model, opts = {}) {
   c.clip = 'url(#' + clipId + ')';
   c.heads = num;
 
-  root.append(drawAxis(model, { X, t, height: rowsEnd }));
+  root.append(drawAxis(model, { X, t, height: rowsEnd, textRight }));
   // The lanes that can move next are a radio group (the bench): each row's
   // label is a radio; its marks are buttons beside it, never inside it.
   const rowsLayer = svg('g', selectable ? { class: 'rows', role: 'radiogroup', 'aria-label': t('chooseLane') } : { class: 'rows' });
@@ -697,14 +697,22 @@ function drawAxis(model, c) {
     const x1 = X(b.x1);
     if (x1 - x0 < 16) continue;
     const label = '≈ ' + fmtMS(b.ms);
+    // On the step clock (the lab) a break is rare and a wait the reader
+    // needs: its words stand under it even when wider than it, kept inside
+    // the plot. On the time clock a storm's many breaks are labelled only
+    // where the words fit.
+    const lw = textW(label, 11) + 8;
+    const lx = Math.max(axisW + lw / 2, Math.min((x0 + x1) / 2, c.textRight - lw / 2));
     axis.append(
       svg(
         'g',
         { class: 'break', 'data-break-ms': Math.round(b.ms) },
         svg('rect', { x: x0 + 2, y: 19, width: x1 - x0 - 4, height: 4, rx: 2 }),
-        x1 - x0 > textW(label, 11) + 8
+        x1 - x0 > lw
           ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label })
-          : null,
+          : model.clock !== 'time'
+            ? svg('text', { x: lx, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label })
+            : null,
         svg('title', { text: t('raceBreak', { ms: fmtMS(b.ms) }) }),
       ),
     );
