@@ -47,6 +47,9 @@ const (
 	// the page counts them against the rung that asks for them.
 	CauseReplayUnmarked = "replay-unmarked"
 	CauseNoRetryAfter   = "conflict-without-retry-after"
+	// CauseHandlerFailed is a run whose handler answered 500 (it threw, or
+	// said so): nothing the rules judge happened, and no rung is done.
+	CauseHandlerFailed = "handler-failed"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -63,6 +66,11 @@ func RuleFix(name string) string { return ruleFixes[name] }
 func RuleFixKo(name string) string { return ruleFixesKo[name] }
 
 var causes = map[string]Cause{
+	CauseHandlerFailed: {CauseHandlerFailed,
+		"the handler answered 500: it threw, or said so itself, so the client learned nothing, and the rules had nothing to judge",
+		"find the error at its line (the bench and the list under the editor show it) and answer every request the contract serves: 201 for a transfer, its 4xx for a refusal; check that your tables exist (the tables box is kept for each rung)",
+		"핸들러가 500으로 답했습니다. 예외를 던졌거나 스스로 500을 보냈으니, 클라이언트는 아무것도 알 수 없고 규칙도 판정할 것이 없었습니다.",
+		"오류가 난 줄을 찾아(벤치와 편집기 아래 목록에 나옵니다) 계약이 처리하는 모든 요청에 답하세요. 송금에는 201, 거절에는 그 4xx입니다. 테이블이 있는지도 확인하세요(테이블 상자는 단계마다 따로 보관됩니다)."},
 	CauseReplayUnmarked: {CauseReplayUnmarked,
 		"a replay came back with the first answer's bytes but without Idempotent-Replayed: true, so the client cannot tell that nothing was done again",
 		"send Idempotent-Replayed: true with every replayed answer, beside its stored status, headers and body",
@@ -168,7 +176,7 @@ var causes = map[string]Cause{
 // ruleFixes say, per rule, what a student's endpoint must do when the
 // evidence does not tell the cause.
 var ruleFixes = map[string]string{
-	RuleOneTransfer.Name:   "claim the key before paying: one INSERT into a key table whose key column is UNIQUE, the constraint error being the verdict; an attempt whose INSERT fails moves nothing and pays nothing",
+	RuleOneTransfer.Name:   "claim the key before paying: one plain INSERT into a key table whose key column is UNIQUE, the constraint error being the verdict (not a SELECT first: two attempts both find the key absent; not INSERT OR IGNORE or OR REPLACE: they never fail); an attempt whose INSERT fails moves nothing and pays nothing",
 	RuleNoSilentWrong.Name: "store a fingerprint of the request (SHA-256 of the canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
 	RuleByteReplay.Name:    "store the first answer (status, headers, body) with the key and send those bytes again on every retry, with Idempotent-Replayed: true",
 	RuleNothingLost.Name:   "never answer success for a key whose transfer does not exist: complete the key in the same transaction as the transfer",
@@ -179,7 +187,7 @@ var ruleFixes = map[string]string{
 }
 
 var ruleFixesKo = map[string]string{
-	RuleOneTransfer.Name:   "돈을 옮기기 전에 키를 선점하세요. 키 열이 UNIQUE인 키 테이블에 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다. INSERT가 실패한 시도는 아무것도 옮기지 않고 결제하지 않습니다.",
+	RuleOneTransfer.Name:   "돈을 옮기기 전에 키를 선점하세요. 키 열이 UNIQUE인 키 테이블에 평범한 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다(SELECT로 먼저 확인하면 두 시도가 모두 키가 없다고 봅니다. INSERT OR IGNORE나 OR REPLACE는 실패하지 않습니다). INSERT가 실패한 시도는 아무것도 옮기지 않고 결제하지 않습니다.",
 	RuleNoSilentWrong.Name: "요청의 지문(정규화한 JSON 본문의 SHA-256)을 키와 함께 저장하세요. 이미 쓴 키로 다른 요청이 오면 422로 답하고 아무것도 옮기지 않습니다.",
 	RuleByteReplay.Name:    "첫 번째 답(상태 코드, 헤더, 본문)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요.",
 	RuleNothingLost.Name:   "송금이 없는 키에 성공으로 답하지 마세요. 키의 완료는 송금과 같은 트랜잭션에서 하세요.",

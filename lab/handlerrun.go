@@ -363,6 +363,23 @@ func contractNotes(r HandlerRun) []Note {
 			break
 		}
 	}
+	// A handler that answered 500 (it threw, or said so): once a run.
+	for _, a := range r.Attempts {
+		if a.Answered && a.Status >= 500 {
+			c, _ := CauseOf(CauseHandlerFailed)
+			notes = append(notes, Note{Lanes: []string{a.ID},
+				Message:   fmt.Sprintf("%s was answered %d: the handler threw or failed, and nothing the contract serves was done", a.ID, a.Status),
+				MessageKo: fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status),
+				Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+			break
+		}
+	}
+	// A replay of the first answer's bytes without Idempotent-Replayed:
+	// true, in any scenario but the longest key's, which says its own
+	// (as the grader's longest-key check does): once a run.
+	if r.Scenario != "longest-key" {
+		notes = append(notes, unmarkedReplay(r)...)
+	}
 	switch r.Scenario {
 	case "malformed-keys":
 		for _, a := range r.Attempts {
@@ -470,6 +487,43 @@ func neverSettled(r HandlerRun) []Note {
 		}
 	}
 	return notes
+}
+
+// unmarkedReplay notes the first retry of a run answered with the bytes
+// of the first success under its customer, key and request (a replay)
+// without Idempotent-Replayed: true. Two generic answers alike ("already
+// processed") are no replay of the first answer, and are not noted.
+func unmarkedReplay(r HandlerRun) []Note {
+	for i, b := range r.Attempts {
+		if !b.Answered || !b.Delivered || !Success(b.Status) || b.Key == "" || replayedHeader(b.Headers) || b.AnsweredAt == 0 {
+			continue
+		}
+		// The first success of b's customer, key and request, by the
+		// run's clock.
+		first := -1
+		for j, a := range r.Attempts {
+			if j == i || !a.Answered || !Success(a.Status) || a.Key != b.Key || a.Customer != b.Customer ||
+				!SameRequest([]byte(a.Body), []byte(b.Body)) || a.AnsweredAt == 0 || a.AnsweredAt >= b.AnsweredAt {
+				continue
+			}
+			if first < 0 || a.AnsweredAt < r.Attempts[first].AnsweredAt {
+				first = j
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		a := r.Attempts[first]
+		if a.Status != b.Status || a.Response != b.Response {
+			continue
+		}
+		c, _ := CauseOf(CauseReplayUnmarked)
+		return []Note{{Lanes: []string{a.ID, b.ID},
+			Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", b.ID),
+			MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", b.ID),
+			Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}}
+	}
+	return nil
 }
 
 // validRetryAfter reports whether headers hold one Retry-After in a form

@@ -293,7 +293,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -549,6 +549,40 @@ func TestJudgeHandlerRunNotesA409WithoutRetryAfter(t *testing.T) {
 	}
 	r.Attempts[1].Headers["retry-after"] = "soon"
 	assert.Len(t, lab.JudgeHandlerRun(r).Notes, 1, "neither seconds nor a date")
+}
+
+// TestJudgeHandlerRunNotesAFailingHandler: a handler that answered 500
+// (it threw) broke no rule, since nothing happened; it is noted, once a
+// run, with a cause every rung asks about.
+func TestJudgeHandlerRunNotesAFailingHandler(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "simultaneous-retries"
+	for i := range r.Attempts {
+		r.Attempts[i].Status, r.Attempts[i].Response, r.Attempts[i].Headers, r.Attempts[i].Delivered = 500, "", map[string]string{}, true
+	}
+	r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+	rep := lab.JudgeHandlerRun(r)
+	assert.True(t, rep.OK, "no rule can judge what never happened")
+	if assert.Len(t, rep.Notes, 1) {
+		assert.Equal(t, lab.CauseHandlerFailed, rep.Notes[0].Cause)
+		assert.Equal(t, "a1 was answered 500: the handler threw or failed, and nothing the contract serves was done", rep.Notes[0].Message)
+	}
+}
+
+// TestJudgeHandlerRunNotesAnUnmarkedReplay: in any scenario, a retry
+// answered with the first success's bytes but without Idempotent-Replayed:
+// true is noted, as the grader notes it of the longest key's retry.
+func TestJudgeHandlerRunNotesAnUnmarkedReplay(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "retry-after-lost-answer"
+	r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes, "marked")
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	notes := lab.JudgeHandlerRun(r).Notes
+	if assert.Len(t, notes, 1) {
+		assert.Equal(t, lab.CauseReplayUnmarked, notes[0].Cause)
+		assert.Equal(t, []string{"a1", "a2"}, notes[0].Lanes)
+	}
 }
 
 // TestJudgeHandlerRunTellsTheFingerprint holds the browser's judge to the

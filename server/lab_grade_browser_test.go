@@ -347,3 +347,23 @@ func TestLabPageCountsTheContractsHeaders(t *testing.T) {
 		}[c.cause], "the rung's line says what its notes are")
 	}
 }
+
+// TestLabPageFailsAHandlerThatThrows: a handler whose every keyed request
+// throws (its key table is missing: the tables box left empty) breaks no
+// rule, since nothing happens; it must not pass its rung, nor be told it
+// holds what the top rung holds.
+func TestLabPageFailsAHandlerThatThrows(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	goToRung(t, ctx, "scoped")
+	useHandler(t, ctx, "scoped")
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('schema-box').editor.setText('')`))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s", text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "your handler answered 500 (it threw)")
+	assert.Positive(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause="handler-failed"]`))
+	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "holds what the top rung", "no contradiction under the table")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "the notes above say what is still short")
+}

@@ -104,7 +104,14 @@ export function gradePanel(ctx) {
             w('rungDone', { rung: label(here) }) +
               (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : '') +
               (laterNoteRungs.size
-                ? ' ' + w('rungDoneLaterNote', { rung: [...laterNoteRungs].map(label).join(', '), what: noteWhat([...laterNoteCauses]) })
+                ? ' ' +
+                  w('rungDoneLaterNote', {
+                    rung: [...laterNoteRungs]
+                      .sort((a, b) => RUNGS.indexOf(a) - RUNGS.indexOf(b))
+                      .map(label)
+                      .join(', '),
+                    what: noteWhat([...laterNoteCauses]),
+                  })
                 : ''),
           ),
           up
@@ -230,9 +237,11 @@ export function gradePanel(ctx) {
           { class: 'lab-grade-sum' },
           ns.length
             ? w('gradeNext', { rules: ns.join(', '), rung: next ? label(next) : '?' })
-            : unknown
-              ? w('gradeTopUnknown')
-              : w('gradeTop'),
+            : askedNoteRows.length || laterNoteRungs.size
+              ? w('gradeTopNoted')
+              : unknown
+                ? w('gradeTopUnknown')
+                : w('gradeTop'),
         ),
       ),
     );

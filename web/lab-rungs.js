@@ -65,6 +65,8 @@ export const CAUSE_RUNG = {
   // Idempotent-Replayed: true (the replay rung's).
   'conflict-without-retry-after': 'in-progress',
   'replay-unmarked': 'replay',
+  // A handler that answered 500: every rung asks that it answer.
+  'handler-failed': 'naive',
 };
 
 // rungOf is the rung a violation of a rule asks for.

@@ -112,6 +112,9 @@ const en = {
   noteWhat_completed_apart: 'a crash after the transfer’s commit left its key in progress',
   noteWhat_conflict_without_retry_after: 'a 409 came without Retry-After',
   noteWhat_replay_unmarked: 'a replay came without Idempotent-Replayed: true',
+  noteWhat_handler_failed: 'your handler answered 500 (it threw)',
+  gradeTopNoted:
+    'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short: the top rung is not reached yet.',
   replayFound: '▶ Play that order on the bench',
   played: 'Played on the bench: “{scenario}”, in the order {schedule}.',
   scheduleWords: 'The order: {schedule}',
@@ -152,7 +155,7 @@ const en = {
   noteNeverSettled: 'Never settled: {says}',
   gradeNotedSettle: 'no rule broke in {tried} schedules, but an intent is never settled',
   gradeAnswers: 'Answered, in one order: {answers}',
-  exploredNoted: 'No rule broke, but {n} answers are not what the contract says:',
+  exploredNoted: 'No rule broke, but the notes below ({n}) say what is not as it should be:',
   gradeCause: 'What went wrong: {says}',
   gradeFix: 'What to change: {fix}',
   gradeTop:
@@ -331,6 +334,9 @@ const ko = {
   noteWhat_completed_apart: '송금을 커밋한 뒤 죽어서 키가 처리 중으로 남음',
   noteWhat_conflict_without_retry_after: 'Retry-After 없는 409 응답',
   noteWhat_replay_unmarked: 'Idempotent-Replayed: true 없는 재생',
+  noteWhat_handler_failed: '핸들러가 500으로 답함(예외)',
+  gradeTopNoted:
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 위의 참고 사항이 아직 모자란 점을 말합니다. 아직 맨 위 단계에 이르지 못했습니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
   played: '벤치에서 재생한 시나리오: “{scenario}”. 순서: {schedule}.',
   scheduleWords: '순서: {schedule}',
@@ -371,7 +377,7 @@ const ko = {
   noteNeverSettled: '끝나지 않는 의도: {says}',
   gradeNotedSettle: '{tried}가지 순서에서 규칙은 깨지지 않았지만, 끝나지 않는 의도가 있음',
   gradeAnswers: '한 순서에서 받은 응답: {answers}',
-  exploredNoted: '규칙은 깨지지 않았지만, 응답 {n}개가 계약과 다릅니다:',
+  exploredNoted: '규칙은 깨지지 않았지만, 아래 참고 사항({n}개)이 바로잡을 점을 말합니다:',
   gradeCause: '무엇이 잘못됐나: {says}',
   gradeFix: '고칠 점: {fix}',
   gradeTop:
