@@ -167,6 +167,9 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-next"), "Next, rung 3 (fingerprint): Tell a retry from a different request")
 			assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`, "data-expected"))
 			assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=corrected-amount]`), "expected at this rung")
+			// The ladder marks the rung its grade said done.
+			assert.Equal(t, "true", attr(t, ctx, `#rung-list button[data-rung=unique]`, "data-done"))
+			assert.True(t, strings.HasPrefix(text(t, ctx, `#rung-list button[data-rung=unique]`), "✔ 2. "))
 			run(t, ctx, click("#btn-lab-next-rung"), waitJS(`document.body.dataset.rung === 'fingerprint'`))
 			assert.Equal(t, "rung-title", eval[string](t, ctx, `document.activeElement.id`))
 		}
@@ -340,6 +343,7 @@ func TestLabPageCountsTheContractsHeaders(t *testing.T) {
 		setLabFile(t, ctx, strings.ReplaceAll(string(src), c.drop, ""))
 		act(t, ctx, `#btn-lab-grade`)
 		assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s without it: %s", c.rung, text(t, ctx, "#lab-grade .lab-rung-sum"))
+		assert.Equal(t, "<missing>", attr(t, ctx, `#rung-list button[data-rung=`+c.rung+`]`, "data-done"), "the ladder does not mark it")
 		assert.Positive(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause="`+c.cause+`"][data-expected="false"]`), "%s: noted, and asked for here", c.rung)
 		assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "is not done yet: "+map[string]string{
 			"conflict-without-retry-after": "a 409 came without Retry-After, in: ",

@@ -119,3 +119,25 @@ export function saveRung(rung) {
     localStorage.setItem(RUNG_KEY, rung);
   } catch {}
 }
+
+// The rungs whose last grade said done are kept under idemlab.labDone (a
+// JSON list), so that the ladder shows which the student has reached.
+const DONE_KEY = 'idemlab.labDone';
+
+export function loadDone() {
+  try {
+    const v = JSON.parse(localStorage.getItem(DONE_KEY) || '[]');
+    return new Set(Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}
+
+export function saveDone(rung, done) {
+  try {
+    const all = loadDone();
+    if (done) all.add(rung);
+    else all.delete(rung);
+    localStorage.setItem(DONE_KEY, JSON.stringify([...all]));
+  } catch {}
+}

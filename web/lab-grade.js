@@ -16,6 +16,7 @@ import { RUNGS, rungKey } from './lab-words.js';
 
 export function gradePanel(ctx) {
   const { w, label, rung, goRung, runner, panel, status, load, clearBench, clearFound, clearGrade, scenarioWords, guard, replay } = ctx;
+  const onGraded = ctx.onGraded || (() => {});
   const { rulesOf, fixRungs, later, askedNotes, laterNotes } = ctx;
   const { ruleWords, causeLines, answersLine, noteLines } = ctx;
 
@@ -96,6 +97,7 @@ export function gradePanel(ctx) {
     box.dataset.rungDone = done ? 'true' : 'false';
     box.dataset.asked = asked.join(',');
     box.dataset.notesAsked = String(askedNoteRows.length);
+    onGraded(here, done);
     const rungLines = done
       ? [
           el(

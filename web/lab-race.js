@@ -5,7 +5,7 @@
 // played back on the same bench, and the checker's verdict (Go, in the
 // engine's module) once every attempt has ended.
 //
-//   const race = startRace({ words, lang, rung, goRung, code, showErrors, lineOf });
+//   const race = startRace({ words, lang, rung, goRung, code, showErrors, lineOf, onGraded });
 //
 // words(key, vars) gives the page's words in lang; rung() the rung the
 // student is on (the panel says which broken rules that rung asks about
@@ -13,7 +13,8 @@
 // the handler file as the boxes hold it now; showErrors(list) marks
 // [{line, message}] (the file's lines) in the handler's editor and beside
 // it; lineOf(n) is the file's line n as the handler's box numbers it, for
-// the words on the panel.
+// the words on the panel; onGraded(rung, done) hears each grade's verdict
+// on the rung.
 //
 // The panel shows one result at a time: the bench (its cards and the
 // checker's verdict), the explorer's find, or the grade of every scenario.
@@ -46,7 +47,16 @@ const LAB_WORDS = {
 };
 const raceWords = (key, vars) => t(LAB_WORDS[key] || key, vars);
 
-export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung = () => {}, code, showErrors, lineOf = (n) => n }) {
+export function startRace({
+  words: w,
+  lang = 'en',
+  rung = () => RUNGS[0],
+  goRung = () => {},
+  code,
+  showErrors,
+  lineOf = (n) => n,
+  onGraded = () => {},
+}) {
   // A step of a handler takes milliseconds; the budget is for a loop that
   // never yields, and is wide enough for a slow laptop under load, where
   // loading a handler (a fresh database, the student's file compiled)
@@ -135,6 +145,7 @@ export function startRace({ words: w, lang = 'en', rung = () => RUNGS[0], goRung
   const { gradeAll } = gradePanel({
     ...judge,
     ...verdict,
+    onGraded,
     w,
     label,
     rung,

@@ -166,6 +166,7 @@ const en = {
   rungDoneLaterNote: 'Left for {rung} too: {what} (the notes below).',
   rungNextGoal: 'Next, {rung}: {goal}',
   goToRung: '▶ Go to {rung}',
+  rungDoneMark: 'its last grade said done',
   rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rules {rules}) in: {scenarios}.',
   rungNotDone7: '✘ This rung, {rung}, is not done yet: it asks you to publish retentionSeconds (rule 7).',
   rungNotDone7Short:
@@ -388,6 +389,7 @@ const ko = {
   rungDoneLaterNote: '{rung}에서 고칠 것도 있습니다(아래 참고): {what}.',
   rungNextGoal: '다음 {rung}: {goal}',
   goToRung: '▶ {rung} 시작',
+  rungDoneMark: '마지막 검사에서 통과',
   rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}).',
   rungNotDone7: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계는 retentionSeconds를 공개하라고 요구합니다(규칙 7).',
   rungNotDone7Short:

@@ -6,7 +6,7 @@
 
 import { $, el } from './dom.js';
 import { RUNGS, lt, rungKey, rungWords } from './lab-words.js';
-import { compose, split, toLink, fromHash, load, save, forget, lineShift, loadRung, saveRung } from './lab-file.js';
+import { compose, split, toLink, fromHash, load, save, forget, lineShift, loadRung, saveRung, loadDone, saveDone } from './lab-file.js';
 import { startRace } from './lab-race.js';
 import { setLang } from './strings.js';
 
@@ -59,7 +59,11 @@ function initTheme() {
 
 // --- rungs ----------------------------------------------------------------------
 
+// A rung whose last grade said done is marked ✔ on the ladder (kept in
+// this browser, lab-file.js's loadDone), so that the student sees which
+// rung they have reached.
 function renderRungs() {
+  const done = loadDone();
   $('rung-list').replaceChildren(
     ...RUNGS.map((r, i) =>
       el(
@@ -70,10 +74,12 @@ function renderRungs() {
           {
             type: 'button',
             'data-rung': r,
+            'data-done': done.has(r) ? 'true' : null,
             'aria-current': r === lab.rung ? 'step' : null,
+            'aria-label': done.has(r) ? i + 1 + '. ' + rungWords(lab.lang, r).name + ' (' + w('rungDoneMark') + ')' : null,
             onclick: () => chooseRung(r),
           },
-          i + 1 + '. ' + rungWords(lab.lang, r).name,
+          (done.has(r) ? '✔ ' : '') + (i + 1) + '. ' + rungWords(lab.lang, r).name,
         ),
       ),
     ),
@@ -419,6 +425,11 @@ async function main() {
     lang: lab.lang,
     rung: () => lab.rung,
     goRung: (r) => chooseRung(r, { focus: true }),
+    // The grade's verdict on the rung, kept for the ladder's marks.
+    onGraded: (r, done) => {
+      saveDone(r, done);
+      renderRungs();
+    },
     code: () => compose(lab.handler.text(), lab.schema.text()),
     lineOf: (n) => n - lineShift(lab.handler.text(), lab.schema.text()),
     showErrors: (list) => {
