@@ -178,7 +178,7 @@ export function gradePanel(ctx) {
                   'data-notes-asked': String(notesAsked.length),
                   'data-rules': [...rules, ...others.map((x) => x.rule)].map((x) => x.n).join(','),
                   // Each broken rule with its first violation's cause: "1:short-retention".
-                  'data-rule-causes': [...(r.broke ? rulesOf(r.verdict).filter((x) => !x.ok) : []), ...others]
+                  'data-rule-causes': [...(r.broke ? rulesOf(r.verdict).filter((x) => !x.ok && x.rule.n !== 7) : []), ...others]
                     .map((x) => x.rule.n + ':' + (((x.violations || [])[0] || {}).cause || ''))
                     .join(','),
                 },
