@@ -36,6 +36,7 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	// One sign a meaning: the money moved again is the ledger's ■, red, as
 	// on A2's row, and the legend tells it once; ✘ is what failed.
 	assert.Equal(t, "■", svgText(t, ctx, `#race [data-row="ledger"] [data-mark="paid-again"] .money-icon`))
+	assert.Equal(t, "■", svgText(t, ctx, `#race [data-legend] .lg-money.again .money-icon`), "the legend draws the block as the ledger does")
 	legendItems := eval[[]string](t, ctx, `[...document.querySelectorAll('#race [data-legend] .legend-item')].map((g) => g.textContent)`)
 	againItems := 0
 	for _, it := range legendItems {

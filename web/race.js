@@ -1811,7 +1811,13 @@ function planLegend(model, rows, violations, c) {
               'g',
               { class: 'lg-money' + (it.again ? ' again' : '') },
               svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 }),
-              svg('text', { x: ix + 13, y: cy + 5, 'text-anchor': 'middle', class: 'money-icon', text: it.again ? '✘' : '■' }),
+              svg('text', {
+                x: ix + 13,
+                y: cy + 5,
+                'text-anchor': 'middle',
+                class: 'money-icon',
+                text: it.again ? LEDGER_ICON.again : LEDGER_ICON.one,
+              }),
             ),
           );
         else if (it.kind === 'charge')
