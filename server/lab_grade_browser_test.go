@@ -35,9 +35,7 @@ func withoutTakeover(t *testing.T, name, replace string) string {
 // the bench, and the bench's verdict notes it too.
 func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	row := `#lab-grade tr[data-scenario=crash-then-late-retry]`
 
 	goToRung(t, ctx, "in-progress")
@@ -87,9 +85,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 // play, and the bench then shows that rule broken.
 func TestLabPageGradeSaysEveryRuleAScenarioBroke(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	goToRung(t, ctx, "unique")
 	useHandler(t, ctx, "unique")
 	act(t, ctx, `#btn-lab-grade`)
@@ -114,9 +110,7 @@ func TestLabPageGradeSaysEveryRuleAScenarioBroke(t *testing.T) {
 // made on the top rung, does not pass it.
 func TestLabPageGradesEveryHandler(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	names := map[string]string{}
 	for _, r := range lab.Rules() {
 		names[strconv.Itoa(r.N)] = r.Name
@@ -204,9 +198,7 @@ func mapKeys(m map[string]bool) []string {
 // unknown while the file publishes no retention.
 func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	scenarios := eval[int](t, ctx, `document.getElementById('lab-scenario').options.length`)
 
 	// The naive handler pays the corrected amount: found where the student
@@ -299,9 +291,7 @@ func TestLabGradeFitsAPhone(t *testing.T) {
 // breaks rule 1 in two simultaneous retries.
 func TestLabPageSaysRuleSevenOnce(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
 	src, err := handlers.Source("look-then-insert")
 	require.NoError(t, err)
@@ -329,9 +319,7 @@ func TestLabPageSaysRuleSevenOnce(t *testing.T) {
 // Each is said as a note with its cause and fix, as the grader notes it.
 func TestLabPageCountsTheContractsHeaders(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	for _, c := range []struct{ rung, drop, cause string }{
 		{"in-progress", ", { 'Retry-After': '1' }", "conflict-without-retry-after"},
 		{"replay", ", 'Idempotent-Replayed': 'true'", "replay-unmarked"},
@@ -358,9 +346,7 @@ func TestLabPageCountsTheContractsHeaders(t *testing.T) {
 // holds what the top rung holds.
 func TestLabPageFailsAHandlerThatThrows(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
 	useHandler(t, ctx, "scoped")
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('schema-box').editor.setText('')`))

@@ -43,6 +43,16 @@ func labTab(t *testing.T, base, query string) context.Context {
 	return ctx
 }
 
+// readyLab opens the lab page on a playground of its own, in English,
+// and waits until its runner is ready.
+func readyLab(t *testing.T) context.Context {
+	t.Helper()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	return ctx
+}
+
 // labRunnerReady waits until the lab page's runner has started and loaded
 // the code in the editor (its scenarios are listed), or has said why not.
 func labRunnerReady(t *testing.T, ctx context.Context) {
@@ -316,9 +326,7 @@ func setCode(t *testing.T, ctx context.Context, handler, schema string) {
 // runs), beside the editor and marked in it.
 func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	const schema = "CREATE TABLE idem_keys (\n  k TEXT PRIMARY KEY\n);"
 	marked := `document.getElementById('handler-box').editor.errors().map((e) => e.line)`
 

@@ -49,9 +49,7 @@ func stepAll(t *testing.T, ctx context.Context) {
 // line in the editor, and stops a handler that never yields.
 func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 	act(t, ctx, `#btn-lab-start`)
@@ -197,9 +195,7 @@ func scopedHandler(t *testing.T) string {
 // over. An attempt that waits for the write lock has a step that says so
 // and runs nothing.
 func TestLabPageByKeyboard(t *testing.T) {
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	press := func() {
 		acts := attr(t, ctx, "body", "data-lab-acts")
 		run(t, ctx, chromedp.KeyEvent(kb.Enter), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
@@ -430,9 +426,7 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 // wrote it, and the answer's headers beside its body.
 func TestLabPageCardsSayWhatIsSent(t *testing.T) {
 	t.Parallel()
-	ts := playground(t, playgroundDir(t))
-	ctx := labTab(t, ts.URL, "")
-	labRunnerReady(t, ctx)
+	ctx := readyLab(t)
 	a1, a2 := `#lab-lanes .lab-lane[data-attempt=a1]`, `#lab-lanes .lab-lane[data-attempt=a2]`
 
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))

@@ -18,7 +18,7 @@ export function gradePanel(ctx) {
   const { w, label, rung, goRung, runner, panel, status, load, clearBench, clearFound, clearGrade, scenarioWords, guard, replay } = ctx;
   const onGraded = ctx.onGraded || (() => {});
   const { rulesOf, fixRungs, later, askedNotes, laterNotes } = ctx;
-  const { ruleWords, causeLines, answersLine, noteLines } = ctx;
+  const { ruleWords, causeLines, answersLine, noteLines, noteWhat, brokenSeven } = ctx;
 
   // gradeAll explores every scenario on its own, so that every rule a
   // scenario breaks is found (explore stops at the first), says whether
@@ -231,9 +231,7 @@ export function gradePanel(ctx) {
           ),
         ),
         unknown ? el('p', { class: 'lab-grade-unknown' }, '⚠ ' + w('gradeUnknown7')) : null,
-        retention7
-          ? el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds: panel.retention }))
-          : null,
+        retention7 ? brokenSeven(panel.retention) : null,
         el(
           'p',
           { class: 'lab-grade-sum' },
@@ -270,12 +268,6 @@ export function gradePanel(ctx) {
         w('gradePlay'),
       ),
     );
-  }
-
-  // noteWhat says in a few words what the notes of these causes are (a
-  // claim never settled, a 409 without Retry-After …), joined.
-  function noteWhat(causes) {
-    return causes.map((c) => w('noteWhat_' + c.replace(/-/g, '_'))).join('; ');
   }
 
   // fewOf says a list of scenarios in a line: the first three, and how

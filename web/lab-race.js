@@ -141,7 +141,7 @@ export function startRace({
   const judge = rungJudge({ rung, retention: () => panel.retention });
   const { rulesOf, later, askedNotes } = judge;
   const verdict = verdictWords({ w, lang, label, judge });
-  const { ruleTitle, rulesList, noteLines } = verdict;
+  const { ruleTitle, rulesList, noteLines, noteWhat, brokenSeven } = verdict;
   const { gradeAll } = gradePanel({
     ...judge,
     ...verdict,
@@ -441,46 +441,37 @@ export function startRace({
     if (!r.broke) {
       status(w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
       // Rule 7 broke in every order alike (the published retention): no
-      // order is its counterexample, but it is said.
-      if (r.retentionBroken) {
-        found.hidden = false;
-        found.dataset.rule = 'retention-outlasts-retries';
-        found.replaceChildren(
-          el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds: panel.retention })),
-        );
-      }
-      if (r.notes && r.notes.length) {
-        found.hidden = false;
-        found.dataset.scenario = r.notes[0].scenario;
-        found.dataset.rule = '';
-        const asked = askedNotes(r.notes);
-        const first = r.notes[0];
-        found.dataset.asked = asked.length ? 'note' : '';
-        found.replaceChildren(
-          ...spaced(
-            ...found.childNodes,
-            el('p', {}, w('exploredNoted', { n: r.notes.length })),
-            asked.length
-              ? el(
-                  'p',
-                  { class: 'lab-rung-sum', 'data-done': 'false' },
-                  w('exploredAskedNote', {
-                    rung: label(rung()),
-                    what: [...new Set(asked.map((n) => n.cause))].map((c) => w('noteWhat_' + c.replace(/-/g, '_'))).join('; '),
-                  }),
-                )
-              : null,
-            ...noteLines(r.notes),
-            first.schedule
-              ? el(
-                  'button',
-                  { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(first.scenario, first.schedule, {})) },
-                  w('replayFound'),
-                )
-              : null,
-          ),
-        );
-      }
+      // order is its counterexample, but it is said. Notes are said below
+      // it, with the first noted order to play.
+      const notes = r.notes || [];
+      if (!r.retentionBroken && !notes.length) return;
+      found.hidden = false;
+      found.dataset.rule = r.retentionBroken && !notes.length ? 'retention-outlasts-retries' : '';
+      if (notes.length) found.dataset.scenario = notes[0].scenario;
+      const asked = askedNotes(notes);
+      const first = notes[0];
+      found.dataset.asked = asked.length ? 'note' : '';
+      found.replaceChildren(
+        ...spaced(
+          r.retentionBroken ? brokenSeven(panel.retention) : null,
+          notes.length ? el('p', {}, w('exploredNoted', { n: notes.length })) : null,
+          asked.length
+            ? el(
+                'p',
+                { class: 'lab-rung-sum', 'data-done': 'false' },
+                w('exploredAskedNote', { rung: label(rung()), what: noteWhat(asked.map((n) => n.cause)) }),
+              )
+            : null,
+          ...noteLines(notes),
+          first && first.schedule
+            ? el(
+                'button',
+                { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(first.scenario, first.schedule, {})) },
+                w('replayFound'),
+              )
+            : null,
+        ),
+      );
       return;
     }
     // The rule an order broke is named: rule 7 (the published retention)

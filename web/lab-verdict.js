@@ -4,7 +4,7 @@
 // scenario's answers, the notes of answers the contract does not give,
 // and the order that broke a rule (scheduleRuns, switchesOf).
 //
-//   const { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines } = verdictWords({ w, lang, label, judge });
+//   const { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, brokenSeven } = verdictWords({ w, lang, label, judge });
 //
 // w(key, vars) gives the page's words in lang; label(r) names a rung; judge
 // is what the rung asks (lab-rungs.js rungJudge).
@@ -126,7 +126,19 @@ export function verdictWords({ w, lang, label, judge }) {
     });
   }
 
-  return { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines };
+  // noteWhat says in a few words what the notes of these causes are (a
+  // claim never settled, a 409 without Retry-After …), each cause once.
+  function noteWhat(causes) {
+    return [...new Set(causes)].map((c) => w('noteWhat_' + c.replace(/-/g, '_'))).join('; ');
+  }
+
+  // brokenSeven says rule 7 broken by the retention a file publishes
+  // (seconds), once: it breaks in every order alike.
+  function brokenSeven(seconds) {
+    return el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds }));
+  }
+
+  return { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, brokenSeven };
 }
 
 // scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the
