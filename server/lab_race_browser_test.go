@@ -477,3 +477,31 @@ func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect();
 		const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return l.left >= v.left && l.right <= v.right; })()`), "inside the picture: %v", eval[[]float64](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect(); const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return [l.left, l.right, v.left, v.right]; })()`))
 }
+
+// TestLabPageFitsAPhone: on a phone the lab page never scrolls sideways,
+// in English and Korean, after the explorer's break (its rule sentences
+// quote the handler's JSON answer, one long token) and after a race on
+// the bench. An unbroken token used to widen the whole page to about
+// 960 px, so the race and its rules sat behind a sideways scroll.
+func TestLabPageFitsAPhone(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	for _, lang := range []string{"en", "ko"} {
+		ctx := labTab(t, ts.URL, "?lang="+lang)
+		run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+		labRunnerReady(t, ctx)
+		fits := func(after string) {
+			t.Helper()
+			widths := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`)
+			assert.LessOrEqual(t, widths[0], widths[1], "%s, %s: the page is wider than the phone; wider than their box: %s", lang, after,
+				eval[string](t, ctx, `[...document.querySelectorAll('body *')].filter((e) => !(e instanceof SVGElement) && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible').slice(-3).map((e) => e.tagName + '.' + e.className + ' ' + e.clientWidth + '/' + e.scrollWidth + ' px: ' + e.textContent.slice(0, 60)).join('; ')`))
+		}
+		act(t, ctx, `#btn-lab-explore`)
+		require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+		require.Contains(t, text(t, ctx, "#lab-found"), `{"transfer_id"`, "the break quotes the handler's answer")
+		fits("the explorer's break")
+		onBench(t, ctx, "crash-at-every-step")
+		stepAll(t, ctx)
+		fits("a race on the bench")
+	}
+}
