@@ -240,7 +240,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
 	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
 	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique) asks for it")
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "not done")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8).")
 
 	// The unique rung's own handler there: what still breaks is a later
 	// rung's, said as expected, not as this rung's failure.
@@ -251,6 +251,15 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	assert.Equal(t, "true", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"), text(t, ctx, "#lab-found"))
 	assert.Zero(t, countIn(t, ctx, `#lab-found li.fail`), text(t, ctx, "#lab-found"))
 	assert.NotZero(t, countIn(t, ctx, `#lab-found li.expected`))
+
+	// One rule the rung asks for, said in the singular.
+	goToRung(t, ctx, "fingerprint")
+	useHandler(t, ctx, "unique")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"))
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rule 2).")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 
 	// The top rung's handler breaks nothing anywhere: every scenario was
 	// searched, and the words say so.

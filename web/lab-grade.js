@@ -12,7 +12,7 @@
 
 import { $, el, spaced } from './dom.js';
 import { CAUSE_RUNG } from './lab-rungs.js';
-import { RUNGS, rungKey } from './lab-words.js';
+import { RUNGS, rungKey, plural } from './lab-words.js';
 
 export function gradePanel(ctx) {
   const { w, label, rung, goRung, runner, panel, status, load, clearBench, clearFound, clearGrade, scenarioWords, guard, replay } = ctx;
@@ -104,7 +104,7 @@ export function gradePanel(ctx) {
             'p',
             { class: 'lab-rung-sum', 'data-done': 'true' },
             w('rungDone', { rung: label(here) }) +
-              (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', ') }) : '') +
+              (laterRules.length ? ' ' + w('rungDoneLater', { rules: laterRules.join(', '), s: plural(laterRules) }) : '') +
               (laterNoteRungs.size
                 ? ' ' +
                   w('rungDoneLaterNote', {
@@ -134,6 +134,7 @@ export function gradePanel(ctx) {
                 w('rungNotDone', {
                   rung: label(here),
                   rules: asked.join(', '),
+                  s: plural(asked),
                   scenarios: fewOf(rows.filter((row) => row.asked.length).map((row) => '“' + scenarioWords(row.sc.name) + '”')),
                 }),
               )
@@ -236,7 +237,7 @@ export function gradePanel(ctx) {
           'p',
           { class: 'lab-grade-sum' },
           ns.length
-            ? w('gradeNext', { rules: ns.join(', '), rung: next ? label(next) : '?' })
+            ? w('gradeNext', { rules: ns.join(', '), s: plural(ns), rung: next ? label(next) : '?' })
             : askedNoteRows.length || laterNoteRungs.size
               ? w('gradeTopNoted')
               : unknown

@@ -32,7 +32,7 @@ import { labRaceInput } from './lab-model.js';
 import { gradePanel } from './lab-grade.js';
 import { rungJudge } from './lab-rungs.js';
 import { scheduleRuns, switchesOf, verdictWords } from './lab-verdict.js';
-import { RUNGS, rungWords } from './lab-words.js';
+import { RUNGS, rungWords, plural } from './lab-words.js';
 import { buildRace } from './race-model.js';
 import { drawRace } from './race.js';
 import { t } from './strings.js';
@@ -501,7 +501,7 @@ export function startRace({
           'p',
           { class: 'lab-rung-sum', 'data-done': asked.length ? 'false' : 'true' },
           asked.length
-            ? w('exploredAsked', { rung: label(rung()), rules: asked.map((x) => x.rule.n).join(', ') })
+            ? w('exploredAsked', { rung: label(rung()), rules: asked.map((x) => x.rule.n).join(', '), s: plural(asked) })
             : w('exploredLater', { rung: label(rung()) }),
         ),
         el(

@@ -106,7 +106,7 @@ const en = {
     'No break in “{chosen}”, the scenario you chose ({triedChosen} schedules). Searching the other scenarios, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredLater:
     'Every rule broken here is a later rung’s: expected at {rung}. Whether this rung holds in every scenario: ✓ Check every scenario.',
-  exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rules {rules}).',
+  exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rule{s} {rules}).',
   exploredAskedNote: 'This rung ({rung}) is not done: {what} (the note below).',
   noteWhat_claim_never_settled: 'a claim a crash left is never settled',
   noteWhat_completed_apart: 'a crash after the transfer’s commit left its key in progress',
@@ -160,14 +160,14 @@ const en = {
   gradeFix: 'What to change: {fix}',
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scoped) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
-  gradeNext: 'Broken somewhere: rules {rules}. The earliest rung that fixes one of them: {rung}.',
+  gradeNext: 'Broken somewhere: rule{s} {rules}. The earliest rung that fixes one of them: {rung}.',
   rungDone: '✔ This rung, {rung}, is done: every scenario holds what it asks.',
-  rungDoneLater: 'Left for the later rungs (broken, or rule 7 unknown): rules {rules}.',
+  rungDoneLater: 'Left for the later rungs (broken, or rule 7 unknown): rule{s} {rules}.',
   rungDoneLaterNote: 'Left for {rung} too: {what} (the notes below).',
   rungNextGoal: 'Next, {rung}: {goal}',
   goToRung: '▶ Go to {rung}',
   rungDoneMark: 'its last grade said done',
-  rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rules {rules}) in: {scenarios}.',
+  rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rule{s} {rules}) in: {scenarios}.',
   rungNotDone7: '✘ This rung, {rung}, is not done yet: it asks you to publish retentionSeconds (rule 7).',
   rungNotDone7Short:
     '✘ This rung, {rung}, is not done yet: the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
@@ -450,6 +450,10 @@ const ko = {
 };
 
 export const labMessages = { en, ko };
+
+// plural is the English plural ending for a count: {s} in a sentence
+// that names one rule or several ("rule 1", "rules 1, 3").
+export const plural = (list) => (list.length === 1 ? '' : 's');
 
 // lt returns the lab's word for key in lang (English when missing), with
 // {name} placeholders filled from vars.

@@ -61,7 +61,8 @@ func TestLabWordsSayTheSameInKorean(t *testing.T) {
 		if !ok {
 			continue
 		}
-		want := names(e)
+		// {s} is English's plural ending; Korean has none.
+		want := slices.DeleteFunc(names(e), func(n string) bool { return n == "s" })
 		// The Korean title names the rung in Korean and its file's name
 		// beside it; the English name is the file's.
 		if k == "rungTitle" {
