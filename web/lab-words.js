@@ -294,7 +294,7 @@ const ko = {
   onBench: '벤치에 올린 시나리오: {scenario}. 다음에 실행할 시도를 고르세요.',
   runStep: '{id} 한 스텝 실행',
   runStepWaits: '{id}: 잠금 대기 중',
-  crash: '여기서 {id} 중단',
+  crash: '여기서 {id} 죽이기',
   loseAnswer: '{id}의 응답 잃기',
   timeOut: '{id}의 클라이언트가 포기',
   nextCall: '다음: {op}, {line}번째 줄',
@@ -306,8 +306,8 @@ const ko = {
   notSentAfter: '아직 보내지 않음({after} 시도가 끝나면 보냄)',
   answered: '{status} 응답',
   answerLost: '{status} 응답을 보냈지만 클라이언트는 읽지 못함',
-  crashed: '중단됨: 연결이 끊기고 열려 있던 트랜잭션은 롤백됨',
-  crashedNoTx: '중단됨: 연결이 끊김. 열려 있던 트랜잭션은 없었음',
+  crashed: '죽음: 연결이 끊기고 열려 있던 트랜잭션은 롤백됨',
+  crashedNoTx: '죽음: 연결이 끊김. 열려 있던 트랜잭션은 없었음',
   threw: '{line}번째 줄에서 {name} 발생: {message}',
   threwNoLine: '{name} 발생: {message}',
   cut: '응답하지 않음',
@@ -348,8 +348,8 @@ const ko = {
   scenario_corrected_amount: '같은 키로 금액을 고친 요청',
   scenario_reordered_json: 'JSON 멤버 순서만 바뀐 재시도',
   scenario_another_customers_key: '같은 키를 쓰는 다른 고객',
-  scenario_crash_at_every_step: '어느 스텝에서든 중단된 뒤의 재시도',
-  scenario_crash_then_late_retry: '어느 스텝에서든 중단된 뒤, 10분 늦게 온 재시도',
+  scenario_crash_at_every_step: '어느 스텝에서든 시도가 죽은 뒤의 재시도',
+  scenario_crash_then_late_retry: '어느 스텝에서든 시도가 죽은 뒤, 10분 늦게 온 재시도',
   scenario_retry_after_retention: '클라이언트의 재시도 한 시간이 끝날 무렵의 재시도',
   scenario_three_retries: '같은 요청 세 개, 무작위 순서',
   scenario_other_customer_same_body: '같은 키로 같은 본문을 보내는 다른 고객',
@@ -427,7 +427,7 @@ const ko = {
   goal_in_progress:
     '첫 시도가 아직 실행 중일 때 도착한 재시도에 “완료”라고 답하면 안 됩니다. 키를 처리 중으로 선점하고, 그동안은 Retry-After와 함께 409로 응답하며, 돈을 옮기는 바로 그 트랜잭션에서 완료로 표시하세요.',
   hints_in_progress: [
-    '선점과 송금 사이에 시도가 중단되면 어떻게 될까요? 송금과 완료 표시 사이라면요?',
+    '선점과 송금 사이에 시도가 죽으면 어떻게 될까요? 송금과 완료 표시 사이라면요?',
     '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
     'Retry-After는 초 단위 숫자입니다: Retry-After: 1.',
     '결제 호출은 트랜잭션 밖에 둡니다(다른 곳의 데이터베이스입니다). 완료 표시는 돈을 옮기는 트랜잭션 안에 넣습니다.',
@@ -445,7 +445,7 @@ const ko = {
     '클라이언트는 한 시간 동안 재시도합니다. 보존 기간이 정확히 3600초면 부족합니다.',
     'pay({ …, key })는 같은 키가 다시 오면 첫 청구로 답합니다.',
     '엔드포인트는 메서드와 경로입니다. 예: POST /transfers.',
-    '중단된 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
+    '죽은 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
   ],
 };
 
