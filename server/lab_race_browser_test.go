@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -504,4 +505,67 @@ func TestLabPageFitsAPhone(t *testing.T) {
 		stepAll(t, ctx)
 		fits("a race on the bench")
 	}
+}
+
+// TestLabPageKeepsTheBenchAcrossLanguages: a student changes the page's
+// language in the middle of a race (the page loads again): the bench comes
+// back as it was, the scenario, each step and the fault on it, now in the
+// other language, and the caption right above the picture says what it
+// shows.
+func TestLabPageKeepsTheBenchAcrossLanguages(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	onBench(t, ctx, "simultaneous-retries")
+	assert.Contains(t, text(t, ctx, "#lab-bench-caption"), "On the bench: two identical requests at the same moment")
+	assert.Equal(t, "lab-race-view", eval[string](t, ctx, `document.getElementById('lab-bench-caption').nextElementSibling.id`), "the caption stands right above the picture")
+	// a1 opens its transaction, a2 comes to wait for its lock (a step
+	// that ran nothing), a1's answer is to be lost, a1 goes on.
+	var did []string
+	for i := 0; attr(t, ctx, "#lab-lanes", "data-holder") != "a1"; i++ {
+		require.Less(t, i, 40, "a1 must open a transaction")
+		act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+		did = append(did, "a1")
+	}
+	for i := 0; countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-wait`) == 0; i++ {
+		require.Less(t, i, 40, "a2 must come to wait for the lock")
+		act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] button.primary`)
+		did = append(did, "a2")
+	}
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:lose"]`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	did = append(did, "lose:a1", "a1")
+	steps := attr(t, ctx, "body", "data-lab-steps")
+	lanes := eval[string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane')].map((l) => l.dataset.attempt + ':' + (l.querySelector('.lab-sql') || {}).textContent).join('|')`)
+	trace := eval[int](t, ctx, `document.querySelectorAll('#lab-trace li, #lab-trace tr').length`)
+
+	run(t, ctx, chromedp.SetValue(`#lang-select`, "ko"), chromedp.Evaluate[chromedp.Void](`document.getElementById('lang-select').dispatchEvent(new Event('change'))`),
+		waitJS(`document.documentElement.lang === 'ko' && document.body.dataset.ready === 'true'`))
+	labRunnerReady(t, ctx)
+	run(t, ctx, waitJS(`document.body.dataset.labSteps === `+quoteJS(steps)))
+	assert.Equal(t, "simultaneous-retries", eval[string](t, ctx, `document.getElementById('lab-scenario').value`))
+	assert.Equal(t, lanes, eval[string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane')].map((l) => l.dataset.attempt + ':' + (l.querySelector('.lab-sql') || {}).textContent).join('|')`), "each attempt stands where it stood")
+	assert.Equal(t, trace, eval[int](t, ctx, `document.querySelectorAll('#lab-trace li, #lab-trace tr').length`))
+	assert.Contains(t, text(t, ctx, "#lab-bench-caption"), scheduleWords(did))
+	assert.NotZero(t, countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-wait`), "a2 waits for a1's lock again")
+	assert.Contains(t, text(t, ctx, "#lab-bench-caption"), "벤치")
+	assert.NotEmpty(t, attr(t, ctx, `#lab-race-view svg [data-mark]`, "data-mark"), "the picture is drawn")
+}
+
+// scheduleWords writes picks as the page does: a run of one attempt's
+// steps as "a1 ×3", the runs joined by arrows.
+func scheduleWords(picks []string) string {
+	var out []string
+	for i := 0; i < len(picks); {
+		j := i
+		for j < len(picks) && picks[j] == picks[i] {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, picks[i]+" ×"+strconv.Itoa(j-i))
+		} else {
+			out = append(out, picks[i])
+		}
+		i = j
+	}
+	return strings.Join(out, " → ")
 }

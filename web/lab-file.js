@@ -141,3 +141,32 @@ export function saveDone(rung, done) {
     localStorage.setItem(DONE_KEY, JSON.stringify([...all]));
   } catch {}
 }
+
+// The bench a page held when the student changed the language (the page
+// loads again) is kept for that one load under idemlab.labBench in the
+// tab's sessionStorage: {scenario, acts, code}, played again by the new
+// page when its code is the same.
+const BENCH_KEY = 'idemlab.labBench';
+
+export function keepBench(place) {
+  try {
+    if (place) sessionStorage.setItem(BENCH_KEY, JSON.stringify(place));
+    else sessionStorage.removeItem(BENCH_KEY);
+  } catch {}
+}
+
+export function takeBench() {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(BENCH_KEY) || 'null');
+    sessionStorage.removeItem(BENCH_KEY);
+    const ok =
+      v &&
+      typeof v.scenario === 'string' &&
+      typeof v.code === 'string' &&
+      Array.isArray(v.acts) &&
+      v.acts.every((a) => typeof a === 'string');
+    return ok ? v : null;
+  } catch {
+    return null;
+  }
+}

@@ -56,13 +56,27 @@ export function startRace({
   showErrors,
   lineOf = (n) => n,
   onGraded = () => {},
+  restore = null,
 }) {
   // A step of a handler takes milliseconds; the budget is for a loop that
   // never yields, and is wide enough for a slow laptop under load, where
   // loading a handler (a fresh database, the student's file compiled)
   // took over 2 s in a test on a busy machine.
   const runner = startRunner({ budgetMs: 8000 });
-  const panel = { runner, scenarios: [], state: null, bench: null, busy: false, loaded: '', retention: null, focusVerdict: false };
+  // acts: what was done on the bench since its scenario was put there
+  // ("a1", "crash:a1", "lose:a2", "timeout:a2"), so that the page, loaded
+  // again in the other language, plays it again (place, restore).
+  const panel = {
+    runner,
+    scenarios: [],
+    state: null,
+    bench: null,
+    acts: [],
+    busy: false,
+    loaded: '',
+    retention: null,
+    focusVerdict: false,
+  };
   const status = (s) => ($('lab-run-status').textContent = s);
   const buttons = ['btn-lab-start', 'btn-lab-explore', 'btn-lab-grade'];
   const label = (r) => rungWords(lang, r).label;
@@ -79,6 +93,8 @@ export function startRace({
   function clearBench() {
     panel.state = null;
     panel.bench = null;
+    panel.acts = [];
+    caption('');
     $('lab-race-view').hidden = true;
     $('lab-lanes').replaceChildren();
     delete $('lab-lanes').dataset.holder;
@@ -233,9 +249,27 @@ export function startRace({
     $('lab-scenario').value = sc.name;
     panel.bench = sc;
     panel.state = null;
+    panel.acts = [];
     show(await runner.start(sc));
     status(w('onBench', { scenario: scenarioWords(sc.name) }));
+    caption(w('onBench', { scenario: scenarioWords(sc.name) }));
     return true;
+  }
+
+  // caption says what the bench shows right above its picture: the status
+  // line stands above the grade, which may be a screen away.
+  function caption(s) {
+    $('lab-bench-caption').textContent = s;
+    $('lab-bench-caption').hidden = !s;
+  }
+
+  // benchAct does one thing to an attempt on the bench and shows it.
+  // force: a step of a schedule played again (the runner's step).
+  async function benchAct(pick, force = false) {
+    const [kind, id] = pick.includes(':') ? pick.split(':') : ['step', pick];
+    const state = kind === 'step' ? await runner.step(id, force) : await runner.inject(id, kind);
+    panel.acts.push(pick);
+    show(state);
   }
 
   function show(state) {
@@ -321,15 +355,15 @@ export function startRace({
                 'aria-disabled': 'true',
                 'aria-describedby': 'lab-wait-' + a.id,
               })
-            : act(w('runStep', { id: a.id }), 'step', async () => show(await runner.step(a.id)), { class: 'primary' });
+            : act(w('runStep', { id: a.id }), 'step', () => benchAct(a.id), { class: 'primary' });
           add(
             el(
               'div',
               { class: 'controls' },
               step,
-              act('✸ ' + w('crash', { id: a.id }), 'crash', async () => show(await runner.inject(a.id, 'crash'))),
-              act('✂ ' + w('loseAnswer', { id: a.id }), 'lose', async () => show(await runner.inject(a.id, 'lose'))),
-              act('✗ ' + w('timeOut', { id: a.id }), 'timeout', async () => show(await runner.inject(a.id, 'timeout'))),
+              act('✸ ' + w('crash', { id: a.id }), 'crash', () => benchAct('crash:' + a.id)),
+              act('✂ ' + w('loseAnswer', { id: a.id }), 'lose', () => benchAct('lose:' + a.id)),
+              act('✗ ' + w('timeOut', { id: a.id }), 'timeout', () => benchAct('timeout:' + a.id)),
             ),
           );
         } else if (a.state === 'new') {
@@ -524,12 +558,17 @@ export function startRace({
   // grade, the grade stays: it is the list the student plays from.
   async function replay(name, schedule, opts) {
     if (!(await putOnBench(name, opts))) return;
-    for (const pick of schedule) {
-      const state = pick.startsWith('crash:') ? await runner.inject(pick.slice(6), 'crash') : await runner.step(pick, true);
-      show(state);
-    }
+    // A schedule the explorer found holds only the picks that were steps
+    // (force); what a student did by hand is played as it was done.
+    for (const pick of schedule) await benchAct(pick, opts.force ?? true);
     status(w('played', { scenario: scenarioWords(name), schedule: scheduleRuns(schedule) }));
+    caption(w('played', { scenario: scenarioWords(name), schedule: scheduleRuns(schedule) }));
   }
+
+  // place is what the bench holds, to be played again by a page loaded
+  // anew (restore): the scenario, what was done to it, and the code it
+  // ran. Null when nothing is on the bench.
+  panel.place = () => (panel.bench ? { scenario: panel.bench.name, acts: panel.acts.slice(), code: panel.loaded } : null);
 
   // ← and → move between the attempts' cards: from a button to the same
   // button of the next attempt that has one (Tab would cross every fault
@@ -559,7 +598,16 @@ export function startRace({
       status('');
       setBusy(false);
       document.body.dataset.runner = 'ready';
-      guard(load);
+      // The bench the page held before it was loaded again (another
+      // language), played again when the code is the same.
+      if (restore && restore.code === code())
+        guard(async () => {
+          if (restore.acts.length) await replay(restore.scenario, restore.acts, { force: false });
+          else await putOnBench(restore.scenario);
+          // The student reads where they were: the focus is not moved.
+          panel.focusVerdict = false;
+        });
+      else guard(load);
     },
     (err) => {
       status(w('engineFailedLab', { error: err.message }));

@@ -6,7 +6,22 @@
 
 import { $, el } from './dom.js';
 import { RUNGS, lt, rungKey, rungWords } from './lab-words.js';
-import { compose, split, toLink, fromHash, load, save, forget, lineShift, loadRung, saveRung, loadDone, saveDone } from './lab-file.js';
+import {
+  compose,
+  split,
+  toLink,
+  fromHash,
+  load,
+  save,
+  forget,
+  lineShift,
+  loadRung,
+  saveRung,
+  loadDone,
+  saveDone,
+  keepBench,
+  takeBench,
+} from './lab-file.js';
 import { startRace } from './lab-race.js';
 import { setLang } from './strings.js';
 
@@ -389,6 +404,9 @@ async function main() {
   initTheme();
   $('lang-select').addEventListener('change', (e) => {
     keep();
+    // The page loads again in the other language; the bench is played
+    // again there.
+    keepBench(lab.race && lab.race.place());
     const url = new URL(location.href);
     url.searchParams.set('lang', e.target.value);
     location.assign(url);
@@ -431,6 +449,7 @@ async function main() {
       renderRungs();
     },
     code: () => compose(lab.handler.text(), lab.schema.text()),
+    restore: takeBench(),
     lineOf: (n) => n - lineShift(lab.handler.text(), lab.schema.text()),
     showErrors: (list) => {
       const shift = lineShift(lab.handler.text(), lab.schema.text());
