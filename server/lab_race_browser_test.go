@@ -58,8 +58,11 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
 	stepAll(t, ctx)
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
-	// One verdict, under its heading; the status line only says the run
-	// has ended.
+	// What the bench shows is said once, above its picture, and it says
+	// the run has ended, not to choose a next attempt.
+	assert.Equal(t, "On the bench: two identical requests at the same moment. Every attempt has ended.", text(t, ctx, "#lab-bench-caption"))
+	assert.Empty(t, text(t, ctx, "#lab-run-status"), "the status line does not say it again")
+	// One verdict, under its heading.
 	assert.Equal(t, 1, strings.Count(strings.ToLower(text(t, ctx, "section.lab-race")), "checker’s verdict"), text(t, ctx, "#lab-run-status"))
 	// The naive handler publishes no retention: rule 7 is unknown, as the
 	// grade says it, not held.
@@ -489,8 +492,14 @@ func TestLabPageFitsAPhone(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	for _, lang := range []string{"en", "ko"} {
 		ctx := labTab(t, ts.URL, "?lang="+lang)
-		run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
 		labRunnerReady(t, ctx)
+		// Put on the bench at a desktop's width, then seen on a phone's
+		// (a window made narrow, a phone turned): the picture is drawn
+		// again at the box's width.
+		onBench(t, ctx, "simultaneous-retries")
+		require.Greater(t, eval[int](t, ctx, `+document.querySelector('#lab-race-view svg').getAttribute('width')`), 1000)
+		run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+		run(t, ctx, waitJS(`+document.querySelector('#lab-race-view svg').getAttribute('width') <= document.getElementById('lab-race-view').clientWidth`))
 		fits := func(after string) {
 			t.Helper()
 			widths := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`)
@@ -549,6 +558,13 @@ func TestLabPageKeepsTheBenchAcrossLanguages(t *testing.T) {
 	assert.NotZero(t, countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-wait`), "a2 waits for a1's lock again")
 	assert.Contains(t, text(t, ctx, "#lab-bench-caption"), "벤치")
 	assert.NotEmpty(t, attr(t, ctx, `#lab-race-view svg [data-mark]`, "data-mark"), "the picture is drawn")
+
+	// An edit: the bench still runs the code it was put there with, and
+	// says so; a link made before the edit is taken away.
+	run(t, ctx, click(`#btn-share`), waitJS(`!document.getElementById('share-box').hidden`))
+	run(t, ctx, chromedp.Click(`#handler-box .cm-content`, chromedp.NodeVisible), chromedp.KeyEvent(kb.End), chromedp.KeyEvent("\n// changed"))
+	run(t, ctx, waitJS(`document.getElementById('lab-bench-caption').textContent.includes('다시 올리세요')`))
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('share-box').hidden`), "the old link is gone")
 }
 
 // scheduleWords writes picks as the page does: a run of one attempt's

@@ -251,7 +251,9 @@ export function startRace({
     panel.state = null;
     panel.acts = [];
     show(await runner.start(sc));
-    status(w('onBench', { scenario: scenarioWords(sc.name) }));
+    // What the bench shows is said above its picture (caption), not in
+    // the status line, which stands above the grade.
+    status('');
     caption(w('onBench', { scenario: scenarioWords(sc.name) }));
     return true;
   }
@@ -283,7 +285,7 @@ export function startRace({
       .filter((a) => a.error && a.error.line)
       .map((a) => ({ line: a.error.line, message: a.id + ': ' + a.error.name + ': ' + a.error.message }));
     showErrors(errors);
-    if (state.done) status(w('allDone'));
+    if (state.done && panel.bench) caption(w('benchEnded', { scenario: scenarioWords(panel.bench.name) }));
     if (state.done && !(before && before.done)) panel.focusVerdict = true;
     document.body.dataset.labSteps = String(state.steps);
     document.body.dataset.labDone = state.done ? 'true' : 'false';
@@ -299,7 +301,8 @@ export function startRace({
     const model = buildRace(labRaceInput(state));
     // The rows keep the cards' order (a1, a2 …): the winner is starred,
     // not moved, so that a row and its card are found in the same place.
-    drawRace(box, model, { width: box.clientWidth || 900, t: raceWords, laneOrder: true });
+    panel.raceWidth = box.clientWidth || 900;
+    drawRace(box, model, { width: panel.raceWidth, t: raceWords, laneOrder: true });
   }
 
   // specOf is what the scenario sends as the attempt: its body, and the
@@ -561,9 +564,25 @@ export function startRace({
     // A schedule the explorer found holds only the picks that were steps
     // (force); what a student did by hand is played as it was done.
     for (const pick of schedule) await benchAct(pick, opts.force ?? true);
-    status(w('played', { scenario: scenarioWords(name), schedule: scheduleRuns(schedule) }));
     caption(w('played', { scenario: scenarioWords(name), schedule: scheduleRuns(schedule) }));
   }
+
+  // A box that changed width (a phone turned, a window resized, the page
+  // opened at another size) gets the picture drawn again at its width:
+  // drawn once for a wider box, it hid its right side behind a scroll.
+  if (typeof ResizeObserver === 'function') {
+    new ResizeObserver(() => {
+      const box = $('lab-race-view');
+      if (panel.state && !box.hidden && box.clientWidth && box.clientWidth !== panel.raceWidth) renderRace(panel.state);
+    }).observe($('lab-race-view'));
+  }
+
+  // codeChanged says, above the bench, that the code in the boxes is no
+  // longer what the bench runs: its steps and line numbers are the code's
+  // it was put there with.
+  panel.codeChanged = () => {
+    if (panel.bench && code() !== panel.loaded) caption(w('benchStale', { scenario: scenarioWords(panel.bench.name) }));
+  };
 
   // place is what the bench holds, to be played again by a page loaded
   // anew (restore): the scenario, what was done to it, and the code it

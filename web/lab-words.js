@@ -89,7 +89,9 @@ const en = {
   threwNoLine: 'threw {name}: {message}',
   cut: 'never answered',
   stopped: 'Stopped: {why}',
-  allDone: 'Every attempt has ended.',
+  benchEnded: 'On the bench: {scenario}. Every attempt has ended.',
+  benchStale:
+    'On the bench: {scenario}, with the code as it was when it was put there. Your code has changed since: put the scenario on the bench again to run it.',
   verdictHeading: 'The checker’s verdict',
   ruleHolds: 'holds',
   ruleBroken: 'broken',
@@ -312,7 +314,9 @@ const ko = {
   threwNoLine: '{name} 발생: {message}',
   cut: '응답하지 않음',
   stopped: '멈춤: {why}',
-  allDone: '모든 시도가 끝났습니다.',
+  benchEnded: '벤치에 올린 시나리오: {scenario}. 모든 시도가 끝났습니다.',
+  benchStale:
+    '벤치에 올린 시나리오: {scenario}. 벤치는 올릴 때의 코드를 실행합니다. 그 뒤에 코드가 바뀌었으니, 바뀐 코드를 실행하려면 시나리오를 다시 올리세요.',
   verdictHeading: '검사기의 판정',
   ruleHolds: '지켜짐',
   ruleBroken: '깨짐',

@@ -159,6 +159,9 @@ function keepSoon() {
   if (lab.showing) return;
   // The errors said of older code are at lines that moved.
   showErrorList([]);
+  // A link made before the edit carries the old code; the bench runs it.
+  $('share-box').hidden = true;
+  if (lab.race) lab.race.codeChanged();
   clearTimeout(keepTimer);
   keepTimer = setTimeout(keep, 400);
 }
