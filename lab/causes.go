@@ -39,6 +39,10 @@ const (
 	// CausePaidUnclaimed is the browser lab's alone too: the grader cannot
 	// see the payment network's calls.
 	CausePaidUnclaimed = "paid-without-claim"
+	// CauseNetworkKeyShared is the browser lab's alone too: the key a
+	// handler passed to the payment network was one customer's key as
+	// sent, and another customer's payment met it there.
+	CauseNetworkKeyShared = "network-key-shared"
 	// CauseCompletedApart is the browser lab's alone as well: only a crash
 	// between the transfer's commit and the key's completion shows it.
 	CauseCompletedApart = "completed-apart"
@@ -91,6 +95,11 @@ var causes = map[string]Cause{
 		"claim the key before you call pay, and call pay only in the attempt whose INSERT claimed it: a retry that finds the key taken answers from it (409 while it is in progress) and never pays. Passing the key to pay({from, to, amount, key}) is a second guard, for a takeover after a crash",
 		"한 의도의 두 시도가 각각 결제망을 불렀고, 어느 쪽도 죽지 않았습니다. 두 번째 시도가 결제하기 전에 막은 것이 없습니다.",
 		"pay를 부르기 전에 키를 선점하고, INSERT로 선점한 시도에서만 pay를 부르세요. 키가 이미 선점된 것을 본 재시도는 그 키로 답하고(처리 중이면 409) 결제하지 않습니다. pay({from, to, amount, key})에 키를 넘기는 것은 죽은 시도를 넘겨받을 때를 위한 두 번째 방어입니다."},
+	CauseNetworkKeyShared: {CauseNetworkKeyShared,
+		"the key passed to pay was the client's key as sent: the payment network has one key space for all of our customers, so two customers who chose the same key meet there, and the second is answered with the first one's charge (never charged at all) or refused as another payment",
+		"give the network a key made from the same scope as your key table, for example req.customer + ':' + 'POST /transfers' + ':' + key, so that two customers' keys never meet at the network",
+		"pay에 넘긴 키가 클라이언트가 보낸 키 그대로였습니다. 결제망에는 우리 고객 모두가 쓰는 키 공간이 하나뿐이라서, 같은 키를 고른 두 고객이 거기서 만납니다. 두 번째 고객은 첫 고객의 청구로 답을 받거나(한 번도 청구되지 않음) 다른 결제라며 거절당합니다.",
+		"키 테이블과 같은 범위로 만든 키를 결제망에 넘기세요. 예를 들어 req.customer + ':' + 'POST /transfers' + ':' + key처럼요. 그래야 두 고객의 키가 결제망에서 만나지 않습니다."},
 	CauseNeverSettled: {CauseNeverSettled,
 		"an attempt crashed holding the claim, and the client's retry long after was still told to wait: a claim whose attempt died is never settled, so this intent never gets its answer and its money never moves",
 		"give each claim a lease: store when it was claimed and by whom (req.now, req.attempt), and let a retry of the same request that finds an in_progress claim older than the lease take it over with one UPDATE … WHERE state = 'in_progress' AND claimed_at < now − lease; complete only where owner is still yours. A takeover after the payment pays again unless the network was given the key",

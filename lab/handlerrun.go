@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,18 @@ type HandlerAttempt struct {
 	// when not told.
 	Arrived    int64 `json:"arrived,omitempty"`
 	AnsweredAt int64 `json:"answered_at,omitempty"`
+	// Pays are the attempt's calls to the payment network, in order.
+	Pays []HandlerPay `json:"pays,omitempty"`
+}
+
+// HandlerPay is one call to the payment network: the key the handler
+// passed ("" for none), and how the network answered: "charged" (a new
+// charge), "replayed" (the charge it knew under that key) or "refused"
+// (an error: the key was first used for another payment, say).
+type HandlerPay struct {
+	NetworkKey string `json:"network_key"`
+	Outcome    string `json:"outcome"`
+	Charge     string `json:"charge_id,omitempty"`
 }
 
 // HandlerTransfer is a row of the lab's transfers table.
@@ -144,12 +157,23 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			}
 		}
 	}
+	shared := sharedNetworkKeys(r)
+	for _, n := range shared {
+		rep.Notes = append(rep.Notes, n.note)
+	}
 	check := scenarioChecks[r.Scenario]
 	for i := range rep.Rules {
 		rr := &rep.Rules[i]
 		for j := range rr.Violations {
 			v := &rr.Violations[j]
 			id := Diagnose(check, rr.Rule, h.Attempts, v.Attempts, func(k int) bool { return midTransfer(h.Attempts, k) })
+			// What the network did to an attempt of the violation is
+			// evidence no answer gives: its own key table may be scoped.
+			for _, n := range shared {
+				if slices.Contains(v.Lanes, n.lane) {
+					id = CauseNetworkKeyShared
+				}
+			}
 			if check == "reordered" && rr.Rule.N == RuleByteReplay.N {
 				if c := fingerprintCause(h.Attempts, v.Attempts); c != "" {
 					id = c
@@ -499,11 +523,14 @@ func unmarkedReplay(r HandlerRun) []Note {
 			continue
 		}
 		// The first success of b's customer, key and request, by the
-		// run's clock.
+		// run's clock, from the attempt that made its transfer: a generic
+		// "already processed" given twice is the same bytes twice, not a
+		// replay of the first answer.
 		first := -1
 		for j, a := range r.Attempts {
 			if j == i || !a.Answered || !Success(a.Status) || a.Key != b.Key || a.Customer != b.Customer ||
-				!SameRequest([]byte(a.Body), []byte(b.Body)) || a.AnsweredAt == 0 || a.AnsweredAt >= b.AnsweredAt {
+				!SameRequest([]byte(a.Body), []byte(b.Body)) || a.AnsweredAt == 0 || a.AnsweredAt >= b.AnsweredAt ||
+				!madeTransfer(r, a.ID) {
 				continue
 			}
 			if first < 0 || a.AnsweredAt < r.Attempts[first].AnsweredAt {
@@ -524,6 +551,66 @@ func unmarkedReplay(r HandlerRun) []Note {
 			Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}}
 	}
 	return nil
+}
+
+// sharedKey is a payment of one customer's that met another customer's
+// key at the network, and the note that says so.
+type sharedKey struct {
+	lane string
+	note Note
+}
+
+// sharedNetworkKeys finds the attempts whose payment the network answered
+// with another customer's charge (replayed) or refused, under a key that
+// customer's payment used first: the handler passed the network a key
+// that is not scoped to the customer, as its key table may well be.
+func sharedNetworkKeys(r HandlerRun) []sharedKey {
+	byID := map[string]HandlerAttempt{}
+	for _, a := range r.Attempts {
+		byID[a.ID] = a
+	}
+	var out []sharedKey
+	for _, b := range r.Attempts {
+		for _, p := range b.Pays {
+			if p.NetworkKey == "" || (p.Outcome != "replayed" && p.Outcome != "refused") {
+				continue
+			}
+			i := slices.IndexFunc(r.Charges, func(c HandlerCharge) bool { return c.NetworkKey == p.NetworkKey })
+			if i < 0 {
+				continue
+			}
+			first, ok := byID[r.Charges[i].Attempt]
+			if !ok || first.Customer == b.Customer {
+				continue
+			}
+			what, whatKo := fmt.Sprintf("answered it with %s's charge %s, so %s was never charged", first.Customer, r.Charges[i].ID, b.Customer),
+				fmt.Sprintf("%s의 청구(%s)로 답해서 %s에게는 한 번도 청구하지 않았습니다", first.Customer, r.Charges[i].ID, b.Customer)
+			if p.Outcome == "refused" {
+				what, whatKo = fmt.Sprintf("refused it as another payment, so %s's own transfer could not be paid", b.Customer),
+					fmt.Sprintf("다른 결제라며 거절해서 %s의 송금은 결제될 수 없었습니다", b.Customer)
+			}
+			c, _ := CauseOf(CauseNetworkKeyShared)
+			out = append(out, sharedKey{lane: b.ID, note: Note{Lanes: []string{first.ID, b.ID},
+				Message: fmt.Sprintf("%s's payment (%s) went to the network under the key %q, which %s's payment (%s) had used first: the network %s",
+					b.Customer, b.ID, p.NetworkKey, first.Customer, first.ID, what),
+				MessageKo: fmt.Sprintf("%s의 결제(%s)가 키(%q)를 달고 결제망에 갔는데, 이 키는 %s의 결제(%s)가 먼저 쓴 키입니다. 결제망은 %s.",
+					b.Customer, b.ID, p.NetworkKey, first.Customer, first.ID, whatKo),
+				Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}})
+			break
+		}
+	}
+	return out
+}
+
+// madeTransfer reports whether the attempt wrote a transfer into the
+// ledger.
+func madeTransfer(r HandlerRun, id string) bool {
+	for _, t := range r.Transfers {
+		if t.Attempt == id {
+			return true
+		}
+	}
+	return false
 }
 
 // validRetryAfter reports whether headers hold one Retry-After in a form

@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,7 +294,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -583,6 +584,25 @@ func TestJudgeHandlerRunNotesAnUnmarkedReplay(t *testing.T) {
 		assert.Equal(t, lab.CauseReplayUnmarked, notes[0].Cause)
 		assert.Equal(t, []string{"a1", "a2"}, notes[0].Lanes)
 	}
+	// a2 and a3 both told a generic "already processed" while a1, which
+	// made the transfer, had not answered yet: the same bytes twice,
+	// neither the first answer's, so no replay.
+	generic := keptRun()
+	generic.Scenario = "retry-after-lost-answer"
+	third := generic.Attempts[1]
+	third.ID = "a3"
+	generic.Attempts = append(generic.Attempts, third)
+	for i := range generic.Attempts {
+		generic.Attempts[i].Arrived, generic.Attempts[i].AnsweredAt = int64(10*i+1), int64(10*i+2)
+	}
+	generic.Attempts[0].AnsweredAt = 100
+	for _, k := range []int{1, 2} {
+		generic.Attempts[k].Status, generic.Attempts[k].Response = 200, `{"status":"already processed"}`
+		generic.Attempts[k].Headers = map[string]string{"Content-Type": "application/json"}
+	}
+	for _, n := range lab.JudgeHandlerRun(generic).Notes {
+		assert.NotEqual(t, lab.CauseReplayUnmarked, n.Cause, "%s: a generic answer is not a replay", n.Message)
+	}
 }
 
 // TestJudgeHandlerRunTellsTheFingerprint holds the browser's judge to the
@@ -688,4 +708,56 @@ func TestJudgeHandlerRunRetentionUnknown(t *testing.T) {
 	assert.False(t, rr.Unknown)
 	assert.True(t, rr.OK)
 	assert.Empty(t, rr.Why)
+}
+
+// TestJudgeHandlerRunNotesASharedNetworkKey: two customers chose the same
+// key; the handler's key table is scoped (cust-2 claimed its own key and
+// reached pay), but it passed the network the key as sent. The network
+// answered cust-2's payment with cust-1's charge: cust-2's transfer moved
+// and was never charged, which no answer shows. Refused instead (the
+// handler answered 422), rule 5's break is said to be the network's key,
+// not global keys.
+func TestJudgeHandlerRunNotesASharedNetworkKey(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "same-key-other-customer"
+	r.Intents = append(r.Intents, lab.Intent{ID: "i2", Customer: "cust-2", From: "alice", To: "bob", Amount: 500})
+	r.Attempts[0].Delivered = true
+	r.Attempts[1].Intent, r.Attempts[1].Customer = "i2", "cust-2"
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	r.Attempts[0].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "charged", Charge: "ch_1"}}
+	r.Charges[0].NetworkKey = "k-1"
+	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+	r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+	for i := range r.Attempts {
+		r.Attempts[i].Arrived, r.Attempts[i].AnsweredAt = int64(10*i+1), int64(10*i+2)
+	}
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes, "cust-2 under its own key at the network")
+
+	r.Attempts[1].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "replayed", Charge: "ch_1"}}
+	rep := lab.JudgeHandlerRun(r)
+	if assert.Len(t, rep.Notes, 1) {
+		n := rep.Notes[0]
+		assert.Equal(t, lab.CauseNetworkKeyShared, n.Cause)
+		assert.Equal(t, []string{"a1", "a2"}, n.Lanes)
+		assert.Equal(t, `cust-2's payment (a2) went to the network under the key "k-1", which cust-1's payment (a1) had used first: the network answered it with cust-1's charge ch_1, so cust-2 was never charged`, n.Message)
+		assert.Contains(t, n.MessageKo, "한 번도 청구하지 않았습니다")
+	}
+
+	refused := r
+	refused.Attempts = slices.Clone(r.Attempts)
+	otherCustomer(&refused)
+	refused.Attempts[1].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "refused"}}
+	refused.Transfers = refused.Transfers[:1]
+	refused.EndBalances = map[string]int64{"alice": 999500, "bob": 500}
+	rep = lab.JudgeHandlerRun(refused)
+	require.Len(t, rep.Notes, 1)
+	assert.Contains(t, rep.Notes[0].Message, "refused it as another payment")
+	broken := 0
+	for _, rr := range rep.Rules {
+		for _, v := range rr.Violations {
+			broken++
+			assert.Equal(t, lab.CauseNetworkKeyShared, v.Cause, "rule %d: the network's key, not the key table's", rr.Rule.N)
+		}
+	}
+	assert.NotZero(t, broken, "cust-2's own transfer refused breaks a rule")
 }

@@ -76,6 +76,30 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
 
+// TestLabPageSaysTheNetworkKeyIsShared: the scoped reference, but the key
+// it passes to the payment network is the client's as sent. Its key table
+// is scoped, so cust-2's request with cust-1's key string is cust-2's own
+// transfer and reaches pay, where the network knows the key: it answers
+// with cust-1's charge, and cust-2's transfer moves without ever being
+// charged. No answer shows it and no rule breaks; the grade notes it with
+// its cause, and the top rung is not done.
+func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	src, err := handlers.Source("scoped")
+	require.NoError(t, err)
+	scopedKey := "key: req.customer + ':' + key"
+	require.Contains(t, string(src), scopedKey)
+	setLabFile(t, ctx, strings.Replace(string(src), scopedKey, "key: key", 1))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	row := `#lab-grade tr[data-scenario=other-customer-same-body]`
+	assert.Equal(t, "network-key-shared", attr(t, ctx, row+" .lab-cause[data-note]", "data-cause"), text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "cust-2 was never charged")
+	assert.Contains(t, text(t, ctx, row), "req.customer + ':' + 'POST /transfers' + ':' + key")
+}
+
 // TestLabPageGradeSaysEveryRuleAScenarioBroke: the grade's row names every
 // rule an order of the scenario broke, not only the shortest order's. On
 // rung 2 a crash after the claim and before the transfer breaks rule 4 (a

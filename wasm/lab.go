@@ -302,6 +302,11 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 	for _, c := range d.Charges() {
 		run.Charges = append(run.Charges, lab.HandlerCharge{ID: c.ID, Attempt: c.Attempt, Amount: c.Amount, NetworkKey: c.NetworkKey})
 	}
+	// The network's calls as the database saw them, not as the page says.
+	for i := range run.Attempts {
+		run.Attempts[i].Pays = nil
+	}
+	withPays(&run, d.PayCalls())
 	return run, nil
 }
 
@@ -416,7 +421,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 			return labFail(err)
 		}
 		charges := d.Charges()
-		key := ledgerKey(id, answers, accounts, transfers, charges)
+		calls := d.PayCalls()
+		key := ledgerKey(id, answers, accounts, transfers, charges, calls)
 		if v, ok := lb.verdicts[key]; ok {
 			return v
 		}
@@ -460,6 +466,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 		for _, c := range charges {
 			run.Charges = append(run.Charges, lab.HandlerCharge{ID: c.ID, Attempt: c.Attempt, Amount: c.Amount, NetworkKey: c.NetworkKey})
 		}
+		withPays(&run, calls)
 		rep := lab.JudgeHandlerRun(run)
 		b := []byte(`{"ok":`)
 		b = strconv.AppendBool(b, rep.OK)
@@ -487,7 +494,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 }
 
 // ledgerKey is everything a brief verdict depends on, as one string.
-func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.Transfer, charges []labdb.Charge) string {
+func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.Transfer, charges []labdb.Charge, calls []labdb.PayCall) string {
 	b := make([]byte, 0, 256+len(answers))
 	b = append(b, db...)
 	b = append(b, 0)
@@ -520,7 +527,27 @@ func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.T
 		b = append(b, ' ')
 		b = append(b, c.NetworkKey...)
 	}
+	for _, c := range calls {
+		b = append(b, 3)
+		b = append(b, c.Attempt...)
+		b = append(b, ' ')
+		b = append(b, c.NetworkKey...)
+		b = append(b, ' ')
+		b = append(b, c.Outcome...)
+	}
 	return string(b)
+}
+
+// withPays gives each attempt of the run its calls to the network, as the
+// database recorded them (the checker's HandlerAttempt.Pays).
+func withPays(run *lab.HandlerRun, calls []labdb.PayCall) {
+	for _, c := range calls {
+		for i := range run.Attempts {
+			if a := &run.Attempts[i]; a.ID == c.Attempt {
+				a.Pays = append(a.Pays, lab.HandlerPay{NetworkKey: c.NetworkKey, Outcome: c.Outcome, Charge: c.Charge})
+			}
+		}
+	}
 }
 
 // splitStep reads labStep's one argument: db, conn, op and the

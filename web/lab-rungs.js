@@ -60,6 +60,10 @@ export const CAUSE_RUNG = {
   // the key in progress: the in-progress rung completes the key in the
   // transfer's own transaction.
   'completed-apart': 'in-progress',
+  // The key passed to pay was the client's as sent: another customer's
+  // payment met it at the network. Keys scoped to the customer are the
+  // scoped rung's.
+  'network-key-shared': 'scoped',
   // Two of the contract's notes, which the grader makes too: a 409
   // without Retry-After (the in-progress rung's), a replay without
   // Idempotent-Replayed: true (the replay rung's).

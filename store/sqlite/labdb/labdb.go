@@ -81,6 +81,16 @@ type Charge struct {
 	NetworkKey string `json:"network_key,omitempty"`
 }
 
+// PayCall is one call to the network, whatever it answered: the key it
+// carried, and "charged" (a new charge), "replayed" (the charge the key
+// was first used for) or "refused" (a PaymentError).
+type PayCall struct {
+	Attempt    string `json:"attempt"`
+	NetworkKey string `json:"network_key"`
+	Outcome    string `json:"outcome"`
+	Charge     string `json:"charge_id,omitempty"`
+}
+
 // DB is the lab's database: the live memdb database, an untouched copy of
 // it taken after setup (Reset restores it), and the open connections.
 type DB struct {
@@ -92,6 +102,7 @@ type DB struct {
 	free     []*conn
 	seq      int
 	charges  []Charge
+	calls    []PayCall      // every call to the network, in order
 	byKey    map[string]int // network key → index in charges
 	chargeNo int
 	accounts []Account
@@ -300,7 +311,7 @@ func (db *DB) Reset() error {
 			return fmt.Errorf("labdb: reset: %w", err)
 		}
 	}
-	db.charges, db.byKey, db.chargeNo = nil, map[string]int{}, 0
+	db.charges, db.calls, db.byKey, db.chargeNo = nil, nil, map[string]int{}, 0
 	db.deposits = nil
 	return nil
 }
@@ -645,6 +656,22 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 // networkKey was seen before with the same amount (replayed), or a
 // PaymentError when it was seen with another.
 func (db *DB) Pay(attempt, customer, requestKey, from, to string, amount int64, networkKey string) (Charge, bool, error) {
+	ch, replayed, err := db.pay(attempt, customer, requestKey, from, to, amount, networkKey)
+	call := PayCall{Attempt: attempt, NetworkKey: networkKey, Outcome: "charged", Charge: ch.ID}
+	switch {
+	case err != nil:
+		call.Outcome = "refused"
+	case replayed:
+		call.Outcome = "replayed"
+	}
+	db.calls = append(db.calls, call)
+	return ch, replayed, err
+}
+
+// PayCalls lists every call to the network since the last Reset, in order.
+func (db *DB) PayCalls() []PayCall { return append([]PayCall{}, db.calls...) }
+
+func (db *DB) pay(attempt, customer, requestKey, from, to string, amount int64, networkKey string) (Charge, bool, error) {
 	if amount <= 0 {
 		return Charge{}, false, &Error{Name: "PaymentError", Message: "the amount must be a positive whole number of won"}
 	}

@@ -180,6 +180,16 @@ func TestPayRemembersKeys(t *testing.T) {
 	_, _, err = db.Pay("a4", "cust-1", "k", "alice", "bob", 100, "")
 	require.NoError(t, err)
 	assert.Len(t, db.Charges(), 2)
+	// Every call is recorded with what the network answered, for the
+	// checker (a key another customer's payment used first).
+	assert.Equal(t, []labdb.PayCall{
+		{Attempt: "a1", NetworkKey: "cust-1:k", Outcome: "charged", Charge: first.ID},
+		{Attempt: "a2", NetworkKey: "cust-1:k", Outcome: "replayed", Charge: first.ID},
+		{Attempt: "a3", NetworkKey: "cust-1:k", Outcome: "refused"},
+		{Attempt: "a4", NetworkKey: "", Outcome: "charged", Charge: "ch_2"},
+	}, db.PayCalls())
+	require.NoError(t, db.Reset())
+	assert.Empty(t, db.PayCalls(), "Reset forgets them")
 }
 
 func BenchmarkReset(b *testing.B) {
