@@ -179,11 +179,14 @@ func JudgeHandlerRun(r HandlerRun) Report {
 					id = c
 				}
 			}
-			if id == "" && rr.Rule.N == RuleOneCharge.N && chargedAlive(r, v.Intent) {
-				id = CausePaidUnclaimed
-			}
+			// Attempts further apart than the retention: the key was gone
+			// when the later one came, whatever else it shows (two
+			// attempts that each paid and answered, say).
 			if id == "" && rr.Rule.N != RuleRetention.N && outlived(r, h, v.Attempts) {
 				id = CauseShortRetention
+			}
+			if id == "" && rr.Rule.N == RuleOneCharge.N && chargedAlive(r, v.Intent) {
+				id = CausePaidUnclaimed
 			}
 			if id == "" && (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleConservation.N) && paidThenCrashed(r, v.Intent) {
 				id = CauseCompletedApart

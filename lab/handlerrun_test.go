@@ -521,6 +521,14 @@ func TestJudgeHandlerRunBlamesAShortRetention(t *testing.T) {
 		assert.Contains(t, v.Fix, "in your file as const retentionSeconds = N")
 		assert.Contains(t, v.FixKo, "파일에서 const retentionSeconds = N으로 공개하세요")
 	}
+	// a1 answered (its answer lost), and the retry ten minutes later paid
+	// again: two attempts that each paid and answered, but the key was
+	// gone, not unclaimed.
+	answered := run(300)
+	answered.Attempts[0].Answered, answered.Attempts[0].Status, answered.Attempts[0].Response = true, 201, answer
+	if rr := lab.JudgeHandlerRun(answered).Rule(lab.RuleOneCharge); assert.False(t, rr.OK) {
+		assert.Equal(t, lab.CauseShortRetention, rr.Violations[0].Cause)
+	}
 	rep = lab.JudgeHandlerRun(run(86400))
 	for _, rule := range []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge} {
 		rr := rep.Rule(rule)

@@ -100,6 +100,39 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "req.customer + ':' + 'POST /transfers' + ':' + key")
 }
 
+// TestLabPageExplorerShowsTheRungsOwnBreak: on the unique rung, a handler
+// that looks for its key with a SELECT before it INSERTs it, into a table
+// without a primary key. Two simultaneous retries break rule 3 (a
+// generic answer) in one switch, a later rung's rule, and rule 1 (both
+// pay) in two: the explorer looks past the first for the rung's own and
+// shows that order, and the grade's row names rule 1 as this rung's.
+func TestLabPageExplorerShowsTheRungsOwnBreak(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "unique")
+	src, err := handlers.Source("unique")
+	require.NoError(t, err)
+	handler := string(src)
+	for _, r := range [][2]string{
+		{"idem_key    TEXT PRIMARY KEY,", "idem_key    TEXT,"},
+		{"  try {\n    await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  } catch (e) {\n    if (e.name !== 'ConstraintError') throw e;",
+			"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  if (seen) {"},
+	} {
+		require.Contains(t, handler, r[0])
+		handler = strings.Replace(handler, r[0], r[1], 1)
+	}
+	setLabFile(t, ctx, handler)
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"), text(t, ctx, "#lab-found"))
+	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-ok"), "the order shown pays twice: %s", text(t, ctx, "#lab-found"))
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=simultaneous-retries]`
+	assert.Contains(t, strings.Split(attr(t, ctx, row, "data-rules"), ","), "1", text(t, ctx, row))
+	assert.Equal(t, "false", attr(t, ctx, row, "data-expected"), "rule 1 is this rung's: %s", text(t, ctx, row))
+}
+
 // TestLabPageGradeSaysEveryRuleAScenarioBroke: the grade's row names every
 // rule an order of the scenario broke, not only the shortest order's. On
 // rung 2 a crash after the claim and before the transfer breaks rule 4 (a

@@ -11,7 +11,7 @@
 // (lab-rungs.js) and the words of a verdict (lab-verdict.js).
 
 import { $, el, spaced } from './dom.js';
-import { CAUSE_RUNG } from './lab-rungs.js';
+import { CAUSE_RUNG, askedRules as rulesAskedAt } from './lab-rungs.js';
 import { RUNGS, rungKey, plural } from './lab-words.js';
 
 export function gradePanel(ctx) {
@@ -44,7 +44,7 @@ export function gradePanel(ctx) {
     let retention7 = false;
     for (const [i, sc] of panel.scenarios.entries()) {
       status(w('grading', { n: i + 1, total: panel.scenarios.length, scenario: scenarioWords(sc.name) }));
-      const r = await runner.explore({ only: [sc.name], answers: true });
+      const r = await runner.explore({ only: [sc.name], answers: true, want: rulesAskedAt(here) });
       // Rule 7 (the published retention) breaks in every order alike: it
       // is said once, under the table, not on every row.
       if (r.retentionBroken) retention7 = true;

@@ -30,7 +30,7 @@ import { $, el, spaced } from './dom.js';
 import { startRunner } from './lab/lab.js';
 import { labRaceInput } from './lab-model.js';
 import { gradePanel } from './lab-grade.js';
-import { rungJudge } from './lab-rungs.js';
+import { rungJudge, askedRules } from './lab-rungs.js';
 import { scheduleRuns, switchesOf, verdictWords } from './lab-verdict.js';
 import { RUNGS, rungWords, plural } from './lab-words.js';
 import { buildRace } from './race-model.js';
@@ -458,11 +458,13 @@ export function startRace({
     const names = panel.scenarios.map((s) => s.name);
     const chosen = names.includes($('lab-scenario').value) ? $('lab-scenario').value : names[0];
     status(w('exploring', { scenario: scenarioWords(chosen) }));
-    const first = await runner.explore({ only: [chosen] });
+    // Past a break of later rungs' rules, the walk looks for this rung's.
+    const want = askedRules(rung());
+    const first = await runner.explore({ only: [chosen], want });
     let r = first;
     if (!first.broke && names.length > 1) {
       status(w('exploringOthers', { scenario: scenarioWords(chosen) }));
-      const rest = await runner.explore({ only: names.filter((n) => n !== chosen) });
+      const rest = await runner.explore({ only: names.filter((n) => n !== chosen), want });
       r = Object.assign({}, rest, {
         tried: first.tried + rest.tried,
         ms: first.ms + rest.ms,

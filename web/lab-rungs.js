@@ -18,16 +18,26 @@ import { RUNGS } from './lab-words.js';
 // a replay that differs, for the stored answer; another customer's answer,
 // a short retention or a second charge at the network, for the scope, the
 // retention and the network's key.
+// (The rules' names are the checker's, lab.Rules in Go; a test holds
+// them to it.)
 const RULE_RUNG = [
-  { n: 1, rung: 'unique' },
-  { n: 6, rung: 'unique' },
-  { n: 2, rung: 'fingerprint' },
-  { n: 4, rung: 'in-progress' },
-  { n: 3, rung: 'replay' },
-  { n: 5, rung: 'scoped' },
-  { n: 7, rung: 'scoped' },
-  { n: 8, rung: 'scoped' },
+  { n: 1, name: 'one-transfer-per-intent', rung: 'unique' },
+  { n: 6, name: 'money-conserved', rung: 'unique' },
+  { n: 2, name: 'different-request-never-succeeds', rung: 'fingerprint' },
+  { n: 4, name: 'completion-has-its-transfer', rung: 'in-progress' },
+  { n: 3, name: 'replay-is-byte-identical', rung: 'replay' },
+  { n: 5, name: 'customers-see-own-responses', rung: 'scoped' },
+  { n: 7, name: 'retention-outlasts-retries', rung: 'scoped' },
+  { n: 8, name: 'one-charge-per-intent', rung: 'scoped' },
 ];
+
+// askedRules names the rules a rung asks for (its own and the rungs'
+// below it), for the explorer to look past a break of a later rung's rule
+// for one of these (runner.explore's want).
+export function askedRules(rung) {
+  const here = RUNGS.indexOf(rung);
+  return RULE_RUNG.filter((x) => RUNGS.indexOf(x.rung) <= here).map((x) => x.name);
+}
 
 // CAUSE_RUNG is the rung whose fix a diagnosed cause asks for: finer than
 // the rule's (RULE_RUNG), since one rule breaks for several causes (rule

@@ -1221,9 +1221,15 @@ async function exploreScenario(scenario, o, counter) {
   let noted = null;
   let found = null;
   const perRule = {};
+  // wanted: a rule the student's rung asks for broke (o.want). Until one
+  // did, a break of later rungs' rules only does not end the walk: the
+  // next levels may break the rung's own (a SELECT then an INSERT breaks
+  // rule 3 in one switch and rule 1 in two), and that order is shown.
+  const wanted = () => !o.want || Object.keys(perRule).some((n) => o.want.includes(n));
   for (let p = 0; p <= o.maxPreemptions; p++) {
     let best = null;
     let prefix = [];
+    const deeper = !!found && !wanted();
     for (;;) {
       if (counter.tried >= o.maxSchedules) return { best: found || best, exhausted: false, noted, perRule };
       const { run, decisions } = await runSchedule(
@@ -1245,9 +1251,10 @@ async function exploreScenario(scenario, o, counter) {
       const broke = brokeOrder(verdict);
       if (broke && (!found || scenario.walkAll) && (!best || run.steps < best.steps))
         best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
-      if (broke && (!found || scenario.walkAll)) byRule(perRule, verdict.broken, decisions, run.steps);
+      if (broke && (!found || scenario.walkAll || deeper)) byRule(perRule, verdict.broken, decisions, run.steps);
       if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
-      if (found && noted && !scenario.walkAll) break;
+      if (found && noted && !scenario.walkAll && !deeper) break;
+      if (deeper && wanted()) break;
       prefix = nextPrefix(decisions, p);
       if (!prefix) break;
     }
@@ -1255,9 +1262,22 @@ async function exploreScenario(scenario, o, counter) {
     // A crash scenario walks every level, once it broke, for the rules
     // and the note (a claim never settled) that only a crash after the
     // claim shows: a preemption or more. Its orders are few.
-    if (found && !scenario.walkAll) return { best: found, exhausted: true, noted, perRule };
+    if (found && !scenario.walkAll && wanted()) break;
   }
-  return { best: found, exhausted: true, noted, perRule };
+  return { best: wantedBest(found, perRule, o), exhausted: true, noted, perRule };
+}
+
+// wantedBest is the order to show: the shortest that broke a rule the
+// rung asks for (o.want), when a longer one did and the shortest break
+// was only later rungs' rules; else the shortest break.
+function wantedBest(found, perRule, o) {
+  if (!found || !o.want || (found.broken || []).some((n) => o.want.includes(n))) return found;
+  let best = found;
+  for (const name of o.want) {
+    const r = perRule[name];
+    if (r && (best === found || r.steps < best.steps)) best = { schedule: r.schedule, steps: r.steps, broken: [name] };
+  }
+  return best;
 }
 
 // RETENTION_RULE is rule 7, the retention a file publishes against the
@@ -1346,7 +1366,10 @@ async function exploreRandom(scenario, o, counter) {
   return { best, exhausted: true, noted, perRule };
 }
 
-const EXPLORE_DEFAULTS = { bound: 40, maxPreemptions: 3, maxSchedules: 20000, randomSchedules: 200, seed: 1, only: null };
+// want: the rules the student's rung asks for (lab-rungs.js askedRules),
+// looked for past a break of later rungs' rules only; null: the first
+// break ends a scenario's walk.
+const EXPLORE_DEFAULTS = { bound: 40, maxPreemptions: 3, maxSchedules: 20000, randomSchedules: 200, seed: 1, only: null, want: null };
 
 // explore runs the rules' scenarios until a schedule breaks a rule and
 // answers the shortest one found, replayed with its trace and the full
