@@ -54,6 +54,11 @@ const (
 	// CauseHandlerFailed is a run whose handler answered 500 (it threw, or
 	// said so): nothing the rules judge happened, and no rung is done.
 	CauseHandlerFailed = "handler-failed"
+	// CauseReorderedRefused: the same request with its members in another
+	// order was refused as a different one, and no re-spaced copy was sent
+	// to tell raw bytes from an unsorted parse (the browser's scenarios
+	// send one reordered retry; the grader sends both).
+	CauseReorderedRefused = "reordered-refused"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -120,6 +125,11 @@ var causes = map[string]Cause{
 		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that re-spaced and reordered bodies are the same request",
 		"지문이 본문의 바이트를 그대로 비교합니다. 공백만 다른 같은 요청을 다른 요청으로 보았습니다.",
 		"본문을 정규화한 JSON으로 지문을 만드세요(RFC 8785: 멤버를 이름순으로 정렬하고 의미 없는 공백을 뺍니다). 그러면 공백이나 순서만 다른 본문도 같은 요청이 됩니다."},
+	CauseReorderedRefused: {CauseReorderedRefused,
+		"the same request with its members in another order was refused as a different request (422): the fingerprint depends on the order of the members, either because it compares the body's raw bytes or because it writes the parsed body again without sorting",
+		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that a client library that orders fields differently sends the same request",
+		"멤버 순서만 다른 같은 요청을 다른 요청으로 보고 거절했습니다(422). 지문이 멤버의 순서에 따라 달라집니다. 본문의 바이트를 그대로 비교하거나, 파싱한 본문을 정렬하지 않고 다시 쓰기 때문입니다.",
+		"본문을 정규화한 JSON으로 지문을 만드세요(RFC 8785: 멤버를 이름순으로 정렬하고 의미 없는 공백을 뺍니다). 그러면 필드 순서가 다른 클라이언트 라이브러리가 보낸 요청도 같은 요청이 됩니다."},
 	CauseOrderSensitive: {CauseOrderSensitive,
 		"the fingerprint ignores whitespace but not the order of the members (a body parsed and written again without sorting, as JSON.stringify or json.dumps without sort_keys do)",
 		"sort the members by name before hashing (RFC 8785; in Python json.dumps(..., sort_keys=True, separators=(\",\", \":\")), in Node a stringify that sorts keys), so that a client library that orders fields differently sends the same request",

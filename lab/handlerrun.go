@@ -294,6 +294,7 @@ var scenarioChecks = map[string]string{
 	"malformed-keys":            "malformed-keys",
 	"longest-key":               "longest-key",
 	"retry-three-ways":          "reordered",
+	"reordered-after-answer":    "reordered",
 	"another-customers-key":     "other-customer",
 	"other-customer-same-body":  "other-customer",
 	"refusal-then-top-up":       "refusals",
@@ -407,6 +408,7 @@ func contractNotes(r HandlerRun) []Note {
 	if r.Scenario != "longest-key" {
 		notes = append(notes, unmarkedReplay(r)...)
 	}
+	notes = append(notes, refusedAsDifferent(r)...)
 	switch r.Scenario {
 	case "malformed-keys":
 		for _, a := range r.Attempts {
@@ -691,9 +693,43 @@ func fingerprintCause(attempts []Attempt, idx []int) string {
 		}
 	}
 	if !sent {
+		// Only a reordered copy was refused: the order counted, and
+		// nothing tells raw bytes from an unsorted parse.
+		if b := attempts[idx[1]]; !bytes.Equal(b.Body, first.Body) && !sameSpacedApart(b.Body, first.Body) {
+			return CauseReorderedRefused
+		}
 		return ""
 	}
 	return CauseOrderSensitive
+}
+
+// refusedAsDifferent notes a request refused 422 as a different one while
+// it is the same as an earlier one under its key (its members reordered or
+// re-spaced), sent before that one was answered: rule 3 judges only
+// retries sent after an answer, so the wrong refusal would go unsaid. The
+// right answer there is 409, come back.
+func refusedAsDifferent(r HandlerRun) []Note {
+	for _, b := range r.Attempts {
+		if !b.Answered || !b.Delivered || b.Status != 422 || b.Key == "" || b.Arrived == 0 {
+			continue
+		}
+		for _, a := range r.Attempts {
+			if a.ID == b.ID || a.Key != b.Key || a.Customer != b.Customer || a.Arrived == 0 || a.Arrived >= b.Arrived ||
+				(a.AnsweredAt != 0 && a.AnsweredAt < b.Arrived) || a.Body == b.Body || !SameRequest([]byte(a.Body), []byte(b.Body)) {
+				continue
+			}
+			id := CauseReorderedRefused
+			if sameSpacedApart([]byte(a.Body), []byte(b.Body)) {
+				id = CauseRawBytes
+			}
+			c, _ := CauseOf(id)
+			return []Note{{Lanes: []string{a.ID, b.ID},
+				Message:   fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: the answer owed is 409, come back", b.ID, a.ID, a.ID),
+				MessageKo: fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 돌려줘야 할 답은 409(나중에 다시 오라)입니다.", b.ID, a.ID, a.ID),
+				Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}}
+		}
+	}
+	return nil
 }
 
 // sameSpacedApart reports whether two JSON texts differ only in the

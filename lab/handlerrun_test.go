@@ -294,7 +294,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -768,4 +768,44 @@ func TestJudgeHandlerRunNotesASharedNetworkKey(t *testing.T) {
 		}
 	}
 	assert.NotZero(t, broken, "cust-2's own transfer refused breaks a rule")
+}
+
+// TestJudgeHandlerRunNamesAReorderedRefusal: a fingerprint of the raw
+// bytes refuses the same request with its members reordered (422). Sent
+// after the first was answered, rule 3 breaks, and the cause is the
+// fingerprint's, not the stored answer's. Sent while the first was still
+// running, no rule judges it, and a note says the 422 was wrong (409 is
+// owed); a re-spaced copy refused so names the raw bytes.
+func TestJudgeHandlerRunNamesAReorderedRefusal(t *testing.T) {
+	run := func(after bool, body string) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "reordered-after-answer"
+		r.Attempts[0].Delivered = true
+		r.Attempts[1].Body = body
+		r.Attempts[1].Status, r.Attempts[1].Response = 422, `{"title":"Unprocessable","status":422}`
+		r.Attempts[1].Headers = map[string]string{"Content-Type": "application/problem+json"}
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		if !after {
+			r.Scenario = "reordered-json"
+			r.Attempts[0].AnsweredAt = 5
+		}
+		return r
+	}
+	reordered := `{"amount":500,"to":"bob","from":"alice"}`
+	rr := lab.JudgeHandlerRun(run(true, reordered)).Rule(lab.RuleByteReplay)
+	if assert.False(t, rr.OK) {
+		assert.Equal(t, lab.CauseReorderedRefused, rr.Violations[0].Cause)
+	}
+	rep := lab.JudgeHandlerRun(run(false, reordered))
+	assert.True(t, rep.Rule(lab.RuleByteReplay).OK, "sent while a1 ran, no rule judges it")
+	if assert.Len(t, rep.Notes, 1) {
+		assert.Equal(t, lab.CauseReorderedRefused, rep.Notes[0].Cause)
+		assert.Contains(t, rep.Notes[0].Message, "a2 was refused 422 as a different request, though it is a1's request")
+	}
+	rep = lab.JudgeHandlerRun(run(false, `{ "from": "alice", "to": "bob", "amount": 500 }`))
+	if assert.Len(t, rep.Notes, 1) {
+		assert.Equal(t, lab.CauseRawBytes, rep.Notes[0].Cause, "re-spaced only: the raw bytes")
+	}
+	different := run(false, `{"from":"alice","to":"bob","amount":700}`)
+	assert.Empty(t, lab.JudgeHandlerRun(different).Notes, "a different request refused 422 is right")
 }

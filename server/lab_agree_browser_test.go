@@ -487,6 +487,7 @@ func TestLabAgreeMistakes(t *testing.T) {
 				}
 			}
 		}
+		causes = asTheGraderTells(m, causes)
 		assert.Subset(t, m.Causes, causes, "%s: the page names no cause the grader does not", m.Name)
 		if !slices.Contains([]string{"look-then-insert", "insert-or-ignore"}, m.Name) {
 			assert.ElementsMatch(t, m.Causes, causes, "%s: the page names the grader's causes", m.Name)
@@ -532,4 +533,14 @@ func hasAny(got, want []string) bool {
 		}
 	}
 	return false
+}
+
+// asTheGraderTells leaves out reordered-refused, the page's word when only
+// a reordered copy was refused, where the grader names the fingerprint it
+// was: the grader sends a re-spaced copy too, and tells raw bytes from an
+// unsorted parse.
+func asTheGraderTells(m handlers.Mistake, causes []string) []string {
+	return slices.DeleteFunc(slices.Clone(causes), func(c string) bool {
+		return c == lab.CauseReorderedRefused && (slices.Contains(m.Causes, lab.CauseRawBytes) || slices.Contains(m.Causes, lab.CauseOrderSensitive))
+	})
 }

@@ -133,6 +133,26 @@ func TestLabPageExplorerShowsTheRungsOwnBreak(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, row, "data-expected"), "rule 1 is this rung's: %s", text(t, ctx, row))
 }
 
+// TestLabPageSaysAReorderedRequestWasRefused: the raw-bytes fingerprint
+// mistake. The same request with its members reordered, sent while the
+// first still runs, is refused 422 as a different request where 409 is
+// owed: no rule judges a request sent before the first answer, and the
+// grade's row said "no break". It is noted now, with the fingerprint's
+// cause; after the first answer (another scenario) rule 3 breaks, with
+// that cause, not the stored answer's.
+func TestLabPageSaysAReorderedRequestWasRefused(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	useHandler(t, ctx, "raw-bytes-fingerprint")
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=reordered-json]`
+	assert.Equal(t, "reordered-refused", attr(t, ctx, row+" .lab-cause[data-note]", "data-cause"), text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "a2 was refused 422 as a different request, though it is a1's request")
+	after := `#lab-grade tr[data-scenario=reordered-after-answer]`
+	assert.Contains(t, attr(t, ctx, after, "data-rule-causes"), "3:reordered-refused", text(t, ctx, after))
+}
+
 // TestLabPageGradeSaysEveryRuleAScenarioBroke: the grade's row names every
 // rule an order of the scenario broke, not only the shortest order's. On
 // rung 2 a crash after the claim and before the transfer breaks rule 4 (a
@@ -235,6 +255,7 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		got := graderView(t, m.Name, broken)
 		assert.Subset(t, got, m.Breaks, "%s: the grader's every-time break is shown", m.Name)
 		assert.Subset(t, append(slices.Clone(m.Breaks), m.MayAlsoBreak...), got, "%s: nothing the grader does not blame", m.Name)
+		causes = asTheGraderTells(m, causes)
 		assert.Subset(t, m.Causes, causes, "%s: the page names no cause the grader does not", m.Name)
 		t.Logf("%s: %v, causes %v", m.Name, got, causes)
 	}

@@ -48,6 +48,7 @@ export const CAUSE_RUNG = {
   'stored-validation-refusal': 'unique',
   'key-ignored': 'unique',
   'no-fingerprint': 'fingerprint',
+  'reordered-refused': 'fingerprint',
   'raw-bytes-fingerprint': 'fingerprint',
   'order-sensitive-fingerprint': 'fingerprint',
   'completed-before-paid': 'in-progress',
