@@ -153,6 +153,31 @@ func TestLabPageSaysAReorderedRequestWasRefused(t *testing.T) {
 	assert.Contains(t, attr(t, ctx, after, "data-rule-causes"), "3:reordered-refused", text(t, ctx, after))
 }
 
+// TestLabPageGradePlaysTheNotesOwnOrder: on the unique rung, a handler
+// that looks for its key with a SELECT, then INSERTs it without catching
+// the constraint error. In a race one INSERT throws (a 500, noted), while
+// the row's break is another order's. The note has its own "Play it",
+// and that order ends with the exception behind the 500 it speaks of.
+func TestLabPageGradePlaysTheNotesOwnOrder(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "unique")
+	src, err := handlers.Source("unique")
+	require.NoError(t, err)
+	claim := "  try {\n    await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  } catch (e) {\n    if (e.name !== 'ConstraintError') throw e;"
+	require.Contains(t, string(src), claim)
+	setLabFile(t, ctx, strings.Replace(string(src), claim,
+		"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  if (!seen) await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  else {", 1))
+	act(t, ctx, `#btn-lab-grade`)
+	play := `#lab-grade tr[data-broke=true] .lab-note-play`
+	require.NotZero(t, countIn(t, ctx, play), "a broken row with a note of another order: %s", text(t, ctx, "#lab-grade"))
+	note := eval[string](t, ctx, `document.querySelector(`+quoteJS(play)+`).previousElementSibling.closest('td').querySelector('.lab-note').textContent`)
+	act(t, ctx, play)
+	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	ends := eval[string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-end')].map((e) => e.textContent).join(' | ')`)
+	assert.Contains(t, ends, "threw ConstraintError", "the note said: %s", note)
+}
+
 // TestLabPageGradeSaysEveryRuleAScenarioBroke: the grade's row names every
 // rule an order of the scenario broke, not only the shortest order's. On
 // rung 2 a crash after the claim and before the transfer breaks rule 4 (a

@@ -205,7 +205,7 @@ export function gradePanel(ctx) {
                       ? [
                           ...causeLines(firstViolation(r.verdict)),
                           ...others.map((x) => alsoBroke(sc.name, x, r.perRule[x.rule.name])),
-                          ...noteLines((r.notes || []).filter((n) => n.cause)),
+                          ...(r.notes || []).filter((n) => n.cause).flatMap((n) => notePlayed(sc.name, n, r.schedule)),
                         ]
                       : [answersLine(r.answers), ...noteLines(r.notes)]),
                   ),
@@ -269,6 +269,28 @@ export function gradePanel(ctx) {
         w('gradePlay'),
       ),
     );
+  }
+
+  // notePlayed says a note beside a break, and plays the order the note
+  // was seen in when it is not the break's: the row's own button plays
+  // the break, where the note's answer (a 500, a 409) may not happen.
+  function notePlayed(name, n, shown) {
+    const own = n.schedule && n.schedule.join(' ') !== (shown || []).join(' ');
+    return [
+      ...noteLines([n]),
+      own
+        ? el(
+            'button',
+            {
+              type: 'button',
+              class: 'lab-note-play',
+              'aria-label': w('gradePlay') + ': ' + noteWhat([n.cause]),
+              onclick: () => guard(() => replay(name, n.schedule, { keepGrade: true })),
+            },
+            w('gradePlay'),
+          )
+        : null,
+    ];
   }
 
   // fewOf says a list of scenarios in a line: the first three, and how

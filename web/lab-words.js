@@ -115,6 +115,9 @@ const en = {
   noteWhat_conflict_without_retry_after: 'a 409 came without Retry-After',
   noteWhat_replay_unmarked: 'a replay came without Idempotent-Replayed: true',
   noteWhat_handler_failed: 'your handler answered 500 (it threw)',
+  noteWhat_network_key_shared: 'another customer’s payment met the same key at the network',
+  noteWhat_reordered_refused: 'the same request, reordered, was refused as a different one',
+  noteWhat_raw_bytes_fingerprint: 'the same request, re-spaced, was refused as a different one',
   gradeTopNoted:
     'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short: the top rung is not reached yet.',
   replayFound: '▶ Play that order on the bench',
@@ -340,6 +343,9 @@ const ko = {
   noteWhat_conflict_without_retry_after: 'Retry-After 없는 409 응답',
   noteWhat_replay_unmarked: 'Idempotent-Replayed: true 없는 재생',
   noteWhat_handler_failed: '핸들러가 500으로 답함(예외)',
+  noteWhat_network_key_shared: '다른 고객의 결제가 결제망에서 같은 키를 만남',
+  noteWhat_reordered_refused: '순서만 다른 같은 요청을 다른 요청으로 거절함',
+  noteWhat_raw_bytes_fingerprint: '공백만 다른 같은 요청을 다른 요청으로 거절함',
   gradeTopNoted:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 위의 참고 사항이 아직 모자란 점을 말합니다. 아직 맨 위 단계에 이르지 못했습니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
