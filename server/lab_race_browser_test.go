@@ -541,6 +541,8 @@ func TestLabPageKeepsTheBenchAcrossLanguages(t *testing.T) {
 		did = append(did, "a2")
 	}
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:lose"]`)
+	row := `#lab-race-view svg [data-row=attempt][data-lane=a1]`
+	assert.Equal(t, "pending", attr(t, ctx, row, "data-verdict"), "a1 has not answered: its answer's loss is to come, not an ending")
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
 	did = append(did, "lose:a1", "a1")
 	steps := attr(t, ctx, "body", "data-lab-steps")

@@ -533,6 +533,9 @@ function answerOf(a) {
   if (!last) return null;
   const ev = last.ev;
   if (last.kind === 'crashed') return { kind: 'crashed', icon: '✸', status: 0 };
+  // A fault set on an attempt still on its way (the lab's bench: "lose
+  // a1's answer" before a1 answered) is its answer's fate, not an answer.
+  if ((last.kind === 'lost' || last.kind === 'timed-out') && (a.state === 'waiting' || a.state === 'running')) return null;
   if (last.kind === 'lost' || last.kind === 'timed-out') return { kind: last.kind, icon: last.icon, status: ev.status || 0 };
   if (ev.phase !== 'respond' && last.kind !== 'rejected') return null;
   const replayed = a.marks.some((m) => m.kind === 'replay');
