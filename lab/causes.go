@@ -195,7 +195,7 @@ var causes = map[string]Cause{
 // ruleFixes say, per rule, what a student's endpoint must do when the
 // evidence does not tell the cause.
 var ruleFixes = map[string]string{
-	RuleOneTransfer.Name:   "claim the key before paying: one plain INSERT into a key table whose key column is UNIQUE, the constraint error being the verdict (not a SELECT first: two attempts both find the key absent; not INSERT OR IGNORE or OR REPLACE: they never fail); an attempt whose INSERT fails moves nothing and pays nothing",
+	RuleOneTransfer.Name:   "claim the key before paying: one plain INSERT into a key table whose key column is UNIQUE, the constraint error being the verdict (not a SELECT first: two attempts both find the key absent; not INSERT OR IGNORE with its changed-rows count unread, nor OR REPLACE: they raise no error); an attempt whose INSERT fails moves nothing and pays nothing",
 	RuleNoSilentWrong.Name: "store a fingerprint of the request (SHA-256 of the canonical JSON body) with the key; a different request under a used key gets 422 and moves nothing",
 	RuleByteReplay.Name:    "store the first answer (status, headers, body) with the key and send those bytes again on every retry, with Idempotent-Replayed: true",
 	RuleNothingLost.Name:   "never answer success for a key whose transfer does not exist: complete the key in the same transaction as the transfer",
@@ -206,7 +206,7 @@ var ruleFixes = map[string]string{
 }
 
 var ruleFixesKo = map[string]string{
-	RuleOneTransfer.Name:   "돈을 옮기기 전에 키를 선점하세요. 키 열이 UNIQUE인 키 테이블에 평범한 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다(SELECT로 먼저 확인하면 두 시도가 모두 키가 없다고 봅니다. INSERT OR IGNORE나 OR REPLACE는 실패하지 않습니다). INSERT가 실패한 시도는 아무것도 옮기지 않고 결제하지 않습니다.",
+	RuleOneTransfer.Name:   "돈을 옮기기 전에 키를 선점하세요. 키 열이 UNIQUE인 키 테이블에 평범한 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다(SELECT로 먼저 확인하면 두 시도가 모두 키가 없다고 봅니다. INSERT OR IGNORE는 변경된 행 수를 읽지 않으면, OR REPLACE는 언제나 오류를 내지 않습니다). INSERT가 실패한 시도는 아무것도 옮기지 않고 결제하지 않습니다.",
 	RuleNoSilentWrong.Name: "요청의 지문(정규화한 JSON 본문의 SHA-256)을 키와 함께 저장하세요. 이미 쓴 키로 다른 요청이 오면 422로 답하고 아무것도 옮기지 않습니다.",
 	RuleByteReplay.Name:    "첫 번째 답(상태 코드, 헤더, 본문)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요.",
 	RuleNothingLost.Name:   "송금이 없는 키에 성공으로 답하지 마세요. 키의 완료는 송금과 같은 트랜잭션에서 하세요.",

@@ -209,7 +209,7 @@ const en = {
   goal_in_progress:
     'A retry that arrives while the first attempt is still running must not be told “done”: claim the key as in progress, answer 409 with Retry-After meanwhile, and mark it completed in the same transaction that moves the money.',
   hints_in_progress: [
-    'What happens if your attempt crashes between the claim and the transfer? Between the transfer and the completion?',
+    'What happens if your attempt crashes between the transfer and the completion? That one is this rung’s. (Between the claim and the transfer, the claim stays in progress: the last rung settles it with a lease.)',
     'A refusal (402, 404) is an answer too; only an exception should release the claim.',
     'Retry-After is a number of seconds: Retry-After: 1.',
     'The payment call stays outside the transaction (it is someone else’s database); the completion goes in the transaction that moves the money.',
@@ -437,7 +437,7 @@ const ko = {
   goal_in_progress:
     '첫 시도가 아직 실행 중일 때 도착한 재시도에 “완료”라고 답하면 안 됩니다. 키를 처리 중으로 선점하고, 그동안은 Retry-After와 함께 409로 응답하며, 돈을 옮기는 바로 그 트랜잭션에서 완료로 표시하세요.',
   hints_in_progress: [
-    '선점과 송금 사이에 시도가 죽으면 어떻게 될까요? 송금과 완료 표시 사이라면요?',
+    '송금과 완료 표시 사이에 시도가 죽으면 어떻게 될까요? 이것은 이 단계에서 풀 문제입니다. (선점과 송금 사이에 죽으면 선점이 처리 중으로 남는데, 이것은 마지막 단계에서 리스로 정리합니다.)',
     '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
     'Retry-After는 초 단위 숫자입니다: Retry-After: 1.',
     '결제 호출은 트랜잭션 밖에 둡니다(다른 곳의 데이터베이스입니다). 완료 표시는 돈을 옮기는 트랜잭션 안에 넣습니다.',

@@ -3,7 +3,9 @@
 // again, simultaneous retries all pay, and a corrected amount pays too.
 // The next rung (unique) remembers the key.
 
-// naive keeps no key, so it publishes no retention.
+// A handler that keeps keys says for how long, so that a client knows how
+// long a retry is safe: const retentionSeconds = N (rule 7). naive keeps
+// no key, so it says nothing yet.
 
 async function transfer(req, db, pay) {
   // Check the request before anything happens (401, 415, 400).
