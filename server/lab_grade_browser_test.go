@@ -20,10 +20,25 @@ import (
 // made to match no row.
 func withoutTakeover(t *testing.T, name, replace string) string {
 	t.Helper()
+	return changedHandler(t, name, [2]string{replace, replace + " AND 0"})
+}
+
+// uniqueClaim is the unique reference's claim: its INSERT, and the start
+// of what it does when the key was there.
+const uniqueClaim = "  try {\n    await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  } catch (e) {\n    if (e.name !== 'ConstraintError') throw e;"
+
+// changedHandler is a reference handler with pieces of its code replaced
+// ({old, new}, each found once), as a student's mistake changes it.
+func changedHandler(t *testing.T, name string, edits ...[2]string) string {
+	t.Helper()
 	src, err := handlers.Source(name)
 	require.NoError(t, err)
-	require.Contains(t, string(src), replace)
-	return strings.Replace(string(src), replace, replace+" AND 0", 1)
+	code := string(src)
+	for _, e := range edits {
+		require.Contains(t, code, e[0])
+		code = strings.Replace(code, e[0], e[1], 1)
+	}
+	return code
 }
 
 // TestLabPageSaysAClaimIsNeverSettled: a handler that never takes over a
@@ -87,11 +102,7 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
-	src, err := handlers.Source("scoped")
-	require.NoError(t, err)
-	scopedKey := "key: req.customer + ':' + key"
-	require.Contains(t, string(src), scopedKey)
-	setLabFile(t, ctx, strings.Replace(string(src), scopedKey, "key: key", 1))
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"key: req.customer + ':' + key", "key: key"}))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	row := `#lab-grade tr[data-scenario=other-customer-same-body]`
@@ -110,18 +121,9 @@ func TestLabPageExplorerShowsTheRungsOwnBreak(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	goToRung(t, ctx, "unique")
-	src, err := handlers.Source("unique")
-	require.NoError(t, err)
-	handler := string(src)
-	for _, r := range [][2]string{
-		{"idem_key    TEXT PRIMARY KEY,", "idem_key    TEXT,"},
-		{"  try {\n    await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  } catch (e) {\n    if (e.name !== 'ConstraintError') throw e;",
-			"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  if (seen) {"},
-	} {
-		require.Contains(t, handler, r[0])
-		handler = strings.Replace(handler, r[0], r[1], 1)
-	}
-	setLabFile(t, ctx, handler)
+	setLabFile(t, ctx, changedHandler(t, "unique",
+		[2]string{"idem_key    TEXT PRIMARY KEY,", "idem_key    TEXT,"},
+		[2]string{uniqueClaim, "  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  if (seen) {"}))
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
@@ -162,12 +164,8 @@ func TestLabPageGradePlaysTheNotesOwnOrder(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	goToRung(t, ctx, "unique")
-	src, err := handlers.Source("unique")
-	require.NoError(t, err)
-	claim := "  try {\n    await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  } catch (e) {\n    if (e.name !== 'ConstraintError') throw e;"
-	require.Contains(t, string(src), claim)
-	setLabFile(t, ctx, strings.Replace(string(src), claim,
-		"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  if (!seen) await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  else {", 1))
+	setLabFile(t, ctx, changedHandler(t, "unique", [2]string{uniqueClaim,
+		"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  if (!seen) await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  else {"}))
 	act(t, ctx, `#btn-lab-grade`)
 	play := `#lab-grade tr[data-broke=true] .lab-note-play`
 	require.NotZero(t, countIn(t, ctx, play), "a broken row with a note of another order: %s", text(t, ctx, "#lab-grade"))
