@@ -383,22 +383,18 @@ func contractNotes(r HandlerRun) []Note {
 	// must say when to come back (Retry-After), once a run.
 	for _, a := range r.Attempts {
 		if a.Answered && a.Delivered && a.Status == 409 && !validRetryAfter(a.Headers) {
-			c, _ := CauseOf(CauseNoRetryAfter)
-			notes = append(notes, Note{Lanes: []string{a.ID},
-				Message:   fmt.Sprintf("%s was answered 409 without a valid Retry-After; the contract says 409 with Retry-After: 1, so that a client knows when to come back instead of hammering the endpoint or giving up", a.ID),
-				MessageKo: fmt.Sprintf("시도(%s)가 올바른 Retry-After 없이 409 응답을 받았습니다. 계약은 Retry-After: 1과 함께 409입니다. 그래야 클라이언트가 엔드포인트를 두드리거나 포기하지 않고 언제 다시 올지 압니다.", a.ID),
-				Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+			notes = append(notes, causedNote(CauseNoRetryAfter, []string{a.ID},
+				fmt.Sprintf("%s was answered 409 without a valid Retry-After; the contract says 409 with Retry-After: 1, so that a client knows when to come back instead of hammering the endpoint or giving up", a.ID),
+				fmt.Sprintf("시도(%s)가 올바른 Retry-After 없이 409 응답을 받았습니다. 계약은 Retry-After: 1과 함께 409입니다. 그래야 클라이언트가 엔드포인트를 두드리거나 포기하지 않고 언제 다시 올지 압니다.", a.ID)))
 			break
 		}
 	}
 	// A handler that answered 500 (it threw, or said so): once a run.
 	for _, a := range r.Attempts {
 		if a.Answered && a.Status >= 500 {
-			c, _ := CauseOf(CauseHandlerFailed)
-			notes = append(notes, Note{Lanes: []string{a.ID},
-				Message:   fmt.Sprintf("%s was answered %d: the handler threw or failed, and nothing the contract serves was done", a.ID, a.Status),
-				MessageKo: fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status),
-				Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+			notes = append(notes, causedNote(CauseHandlerFailed, []string{a.ID},
+				fmt.Sprintf("%s was answered %d: the handler threw or failed, and nothing the contract serves was done", a.ID, a.Status),
+				fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status)))
 			break
 		}
 	}
@@ -451,11 +447,7 @@ func contractNotes(r HandlerRun) []Note {
 				continue
 			}
 			if Success(a.Status) && a.Response == first.Response && !replayedHeader(a.Headers) {
-				c, _ := CauseOf(CauseReplayUnmarked)
-				notes = append(notes, Note{Lanes: []string{first.ID, a.ID},
-					Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", a.ID),
-					MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", a.ID),
-					Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+				notes = append(notes, unmarkedNote(first.ID, a.ID))
 			}
 		}
 	}
@@ -496,22 +488,18 @@ func neverSettled(r HandlerRun) []Note {
 			}
 			minutes := (b.Now - a.Now) / 60000
 			if moved[a.ID] {
-				c, _ := CauseOf(CauseCompletedApart)
-				notes = append(notes, Note{Lanes: []string{a.ID, b.ID},
-					Message: fmt.Sprintf("%s crashed after its transfer committed, with its key still in progress; the retry %s, sent %d minutes later, was answered %d: the money moved, and no retry will ever be told so",
+				notes = append(notes, causedNote(CauseCompletedApart, []string{a.ID, b.ID},
+					fmt.Sprintf("%s crashed after its transfer committed, with its key still in progress; the retry %s, sent %d minutes later, was answered %d: the money moved, and no retry will ever be told so",
 						a.ID, b.ID, minutes, b.Status),
-					MessageKo: fmt.Sprintf("시도(%s)가 송금을 커밋한 뒤 키가 아직 처리 중인 채로 죽었고, %d분 뒤에 보낸 재시도(%s)가 %d 응답을 받았습니다. 돈은 움직였지만 어떤 재시도도 그 사실을 듣지 못합니다.",
-						a.ID, minutes, b.ID, b.Status),
-					Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+					fmt.Sprintf("시도(%s)가 송금을 커밋한 뒤 키가 아직 처리 중인 채로 죽었고, %d분 뒤에 보낸 재시도(%s)가 %d 응답을 받았습니다. 돈은 움직였지만 어떤 재시도도 그 사실을 듣지 못합니다.",
+						a.ID, minutes, b.ID, b.Status)))
 				break
 			}
-			c, _ := CauseOf(CauseNeverSettled)
-			notes = append(notes, Note{Lanes: []string{a.ID, b.ID},
-				Message: fmt.Sprintf("%s crashed and never answered; the retry %s, sent %d minutes later, was answered %d: the claim %s left is still in progress, and no retry will ever settle this intent",
+			notes = append(notes, causedNote(CauseNeverSettled, []string{a.ID, b.ID},
+				fmt.Sprintf("%s crashed and never answered; the retry %s, sent %d minutes later, was answered %d: the claim %s left is still in progress, and no retry will ever settle this intent",
 					a.ID, b.ID, minutes, b.Status, a.ID),
-				MessageKo: fmt.Sprintf("시도(%s)가 죽어 답하지 못했고, %d분 뒤에 보낸 재시도(%s)가 %d 응답을 받았습니다. 죽은 시도가 남긴 선점이 아직 처리 중이라 어떤 재시도도 이 의도를 끝내지 못합니다.",
-					a.ID, minutes, b.ID, b.Status),
-				Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo})
+				fmt.Sprintf("시도(%s)가 죽어 답하지 못했고, %d분 뒤에 보낸 재시도(%s)가 %d 응답을 받았습니다. 죽은 시도가 남긴 선점이 아직 처리 중이라 어떤 재시도도 이 의도를 끝내지 못합니다.",
+					a.ID, minutes, b.ID, b.Status)))
 			break
 		}
 	}
@@ -549,11 +537,7 @@ func unmarkedReplay(r HandlerRun) []Note {
 		if a.Status != b.Status || a.Response != b.Response {
 			continue
 		}
-		c, _ := CauseOf(CauseReplayUnmarked)
-		return []Note{{Lanes: []string{a.ID, b.ID},
-			Message:   fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", b.ID),
-			MessageKo: fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", b.ID),
-			Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}}
+		return []Note{unmarkedNote(a.ID, b.ID)}
 	}
 	return nil
 }
@@ -594,17 +578,30 @@ func sharedNetworkKeys(r HandlerRun) []sharedKey {
 				what, whatKo = fmt.Sprintf("refused it as another payment, so %s's own transfer could not be paid", b.Customer),
 					fmt.Sprintf("다른 결제라며 거절해서 %s의 송금은 결제될 수 없었습니다", b.Customer)
 			}
-			c, _ := CauseOf(CauseNetworkKeyShared)
-			out = append(out, sharedKey{lane: b.ID, note: Note{Lanes: []string{first.ID, b.ID},
-				Message: fmt.Sprintf("%s's payment (%s) went to the network under the key %q, which %s's payment (%s) had used first: the network %s",
+			out = append(out, sharedKey{lane: b.ID, note: causedNote(CauseNetworkKeyShared, []string{first.ID, b.ID},
+				fmt.Sprintf("%s's payment (%s) went to the network under the key %q, which %s's payment (%s) had used first: the network %s",
 					b.Customer, b.ID, p.NetworkKey, first.Customer, first.ID, what),
-				MessageKo: fmt.Sprintf("%s의 결제(%s)가 키(%q)를 달고 결제망에 갔는데, 이 키는 %s의 결제(%s)가 먼저 쓴 키입니다. 결제망은 %s.",
-					b.Customer, b.ID, p.NetworkKey, first.Customer, first.ID, whatKo),
-				Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}})
+				fmt.Sprintf("%s의 결제(%s)가 키(%q)를 달고 결제망에 갔는데, 이 키는 %s의 결제(%s)가 먼저 쓴 키입니다. 결제망은 %s.",
+					b.Customer, b.ID, p.NetworkKey, first.Customer, first.ID, whatKo))})
 			break
 		}
 	}
 	return out
+}
+
+// causedNote is a note with its cause's words and fix (CauseOf).
+func causedNote(cause string, lanes []string, message, messageKo string) Note {
+	c, _ := CauseOf(cause)
+	return Note{Lanes: lanes, Message: message, MessageKo: messageKo,
+		Cause: c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}
+}
+
+// unmarkedNote says that the replay of the first answer (first)
+// lacks Idempotent-Replayed: true.
+func unmarkedNote(first, replay string) Note {
+	return causedNote(CauseReplayUnmarked, []string{first, replay},
+		fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", replay),
+		fmt.Sprintf("재생(%s)은 맞지만 Idempotent-Replayed: true 헤더가 없습니다.", replay))
 }
 
 // madeTransfer reports whether the attempt wrote a transfer into the
@@ -722,11 +719,9 @@ func refusedAsDifferent(r HandlerRun) []Note {
 			if sameSpacedApart([]byte(a.Body), []byte(b.Body)) {
 				id = CauseRawBytes
 			}
-			c, _ := CauseOf(id)
-			return []Note{{Lanes: []string{a.ID, b.ID},
-				Message:   fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: the answer owed is 409, come back", b.ID, a.ID, a.ID),
-				MessageKo: fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 돌려줘야 할 답은 409(나중에 다시 오라)입니다.", b.ID, a.ID, a.ID),
-				Cause:     c.ID, Diagnosis: c.Says, DiagnosisKo: c.SaysKo, Fix: c.Fix, FixKo: c.FixKo}}
+			return []Note{causedNote(id, []string{a.ID, b.ID},
+				fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: the answer owed is 409, come back", b.ID, a.ID, a.ID),
+				fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 돌려줘야 할 답은 409(나중에 다시 오라)입니다.", b.ID, a.ID, a.ID))}
 		}
 	}
 	return nil
