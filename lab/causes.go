@@ -59,6 +59,10 @@ const (
 	// to tell raw bytes from an unsorted parse (the browser's scenarios
 	// send one reordered retry; the grader sends both).
 	CauseReorderedRefused = "reordered-refused"
+	// CauseKeyPurgedEarly is the browser lab's alone: only the lab sees
+	// the handler's own key table, where a purge took a key away before
+	// the retention the handler publishes had run out.
+	CauseKeyPurgedEarly = "key-purged-early"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -185,6 +189,11 @@ var causes = map[string]Cause{
 		"claim the key in the shared database: one INSERT into a key table whose primary key (customer, endpoint, key) is a UNIQUE constraint, the constraint error being the verdict; a lock must be in the database too (the INSERT itself, or SELECT … FOR UPDATE on PostgreSQL), never a mutex, a dict or a cache in the server's memory",
 		"같은 키의 시도들이 서로 다른 복제 서버에 닿았고, 같은 요청을 한 서버에만 보냈을 때는 규칙이 지켜졌습니다. 키를 지키는 것(잠금이나 키 캐시)이 한 프로세스의 메모리에 있어서, 다른 서버는 자기 것을 따로 가지므로 그쪽으로 간 재시도가 다시 결제합니다.",
 		"공유 데이터베이스에서 키를 선점하세요. 기본 키 (customer, endpoint, key)가 UNIQUE 제약인 키 테이블에 INSERT를 한 번 하고, 그 제약 오류를 판정으로 삼습니다. 잠금도 데이터베이스 안에 있어야 합니다(INSERT 자체, 또는 PostgreSQL의 SELECT … FOR UPDATE). 서버 메모리의 뮤텍스, 딕셔너리, 캐시로는 안 됩니다."},
+	CauseKeyPurgedEarly: {CauseKeyPurgedEarly,
+		"the key's row was deleted before the retention the handler publishes had run out: a retry that came within that time found no key and was executed again as a new request",
+		"delete a key only once it is older than the retention you publish (const retentionSeconds): compare the time stored with it to req.now; a purge that also deletes newer keys breaks the promise the published retention makes to every client",
+		"핸들러가 공개한 보존 기간이 끝나기 전에 키의 행을 지웠습니다. 그 기간 안에 온 재시도는 키를 찾지 못해 새 요청으로 다시 실행되었습니다.",
+		"공개한 보존 기간(const retentionSeconds)보다 오래된 키만 지우세요. 키와 함께 저장한 시각을 req.now와 비교합니다. 그보다 나중에 만든 키까지 지우면, 공개한 보존 기간이 모든 클라이언트에게 한 약속을 어기게 됩니다."},
 	CauseShortRetention: {CauseShortRetention,
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}",

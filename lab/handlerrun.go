@@ -35,6 +35,11 @@ type HandlerRun struct {
 	// RetentionSeconds is the file's retentionSeconds; nil when it
 	// publishes none (rule 7 is then not judged, as the grader does not).
 	RetentionSeconds *float64 `json:"retention_seconds"`
+	// Purges are the key rows a call of the handler deleted although
+	// another attempt had written them (a purge of old keys, not an
+	// attempt's release of its own claim): the browser's lab reads them
+	// from the handler's own tables.
+	Purges []HandlerPurge `json:"purges,omitempty"`
 	// Scenario is the lab scenario the run played ("" when not told): it
 	// tells the diagnosis what the run was testing, as a check's name
 	// tells the grader's.
@@ -77,6 +82,16 @@ type HandlerPay struct {
 	NetworkKey string `json:"network_key"`
 	Outcome    string `json:"outcome"`
 	Charge     string `json:"charge_id,omitempty"`
+}
+
+// HandlerPurge is one call that deleted rows holding a key (as sent)
+// that another attempt wrote: the attempt whose call it was, its clock
+// (Unix ms, as HandlerAttempt.Now) and how many rows went.
+type HandlerPurge struct {
+	Attempt string `json:"attempt"`
+	Key     string `json:"key"`
+	Now     int64  `json:"now"`
+	Rows    int    `json:"rows"`
 }
 
 // HandlerTransfer is a row of the lab's transfers table.
@@ -174,6 +189,11 @@ func JudgeHandlerRun(r HandlerRun) Report {
 					id = CauseNetworkKeyShared
 				}
 			}
+			// A key taken away by a purge before the published retention
+			// ran out: the retry found nothing to stop it or to replay.
+			if rr.Rule.N != RuleRetention.N && purgedEarly(r, h, v.Attempts) {
+				id = CauseKeyPurgedEarly
+			}
 			if check == "reordered" && rr.Rule.N == RuleByteReplay.N {
 				if c := fingerprintCause(h.Attempts, v.Attempts); c != "" {
 					id = c
@@ -261,6 +281,40 @@ func outlived(r HandlerRun, h History, idx []int) bool {
 		}
 	}
 	return hi.Sub(lo) >= h.Retention
+}
+
+// purgedEarly reports whether a purge (HandlerRun.Purges) deleted the
+// key of a violation's attempts after the first of them was sent and
+// before a later one, sooner than the published retention (or, with none
+// published, the clients' retry horizon) after the first: the later
+// attempt came while the key was promised to be kept.
+func purgedEarly(r HandlerRun, h History, idx []int) bool {
+	if len(idx) < 2 {
+		return false
+	}
+	keep := LabRetryHorizon
+	if h.Retention > 0 {
+		keep = h.Retention
+	}
+	keys := map[string]bool{}
+	first, last := h.Attempts[idx[0]].SentAt, h.Attempts[idx[0]].SentAt
+	for _, i := range idx {
+		if k := r.Attempts[i].Key; k != "" {
+			keys[k] = true
+		}
+		if at := h.Attempts[i].SentAt; at.Before(first) {
+			first = at
+		} else if at.After(last) {
+			last = at
+		}
+	}
+	for _, p := range r.Purges {
+		at := time.UnixMilli(p.Now).UTC()
+		if p.Rows > 0 && keys[p.Key] && !at.Before(first) && !at.After(last) && at.Sub(first) < keep {
+			return true
+		}
+	}
+	return false
 }
 
 // chargedAlive reports whether every attempt of intent that the payment

@@ -538,6 +538,56 @@ func TestJudgeHandlerRunBlamesAShortRetention(t *testing.T) {
 	}
 }
 
+// TestJudgeHandlerRunNamesAnEarlyPurge: a handler that publishes a day's
+// retention but purged the key five minutes after its claim; the retry
+// an hour later paid again. Without the purge that is what a missing
+// claim looks like; with it, the cause is the purge. A purge after the
+// published retention, or of another key, is not the cause.
+func TestJudgeHandlerRunNamesAnEarlyPurge(t *testing.T) {
+	const minute = 60 * 1000
+	run := func(purges ...lab.HandlerPurge) lab.HandlerRun {
+		r := keptRun()
+		day := 86400.0
+		r.Scenario, r.RetentionSeconds, r.Purges = "retry-after-retention", &day, purges
+		r.Attempts[0].Now, r.Attempts[1].Now = 1000, 1000+59*minute
+		r.Attempts[1].Headers, r.Attempts[1].Response = map[string]string{"Content-Type": "application/json"}, answerTr
+		r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+		r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+		r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+		return r
+	}
+	causes := func(r lab.HandlerRun) []string {
+		var out []string
+		for _, rule := range []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge} {
+			if rr := lab.JudgeHandlerRun(r).Rule(rule); assert.False(t, rr.OK, rule.Name) {
+				out = append(out, rr.Violations[0].Cause)
+			}
+		}
+		return out
+	}
+	purge := lab.HandlerPurge{Attempt: "a2", Key: `"k-1"`, Now: 1000 + 59*minute, Rows: 1}
+	assert.Equal(t, []string{lab.CauseKeyPurgedEarly, lab.CauseKeyPurgedEarly}, causes(run(purge)))
+	for _, c := range causes(run()) {
+		assert.NotEqual(t, lab.CauseKeyPurgedEarly, c, "no purge")
+	}
+	other := purge
+	other.Key = `"k-2"`
+	for _, c := range causes(run(other)) {
+		assert.NotEqual(t, lab.CauseKeyPurgedEarly, c, "another key's purge")
+	}
+	// Published an hour's retention less a minute: the retry came after
+	// it, so the key was not promised any more.
+	late := run(purge)
+	short := 58 * 60.0
+	late.RetentionSeconds = &short
+	for _, c := range causes(late) {
+		assert.NotEqual(t, lab.CauseKeyPurgedEarly, c, "purged after the published retention")
+	}
+	v := lab.JudgeHandlerRun(run(purge)).Rule(lab.RuleOneTransfer).Violations[0]
+	assert.Contains(t, v.Fix, "req.now")
+	assert.Contains(t, v.FixKo, "req.now")
+}
+
 // TestJudgeHandlerRunNotesA409WithoutRetryAfter: in any scenario, as the
 // grader notes it in any check, a 409 must say when to come back; noted
 // once a run, with its cause (the in-progress rung's). A valid one, in

@@ -111,6 +111,24 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "req.customer + ':' + 'POST /transfers' + ':' + key")
 }
 
+// TestLabPageNamesAnEarlyPurge: the scoped reference, publishing a day's
+// retention, with a purge of its own that deletes every key older than
+// five minutes. The retry an hour later (less a second) finds its key
+// gone and moves the money again. The grade names the purge, read from
+// the handler's key table, not a missing claim (rung 2's cause).
+func TestLabPageNamesAnEarlyPurge(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"  const scope = [req.customer, ENDPOINT, key];\n",
+		"  const scope = [req.customer, ENDPOINT, key];\n  await db.run('DELETE FROM idem_keys WHERE created_at < ?', req.now - 5 * 60 * 1000);\n"}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	row := `#lab-grade tr[data-scenario=retry-after-retention]`
+	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "1:key-purged-early", text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "older than the retention you publish")
+}
+
 // TestLabPageExplorerShowsTheRungsOwnBreak: on the unique rung, a handler
 // that looks for its key with a SELECT before it INSERTs it, into a table
 // without a primary key. Two simultaneous retries break rule 3 (a

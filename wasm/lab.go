@@ -253,6 +253,7 @@ type judgeRequest struct {
 	Intents          []lab.Intent         `json:"intents"`
 	Attempts         []lab.HandlerAttempt `json:"attempts"`
 	RetentionSeconds *float64             `json:"retention_seconds"`
+	Purges           []lab.HandlerPurge   `json:"purges"`
 	Brief            bool                 `json:"brief"`
 	// Scenario is the scenario's name, which the diagnosis reads.
 	Scenario string `json:"scenario"`
@@ -290,7 +291,7 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 	if err != nil {
 		return lab.HandlerRun{}, err
 	}
-	run := lab.HandlerRun{Intents: req.Intents, Attempts: req.Attempts, RetentionSeconds: req.RetentionSeconds, Scenario: req.Scenario,
+	run := lab.HandlerRun{Intents: req.Intents, Attempts: req.Attempts, RetentionSeconds: req.RetentionSeconds, Scenario: req.Scenario, Purges: req.Purges,
 		StartBalances: d.StartBalances(), EndBalances: map[string]int64{},
 		Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: []lab.HandlerCharge{}}
 	for _, a := range accounts {

@@ -75,6 +75,9 @@ export const CAUSE_RUNG = {
   // payment met it at the network. Keys scoped to the customer are the
   // scoped rung's.
   'network-key-shared': 'scoped',
+  // A purge deleted a key before the published retention ran out: the
+  // retention is the scoped rung's.
+  'key-purged-early': 'scoped',
   // Two of the contract's notes, which the grader makes too: a 409
   // without Retry-After (the in-progress rung's), a replay without
   // Idempotent-Replayed: true (the replay rung's).

@@ -48,7 +48,8 @@
 //   attempt's connection had a transaction open when it ended);
 //   key_rows (a db call's, traced runs only): the committed rows of the
 //   student's own tables that hold the attempt's key after the call,
-//   [{table, row}] (keyRows).
+//   [{table, row, by}] (keyRows), by the attempt whose call made the row
+//   as it stands ('' when it was there before the run).
 'use strict';
 
 const send = self.postMessage.bind(self);
@@ -292,6 +293,11 @@ class Run {
     this.attempts = scenario.attempts.map((spec) => newAttempt(this, spec));
     this.byId = new Map(this.attempts.map((a) => [a.id, a]));
     this.holder = null; // the attempt whose connection holds a transaction
+    // held: the committed rows of the student's tables after the last
+    // traced call, each with the attempt whose call wrote it (Held);
+    // purges: the key rows a call took away from another attempt's claim.
+    this.held = traced ? heldRows(null, '') : null;
+    this.purges = [];
     // clock orders the attempts' starts and answers (record: arrived,
     // answered_at): one tick for each.
     this.clock = 0;
@@ -399,7 +405,7 @@ class Run {
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
     }
-    if (this.traced && c.op !== 'pay') fields.key_rows = keyRows(a);
+    if (this.traced && c.op !== 'pay') fields.key_rows = this.observe(a);
     this.event(a, fields);
     if (a.calls.length > 0) {
       // The handler made several calls at once (Promise.all): it is
@@ -518,6 +524,7 @@ class Run {
         intents: this.scenario.intents,
         attempts: records,
         retention_seconds: handler.retentionSeconds ?? null,
+        purges: this.purges,
         brief: false,
         scenario: this.scenario.name,
       };
@@ -525,6 +532,28 @@ class Run {
     }
     if (r.err) throw new Error(r.err.message);
     return r;
+  }
+
+  // observe reads the student's tables after attempt a's call (a traced
+  // run's): who wrote each row (a row that was not there before the call,
+  // or not as it is now, is a's), and which rows holding a scenario's key
+  // a's call took away although another attempt wrote them (a purge, not
+  // a's release of its own claim). It returns the rows that hold a's key.
+  observe(a) {
+    const before = this.held;
+    this.held = heldRows(before, a.id);
+    for (const key of this.scenarioKeys()) {
+      const had = keyRowsOf(before, keysOf(key));
+      const others = had.filter((r) => r.by !== a.id).length;
+      const rows = Math.min(others, had.length - keyRowsOf(this.held, keysOf(key)).length);
+      if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows });
+    }
+    return a.key === null ? [] : keyRowsOf(this.held, keysOf(a.key));
+  }
+
+  // scenarioKeys are the keys the scenario's attempts send, as sent.
+  scenarioKeys() {
+    return [...new Set(this.attempts.filter((a) => a.key).map((a) => a.key))];
   }
 
   state() {
@@ -554,34 +583,58 @@ class Run {
   }
 }
 
-// keyRows is what the student's own tables hold for attempt a's key now,
-// committed: every row of a table of theirs (not the lab's accounts and
-// transfers) with a column that holds the key, as parsed or as sent
-// (holdsKey), each {table, row}. The database's own connection reads them
-// (api.labDump, as the bench's view of the tables), so a row another
-// attempt has written in a transaction it has not committed is not there
-// yet, and a rolled-back one never was. The race view draws the key's row
+// The key rows are what the student's own tables hold for an attempt's
+// key now, committed: every row of a table of theirs (not the lab's
+// accounts and transfers) with a column that holds the key, as parsed or
+// as sent (holdsKey), each {table, row, by} (heldRows, keyRowsOf). The
+// database's own connection reads them (api.labDump, as the bench's view
+// of the tables), so a row another attempt has written in a transaction
+// it has not committed is not there yet, and a rolled-back one never was. The race view draws the key's row
 // from these (web/lab-model.js), not from the words of the SQL. Only a
 // traced run reads them: the explorer's thousands of schedules do not.
 const LAB_TABLES = new Set(['accounts', 'transfers']);
-function keyRows(a) {
-  if (a.key === null) return [];
-  const keys = [a.key];
+
+// keysOf is a key as sent and as the contract parses it (the two differ
+// for a quoted key).
+function keysOf(key) {
+  const keys = [key];
   try {
-    const parsed = labGlobal.parseKey(a.key);
-    if (parsed && parsed !== a.key) keys.push(parsed);
+    const parsed = labGlobal.parseKey(key);
+    if (parsed && parsed !== key) keys.push(parsed);
   } catch {
     // a key the contract refuses: only as sent
+  }
+  return keys;
+}
+
+// heldRows reads every committed row of the student's tables, [{table,
+// row, by, sig}]: a row found as it was in before keeps its writer, any
+// other is by's (the attempt whose call just ran).
+function heldRows(before, by) {
+  const writers = new Map();
+  for (const r of before || []) {
+    if (!writers.has(r.sig)) writers.set(r.sig, []);
+    writers.get(r.sig).push(r.by);
   }
   const dump = JSON.parse(api.labDump(dbId));
   const out = [];
   for (const [table, rows] of Object.entries(dump.tables || {})) {
     if (LAB_TABLES.has(table)) continue;
     for (const row of rows) {
-      if (Object.values(row).some((v) => keys.some((k) => holdsKey(v, k)))) out.push({ table, row });
+      const sig = table + '\u0000' + JSON.stringify(row);
+      const was = writers.get(sig);
+      out.push({ table, row, sig, by: was && was.length ? was.shift() : by });
     }
   }
   return out;
+}
+
+// keyRowsOf are the rows of held that hold one of keys (holdsKey), each
+// {table, row, by}.
+function keyRowsOf(held, keys) {
+  return held
+    .filter((r) => Object.values(r.row).some((v) => keys.some((k) => holdsKey(v, k))))
+    .map((r) => ({ table: r.table, row: r.row, by: r.by }));
 }
 
 // holdsKey says whether a column's value holds key: the key itself, or
