@@ -32,9 +32,10 @@ const STORED_STATUS = /status/i;
 // (key_rows) and those before it: null when no row holds it, else the row
 // the step changed (or the first, when a step only took one away) with
 // its state column's value ('' when its table has none), the answer's
-// status stored in it (0 when none), and how many rows hold the key. sigs
-// are the rows' contents, one string a row; sig tells one content of the
-// rows from another.
+// status stored in it (0 when none), how many rows hold the key, and the
+// attempt that wrote the row as it stands (by: '' when it was there
+// before the run). sigs are the rows' contents, one string a row; sig
+// tells one content of the rows from another.
 function keyRowOf(now, before) {
   if (!now.length) return null;
   const old = new Set(before);
@@ -43,7 +44,7 @@ function keyRowOf(now, before) {
     0,
     sigs.findIndex((x) => !old.has(x)),
   );
-  const { table, row } = now[k];
+  const { table, row, by } = now[k];
   const cols = Object.keys(row);
   let column = '';
   for (const re of STATE_COLUMN) {
@@ -57,6 +58,7 @@ function keyRowOf(now, before) {
     value: column ? row[column] : '',
     stored: stored ? row[stored] : 0,
     rows: now.length,
+    by: by || '',
     sigs,
     sig: sigs.join('\n'),
   };
@@ -66,6 +68,14 @@ function keyRowOf(now, before) {
 // verdict when every attempt has ended).
 export function labRaceInput(state) {
   const events = [];
+  // Whose each attempt is, and whether the student's key table keeps one
+  // customer's key apart from another's (scopedKeys): then each
+  // customer's key is a key row of its own, holding only the rows that
+  // customer's attempts wrote.
+  const customerOf = new Map((state.attempts || []).map((a) => [a.id, a.customer || '']));
+  const scoped = scopedKeys(state.trace || [], customerOf);
+  const ownRows = (e) => (scoped ? e.key_rows.filter((r) => !r.by || customerOf.get(r.by) === (e.customer || '')) : e.key_rows);
+  const rowKey = (e) => (scoped ? (e.customer || '') + '\t' + e.key : e.key);
   // Per key: the key row drawn from the rows that held it after its last
   // traced step, and the attempt whose step wrote it; per runner event
   // (its seq), the key row after it.
@@ -157,13 +167,13 @@ export function labRaceInput(state) {
     let rowChanged = false;
     let tookOver = false;
     if (Array.isArray(e.key_rows) && e.key) {
-      const prev = lastRow.get(e.key) || null;
-      const kr = keyRowOf(e.key_rows, prev && prev.row ? prev.row.sigs : []);
+      const prev = lastRow.get(rowKey(e)) || null;
+      const kr = keyRowOf(ownRows(e), prev && prev.row ? prev.row.sigs : []);
       rowChanged = (kr ? kr.sig : '') !== (prev && prev.row ? prev.row.sig : '');
       // Another attempt's row made this one's, in the same state: taken over.
       tookOver =
         rowChanged && !!kr && !!prev && !!prev.row && prev.lane !== lane && kr.value === prev.row.value && kr.rows === prev.row.rows;
-      if (rowChanged) lastRow.set(e.key, { lane, row: kr });
+      if (rowChanged) lastRow.set(rowKey(e), { lane, row: kr });
       rowAfter.set(e.seq, kr);
     }
     if (e.outcome === 'constraint' && INSERT.test(sql) && !LAB_TABLES.test(sql)) {
@@ -239,9 +249,22 @@ export function labRaceInput(state) {
     transfers,
     accounts,
     clock: 'step',
-    policy: {},
+    policy: scoped ? { scope: 'customer-endpoint' } : {},
     keyRows: 'read',
     answers: 'as-sent',
     keepProcessor: true,
   };
+}
+
+// scopedKeys says whether the student's tables kept one customer's key
+// apart from another's: at some step, the rows holding one key string
+// were written by attempts of two customers (each got a row of its own).
+// A table of global keys lets only the first customer's row in.
+function scopedKeys(trace, customerOf) {
+  for (const e of trace) {
+    if (!Array.isArray(e.key_rows)) continue;
+    const customers = new Set(e.key_rows.filter((r) => r.by).map((r) => customerOf.get(r.by)));
+    if (customers.size > 1) return true;
+  }
+  return false;
 }

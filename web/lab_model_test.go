@@ -166,6 +166,43 @@ func TestLabModelDrawsTheKeyRowTheTablesHold(t *testing.T) {
 			ticks:  []int{1},
 		},
 	}
+	// Two customers under one key string, into a key table scoped by
+	// customer: each customer's key is its own row, drawn apart, each row
+	// with the attempt that wrote it.
+	scopedRow := func(customer, by string) map[string]any {
+		return map[string]any{"table": "idem_keys", "by": by, "row": map[string]any{"customer": customer, "idem_key": "k-1", "state": "in_progress"}}
+	}
+	two := map[string]any{
+		"attempts": []map[string]any{
+			{"id": "a1", "intent": "i1", "customer": "cust-1", "key": `"k-1"`, "state": "answered"},
+			{"id": "a2", "intent": "i2", "customer": "cust-2", "key": `"k-1"`, "state": "answered"},
+		},
+		"trace": []map[string]any{
+			start("a1", 1, 0),
+			db("a1", 2, 1, "run", insert, "ok", 1, scopedRow("cust-1", "a1")),
+			at("a2", 3, 1, map[string]any{"phase": "start", "customer": "cust-2", "intent": "i2"}),
+			at("a2", 4, 2, map[string]any{"phase": "db", "op": "run", "sql": insert, "outcome": "ok", "rows": 1, "customer": "cust-2", "intent": "i2",
+				"key_rows": []map[string]any{scopedRow("cust-1", "a1"), scopedRow("cust-2", "a2")}}),
+		},
+		"db": map[string]any{"tables": map[string]any{}},
+	}
+	cases = append(cases, labCase{name: "two customers' own rows under one key string", state: two,
+		segs:   []labSeg{{State: "in_progress", Owner: "a1", Value: "in_progress"}, {State: "in_progress", Owner: "a2", Value: "in_progress"}},
+		marks:  map[string][]string{"a1": {"step", "claim"}, "a2": {"step", "claim"}},
+		winner: "a1,a2", ticks: []int{1, 2}})
+	// A row a1 committed at a step that read no rows (its key as sent is
+	// another string), first seen at a2's step: a1's row, not a2's.
+	seen := state(
+		start("a1", 1, 0),
+		at("a1", 2, 1, map[string]any{"phase": "db", "op": "run", "sql": "INSERT INTO idem_keys (idem_key) VALUES (?)", "outcome": "ok", "rows": 1}),
+		start("a2", 3, 1),
+		db("a2", 4, 2, "get", "SELECT * FROM idem_keys WHERE idem_key = ?", "ok", 1,
+			map[string]any{"table": "idem_keys", "by": "a1", "row": map[string]any{"idem_key": "k-1"}}),
+	)
+	cases = append(cases, labCase{name: "a row first seen at another attempt's step is its writer's", state: seen,
+		segs:   []labSeg{{State: "recorded", Owner: "a1"}},
+		marks:  map[string][]string{"a1": {"step", "claim"}, "a2": {"step", "step"}},
+		winner: "a1", ticks: []int{1, 2}})
 	// One rule broken twice, another once: 1, 3a, 3b.
 	broken := state(start("a1", 1, 0))
 	broken["verdict"] = map[string]any{"report": map[string]any{"rules": []any{

@@ -497,8 +497,9 @@ function relate(g, ms, attempts, arrows) {
 // row's state column (in_progress and completed drawn as the lessons draw
 // them, any other value as itself: 'valued'), 'recorded' for a row whose
 // table has no such column, and 'absent' for a row that went away (deleted,
-// or replaced by nothing); its owner is the attempt whose step made the
-// change, and its status the answer's status the row stores (0: none).
+// or replaced by nothing); its owner is the attempt that wrote the row
+// (key_row.by), else the one whose step made the change, and its status
+// the answer's status the row stores (0: none).
 function readKeyRow(g, ms) {
   g.read = true;
   let sig = '';
@@ -512,7 +513,9 @@ function readKeyRow(g, ms) {
       cur = {
         x0: m.x,
         state,
-        owner: m.lane,
+        // The attempt that wrote the row as it stands, where the lab says
+        // (a row another attempt committed, first seen at this step).
+        owner: (kr && kr.by) || m.lane,
         status: (kr && kr.stored) || 0,
         i: m.i,
         read: true,
