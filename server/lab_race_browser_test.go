@@ -486,7 +486,8 @@ func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
 // in English and Korean, after the explorer's break (its rule sentences
 // quote the handler's JSON answer, one long token) and after a race on
 // the bench. An unbroken token used to widen the whole page to about
-// 960 px, so the race and its rules sat behind a sideways scroll.
+// 960 px, so the race and its rules sat behind a sideways scroll. The
+// arrow keys' hint is shown on a desktop, not on a touch screen.
 func TestLabPageFitsAPhone(t *testing.T) {
 	t.Parallel()
 	ts := playground(t, playgroundDir(t))
@@ -498,7 +499,10 @@ func TestLabPageFitsAPhone(t *testing.T) {
 		// again at the box's width.
 		onBench(t, ctx, "simultaneous-retries")
 		require.Greater(t, eval[int](t, ctx, `+document.querySelector('#lab-race-view svg').getAttribute('width')`), 1000)
+		keysShown := `document.querySelector('.lab-keys').getClientRects().length > 0`
+		assert.True(t, eval[bool](t, ctx, keysShown), "%s: a keyboard's hint on a desktop", lang)
 		run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+		assert.False(t, eval[bool](t, ctx, keysShown), "%s: no arrow keys on a touch screen", lang)
 		run(t, ctx, waitJS(`+document.querySelector('#lab-race-view svg').getAttribute('width') <= document.getElementById('lab-race-view').clientWidth`))
 		fits := func(after string) {
 			t.Helper()

@@ -61,7 +61,8 @@ const en = {
   startMissing: 'The naive handler could not be loaded: {error}',
   raceHeading: 'Race it',
   raceIntro:
-    'Put a scenario on the bench and choose which attempt runs next: each of your handler’s awaits is a step, and the statement it is about to run is shown; on the bench, ← and → move between the attempts. Or let the explorer try every order of two attempts, and random orders of three, and open the shortest order that breaks a rule: it tries the scenario you chose first, then the others.',
+    'Put a scenario on the bench and choose which attempt runs next: each of your handler’s awaits is a step, and the statement it is about to run is shown. Or let the explorer try every order of two attempts, and random orders of three, and open the shortest order that breaks a rule: it tries the scenario you chose first, then the others.',
+  raceKeys: 'On the bench, ← and → move between the attempts.',
   scenario: 'Scenario',
   benchStart: '▶ Put it on the bench',
   explore: '⌕ Let the explorer break it',
@@ -288,7 +289,8 @@ const ko = {
   startMissing: 'naive 핸들러를 불러오지 못했습니다: {error}',
   raceHeading: '경합시키기',
   raceIntro:
-    '시나리오를 벤치에 올리고 다음에 실행할 시도를 고르세요. 핸들러의 await 하나하나가 한 스텝이며, 곧 실행될 SQL 문이 표시됩니다. 벤치에서는 ←, → 키로 시도 사이를 오갑니다. 또는 탐색기에게 맡기세요. 두 시도의 모든 순서와 세 시도의 무작위 순서를 시험해 보고, 규칙을 깨는 가장 짧은 순서를 보여 줍니다. 고른 시나리오를 먼저 시험하고, 그다음 나머지를 시험합니다.',
+    '시나리오를 벤치에 올리고 다음에 실행할 시도를 고르세요. 핸들러의 await 하나하나가 한 스텝이며, 곧 실행될 SQL 문이 표시됩니다. 또는 탐색기에게 맡기세요. 두 시도의 모든 순서와 세 시도의 무작위 순서를 시험해 보고, 규칙을 깨는 가장 짧은 순서를 보여 줍니다. 고른 시나리오를 먼저 시험하고, 그다음 나머지를 시험합니다.',
+  raceKeys: '벤치에서는 ←, → 키로 시도 사이를 오갑니다.',
   scenario: '시나리오',
   benchStart: '▶ 벤치에 올리기',
   explore: '⌕ 탐색기로 깨뜨려 보기',
