@@ -482,6 +482,34 @@ func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
 		const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return l.left >= v.left && l.right <= v.right; })()`), "inside the picture: %v", eval[[]float64](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect(); const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return [l.left, l.right, v.left, v.right]; })()`))
 }
 
+// TestLabPageDrawsEachCustomersKey: another customer sends the same key
+// string. Under the scoped reference, whose key table is scoped by
+// customer, each customer's key is a key row of its own, named with its
+// customer and holding only the row that customer's attempt wrote; under
+// the unique reference (global keys) the two meet in one row, a1's.
+func TestLabPageDrawsEachCustomersKey(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	rows := func() map[string]string {
+		return eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll('#lab-race-view svg [data-row=db]')].map((g) =>
+			[g.querySelector('title').textContent, g.dataset.lanesIn + ' | ' + [...g.querySelectorAll('[data-owner]')].map((s) => s.dataset.owner).join(' ')]))`)
+	}
+	for _, c := range []struct {
+		handler string
+		want    map[string]string
+	}{
+		{"scoped", map[string]string{`key "k-1" · cust-1`: "a1 | a1 a1", `key "k-1" · cust-2`: "a2 | a2 a2"}},
+		{"unique", map[string]string{`key "k-1"`: "a1 a2 | a1"}},
+	} {
+		src, err := handlers.Source(c.handler)
+		require.NoError(t, err)
+		setLabFile(t, ctx, string(src))
+		onBench(t, ctx, "another-customers-key")
+		stepAll(t, ctx)
+		assert.Equal(t, c.want, rows(), c.handler)
+	}
+}
+
 // TestLabPageFitsAPhone: on a phone the lab page never scrolls sideways,
 // in English and Korean, after the explorer's break (its rule sentences
 // quote the handler's JSON answer, one long token) and after a race on
@@ -553,7 +581,15 @@ func TestLabPageKeepsTheBenchAcrossLanguages(t *testing.T) {
 	lanes := eval[string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane')].map((l) => l.dataset.attempt + ':' + (l.querySelector('.lab-sql') || {}).textContent).join('|')`)
 	trace := eval[int](t, ctx, `document.querySelectorAll('#lab-trace li, #lab-trace tr').length`)
 
-	run(t, ctx, chromedp.SetValue(`#lang-select`, "ko"), chromedp.Evaluate[chromedp.Void](`document.getElementById('lang-select').dispatchEvent(new Event('change'))`),
+	// Once, under a loaded machine, the select was gone between setting
+	// its value and telling the page: the error now says where the page
+	// was, so that the next such failure names its cause.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const s = document.getElementById('lang-select');
+		if (!s) throw new Error('no language select on ' + location.href + ' (' + document.readyState + '): ' + document.body.innerText.slice(0, 200));
+		s.value = 'ko';
+		s.dispatchEvent(new Event('change'));
+	})()`),
 		waitJS(`document.documentElement.lang === 'ko' && document.body.dataset.ready === 'true'`))
 	labRunnerReady(t, ctx)
 	run(t, ctx, waitJS(`document.body.dataset.labSteps === `+quoteJS(steps)))

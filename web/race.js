@@ -1071,7 +1071,11 @@ function planDB(r, c) {
   // Under the server-cache claim the key lives in the servers' memories,
   // each its own: the row says so rather than call it a database row.
   const keyWord = model.policy.claim === 'server-cache' ? 'raceCacheRow' : 'raceKeyRow';
-  const name = gr.key ? t(keyWord, { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
+  let name = gr.key ? t(keyWord, { key: gr.key }) : t('raceIntentRow', { intent: gr.intent });
+  // Keys scoped by customer: one key string may be two customers' keys,
+  // each a row of its own, told apart by whose it is.
+  const customer = gr.attempts.length ? gr.attempts[0].customer : '';
+  if (gr.key && customer && model.groups.some((o) => o !== gr && o.key === gr.key)) name += ' · ' + customer;
   const nameLines = wrap('▤ ' + name, c.labelW - 10, fs.label, 600);
   const plotW = c.textRight - c.plotLeft;
   const none = !gr.key || model.policy.claim === 'none';
