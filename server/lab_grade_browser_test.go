@@ -310,6 +310,26 @@ func mapKeys(m map[string]bool) []string {
 	return out
 }
 
+// TestLabPageExplorerLooksPastALaterRungsBreak: on the unique rung, a
+// handler that lets a request without a key through (the key made
+// optional). Two simultaneous retries, the scenario chosen, break only a
+// later rung's rule (a generic answer, the replay rung's); the explorer
+// goes on to the other scenarios and shows the one that breaks what this
+// rung asks (two requests without a key both pay), saying so.
+func TestLabPageExplorerLooksPastALaterRungsBreak(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "unique")
+	setLabFile(t, ctx, changedHandler(t, "unique", [2]string{"  if (key === null) return", "  if (key === null && req.key !== null) return"}))
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "missing-key", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
+	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-found", "data-asked"), ","), "1", text(t, ctx, "#lab-found"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"), text(t, ctx, "#lab-found"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "only rules that later rungs fix broke")
+}
+
 // TestLabPageExplorerSearchesTheChosenScenarioFirst: the explorer searches
 // the scenario chosen in the menu, then the others, and says which it
 // searched; what it finds is said against the rung the student is on (a

@@ -458,21 +458,37 @@ export function startRace({
     const names = panel.scenarios.map((s) => s.name);
     const chosen = names.includes($('lab-scenario').value) ? $('lab-scenario').value : names[0];
     status(w('exploring', { scenario: scenarioWords(chosen) }));
-    // Past a break of later rungs' rules, the walk looks for this rung's.
+    // Past a break of later rungs' rules, the walk looks for this rung's:
+    // within a scenario (deeper orders) and across them (the next
+    // scenario). A break of later rungs' rules alone is shown only when no
+    // scenario broke what this rung asks.
     const want = askedRules(rung());
-    const first = await runner.explore({ only: [chosen], want });
-    let r = first;
-    if (!first.broke && names.length > 1) {
-      status(w('exploringOthers', { scenario: scenarioWords(chosen) }));
-      const rest = await runner.explore({ only: names.filter((n) => n !== chosen), want });
-      r = Object.assign({}, rest, {
-        tried: first.tried + rest.tried,
-        ms: first.ms + rest.ms,
-        scenarios: [...(first.scenarios || []), ...(rest.scenarios || [])],
-        notes: [...(first.notes || []), ...(rest.notes || [])],
-        retentionBroken: first.retentionBroken || rest.retentionBroken,
-      });
+    const asksHere = (x) => x.broke && rulesOf(x.verdict).some((y) => !y.ok && y.rule.n !== 7 && !later(y));
+    const order = [chosen, ...names.filter((n) => n !== chosen)];
+    let first = null;
+    let hit = null;
+    let fallback = null;
+    let last = null;
+    const all = { tried: 0, ms: 0, scenarios: [], notes: [], retentionBroken: false };
+    for (const name of order) {
+      if (first) status(w('exploringOthers', { scenario: scenarioWords(chosen) }));
+      const one = await runner.explore({ only: [name], want });
+      first ||= one;
+      last = one;
+      all.tried += one.tried;
+      all.ms += one.ms;
+      all.scenarios.push(...(one.scenarios || []));
+      all.notes.push(...(one.notes || []));
+      all.retentionBroken ||= !!one.retentionBroken;
+      // On the first rung every break is a later rung's: the first one
+      // found is the one to show.
+      if (asksHere(one) || (one.broke && rung() === 'naive')) {
+        hit = one;
+        break;
+      }
+      if (one.broke && !fallback) fallback = one;
     }
+    const r = Object.assign({}, hit || fallback || last, all);
     const found = $('lab-found');
     found.dataset.chosen = chosen;
     found.dataset.searched = (r.scenarios || []).map((s) => s.name).join(',');
@@ -519,7 +535,7 @@ export function startRace({
     const asked = bad.filter((x) => !later(x));
     const named = asked[0] || bad[0];
     status(
-      w(r.scenario === chosen ? 'exploredBroke' : 'exploredBrokeOther', {
+      w(r.scenario === chosen ? 'exploredBroke' : first.broke ? 'exploredBrokeOtherLater' : 'exploredBrokeOther', {
         n: named ? named.rule.n : '?',
         title: named ? ruleTitle(named.rule) : '?',
         scenario: scenarioWords(r.scenario),

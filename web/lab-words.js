@@ -107,8 +107,10 @@ const en = {
     'Broke rule {n} ({title}) in “{scenario}”, the scenario you chose, after {tried} schedules: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredBrokeOther:
     'No break in “{chosen}”, the scenario you chose ({triedChosen} schedules). Searching the other scenarios, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
+  exploredBrokeOtherLater:
+    'In “{chosen}”, the scenario you chose, only rules that later rungs fix broke ({triedChosen} schedules). Searching the other scenarios for this rung’s own, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredLater:
-    'Every rule broken here is a later rung’s: expected at {rung}. Whether this rung holds in every scenario: ✓ Check every scenario.',
+    'Every rule broken here is one that a later rung fixes, so at {rung} this break is expected; no scenario broke what this rung asks. Whether this rung holds in every scenario: ✓ Check every scenario.',
   exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rule{s} {rules}).',
   exploredAskedNote: 'This rung ({rung}) is not done: {what} (the note below).',
   noteWhat_claim_never_settled: 'a claim a crash left is never settled',
@@ -336,8 +338,10 @@ const ko = {
     '고른 시나리오 “{scenario}”에서 깨진 규칙: {n}. {title}. {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   exploredBrokeOther:
     '고른 시나리오 “{chosen}”에서는 깨지지 않았습니다({triedChosen}가지 순서). 나머지 시나리오를 찾아보니 “{scenario}”에서 깨진 규칙: {n}. {title}. 모두 {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
+  exploredBrokeOtherLater:
+    '고른 시나리오 “{chosen}”에서는 다음 단계들이 고칠 규칙만 깨졌습니다({triedChosen}가지 순서). 이 단계의 규칙을 찾아 나머지 시나리오를 시험해 보니 “{scenario}”에서 깨진 규칙: {n}. {title}. 모두 {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   exploredLater:
-    '여기서 깨진 규칙은 모두 다음 단계들의 몫이라 {rung}에서는 예상된 결과입니다. 이 단계가 모든 시나리오에서 지켜지는지는 ✓ 모든 시나리오 검사로 확인하세요.',
+    '여기서 깨진 규칙은 모두 다음 단계들이 고칠 규칙이라 {rung}에서는 예상된 결과이며, 이 단계가 요구하는 규칙을 깬 시나리오는 없었습니다. 이 단계가 모든 시나리오에서 지켜지는지는 ✓ 모든 시나리오 검사로 확인하세요.',
   exploredAsked: '이 단계는 아직 끝나지 않았습니다({rung}). 이 단계가 요구하는 규칙이 여기서 깨졌습니다(규칙 {rules}).',
   exploredAskedNote: '이 단계는 아직 끝나지 않았습니다({rung}). 아래 참고: {what}.',
   noteWhat_claim_never_settled: '죽은 시도가 남긴 선점이 끝내 정리되지 않음',
