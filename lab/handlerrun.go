@@ -72,6 +72,9 @@ type HandlerAttempt struct {
 	AnsweredAt int64 `json:"answered_at,omitempty"`
 	// Pays are the attempt's calls to the payment network, in order.
 	Pays []HandlerPay `json:"pays,omitempty"`
+	// Threw is what the handler threw, its name, line and message, when
+	// the attempt ended in an exception (answered 500); "" otherwise.
+	Threw string `json:"threw,omitempty"`
 }
 
 // HandlerPay is one call to the payment network: the key the handler
@@ -85,13 +88,15 @@ type HandlerPay struct {
 }
 
 // HandlerPurge is one call that deleted rows holding a key (as sent)
-// that another attempt wrote: the attempt whose call it was, its clock
-// (Unix ms, as HandlerAttempt.Now) and how many rows went.
+// that another attempt wrote: the attempt whose call it was, its time
+// (Unix ms, as HandlerAttempt.Now), how many rows went, and when on the
+// run's one clock (HandlerAttempt.Arrived; 0 when not told).
 type HandlerPurge struct {
 	Attempt string `json:"attempt"`
 	Key     string `json:"key"`
 	Now     int64  `json:"now"`
 	Rows    int    `json:"rows"`
+	Clock   int64  `json:"clock,omitempty"`
 }
 
 // HandlerTransfer is a row of the lab's transfers table.
@@ -317,6 +322,37 @@ func purgedEarly(r HandlerRun, h History, idx []int) bool {
 	return false
 }
 
+// purgedBefore reports whether a purge took away the key of attempt i
+// (as sent) before it answered (on the run's clock; else by the time it
+// was sent), sooner than the published retention (or the clients' retry
+// horizon) after that key's first attempt of the same customer.
+func purgedBefore(r HandlerRun, i int) bool {
+	a := r.Attempts[i]
+	if a.Key == "" {
+		return false
+	}
+	keep := LabRetryHorizon.Milliseconds()
+	if r.RetentionSeconds != nil && *r.RetentionSeconds > 0 {
+		keep = int64(*r.RetentionSeconds * 1000)
+	}
+	first := a.Now
+	for _, b := range r.Attempts {
+		if b.Key == a.Key && b.Customer == a.Customer && b.Now < first {
+			first = b.Now
+		}
+	}
+	for _, p := range r.Purges {
+		before := p.Now <= a.Now
+		if p.Clock > 0 && a.AnsweredAt > 0 {
+			before = p.Clock < a.AnsweredAt
+		}
+		if p.Rows > 0 && p.Key == a.Key && before && p.Now >= first && p.Now-first < keep {
+			return true
+		}
+	}
+	return false
+}
+
 // chargedAlive reports whether every attempt of intent that the payment
 // network charged was answered: none crashed or threw, so a second charge
 // came from a live attempt that nothing stopped before it paid.
@@ -443,14 +479,28 @@ func contractNotes(r HandlerRun) []Note {
 			break
 		}
 	}
-	// A handler that answered 500 (it threw, or said so): once a run.
-	for _, a := range r.Attempts {
-		if a.Answered && a.Status >= 500 {
-			notes = append(notes, causedNote(CauseHandlerFailed, []string{a.ID},
-				fmt.Sprintf("%s was answered %d: the handler threw or failed, and nothing the contract serves was done", a.ID, a.Status),
-				fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status)))
-			break
+	// A handler that answered 500 (it threw, or said so): once a run,
+	// with what it threw. After a purge took the attempt's key away
+	// within the published retention, the purge is the cause: the key's
+	// row was not there to stop it.
+	for i, a := range r.Attempts {
+		if !a.Answered || a.Status < 500 {
+			continue
 		}
+		en := fmt.Sprintf("%s was answered %d: the handler threw or failed, and nothing the contract serves was done", a.ID, a.Status)
+		ko := fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status)
+		if a.Threw != "" {
+			en = fmt.Sprintf("%s was answered %d: the handler threw %s", a.ID, a.Status, a.Threw)
+			ko = fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 던진 예외: %s", a.ID, a.Status, a.Threw)
+		}
+		cause := CauseHandlerFailed
+		if purgedBefore(r, i) {
+			cause = CauseKeyPurgedEarly
+			en += "; a purge had deleted its key's row before the published retention ran out"
+			ko += ". 공개한 보존 기간이 끝나기 전에 정리 작업이 이 키의 행을 지웠습니다."
+		}
+		notes = append(notes, causedNote(cause, []string{a.ID}, en, ko))
+		break
 	}
 	// A replay of the first answer's bytes without Idempotent-Replayed:
 	// true, in any scenario but the longest key's, which says its own

@@ -294,7 +294,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -626,6 +626,55 @@ func TestJudgeHandlerRunNotesAFailingHandler(t *testing.T) {
 		assert.Equal(t, lab.CauseHandlerFailed, rep.Notes[0].Cause)
 		assert.Equal(t, "a1 was answered 500: the handler threw or failed, and nothing the contract serves was done", rep.Notes[0].Message)
 	}
+	// What it threw is said, as the bench shows it.
+	r.Attempts[0].Threw = "ConstraintError at line 12: UNIQUE constraint failed: idem_keys.idem_key"
+	if notes := lab.JudgeHandlerRun(r).Notes; assert.Len(t, notes, 1) {
+		assert.Equal(t, "a1 was answered 500: the handler threw ConstraintError at line 12: UNIQUE constraint failed: idem_keys.idem_key", notes[0].Message)
+		assert.Contains(t, notes[0].MessageKo, "ConstraintError at line 12")
+	}
+}
+
+// TestJudgeHandlerRunBlamesAPurgeForA500: a day in which a purge deleted
+// a key ten minutes after its first request, though a day's retention is
+// published; a different request under that key, which the key's row
+// would have refused 422, reached the network, which refused the key
+// used for another payment: the handler threw, and the purge is the
+// cause. A purge after that request, or of another key, is not.
+func TestJudgeHandlerRunBlamesAPurgeForA500(t *testing.T) {
+	const minute = 60 * 1000
+	r := keptRun()
+	day := 86400.0
+	r.Scenario, r.RetentionSeconds = "day", &day
+	r.Attempts[0].Now, r.Attempts[1].Now = 1000, 1000+20*minute
+	r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Headers = 500, "", map[string]string{}
+	r.Attempts[1].Threw = `PaymentError at line 42: key "k-1" was first used for another payment`
+	cause := func(purges ...lab.HandlerPurge) string {
+		r.Purges = purges
+		for _, n := range lab.JudgeHandlerRun(r).Notes {
+			if slices.Contains(n.Lanes, "a2") {
+				return n.Cause
+			}
+		}
+		return ""
+	}
+	purge := lab.HandlerPurge{Attempt: "a2", Key: `"k-1"`, Now: 1000 + 20*minute, Rows: 1}
+	assert.Equal(t, lab.CauseKeyPurgedEarly, cause(purge))
+	assert.Equal(t, lab.CauseHandlerFailed, cause())
+	later := purge
+	later.Now += minute
+	assert.Equal(t, lab.CauseHandlerFailed, cause(later), "a purge after the request")
+	// On the run's clock: a purge by a later request while a2 still ran
+	// (the row a2's claim met, gone before a2 read it), and one after a2
+	// answered.
+	r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 3, 6
+	during := later
+	during.Clock = 4
+	assert.Equal(t, lab.CauseKeyPurgedEarly, cause(during), "a purge while a2 ran")
+	during.Clock = 7
+	assert.Equal(t, lab.CauseHandlerFailed, cause(during), "a purge after a2 answered")
+	other := purge
+	other.Key = `"k-2"`
+	assert.Equal(t, lab.CauseHandlerFailed, cause(other), "another key's purge")
 }
 
 // TestJudgeHandlerRunNotesAnUnmarkedReplay: in any scenario, a retry

@@ -115,7 +115,8 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 // retention, with a purge of its own that deletes every key older than
 // five minutes. The retry an hour later (less a second) finds its key
 // gone and moves the money again. The grade names the purge, read from
-// the handler's key table, not a missing claim (rung 2's cause).
+// the handler's key table, not a missing claim (rung 2's cause), and in
+// the day a 500 that the purge caused is the purge's too.
 func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
@@ -127,6 +128,11 @@ func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	row := `#lab-grade tr[data-scenario=retry-after-retention]`
 	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "1:key-purged-early", text(t, ctx, row))
 	assert.Contains(t, text(t, ctx, row), "older than the retention you publish")
+	// In the day, a claim whose key row a later request's purge deleted
+	// under it threw (a 500): the purge is named, not the 500 alone.
+	day := `#lab-grade tr[data-scenario=day]`
+	assert.Equal(t, "key-purged-early", attr(t, ctx, day+" .lab-cause[data-note]", "data-cause"), text(t, ctx, day))
+	assert.Contains(t, text(t, ctx, day), "a purge had deleted its key's row")
 }
 
 // TestLabPageExplorerShowsTheRungsOwnBreak: on the unique rung, a handler

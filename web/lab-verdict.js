@@ -120,7 +120,15 @@ export function verdictWords({ w, lang, label, judge }) {
           },
           w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : 'gradeNote', { says }),
         ),
-        fixer ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) })) : null,
+        // A 500 is no rung's feature: every rung asks that the handler
+        // answer (the first rung's label would read as a step back).
+        fixer
+          ? el(
+              'div',
+              { class: 'lab-rung-note' },
+              n.cause === 'handler-failed' ? w('ruleAskedEvery') : w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }),
+            )
+          : null,
         ...(n.cause ? causeLines(n, true) : []),
       ];
     });

@@ -99,6 +99,7 @@ const en = {
   ruleUnknown7: 'unknown: your file publishes no retentionSeconds, so no client can know how long a key is kept',
   ruleExpected: 'expected at this rung: {rung} fixes it',
   ruleAsked: '{rung} asks for it: this rung is not done',
+  ruleAskedEvery: 'every rung asks that your handler answer: this rung is not done',
   exploring: 'The explorer is trying schedules of “{scenario}”, the scenario you chose…',
   exploringOthers: 'No break in “{scenario}”; the explorer is trying the other scenarios…',
   exploredNone:
@@ -330,6 +331,7 @@ const ko = {
   ruleUnknown7: '알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없음',
   ruleExpected: '이 단계에서는 예상된 결과: {rung}에서 고칩니다',
   ruleAsked: '{rung}에서 요구하는 규칙: 이 단계는 아직 끝나지 않음',
+  ruleAskedEvery: '모든 단계가 핸들러의 응답을 요구합니다: 이 단계는 아직 끝나지 않음',
   exploring: '탐색기가 고른 시나리오 “{scenario}”의 실행 순서를 시험하는 중…',
   exploringOthers: '“{scenario}”에서는 깨지지 않았습니다. 탐색기가 나머지 시나리오를 시험하는 중…',
   exploredNone:

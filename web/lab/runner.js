@@ -498,6 +498,8 @@ class Run {
       response: a.answer ? a.answer.body : '',
       arrived: a.startedAt,
       answered_at: a.answeredAt,
+      // What it threw (its 500), as the bench shows it.
+      threw: a.error ? a.error.name + (a.error.line ? ' at line ' + a.error.line : '') + ': ' + a.error.message : '',
     }));
   }
 
@@ -546,7 +548,7 @@ class Run {
       const had = keyRowsOf(before, keysOf(key));
       const others = had.filter((r) => r.by !== a.id).length;
       const rows = Math.min(others, had.length - keyRowsOf(this.held, keysOf(key)).length);
-      if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows });
+      if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
     }
     return a.key === null ? [] : keyRowsOf(this.held, keysOf(a.key));
   }
