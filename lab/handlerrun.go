@@ -808,7 +808,8 @@ func fingerprintCause(attempts []Attempt, idx []int) string {
 // it is the same as an earlier one under its key (its members reordered or
 // re-spaced), sent before that one was answered: rule 3 judges only
 // retries sent after an answer, so the wrong refusal would go unsaid. The
-// right answer there is 409, come back.
+// fix is the fingerprint's (the answer owed there, 409, is the
+// in-progress rung's to teach).
 func refusedAsDifferent(r HandlerRun) []Note {
 	for _, b := range r.Attempts {
 		if !b.Answered || !b.Delivered || b.Status != 422 || b.Key == "" || b.Arrived == 0 {
@@ -824,8 +825,8 @@ func refusedAsDifferent(r HandlerRun) []Note {
 				id = CauseRawBytes
 			}
 			return []Note{causedNote(id, []string{a.ID, b.ID},
-				fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: the answer owed is 409, come back", b.ID, a.ID, a.ID),
-				fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 돌려줘야 할 답은 409(나중에 다시 오라)입니다.", b.ID, a.ID, a.ID))}
+				fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: a fingerprint of the canonical body knows it for the same request", b.ID, a.ID, a.ID),
+				fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 정규화한 본문의 지문이라면 같은 요청임을 알아봅니다.", b.ID, a.ID, a.ID))}
 		}
 	}
 	return nil

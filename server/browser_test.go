@@ -384,6 +384,23 @@ func waitJS(cond string) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// waitAcrossLoad is waitJS for a condition that a page load in progress
+// will make true (a language changed by location.assign): a poll started
+// in the old page ends with its execution context, so it is started
+// again in the new one until stepTimeout.
+func waitAcrossLoad(cond string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		deadline := time.Now().Add(stepTimeout)
+		for {
+			_, err := waitJS(cond)(ctx, tgt)
+			if err == nil || time.Now().After(deadline) || !(strings.Contains(err.Error(), "context") || strings.Contains(err.Error(), "navigated")) {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
 // click clicks the first element that matches a CSS selector, once it is
 // scrolled into view and stands still. A click is sent to a point on the
 // screen: an element still moving (the page scrolling smoothly to a

@@ -573,6 +573,8 @@ func TestLabPageKeepsTheBenchAcrossLanguages(t *testing.T) {
 		did = append(did, "a2")
 	}
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:lose"]`)
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-fault[data-fault=lose]`), "a1 goes on to its end",
+		"the card says that the server goes on")
 	row := `#lab-race-view svg [data-row=attempt][data-lane=a1]`
 	assert.Equal(t, "pending", attr(t, ctx, row, "data-verdict"), "a1 has not answered: its answer's loss is to come, not an ending")
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
@@ -590,7 +592,7 @@ func TestLabPageKeepsTheBenchAcrossLanguages(t *testing.T) {
 		s.value = 'ko';
 		s.dispatchEvent(new Event('change'));
 	})()`),
-		waitJS(`document.documentElement.lang === 'ko' && document.body.dataset.ready === 'true'`))
+		waitAcrossLoad(`document.documentElement.lang === 'ko' && document.body.dataset.ready === 'true'`))
 	labRunnerReady(t, ctx)
 	run(t, ctx, waitJS(`document.body.dataset.labSteps === `+quoteJS(steps)))
 	assert.Equal(t, "simultaneous-retries", eval[string](t, ctx, `document.getElementById('lab-scenario').value`))

@@ -263,10 +263,10 @@ export function gradePanel(ctx) {
         {
           type: 'button',
           class: 'lab-also-play',
-          'aria-label': w('gradePlay') + ': ' + ruleWords(x.rule),
+          'aria-label': w('gradePlayThis') + ': ' + ruleWords(x.rule),
           onclick: () => guard(() => replay(name, found.schedule, { keepGrade: true })),
         },
-        w('gradePlay'),
+        w('gradePlayThis'),
       ),
     );
   }
@@ -284,10 +284,10 @@ export function gradePanel(ctx) {
             {
               type: 'button',
               class: 'lab-note-play',
-              'aria-label': w('gradePlay') + ': ' + noteWhat([n.cause]),
+              'aria-label': w('gradePlayThis') + ': ' + noteWhat([n.cause]),
               onclick: () => guard(() => replay(name, n.schedule, { keepGrade: true })),
             },
-            w('gradePlay'),
+            w('gradePlayThis'),
           )
         : null,
     ];

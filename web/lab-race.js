@@ -347,6 +347,10 @@ export function startRace({
           );
           const holder = state.holder || '?';
           if (a.waiting) add(el('p', { class: 'lab-wait', id: 'lab-wait-' + a.id }, '⋯ ' + w('waitsLock', { holder })));
+          // A fault set on a running attempt is the client's side: the
+          // server goes on, and the card says so.
+          if (a.timed_out) add(el('p', { class: 'lab-fault', 'data-fault': 'timeout' }, '✗ ' + w('clientGone', { id: a.id })));
+          else if (a.lost) add(el('p', { class: 'lab-fault', 'data-fault': 'lose' }, '✂ ' + w('answerWillBeLost', { id: a.id })));
           const act = (label, what, fn, attrs) =>
             el('button', Object.assign({ type: 'button', 'data-focus': a.id + ':' + what, onclick: () => guard(fn) }, attrs || {}), label);
           // A step while the attempt waits for the lock would run nothing

@@ -76,6 +76,8 @@ const en = {
   crash: 'Crash {id} here',
   loseAnswer: 'Lose {id}’s answer',
   timeOut: '{id}’s client gives up',
+  clientGone: '{id}’s client has given up waiting. The server does not know: {id} goes on to its end, and its answer will reach no one.',
+  answerWillBeLost: 'Whatever {id} answers will be lost on the way: the client will never read it. {id} goes on to its end.',
   nextCall: 'next: {op}, line {line}',
   waitsLock: 'waits for the write lock ({holder} holds it): run {holder}’s step first',
   waitsNoStep: '{id} waits for the write lock that {holder} holds: nothing ran. Run {holder}’s step first.',
@@ -159,6 +161,9 @@ const en = {
   gradeAlsoBroke: 'Another order broke {rule} ({steps} steps): this rung asks for it.',
   gradeAlsoBrokeLater: 'Another order broke {rule} ({steps} steps): expected at this rung.',
   gradePlay: '▶ Play it',
+  // A button beside one line of a row (another order's break, a note's
+  // order): not the row's own, which plays the row's break.
+  gradePlayThis: '▶ Play this line’s order',
   gradeNoted: 'no rule broke in {tried} schedules, but an answer is not the contract’s',
   gradeNote: 'The contract says otherwise: {says}',
   noteNeverSettled: 'Never settled: {says}',
@@ -307,6 +312,9 @@ const ko = {
   crash: '여기서 {id} 죽이기',
   loseAnswer: '{id}의 응답 잃기',
   timeOut: '{id}의 클라이언트가 포기',
+  clientGone:
+    '{id}의 클라이언트는 기다리다 포기했습니다. 서버는 그 사실을 모르므로 {id} 시도는 끝까지 실행되고, 그 응답은 아무에게도 닿지 않습니다.',
+  answerWillBeLost: '{id} 시도가 무엇으로 답하든 그 응답은 가는 길에 사라져 클라이언트가 읽지 못합니다. {id} 시도는 끝까지 실행됩니다.',
   nextCall: '다음: {op}, {line}번째 줄',
   waitsLock: '쓰기 잠금을 기다리는 중. 잠금을 잡은 시도: {holder}. {holder}의 스텝을 먼저 실행하세요',
   waitsNoStep:
@@ -391,6 +399,7 @@ const ko = {
   gradeAlsoBroke: '다른 순서에서 깨진 규칙: {rule}({steps}스텝). 이 단계가 요구하는 규칙입니다.',
   gradeAlsoBrokeLater: '다른 순서에서 깨진 규칙: {rule}({steps}스텝). 이 단계에서는 예상된 결과입니다.',
   gradePlay: '▶ 이 순서로 보기',
+  gradePlayThis: '▶ 이 줄의 순서로 보기',
   gradeNoted: '{tried}가지 순서에서 규칙은 깨지지 않았지만, 계약과 다른 응답이 있음',
   gradeNote: '계약과 다름: {says}',
   noteNeverSettled: '끝나지 않는 의도: {says}',
