@@ -484,6 +484,14 @@ func (c *checker) check(rule Rule) []Violation {
 				if c.h.Keyless {
 					msg = fmt.Sprintf("customer %s was answered %d %s, an answer that belongs to customer %s", a.Customer, a.Status, compact(a.Response), other)
 					msgKo = fmt.Sprintf("%s 고객이 응답(%d %s)을 받았는데, 이는 %s 고객의 응답입니다", a.Customer, a.Status, compact(a.Response), other)
+				} else if !namesTransfer(a.Response) {
+					// A generic "already processed": not the other's bytes, but
+					// an answer about the other's request, and no transfer of
+					// this customer's was made.
+					msg = fmt.Sprintf("customer %s was answered %d %s for key %q: an answer about customer %s's request under that key, while %s's own transfer was never made",
+						a.Customer, a.Status, compact(a.Response), a.Key, other, a.Customer)
+					msgKo = fmt.Sprintf("%s 고객이 %q 키로 응답(%d %s)을 받았습니다. 그 키로 온 %s 고객의 요청에 대한 답이며, %s 고객 자신의 송금은 이루어지지 않았습니다",
+						a.Customer, a.Key, a.Status, compact(a.Response), other, a.Customer)
 				}
 				vs = append(vs, c.violation(rule, a.Intent, msg, msgKo, j, i))
 			}
@@ -592,6 +600,15 @@ func (c *checker) ownsKey(a Attempt) bool {
 // answeredFromOthers reports whether attempt i was given an answer that
 // belongs to another customer: a transfer of theirs, or a replay of a key
 // they used first when this customer's intent has no transfer.
+// namesTransfer reports whether an answer names a transfer (its
+// transfer_id), as a transfer's own answer does.
+func namesTransfer(body []byte) bool {
+	var got struct {
+		TransferID string `json:"transfer_id"`
+	}
+	return json.Unmarshal(body, &got) == nil && got.TransferID != ""
+}
+
 func (c *checker) answeredFromOthers(i int) (string, int) {
 	a := c.h.Attempts[i]
 	var got struct {

@@ -908,3 +908,22 @@ func TestJudgeHandlerRunNamesAReorderedRefusal(t *testing.T) {
 	different := run(false, `{"from":"alice","to":"bob","amount":700}`)
 	assert.Empty(t, lab.JudgeHandlerRun(different).Notes, "a different request refused 422 is right")
 }
+
+// TestJudgeHandlerRunSaysAGenericAnswerToAnotherCustomer: keys shared by
+// customers, and cust-2's own request under cust-1's key answered with a
+// generic "already processed": not cust-1's bytes, but an answer about
+// cust-1's request, and cust-2's transfer never made. Rule 5 says so in
+// those words, not as if cust-1's answer had been sent.
+func TestJudgeHandlerRunSaysAGenericAnswerToAnotherCustomer(t *testing.T) {
+	r := keptRun()
+	r.Intents = append(r.Intents, lab.Intent{ID: "i2", Customer: "cust-2", From: "carol", To: "bob", Amount: 500})
+	r.Attempts[1].Intent, r.Attempts[1].Customer = "i2", "cust-2"
+	r.Attempts[1].Body = `{"from":"carol","to":"bob","amount":500}`
+	r.Attempts[1].Status, r.Attempts[1].Response = 200, `{"status":"already_processed"}`
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleOwnResponses)
+	if assert.False(t, rr.OK) {
+		assert.Contains(t, rr.Violations[0].Message, `an answer about customer cust-1's request under that key, while cust-2's own transfer was never made`)
+		assert.NotContains(t, rr.Violations[0].Message, "belongs to")
+	}
+}
