@@ -316,6 +316,28 @@ func mapKeys(m map[string]bool) []string {
 	return out
 }
 
+// TestLabPageCatchesAReplayBuiltAgain: on the replay rung, a handler that
+// replays the stored answer with its balance read again from the
+// accounts. A retry right after a lost answer cannot tell (the balance
+// has not moved); another transfer between them can, in a short order,
+// where before only the day's 96 steps did.
+func TestLabPageCatchesAReplayBuiltAgain(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "replay")
+	setLabFile(t, ctx, changedHandler(t, "replay", [2]string{
+		"      return { status: row.status, headers: { 'Content-Type': row.type, 'Idempotent-Replayed': 'true' }, body: row.body };",
+		`      const first = JSON.parse(row.body);
+      if (first.balance_after !== undefined) first.balance_after = (await db.get('SELECT balance FROM accounts WHERE id = ?', first.from)).balance;
+      return { status: row.status, headers: { 'Content-Type': row.type, 'Idempotent-Replayed': 'true' }, body: JSON.stringify(first) };`}))
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "retry-after-lost-answer"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "retry-after-another-transfer", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "replay-is-byte-identical", attr(t, ctx, "#lab-found", "data-rule"))
+	assert.Contains(t, text(t, ctx, "#lab-found"), "rebuilt from the ledger as it is now")
+}
+
 // TestLabPageExplorerLooksPastALaterRungsBreak: on the unique rung, a
 // handler that lets a request without a key through (the key made
 // optional). Two simultaneous retries, the scenario chosen, break only a

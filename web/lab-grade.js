@@ -237,7 +237,12 @@ export function gradePanel(ctx) {
           'p',
           { class: 'lab-grade-sum' },
           ns.length
-            ? w('gradeNext', { rules: ns.join(', '), s: plural(ns), rung: next ? label(next) : '?' })
+            ? w('gradeNext', {
+                rules: ns.join(', '),
+                s: plural(ns),
+                one: w(ns.length > 1 ? 'oneOfThem' : 'itAlone'),
+                rung: next ? label(next) : '?',
+              })
             : askedNoteRows.length || laterNoteRungs.size
               ? w('gradeTopNoted')
               : unknown

@@ -1052,6 +1052,17 @@ function scenarios() {
     { name: 'simultaneous-retries', attempts: [one('a1'), one('a2')] },
     // The retry is sent once the first answer was lost: after a1 ended.
     { name: 'retry-after-lost-answer', attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + 1000 })] },
+    // Another transfer of the customer's moves the balance between the
+    // answer that was lost and its retry: a replay built again from the
+    // ledger says the new balance, where the stored bytes say the old.
+    {
+      name: 'retry-after-another-transfer',
+      attempts: [
+        one('a1', { lose: true }),
+        one('a2', { after: 'a1', intent: 'i2', key: '"k-2"', body: body('alice', 'bob', 100000), now: T0 + 1000 }),
+        one('a3', { after: 'a2', now: T0 + 2000 }),
+      ],
+    },
     // The teller's client timed out, and the teller sends the corrected
     // amount under the same key: the first request is the keyed one.
     {
