@@ -338,6 +338,32 @@ func TestLabPageCatchesAReplayBuiltAgain(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lab-found"), "rebuilt from the ledger as it is now")
 }
 
+// TestLabPageTellsATakeoverFromAPurge: the scoped reference made to take
+// a dead attempt's claim over by deleting it and claiming the key again,
+// and to complete the key in a transaction of its own, after the
+// transfer's. A crash between the two leaves the claim in progress; the
+// retry ten minutes later deletes it, claims, and pays again. The cause
+// is the completion apart from the transfer: deleting a claim still in
+// progress to take it over is not a purge of kept keys.
+func TestLabPageTellsATakeoverFromAPurge(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped",
+		[2]string{"      took = await db.run(`UPDATE idem_keys SET owner = ?, claimed_at = ?\n",
+			"      took = await db.run(`DELETE FROM idem_keys\n"},
+		[2]string{"        req.attempt, req.now, ...scope, fingerprint, req.now - LEASE_SECONDS * 1000);\n",
+			"        ...scope, fingerprint, req.now - LEASE_SECONDS * 1000);\n" +
+				"      if (took.changes > 0) await db.run(`INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint, state, owner, claimed_at, created_at)\n" +
+				"                  VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)`, ...scope, fingerprint, req.attempt, req.now, req.now);\n"},
+		[2]string{"  const done = await db.run(`UPDATE idem_keys SET state = 'completed'", "  await db.commit();\n  await db.begin();\n  const done = await db.run(`UPDATE idem_keys SET state = 'completed'"}))
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=crash-then-late-retry]`
+	causes := attr(t, ctx, row, "data-rule-causes")
+	assert.Contains(t, causes, "1:completed-apart", text(t, ctx, row))
+	assert.NotContains(t, causes, "key-purged-early", text(t, ctx, row))
+}
+
 // TestLabPageExplorerLooksPastALaterRungsBreak: on the unique rung, a
 // handler that lets a request without a key through (the key made
 // optional). Two simultaneous retries, the scenario chosen, break only a

@@ -294,7 +294,7 @@ class Run {
     this.byId = new Map(this.attempts.map((a) => [a.id, a]));
     this.holder = null; // the attempt whose connection holds a transaction
     // held: the committed rows of the student's tables after the last
-    // traced call, each with the attempt whose call wrote it (Held);
+    // traced call, each with the attempt whose call wrote it (heldRows);
     // purges: the key rows a call took away from another attempt's claim.
     this.held = traced ? heldRows(null, '') : null;
     this.purges = [];
@@ -539,14 +539,16 @@ class Run {
   // observe reads the student's tables after attempt a's call (a traced
   // run's): who wrote each row (a row that was not there before the call,
   // or not as it is now, is a's), and which rows holding a scenario's key
-  // a's call took away although another attempt wrote them (a purge, not
-  // a's release of its own claim). It returns the rows that hold a's key.
+  // a's call took away although another attempt wrote them (a purge; not
+  // a's release of its own claim, nor a's takeover of a claim of its own
+  // key still in progress, deleted to be made again). It returns the rows
+  // that hold a's key.
   observe(a) {
     const before = this.held;
     this.held = heldRows(before, a.id);
     for (const key of this.scenarioKeys()) {
       const had = keyRowsOf(before, keysOf(key));
-      const others = had.filter((r) => r.by !== a.id).length;
+      const others = had.filter((r) => r.by !== a.id && !(key === a.key && unsettled(r.row))).length;
       const rows = Math.min(others, had.length - keyRowsOf(this.held, keysOf(key)).length);
       if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
     }
@@ -591,9 +593,10 @@ class Run {
 // as sent (holdsKey), each {table, row, by} (heldRows, keyRowsOf). The
 // database's own connection reads them (api.labDump, as the bench's view
 // of the tables), so a row another attempt has written in a transaction
-// it has not committed is not there yet, and a rolled-back one never was. The race view draws the key's row
-// from these (web/lab-model.js), not from the words of the SQL. Only a
-// traced run reads them: the explorer's thousands of schedules do not.
+// it has not committed is not there yet, and a rolled-back one never was.
+// The race view draws the key's row from these (web/lab-model.js), not
+// from the words of the SQL. Only a traced run reads them: the explorer's
+// thousands of schedules do not.
 const LAB_TABLES = new Set(['accounts', 'transfers']);
 
 // keysOf is a key as sent and as the contract parses it (the two differ
@@ -629,6 +632,17 @@ function heldRows(before, by) {
     }
   }
   return out;
+}
+
+// unsettled says whether a key row says it is still being worked on: a
+// state column ('state', 'status', 'claim_state', …) whose text says so
+// ('in_progress', 'pending', …). Deleting such a row of another attempt's
+// under one's own key is how some handlers take a claim over, not a purge
+// of kept keys.
+const STATE_NAME = /^(state|status)$|_(state|status)$/i;
+const UNSETTLED = /progress|pending|claim|process|start|running|lock/i;
+function unsettled(row) {
+  return Object.entries(row).some(([k, v]) => STATE_NAME.test(k) && typeof v === 'string' && UNSETTLED.test(v));
 }
 
 // keyRowsOf are the rows of held that hold one of keys (holdsKey), each
