@@ -1,5 +1,7 @@
 package lab
 
+import "slices"
+
 // causes.go is what the grader and the browser's lab say when a rule
 // broke: the cause the evidence shows, in words, and the fix for that
 // cause; without one, the rule's usual fix.
@@ -69,6 +71,16 @@ const (
 func CauseOf(id string) (Cause, bool) {
 	c, ok := causes[id]
 	return c, ok
+}
+
+// CauseIDs returns the ID of every cause, sorted.
+func CauseIDs() []string {
+	ids := make([]string, 0, len(causes))
+	for id := range causes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // RuleFix is what a student's endpoint must do to keep the rule named

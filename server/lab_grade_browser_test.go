@@ -364,6 +364,44 @@ func TestLabPageTellsATakeoverFromAPurge(t *testing.T) {
 	assert.NotContains(t, causes, "key-purged-early", text(t, ctx, row))
 }
 
+// TestLabPageExplorerFindsASecondPaymentAtTheUniqueRung: a student's
+// handler on the unique rung looks for its key, pays, then INSERTs the
+// key inside the transfer's transaction. Two simultaneous retries: one
+// switch breaks only rule 3 (a later rung's); two switches let both
+// attempts pay before either INSERTs (rule 8, whose cause, two live
+// attempts paying, is this rung's). The explorer said the scenario broke
+// only later rungs' rules; it now shows the second payment there.
+func TestLabPageExplorerFindsASecondPaymentAtTheUniqueRung(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "unique")
+	setLabFile(t, ctx, `const schema = `+"`"+`CREATE TABLE idem_keys (idem_key TEXT PRIMARY KEY, created_at INTEGER NOT NULL);`+"`"+`;
+const retentionSeconds = 300;
+async function transfer(req, db, pay) {
+  if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');
+  const key = lab.parseKey(req.key);
+  if (key === null) return lab.problem(400, 'Idempotency-Key is not a valid key');
+  const t = lab.parseTransfer(req.body);
+  if (t === null) return lab.problem(400, 'The body is not a transfer');
+  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);
+  if (seen) return lab.json(200, { status: 'already_processed' });
+  await pay({ from: t.from, to: t.to, amount: t.amount });
+  await db.begin();
+  await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);
+  await db.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', t.amount, t.from);
+  await db.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', t.amount, t.to);
+  const tr = await db.run('INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)', t.from, t.to, t.amount, req.now);
+  await db.commit();
+  return lab.json(201, { transfer_id: 'tr_' + tr.lastInsertRowid });
+}
+`)
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
+	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-found", "data-asked"), ","), "8", text(t, ctx, "#lab-found"))
+}
+
 // TestLabPageExplorerLooksPastALaterRungsBreak: on the unique rung, a
 // handler that lets a request without a key through (the key made
 // optional). Two simultaneous retries, the scenario chosen, break only a

@@ -36,8 +36,14 @@ const RULE_RUNG = [
 // for one of these (runner.explore's want).
 export function askedRules(rung) {
   const here = RUNGS.indexOf(rung);
-  return RULE_RUNG.filter((x) => RUNGS.indexOf(x.rung) <= here).map((x) => x.name);
+  return RULE_RUNG.filter((x) => RUNGS.indexOf(EARLIER[x.name] || x.rung) <= here).map((x) => x.name);
 }
+
+// EARLIER names a rule that a cause of an earlier rung than the rule's
+// own breaks too: two live attempts that both pay break rule 8 where the
+// unique rung's claim is missing (paid-without-claim), though the
+// network's key, for a retry after a crash, is the scoped rung's.
+const EARLIER = { 'one-charge-per-intent': 'unique' };
 
 // CAUSE_RUNG is the rung whose fix a diagnosed cause asks for: finer than
 // the rule's (RULE_RUNG), since one rule breaks for several causes (rule
