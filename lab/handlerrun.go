@@ -289,10 +289,11 @@ func outlived(r HandlerRun, h History, idx []int) bool {
 }
 
 // purgedEarly reports whether a purge (HandlerRun.Purges) deleted the
-// key of a violation's attempts after the first of them was sent and
-// before a later one, sooner than the published retention (or, with none
-// published, the clients' retry horizon) after the first: the later
-// attempt came while the key was promised to be kept.
+// key of a violation's attempts while they ran (after the first of them
+// arrived and before the last answered; by their times where the run's
+// clock is not told), sooner than the published retention (or, with none
+// published, the clients' retry horizon) after the first was sent: a
+// later attempt came while the key was promised to be kept.
 func purgedEarly(r HandlerRun, h History, idx []int) bool {
 	if len(idx) < 2 {
 		return false
@@ -303,19 +304,36 @@ func purgedEarly(r HandlerRun, h History, idx []int) bool {
 	}
 	keys := map[string]bool{}
 	first, last := h.Attempts[idx[0]].SentAt, h.Attempts[idx[0]].SentAt
-	for _, i := range idx {
-		if k := r.Attempts[i].Key; k != "" {
-			keys[k] = true
+	// On the run's clock, when it is told: from the first attempt's
+	// arrival to the last one's answer. Attempts of a day run in any
+	// order whatever their times, so a purge by a request sent later may
+	// run before a retry sent earlier.
+	clocked := true
+	var arrived, ended int64
+	for n, i := range idx {
+		a := r.Attempts[i]
+		if a.Key != "" {
+			keys[a.Key] = true
 		}
 		if at := h.Attempts[i].SentAt; at.Before(first) {
 			first = at
 		} else if at.After(last) {
 			last = at
 		}
+		end := max(a.AnsweredAt, a.Arrived)
+		clocked = clocked && a.Arrived > 0
+		if n == 0 || a.Arrived < arrived {
+			arrived = a.Arrived
+		}
+		ended = max(ended, end)
 	}
 	for _, p := range r.Purges {
 		at := time.UnixMilli(p.Now).UTC()
-		if p.Rows > 0 && keys[p.Key] && !at.Before(first) && !at.After(last) && at.Sub(first) < keep {
+		during := !at.Before(first) && !at.After(last)
+		if clocked && p.Clock > 0 {
+			during = p.Clock >= arrived && p.Clock <= ended
+		}
+		if p.Rows > 0 && keys[p.Key] && during && !at.Before(first) && at.Sub(first) < keep {
 			return true
 		}
 	}

@@ -583,6 +583,12 @@ func TestJudgeHandlerRunNamesAnEarlyPurge(t *testing.T) {
 	for _, c := range causes(late) {
 		assert.NotEqual(t, lab.CauseKeyPurgedEarly, c, "purged after the published retention")
 	}
+	// On the run's clock: a purge by a request sent after the retry, but
+	// run before it (a day runs its requests in any order).
+	clocked := run(lab.HandlerPurge{Attempt: "a3", Key: `"k-1"`, Now: 1000 + 70*minute, Rows: 1, Clock: 3})
+	assert.NotContains(t, causes(clocked), lab.CauseKeyPurgedEarly, "by the times alone, after the retry")
+	clocked.Attempts[0].Arrived, clocked.Attempts[0].AnsweredAt, clocked.Attempts[1].Arrived, clocked.Attempts[1].AnsweredAt = 1, 2, 4, 5
+	assert.Equal(t, []string{lab.CauseKeyPurgedEarly, lab.CauseKeyPurgedEarly}, causes(clocked), "on the run's clock, between them")
 	v := lab.JudgeHandlerRun(run(purge)).Rule(lab.RuleOneTransfer).Violations[0]
 	assert.Contains(t, v.Fix, "req.now")
 	assert.Contains(t, v.FixKo, "req.now")

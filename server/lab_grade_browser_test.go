@@ -122,7 +122,7 @@ func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
 	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"  const scope = [req.customer, ENDPOINT, key];\n",
-		"  const scope = [req.customer, ENDPOINT, key];\n  await db.run('DELETE FROM idem_keys WHERE created_at < ?', req.now - 5 * 60 * 1000);\n"}))
+		"  const scope = [req.customer, ENDPOINT, key];\n  await db.run('DELETE FROM idem_keys WHERE created_at < ?', req.now - 10 * 60 * 1000);\n"}))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	row := `#lab-grade tr[data-scenario=retry-after-retention]`
@@ -133,6 +133,9 @@ func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	day := `#lab-grade tr[data-scenario=day]`
 	assert.Equal(t, "key-purged-early", attr(t, ctx, day+" .lab-cause[data-note]", "data-cause"), text(t, ctx, day))
 	assert.Contains(t, text(t, ctx, day), "a purge had deleted its key's row")
+	// Nothing points back to the claim (rung 2): the purge is the scoped
+	// rung's business.
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "fixes one of them: rung 6 (scoped)")
 }
 
 // TestLabPageExplorerShowsTheRungsOwnBreak: on the unique rung, a handler
