@@ -436,7 +436,7 @@ func TestLabPageCardsSayWhatIsSent(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
 	act(t, ctx, `#btn-lab-start`)
 	assert.Equal(t, "new", attr(t, ctx, a2+" .lab-end", "data-end"))
-	assert.Equal(t, "not sent yet: it is sent once a1 has ended", text(t, ctx, a2+" .lab-end"), "a2 has not been sent, so it has not gone unanswered")
+	assert.Equal(t, "not sent yet: it is sent once a1 has ended, or once the client gives up waiting for a1", text(t, ctx, a2+" .lab-end"), "a2 has not been sent, so it has not gone unanswered")
 	assert.Contains(t, text(t, ctx, a1+" .lab-req"), `"amount":200000`)
 	assert.Contains(t, text(t, ctx, a2+" .lab-req"), `"amount":300000`, "the corrected amount")
 	// A narrow card wraps the body between its members, never inside a
@@ -508,6 +508,27 @@ func TestLabPageDrawsEachCustomersKey(t *testing.T) {
 		stepAll(t, ctx)
 		assert.Equal(t, c.want, rows(), c.handler)
 	}
+}
+
+// TestLabPageTimedOutClientRetriesAtOnce: a retry is sent once the first
+// attempt has ended, or once its client gave up waiting for it. A time-out
+// set on a1 while it runs (its answer is one the scenario loses) sends a2
+// at once, beside a1 still running; a1's card then offers no second
+// fault.
+func TestLabPageTimedOutClientRetriesAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	onBench(t, ctx, "retry-after-lost-answer")
+	a2 := `#lab-lanes .lab-lane[data-attempt=a2]`
+	require.Equal(t, 1, countIn(t, ctx, a2+` .lab-end[data-end=new]`), "a2 waits for a1: %s", text(t, ctx, a2))
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:timeout"]`)
+	assert.Zero(t, countIn(t, ctx, a2+` .lab-end[data-end=new]`), "a2 is sent: %s", text(t, ctx, a2))
+	assert.Equal(t, 1, countIn(t, ctx, a2+` button.primary`), "a2 can be stepped while a1 still runs")
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`), "a1 still runs")
+	assert.Zero(t, countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:lose"], #lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:timeout"]`),
+		"no second fault on a1")
+	stepAll(t, ctx)
 }
 
 // TestLabPageFitsAPhone: on a phone the lab page never scrolls sideways,

@@ -369,8 +369,12 @@ export function startRace({
               { class: 'controls' },
               step,
               act('✸ ' + w('crash', { id: a.id }), 'crash', () => benchAct('crash:' + a.id)),
-              act('✂ ' + w('loseAnswer', { id: a.id }), 'lose', () => benchAct('lose:' + a.id)),
-              act('✗ ' + w('timeOut', { id: a.id }), 'timeout', () => benchAct('timeout:' + a.id)),
+              // An answer already lost, or a client that gave up, has
+              // nothing left to lose; a client gives up once (it may
+              // still give up on an answer the scenario loses: then it
+              // sends its retry at once).
+              a.lost || a.timed_out ? null : act('✂ ' + w('loseAnswer', { id: a.id }), 'lose', () => benchAct('lose:' + a.id)),
+              a.timed_out ? null : act('✗ ' + w('timeOut', { id: a.id }), 'timeout', () => benchAct('timeout:' + a.id)),
             ),
           );
         } else if (a.state === 'new') {

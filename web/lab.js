@@ -118,7 +118,9 @@ function chooseRung(r, opts = {}) {
   url.searchParams.set('rung', r);
   url.hash = '';
   history.replaceState(null, '', url);
+  const said = whoseCode(r);
   show(codeOf(r));
+  say(said);
   renderRungs();
   if (opts.focus) $('rung-title').focus();
 }
@@ -138,6 +140,18 @@ function codeOf(r) {
     if (before) return before;
   }
   return lab.start;
+}
+
+// whoseCode says which code a rung opens with (codeOf): the student's own
+// for it, the code left on an earlier rung, or the starting handler. The
+// editor's text changes at once; the sentence says why.
+function whoseCode(r) {
+  const rung = rungWords(lab.lang, r).label;
+  if (load(r)) return w('rungOwnCode', { rung });
+  for (let i = RUNGS.indexOf(r) - 1; i >= 0; i--) {
+    if (load(RUNGS[i])) return w('rungCarried', { rung, from: rungWords(lab.lang, RUNGS[i]).label });
+  }
+  return w('rungStarter', { rung });
 }
 
 function show(code) {

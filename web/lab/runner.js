@@ -321,7 +321,9 @@ class Run {
       if (a.state !== 'new') continue;
       if (a.after) {
         const before = this.byId.get(a.after);
-        if (before && !before.ended) continue;
+        // A client that gave up on the attempt before it sends again
+        // (a time-out): its retry goes while that attempt still runs.
+        if (before && !before.ended && !before.timedOut) continue;
       }
       if (a.setBalance) {
         const sb = a.setBalance;
@@ -968,7 +970,11 @@ async function inject(id, kind) {
   const a = bench.byId.get(id);
   if (!a) throw new Error('no attempt ' + id);
   if (kind === 'crash') await bench.crash(a);
-  else bench.fault(a, kind);
+  else {
+    bench.fault(a, kind);
+    // A client that gave up sends its retry now (startDue).
+    await bench.startDue();
+  }
   return benchState();
 }
 
@@ -1000,7 +1006,8 @@ function body(from, to, amount, reorder) {
 
 // scenarios are the rules' scenarios from the issue: who sends what, when.
 // An attempt is {id, intent, customer, key, body, now}, and may say
-//   after: 'aN'     it starts once attempt aN has ended;
+//   after: 'aN'     it starts once attempt aN has ended, or once aN's
+//                   client gave up on it (a time-out set on the bench);
 //   lose: true      its answer never reaches the client;
 //   setBalance: {account, balance}
 //                   before it starts, the lab (not the handler) sets the
