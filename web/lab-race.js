@@ -479,7 +479,7 @@ export function startRace({
     let last = null;
     const all = { tried: 0, ms: 0, scenarios: [], notes: [], retentionBroken: false };
     for (const name of order) {
-      if (first) status(w('exploringOthers', { scenario: scenarioWords(chosen) }));
+      if (first) status(w(first.broke ? 'exploringOthersLater' : 'exploringOthers', { scenario: scenarioWords(chosen) }));
       const one = await runner.explore({ only: [name], want });
       first ||= one;
       last = one;

@@ -107,6 +107,8 @@ const en = {
   ruleAskedEvery: 'every rung asks that your handler answer: this rung is not done',
   exploring: 'The explorer is trying schedules of “{scenario}”, the scenario you chose…',
   exploringOthers: 'No break in “{scenario}”; the explorer is trying the other scenarios…',
+  exploringOthersLater:
+    'Only rules that later rungs fix broke in “{scenario}”; the explorer is trying the other scenarios for this rung’s own…',
   exploredNone:
     'No break found in any of the {n} scenarios (“{chosen}” first): {tried} schedules tried in {ms} ms (every order of two attempts up to {bound} steps, random orders of three or more). Not a proof: a bigger bound might find one.',
   exploredBroke:
@@ -367,6 +369,8 @@ const ko = {
   ruleAskedEvery: '모든 단계가 핸들러의 응답을 요구합니다: 이 단계는 아직 끝나지 않음',
   exploring: '탐색기가 고른 시나리오 “{scenario}”의 실행 순서를 시험하는 중…',
   exploringOthers: '“{scenario}”에서는 깨지지 않았습니다. 탐색기가 나머지 시나리오를 시험하는 중…',
+  exploringOthersLater:
+    '“{scenario}”에서는 다음 단계들이 고칠 규칙만 깨졌습니다. 탐색기가 이 단계의 규칙을 찾아 나머지 시나리오를 시험하는 중…',
   exploredNone:
     '시나리오 {n}개 모두에서 깨지는 순서를 찾지 못했습니다(“{chosen}”부터). {ms}ms 동안 {tried}가지 순서를 시험했습니다(두 시도는 {bound}스텝까지의 모든 순서, 세 시도 이상은 무작위 순서). 증명은 아닙니다. 범위를 넓히면 찾을 수도 있습니다.',
   exploredBroke:
