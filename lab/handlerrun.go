@@ -122,9 +122,7 @@ type HandlerCharge struct {
 func (r HandlerRun) History() History {
 	h := History{Intents: r.Intents, StartBalances: r.StartBalances, EndBalances: r.EndBalances,
 		RetryHorizon: LabRetryHorizon, Ledger: []LedgerTransfer{}, Charges: []ProcessorCharge{}}
-	if r.RetentionSeconds != nil && *r.RetentionSeconds > 0 {
-		h.Retention = time.Duration(*r.RetentionSeconds * float64(time.Second))
-	}
+	h.Retention = r.retention()
 	byID := make(map[string]Attempt, len(r.Attempts))
 	for _, a := range r.Attempts {
 		key := ""
@@ -298,10 +296,7 @@ func purgedEarly(r HandlerRun, h History, idx []int) bool {
 	if len(idx) < 2 {
 		return false
 	}
-	keep := LabRetryHorizon
-	if h.Retention > 0 {
-		keep = h.Retention
-	}
+	keep := promisedKeep(r)
 	keys := map[string]bool{}
 	first, last := h.Attempts[idx[0]].SentAt, h.Attempts[idx[0]].SentAt
 	// On the run's clock, when it is told: from the first attempt's
@@ -340,6 +335,25 @@ func purgedEarly(r HandlerRun, h History, idx []int) bool {
 	return false
 }
 
+// promisedKeep is how long a handler promises to keep a key: its
+// published retention, or, with none published, the clients' retry
+// horizon.
+func promisedKeep(r HandlerRun) time.Duration {
+	if keep := r.retention(); keep > 0 {
+		return keep
+	}
+	return LabRetryHorizon
+}
+
+// retention is the file's retentionSeconds as a duration, 0 when none
+// is published.
+func (r HandlerRun) retention() time.Duration {
+	if r.RetentionSeconds != nil && *r.RetentionSeconds > 0 {
+		return time.Duration(*r.RetentionSeconds * float64(time.Second))
+	}
+	return 0
+}
+
 // purgedBefore reports whether a purge took away the key of attempt i
 // (as sent) before it answered (on the run's clock; else by the time it
 // was sent), sooner than the published retention (or the clients' retry
@@ -349,10 +363,7 @@ func purgedBefore(r HandlerRun, i int) bool {
 	if a.Key == "" {
 		return false
 	}
-	keep := LabRetryHorizon.Milliseconds()
-	if r.RetentionSeconds != nil && *r.RetentionSeconds > 0 {
-		keep = int64(*r.RetentionSeconds * 1000)
-	}
+	keep := promisedKeep(r).Milliseconds()
 	first := a.Now
 	for _, b := range r.Attempts {
 		if b.Key == a.Key && b.Customer == a.Customer && b.Now < first {

@@ -298,6 +298,9 @@ class Run {
     // purges: the key rows a call took away from another attempt's claim.
     this.held = traced ? heldRows(null, '') : null;
     this.purges = [];
+    // keyForms: each key the scenario's attempts send, as sent, with the
+    // forms a row may hold it in (keysOf).
+    this.keyForms = traced ? new Map(this.attempts.filter((a) => a.key).map((a) => [a.key, keysOf(a.key)])) : null;
     // clock orders the attempts' starts and answers (record: arrived,
     // answered_at): one tick for each.
     this.clock = 0;
@@ -548,18 +551,13 @@ class Run {
   observe(a) {
     const before = this.held;
     this.held = heldRows(before, a.id);
-    for (const key of this.scenarioKeys()) {
-      const had = keyRowsOf(before, keysOf(key));
+    for (const [key, forms] of this.keyForms) {
+      const had = keyRowsOf(before, forms);
       const others = had.filter((r) => r.by !== a.id && !(key === a.key && unsettled(r.row))).length;
-      const rows = Math.min(others, had.length - keyRowsOf(this.held, keysOf(key)).length);
+      const rows = Math.min(others, had.length - keyRowsOf(this.held, forms).length);
       if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
     }
     return a.key === null ? [] : keyRowsOf(this.held, keysOf(a.key));
-  }
-
-  // scenarioKeys are the keys the scenario's attempts send, as sent.
-  scenarioKeys() {
-    return [...new Set(this.attempts.filter((a) => a.key).map((a) => a.key))];
   }
 
   state() {
