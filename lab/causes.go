@@ -65,6 +65,10 @@ const (
 	// the handler's own key table, where a purge took a key away before
 	// the retention the handler publishes had run out.
 	CauseKeyPurgedEarly = "key-purged-early"
+	// CauseClaimIgnored is the browser lab's alone as well: only the lab's
+	// database sees that the key's INSERT was one its conflict clause
+	// (OR IGNORE, ON CONFLICT … DO NOTHING) turned into nothing.
+	CauseClaimIgnored = "claim-ignored"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -206,6 +210,11 @@ var causes = map[string]Cause{
 		"delete a key only once it is older than the retention you publish (const retentionSeconds): compare the time stored with it to req.now; a purge that also deletes newer keys breaks the promise the published retention makes to every client",
 		"핸들러가 공개한 보존 기간이 끝나기 전에 키의 행을 지웠습니다. 그 기간 안에 온 재시도는 키를 찾지 못해 새 요청으로 다시 실행되었습니다.",
 		"공개한 보존 기간(const retentionSeconds)보다 오래된 키만 지우세요. 키와 함께 저장한 시각을 req.now와 비교합니다. 그보다 나중에 만든 키까지 지우면, 공개한 보존 기간이 모든 클라이언트에게 한 약속을 어기게 됩니다."},
+	CauseClaimIgnored: {CauseClaimIgnored,
+		"the key's INSERT found the key taken, but its conflict clause (OR IGNORE, or ON CONFLICT … DO NOTHING) made it change no row instead of failing, and the attempt went on as if the key were its own: the verdict was thrown away",
+		"let the claim fail loudly: a plain INSERT, whose ConstraintError is the verdict that another attempt has the key (catch it and answer from that key: its stored answer, or 409 while it is in progress); or, if you keep OR IGNORE, read what db.run returns and go on only when changes is 1",
+		"키를 넣는 INSERT가 키가 이미 있는 것을 만났지만, 충돌 절(OR IGNORE나 ON CONFLICT … DO NOTHING) 때문에 실패하지 않고 행을 하나도 바꾸지 않은 채 끝났습니다. 시도는 키가 자기 것인 양 계속했습니다. 판정을 버린 것입니다.",
+		"선점이 실패를 드러내게 하세요. 평범한 INSERT를 쓰면 그 ConstraintError가 다른 시도가 키를 가졌다는 판정입니다(잡아서 그 키로 답하세요. 저장된 답을 보내거나, 처리 중이면 409). OR IGNORE를 남긴다면 db.run이 돌려주는 값을 읽어 changes가 1일 때만 계속하세요."},
 	CauseShortRetention: {CauseShortRetention,
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}",

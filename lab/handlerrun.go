@@ -40,6 +40,10 @@ type HandlerRun struct {
 	// attempt's release of its own claim): the browser's lab reads them
 	// from the handler's own tables.
 	Purges []HandlerPurge `json:"purges,omitempty"`
+	// Ignored are the inserts into the handler's own tables that a
+	// conflict clause (OR IGNORE, ON CONFLICT … DO NOTHING) turned into
+	// nothing: the browser's lab reads them from its database.
+	Ignored []HandlerIgnored `json:"ignored,omitempty"`
 	// Scenario is the lab scenario the run played ("" when not told): it
 	// tells the diagnosis what the run was testing, as a check's name
 	// tells the grader's.
@@ -97,6 +101,14 @@ type HandlerPurge struct {
 	Now     int64  `json:"now"`
 	Rows    int    `json:"rows"`
 	Clock   int64  `json:"clock,omitempty"`
+}
+
+// HandlerIgnored is one insert that changed no row for a conflict and
+// raised no error: the attempt whose call it was, the table and the SQL.
+type HandlerIgnored struct {
+	Attempt string `json:"attempt"`
+	Table   string `json:"table"`
+	SQL     string `json:"sql"`
 }
 
 // HandlerTransfer is a row of the lab's transfers table.
@@ -207,6 +219,9 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			// attempts that each paid and answered, say).
 			if id == "" && rr.Rule.N != RuleRetention.N && outlived(r, h, v.Attempts) {
 				id = CauseShortRetention
+			}
+			if id == "" && ignoredClaim(r, rr.Rule, *v) {
+				id = CauseClaimIgnored
 			}
 			if id == "" && rr.Rule.N == RuleOneCharge.N && chargedAlive(r, v.Intent) {
 				id = CausePaidUnclaimed
@@ -380,6 +395,54 @@ func purgedBefore(r HandlerRun, i int) bool {
 		}
 	}
 	return false
+}
+
+// ignoredClaim reports whether a violation comes from a claim whose
+// conflict clause threw its verdict away (HandlerRun.Ignored): for a
+// second transfer or charge, an attempt of the intent whose insert was
+// ignored made one, and none that made one died (a takeover after a crash
+// is another story); for an answer that is not the first one's (rule 3),
+// an attempt of the violation had its insert ignored and went on.
+func ignoredClaim(r HandlerRun, rule Rule, v Violation) bool {
+	ignored := map[string]bool{}
+	for _, g := range r.Ignored {
+		ignored[g.Attempt] = true
+	}
+	if len(ignored) == 0 {
+		return false
+	}
+	switch rule.N {
+	case RuleByteReplay.N:
+		return slices.ContainsFunc(v.Lanes, func(l string) bool { return ignored[l] })
+	case RuleOneTransfer.N, RuleOneCharge.N, RuleConservation.N:
+	default:
+		return false
+	}
+	answered := map[string]bool{}
+	for _, a := range r.Attempts {
+		if a.Intent == v.Intent {
+			answered[a.ID] = a.Answered
+		}
+	}
+	var makers []string
+	for _, t := range r.Transfers {
+		makers = append(makers, t.Attempt)
+	}
+	for _, c := range r.Charges {
+		makers = append(makers, c.Attempt)
+	}
+	mine := false
+	for _, m := range makers {
+		ok, of := answered[m]
+		if !of {
+			continue
+		}
+		if !ok {
+			return false
+		}
+		mine = mine || ignored[m]
+	}
+	return mine
 }
 
 // chargedAlive reports whether every attempt of intent that the payment

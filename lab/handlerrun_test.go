@@ -594,6 +594,60 @@ func TestJudgeHandlerRunNamesAnEarlyPurge(t *testing.T) {
 	assert.Contains(t, v.FixKo, "req.now")
 }
 
+// TestJudgeHandlerRunNamesAnIgnoredClaim: an attempt whose key INSERT its
+// conflict clause turned into nothing went on as if the key were its own.
+// Two live attempts that each paid, or a retry refused 409 after the first
+// answer, are then the ignored verdict's doing. Without the evidence, or
+// when the ignored attempt is not the one that paid, or when the other
+// payer died (a takeover after a crash), it is not named.
+func TestJudgeHandlerRunNamesAnIgnoredClaim(t *testing.T) {
+	ignoredBy := func(a string) []lab.HandlerIgnored {
+		return []lab.HandlerIgnored{{Attempt: a, Table: "idem_keys", SQL: "INSERT OR IGNORE INTO idem_keys VALUES (?, ?)"}}
+	}
+	paidTwice := func(ignored []lab.HandlerIgnored) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario, r.Ignored = "simultaneous-retries", ignored
+		r.Attempts[1].Headers, r.Attempts[1].Response = map[string]string{"Content-Type": "application/json"}, answerTr
+		r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+		r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+		r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+		return r
+	}
+	causes := func(r lab.HandlerRun, rules ...lab.Rule) []string {
+		var out []string
+		for _, rule := range rules {
+			if rr := lab.JudgeHandlerRun(r).Rule(rule); assert.False(t, rr.OK, rule.Name) {
+				out = append(out, rr.Violations[0].Cause)
+			}
+		}
+		return out
+	}
+	both := []lab.Rule{lab.RuleOneTransfer, lab.RuleOneCharge}
+	assert.Equal(t, []string{lab.CauseClaimIgnored, lab.CauseClaimIgnored}, causes(paidTwice(ignoredBy("a2")), both...))
+	assert.NotContains(t, causes(paidTwice(nil), both...), lab.CauseClaimIgnored, "no insert was ignored")
+	other := ignoredBy("a9")
+	assert.NotContains(t, causes(paidTwice(other), both...), lab.CauseClaimIgnored, "another attempt's insert")
+	crashed := paidTwice(ignoredBy("a2"))
+	crashed.Attempts[0].Answered, crashed.Attempts[0].Status, crashed.Attempts[0].Response = false, 0, ""
+	assert.NotContains(t, causes(crashed, both...), lab.CauseClaimIgnored, "a takeover after a crash")
+
+	// The retry's INSERT was ignored, and it answered 409 after the first
+	// answer instead of replaying it (rule 3).
+	refused := func(ignored []lab.HandlerIgnored) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario, r.Ignored = "reordered-after-answer", ignored
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		refuse(&r, 409)
+		r.Attempts[1].Headers["Retry-After"] = "1"
+		return r
+	}
+	assert.Equal(t, []string{lab.CauseClaimIgnored}, causes(refused(ignoredBy("a2")), lab.RuleByteReplay))
+	assert.Equal(t, []string{""}, causes(refused(nil), lab.RuleByteReplay), "the answer alone tells no cause")
+	v := lab.JudgeHandlerRun(refused(ignoredBy("a2"))).Rule(lab.RuleByteReplay).Violations[0]
+	assert.Contains(t, v.Fix, "changes")
+	assert.Contains(t, v.FixKo, "changes")
+}
+
 // TestJudgeHandlerRunNotesA409WithoutRetryAfter: in any scenario, as the
 // grader notes it in any check, a 409 must say when to come back; noted
 // once a run, with its cause (the in-progress rung's). A valid one, in

@@ -308,6 +308,9 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 		run.Attempts[i].Pays = nil
 	}
 	withPays(&run, d.PayCalls())
+	for _, g := range d.IgnoredInserts() {
+		run.Ignored = append(run.Ignored, lab.HandlerIgnored{Attempt: g.Attempt, Table: g.Table, SQL: g.SQL})
+	}
 	return run, nil
 }
 

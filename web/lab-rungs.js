@@ -84,6 +84,9 @@ export const CAUSE_RUNG = {
   // A purge deleted a key before the published retention ran out: the
   // retention is the scoped rung's.
   'key-purged-early': 'scoped',
+  // The key's INSERT was ignored for its conflict (OR IGNORE, DO NOTHING)
+  // and the attempt went on: the unique rung's claim fails loudly.
+  'claim-ignored': 'unique',
   // Two of the contract's notes, which the grader makes too: a 409
   // without Retry-After (the in-progress rung's), a replay without
   // Idempotent-Replayed: true (the replay rung's).

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,15 +95,20 @@ type PayCall struct {
 // DB is the lab's database: the live memdb database, an untouched copy of
 // it taken after setup (Reset restores it), and the open connections.
 type DB struct {
-	name     string
-	admin    *sqlite3.Conn
-	tables   []string        // every table of main, in creation order, restored by Reset
-	reset    []*sqlite3.Stmt // the statements that restore them, prepared once
-	conns    map[string]*conn
-	free     []*conn
-	seq      int
-	charges  []Charge
-	calls    []PayCall      // every call to the network, in order
+	name    string
+	admin   *sqlite3.Conn
+	tables  []string        // every table of main, in creation order, restored by Reset
+	reset   []*sqlite3.Stmt // the statements that restore them, prepared once
+	conns   map[string]*conn
+	free    []*conn
+	seq     int
+	charges []Charge
+	calls   []PayCall // every call to the network, in order
+	// ignored are the inserts that a conflict clause turned into nothing
+	// (Ignored); ignoring caches, by SQL, the table such an insert writes
+	// ("" for any other statement).
+	ignored  []Ignored
+	ignoring map[string]string
 	byKey    map[string]int // network key → index in charges
 	chargeNo int
 	accounts []Account
@@ -174,7 +180,7 @@ const ErrBusy = "Busy"
 // schema, the seeded accounts. A schema that does not run is an error
 // whose message is SQLite's.
 func Open(schema string, accounts []Account) (*DB, error) {
-	db := &DB{name: "/labdb-" + rand.Text(), conns: map[string]*conn{}, byKey: map[string]int{}, accounts: accounts}
+	db := &DB{name: "/labdb-" + rand.Text(), conns: map[string]*conn{}, byKey: map[string]int{}, accounts: accounts, ignoring: map[string]string{}}
 	admin, err := sqlite3.Open("file:" + db.name + "?vfs=memdb")
 	if err != nil {
 		return nil, fmt.Errorf("labdb: open: %w", err)
@@ -312,6 +318,7 @@ func (db *DB) Reset() error {
 		}
 	}
 	db.charges, db.calls, db.byKey, db.chargeNo = nil, nil, map[string]int{}, 0
+	db.ignored = nil
 	db.deposits = nil
 	return nil
 }
@@ -500,7 +507,68 @@ func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
 	if op == "run" {
 		res.Changes, res.LastInsertRowid = c.c.Changes(), c.c.LastInsertRowID()
 	}
+	if table := db.ignoringInsert(sql); table != "" && c.c.Changes() == 0 {
+		db.ignored = append(db.ignored, Ignored{Attempt: c.attempt, Table: table, SQL: sql})
+	}
 	return res, nil
+}
+
+// Ignored is an insert into one of the handler's own tables that its
+// conflict clause (OR IGNORE, ON CONFLICT … DO NOTHING) turned into
+// nothing: a row with its key was there, and the statement changed no
+// row and raised no error. It is the verdict of a claim, thrown away
+// unless the handler reads the changed-rows count.
+type Ignored struct {
+	Attempt string `json:"attempt"`
+	Table   string `json:"table"`
+	SQL     string `json:"sql"`
+}
+
+// IgnoredInserts lists the inserts that changed nothing for a conflict
+// since the last Reset, in order.
+func (db *DB) IgnoredInserts() []Ignored { return append([]Ignored{}, db.ignored...) }
+
+// An insert whose conflict clause ignores the conflict, and its table.
+var (
+	orIgnore  = regexp.MustCompile(`(?is)^\s*INSERT\s+OR\s+IGNORE\s+INTO\s+` + tableName)
+	doNothing = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+` + tableName + `.*\bON\s+CONFLICT\b.*\bDO\s+NOTHING\b`)
+)
+
+const tableName = `(?:(?:main|"main")\s*\.\s*)?("(?:[^"]|"")+"|\[[^\]]+\]|` + "`[^`]+`" + `|[A-Za-z_][A-Za-z0-9_$]*)`
+
+// ignoringInsert returns the table an insert that ignores its conflicts
+// writes, "" for any other statement or for one of the lab's own tables
+// (a handler's key table is what a claim writes).
+func (db *DB) ignoringInsert(sql string) string {
+	if t, ok := db.ignoring[sql]; ok {
+		return t
+	}
+	m := orIgnore.FindStringSubmatch(sql)
+	if m == nil {
+		m = doNothing.FindStringSubmatch(sql)
+	}
+	t := ""
+	if m != nil {
+		t = strings.ToLower(unquoteIdent(m[1]))
+		if t == "accounts" || t == "transfers" {
+			t = ""
+		}
+	}
+	if len(db.ignoring) < maxCachedStmts*4 {
+		db.ignoring[sql] = t
+	}
+	return t
+}
+
+// unquoteIdent is an SQL identifier as named, without its quotes.
+func unquoteIdent(s string) string {
+	switch {
+	case len(s) >= 2 && s[0] == '"':
+		return strings.ReplaceAll(s[1:len(s)-1], `""`, `"`)
+	case len(s) >= 2 && (s[0] == '[' || s[0] == '`'):
+		return s[1 : len(s)-1]
+	}
+	return s
 }
 
 func bind(st *sqlite3.Stmt, i int, p any) error {

@@ -229,3 +229,27 @@ func TestSetBalanceCountsAsStartingMoney(t *testing.T) {
 	assert.Equal(t, seed, accounts)
 	assert.Equal(t, map[string]int64{"alice": 1000000, "bob": 0}, db.StartBalances())
 }
+
+// An insert that its conflict clause turned into nothing is recorded with
+// its attempt and table: the thrown-away verdict of a claim. One that
+// inserted, a plain insert's error, and the lab's own tables are not.
+func TestIgnoredInsertsAreRecorded(t *testing.T) {
+	db := open(t)
+	a1, a2 := conn(t, db, "a1"), conn(t, db, "a2")
+	orIgnore := "INSERT OR IGNORE INTO idem_keys VALUES (?, ?, 'in_progress')"
+	doNothing := `insert into "IDEM_KEYS" (customer, idem_key, state) values (?, ?, 'in_progress')
+	              on conflict (customer, idem_key) do nothing`
+	assert.Equal(t, int64(1), exec(t, db, a1, "run", orIgnore, "cust-1", "k1").Changes)
+	assert.Equal(t, int64(0), exec(t, db, a2, "run", orIgnore, "cust-1", "k1").Changes)
+	assert.Equal(t, int64(0), exec(t, db, a2, "run", doNothing, "cust-1", "k1").Changes)
+	assert.Equal(t, int64(1), exec(t, db, a2, "run", doNothing, "cust-2", "k1").Changes)
+	_, err := db.Exec(a2, "run", `INSERT INTO idem_keys VALUES (?, ?, 'in_progress')`, []any{"cust-1", "k1"})
+	require.Error(t, err)
+	exec(t, db, a1, "run", `INSERT OR IGNORE INTO accounts (id, balance) VALUES ('alice', 5)`)
+	assert.Equal(t, []labdb.Ignored{
+		{Attempt: "a2", Table: "idem_keys", SQL: orIgnore},
+		{Attempt: "a2", Table: "idem_keys", SQL: doNothing},
+	}, db.IgnoredInserts())
+	require.NoError(t, db.Reset())
+	assert.Empty(t, db.IgnoredInserts(), "Reset forgets them")
+}
