@@ -40,6 +40,12 @@ type HandlerRun struct {
 	// attempt's release of its own claim): the browser's lab reads them
 	// from the handler's own tables.
 	Purges []HandlerPurge `json:"purges,omitempty"`
+	// KeysRead says that the lab read the handler's own tables after
+	// every call (a traced run of the browser's lab), and Claims are then
+	// the attempts that wrote a row there (a claim, most often): an
+	// attempt not among them claimed nothing.
+	KeysRead bool     `json:"keys_read,omitempty"`
+	Claims   []string `json:"claims,omitempty"`
 	// Ignored are the inserts into the handler's own tables that a
 	// conflict clause (OR IGNORE, ON CONFLICT … DO NOTHING) turned into
 	// nothing: the browser's lab reads them from its database.
@@ -222,6 +228,9 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			}
 			if id == "" && ignoredClaim(r, rr.Rule, *v) {
 				id = CauseClaimIgnored
+			}
+			if id == "" && paidTwiceUnclaimed(r, rr.Rule, v.Intent) {
+				id = CausePaidUnclaimed
 			}
 			if id == "" && rr.Rule.N == RuleOneCharge.N && chargedAlive(r, v.Intent) {
 				id = CausePaidUnclaimed
@@ -443,6 +452,38 @@ func ignoredClaim(r HandlerRun, rule Rule, v Violation) bool {
 		mine = mine || ignored[m]
 	}
 	return mine
+}
+
+// paidTwiceUnclaimed reports whether two attempts of intent each made a
+// transfer or a charge while no attempt of it ever wrote a row of the
+// handler's own tables (HandlerRun.Claims, where the lab read them): no
+// claim could stop the second, crash or none. A crash between a transfer and
+// its key's completion needs a key to complete (completed-apart).
+func paidTwiceUnclaimed(r HandlerRun, rule Rule, intent string) bool {
+	if !r.KeysRead || (rule.N != RuleOneTransfer.N && rule.N != RuleOneCharge.N && rule.N != RuleConservation.N) {
+		return false
+	}
+	of := map[string]bool{}
+	for _, a := range r.Attempts {
+		if a.Intent == intent {
+			if slices.Contains(r.Claims, a.ID) {
+				return false
+			}
+			of[a.ID] = true
+		}
+	}
+	made := map[string]bool{}
+	for _, t := range r.Transfers {
+		if of[t.Attempt] {
+			made[t.Attempt] = true
+		}
+	}
+	for _, c := range r.Charges {
+		if of[c.Attempt] {
+			made[c.Attempt] = true
+		}
+	}
+	return len(made) > 1
 }
 
 // chargedAlive reports whether every attempt of intent that the payment

@@ -294,7 +294,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -450,6 +450,18 @@ func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
 	paid.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
 	if rr := lab.JudgeHandlerRun(paid).Rule(lab.RuleOneTransfer); assert.False(t, rr.OK) {
 		assert.Equal(t, lab.CauseCompletedApart, rr.Violations[0].Cause)
+	}
+	// Where the lab read the tables: a1 wrote its key's row, so the crash
+	// left a key to complete. With no row holding the key written by any
+	// attempt (the naive handler), there was nothing to complete: the
+	// second payment is the missing claim's (the unique rung's).
+	paid.KeysRead, paid.Claims = true, []string{"a1", "a2"}
+	if rr := lab.JudgeHandlerRun(paid).Rule(lab.RuleOneTransfer); assert.False(t, rr.OK) {
+		assert.Equal(t, lab.CauseCompletedApart, rr.Violations[0].Cause, "a1 claimed")
+	}
+	paid.Claims = nil
+	if rr := lab.JudgeHandlerRun(paid).Rule(lab.RuleOneTransfer); assert.False(t, rr.OK) {
+		assert.Equal(t, lab.CausePaidUnclaimed, rr.Violations[0].Cause, "no claim at all")
 	}
 	other := stuck(10*60*1000, 409)
 	other.Scenario = "crash-at-every-step"

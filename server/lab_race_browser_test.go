@@ -118,9 +118,10 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	// is the later rungs' (rule 7 among them, unknown).
 	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for the later rungs (broken, or rule 7 unknown): rules 1, 2, 3, 7, 8.")
-	// What to change, as idemlab grade says it (the checker in Go): rule
-	// 1's fix, since two identical payments tell no finer cause.
-	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), lab.RuleFix(lab.RuleOneTransfer.Name))
+	// What to change, from the checker in Go: no attempt wrote a row of
+	// the handler's tables, so nothing could stop the second payment.
+	paidUnclaimed, _ := lab.CauseOf(lab.CausePaidUnclaimed)
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries] .lab-fix`), paidUnclaimed.Fix)
 	// The malformed keys break no rule (each its own transfer) but are
 	// not the contract's answers: the row says so, one line a key.
 	assert.Equal(t, "false", attr(t, ctx, `#lab-grade tr[data-scenario=malformed-keys]`, "data-broke"))
@@ -173,14 +174,23 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`), "line 3")
 	run(t, ctx, waitJS(`!!document.querySelector('#handler-box .cm-lint-marker-error')`))
 
-	// A handler that never reaches its next step is stopped; the page
-	// answers on.
+	// A handler that never reaches its next step: the page says so while
+	// it runs, and the Stop button ends it; the page answers on.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
 		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  while (true) {}\n}\n')`))
 	act(t, ctx, `#btn-lab-start`)
-	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
-	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped"), text(t, ctx, "#lab-run-status"))
+	acts := attr(t, ctx, "body", "data-lab-acts")
+	run(t, ctx, click(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`), waitJS(`document.body.dataset.labSlow === 'true'`))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "without reaching its next step or its answer")
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "■ Stop ends it")
+	run(t, ctx, click(`#btn-lab-stop`), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped by the Stop button: your handler had not reached its next step"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "<missing>", attr(t, ctx, "body", "data-lab-slow"), "no longer said to run")
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`), "the page answers after the stop")
+	// Left to run, the page stops it by itself after its budget.
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped: your handler ran 8 s without reaching"), text(t, ctx, "#lab-run-status"))
 }
 
 // scopedHandler is the shipped scoped handler file.

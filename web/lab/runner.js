@@ -298,6 +298,9 @@ class Run {
     // purges: the key rows a call took away from another attempt's claim.
     this.held = traced ? heldRows(null, '') : null;
     this.purges = [];
+    // claims: the attempts that wrote a row of the student's tables (a
+    // claim, most often; a key hashed out of sight is one too).
+    this.claims = new Set();
     // keyForms: each key the scenario's attempts send, as sent, with the
     // forms a row may hold it in (keysOf).
     this.keyForms = traced ? new Map(this.attempts.filter((a) => a.key).map((a) => [a.key, keysOf(a.key)])) : null;
@@ -532,6 +535,8 @@ class Run {
         attempts: records,
         retention_seconds: handler.retentionSeconds ?? null,
         purges: this.purges,
+        claims: [...this.claims],
+        keys_read: !!this.traced,
         brief: false,
         scenario: this.scenario.name,
       };
@@ -542,7 +547,7 @@ class Run {
   }
 
   // observe reads the student's tables after attempt a's call (a traced
-  // run's): who wrote each row (a row that was not there before the call,
+  // run's): whether a wrote a row there (claims), who wrote each row (a row that was not there before the call,
   // or not as it is now, is a's), and which rows holding a scenario's key
   // a's call took away although another attempt wrote them (a purge; not
   // a's release of its own claim, nor a's takeover of a claim of its own
@@ -557,6 +562,7 @@ class Run {
       const rows = Math.min(others, had.length - keyRowsOf(this.held, forms).length);
       if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
     }
+    if (this.held.some((r) => r.by === a.id)) this.claims.add(a.id);
     return a.key === null ? [] : keyRowsOf(this.held, keysOf(a.key));
   }
 
