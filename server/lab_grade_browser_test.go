@@ -57,11 +57,11 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	setLabFile(t, ctx, withoutTakeover(t, "in-progress", "WHERE idem_key = ? AND created_at < ?"))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"), "nothing the in-progress rung asks for broke: %s", text(t, ctx, "#lab-grade .lab-rung-sum"))
-	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for rung 6 (scoped) too: a claim a crash left is never settled")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "Left for rung 6 (scope, retention, lease) too: a claim a crash left is never settled")
 	assert.Equal(t, "true", attr(t, ctx, row, "data-expected"), "what broke there (rule 7: a retention of 300 s) is a later rung's")
 	assert.Equal(t, "0", attr(t, ctx, row, "data-notes-asked"), "a later rung's")
 	assert.Contains(t, text(t, ctx, row), "Never settled: a1 crashed and never answered; the retry a2, sent 10 minutes later, was answered 409")
-	assert.Contains(t, text(t, ctx, row), "expected at this rung: rung 6 (scoped) fixes it")
+	assert.Contains(t, text(t, ctx, row), "expected at this rung: rung 6 (scope, retention, lease) fixes it")
 	assert.Contains(t, text(t, ctx, row), "What to change: give each claim a lease")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, row+" .lab-cause[data-note]", "data-cause"))
 
@@ -73,11 +73,11 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
 	assert.Equal(t, "1", attr(t, ctx, "#lab-grade", "data-notes-asked"))
-	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scoped), is not done yet: a claim a crash left is never settled, in: “a crash at any step, then a retry ten minutes later”")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scope, retention, lease), is not done yet: a claim a crash left is never settled, in: “a crash at any step, then a retry ten minutes later”")
 	assert.Equal(t, "1", attr(t, ctx, row, "data-notes-asked"))
 	assert.Contains(t, text(t, ctx, row), "no rule broke in")
 	assert.Contains(t, text(t, ctx, row), "but an intent is never settled")
-	assert.Contains(t, text(t, ctx, row), "rung 6 (scoped) asks for it: this rung is not done")
+	assert.Contains(t, text(t, ctx, row), "rung 6 (scope, retention, lease) asks for it: this rung is not done")
 	// Played, the noted order ends with a2 told 409, and the verdict says why.
 	act(t, ctx, row+` button`)
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-end`), "409")
@@ -87,7 +87,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-late-retry"))
 	act(t, ctx, `#btn-lab-explore`)
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"))
-	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scoped)) is not done: a claim a crash left is never settled (the note below)")
+	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scope, retention, lease)) is not done: a claim a crash left is never settled (the note below)")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
 
@@ -122,7 +122,7 @@ func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
 	// The editor's text changed with the rung: the page says whose it is.
-	assert.Contains(t, text(t, ctx, "#lab-status"), "Now on rung 6 (scoped): the editor holds the code you left on rung 1 (naive)")
+	assert.Contains(t, text(t, ctx, "#lab-status"), "Now on rung 6 (scope, retention, lease): the editor holds the code you left on rung 1 (naive)")
 	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"  const scope = [req.customer, ENDPOINT, key];\n",
 		"  const scope = [req.customer, ENDPOINT, key];\n  await db.run('DELETE FROM idem_keys WHERE created_at < ?', req.now - 10 * 60 * 1000);\n"}))
 	act(t, ctx, `#btn-lab-grade`)
@@ -137,7 +137,7 @@ func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	assert.Contains(t, text(t, ctx, day), "a purge had deleted its key's row")
 	// Nothing points back to the claim (rung 2): the purge is the scoped
 	// rung's business.
-	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "fixes one of them: rung 6 (scoped)")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "fixes one of them: rung 6 (scope, retention, lease)")
 }
 
 // TestLabPageExplorerShowsTheRungsOwnBreak: on the unique rung, a handler
@@ -303,7 +303,7 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 	for _, m := range handlers.Mistakes() {
 		broken, causes := grade(m.Name, m.From)
 		assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s does not pass %s: %s", m.Name, m.From, text(t, ctx, "#lab-grade .lab-rung-sum"))
-		assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scoped), is not done yet", m.Name)
+		assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scope, retention, lease), is not done yet", m.Name)
 		got := graderView(t, m.Name, broken)
 		assert.Subset(t, got, m.Breaks, "%s: the grader's every-time break is shown", m.Name)
 		assert.Subset(t, append(slices.Clone(m.Breaks), m.MayAlsoBreak...), got, "%s: nothing the grader does not blame", m.Name)
@@ -476,7 +476,8 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
 	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
 	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique) asks for it")
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8).")
+	// The cause that makes a rule this rung's is said with its number.
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8: two attempts both paid, and nothing stopped the second).")
 
 	// The unique rung's own handler there: what still breaks is a later
 	// rung's, said as expected, not as this rung's failure.
@@ -494,7 +495,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"))
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rule 2).")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rule 2: a different request under a used key was taken for a retry).")
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 
 	// The top rung's handler breaks nothing anywhere: every scenario was

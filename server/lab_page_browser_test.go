@@ -431,6 +431,61 @@ func TestLabPageOpensTheRungLeftOn(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `document.getElementById('btn-restore').hidden`), "nothing of this rung's was set aside")
 }
 
+// TestLabPageCarriesTheNewerCode: a rung passed through keeps no copy of
+// the code, so the code carried up is always the latest; a rung with code
+// of its own, older than the code of the rung just left, offers to bring
+// that code here, and "Bring back my code" undoes it. The scenario chosen
+// in the list stays chosen across a change of language.
+func TestLabPageCarriesTheNewerCode(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	stored := func(rung string) string {
+		return eval[string](t, ctx, `localStorage.getItem('idemlab.lab.`+rung+`') || ''`)
+	}
+	// Looked at, not written on: scoped keeps nothing.
+	goToRung(t, ctx, "scoped")
+	goToRung(t, ctx, "unique")
+	assert.Empty(t, stored("scoped"), "a rung passed through keeps no copy")
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // newest on two\n  return lab.json(201, {});\n}\n", "")
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.unique') || '').includes('newest on two')`))
+	goToRung(t, ctx, "scoped")
+	assert.Contains(t, eval[string](t, ctx, handlerText), "newest on two", "the latest code is carried up")
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('btn-carry').hidden`), "nothing older here to offer over")
+
+	// Written on scoped, then newer code written on replay: back on
+	// scoped, its own code, and the offer.
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // six's own\n  return lab.json(201, {});\n}\n", "")
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.scoped') || '').includes("six's own")`))
+	goToRung(t, ctx, "replay")
+	assert.Contains(t, eval[string](t, ctx, handlerText), "newest on two", "replay has none of its own: the latest below it")
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // five, newer\n  return lab.json(201, {});\n}\n", "")
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.replay') || '').includes('five, newer')`))
+	goToRung(t, ctx, "scoped")
+	assert.Contains(t, eval[string](t, ctx, handlerText), "six's own")
+	assert.Contains(t, text(t, ctx, "#lab-status"), "The code you just left on rung 5 (replay) is newer.")
+	assert.Equal(t, "⇢ Use the code of rung 5 (replay) here", text(t, ctx, "#btn-carry"))
+	run(t, ctx, click("#btn-carry"), waitJS(`document.getElementById('btn-carry').hidden`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "five, newer")
+	assert.Contains(t, stored("scoped"), "five, newer", "kept as this rung's code")
+	assert.Contains(t, text(t, ctx, "#lab-status"), "Bring back my code")
+	run(t, ctx, click("#btn-restore"), waitJS(`document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, handlerText), "six's own")
+
+	// The scenario chosen stays chosen in the other language.
+	labRunnerReady(t, ctx)
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "retry-after-lost-answer"))
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const s = document.getElementById('lang-select');
+		s.value = 'ko';
+		s.dispatchEvent(new Event('change'));
+	})()`),
+		waitAcrossLoad(`document.documentElement.lang === 'ko' && document.body.dataset.ready === 'true'`))
+	labRunnerReady(t, ctx)
+	run(t, ctx, waitJS(`document.getElementById('lab-scenario').options.length > 1`))
+	assert.Equal(t, "retry-after-lost-answer", eval[string](t, ctx, `document.getElementById('lab-scenario').value`))
+}
+
 // setLabFile puts a handler file in the lab page's two boxes, its schema
 // in its own, as opening the file does.
 func setLabFile(t *testing.T, ctx context.Context, src string) {

@@ -81,7 +81,7 @@ const PREFIX = 'idemlab.lab.';
 export function load(rung) {
   try {
     const v = JSON.parse(localStorage.getItem(PREFIX + rung) || 'null');
-    return v && typeof v.handler === 'string' ? { handler: v.handler, schema: String(v.schema || '') } : null;
+    return v && typeof v.handler === 'string' ? { handler: v.handler, schema: String(v.schema || ''), at: Number(v.at) || 0 } : null;
   } catch {
     return null;
   }
@@ -89,7 +89,7 @@ export function load(rung) {
 
 export function save(rung, code) {
   try {
-    localStorage.setItem(PREFIX + rung, JSON.stringify({ handler: code.handler, schema: code.schema }));
+    localStorage.setItem(PREFIX + rung, JSON.stringify({ handler: code.handler, schema: code.schema, at: Date.now() }));
     return true;
   } catch {
     return false;
@@ -144,8 +144,9 @@ export function saveDone(rung, done) {
 
 // The bench a page held when the student changed the language (the page
 // loads again) is kept for that one load under idemlab.labBench in the
-// tab's sessionStorage: {scenario, acts, code}, played again by the new
-// page when its code is the same.
+// tab's sessionStorage: {chosen, scenario, acts, code}, played again by
+// the new page when its code is the same; chosen, the scenario chosen in
+// the list, is kept whether a bench was or not.
 const BENCH_KEY = 'idemlab.labBench';
 
 export function keepBench(place) {
@@ -159,13 +160,11 @@ export function takeBench() {
   try {
     const v = JSON.parse(sessionStorage.getItem(BENCH_KEY) || 'null');
     sessionStorage.removeItem(BENCH_KEY);
-    const ok =
-      v &&
-      typeof v.scenario === 'string' &&
-      typeof v.code === 'string' &&
-      Array.isArray(v.acts) &&
-      v.acts.every((a) => typeof a === 'string');
-    return ok ? v : null;
+    if (!v || typeof v !== 'object') return null;
+    const bench =
+      typeof v.scenario === 'string' && typeof v.code === 'string' && Array.isArray(v.acts) && v.acts.every((a) => typeof a === 'string');
+    const chosen = typeof v.chosen === 'string' ? v.chosen : '';
+    return bench ? { chosen, scenario: v.scenario, acts: v.acts, code: v.code } : chosen ? { chosen } : null;
   } catch {
     return null;
   }

@@ -18,7 +18,7 @@ export function gradePanel(ctx) {
   const { w, label, rung, goRung, runner, panel, status, load, clearBench, clearFound, clearGrade, scenarioWords, guard, replay } = ctx;
   const onGraded = ctx.onGraded || (() => {});
   const { rulesOf, fixRungs, later, askedNotes, laterNotes } = ctx;
-  const { ruleWords, causeLines, answersLine, noteLines, noteWhat, brokenSeven } = ctx;
+  const { ruleWords, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = ctx;
 
   // gradeAll explores every scenario on its own, so that every rule a
   // scenario breaks is found (explore stops at the first), says whether
@@ -34,6 +34,7 @@ export function gradePanel(ctx) {
     const rows = [];
     const broken = new Set();
     const askedRules = new Set();
+    const askedRows = [];
     const fixes = new Set();
     // Scenarios whose notes (a claim never settled) this rung asks to
     // settle, and the later rungs that settle the rest.
@@ -65,6 +66,7 @@ export function gradePanel(ctx) {
       for (const n of notesLater) laterNoteCauses.add(n.cause);
       for (const x of [...bad, ...others]) broken.add(x.rule.n);
       for (const x of asked) askedRules.add(x.rule.n);
+      askedRows.push(...asked);
       for (const x of [...bad, ...others]) for (const f of fixRungs(x)) fixes.add(f);
       rows.push({ sc, r, rules: bad.map((x) => x.rule), others, asked, notesAsked });
     }
@@ -135,6 +137,7 @@ export function gradePanel(ctx) {
                   rung: label(here),
                   rules: asked.join(', '),
                   s: plural(asked),
+                  why: causesSaid(askedRows),
                   scenarios: fewOf(rows.filter((row) => row.asked.length).map((row) => '“' + scenarioWords(row.sc.name) + '”')),
                 }),
               )

@@ -47,6 +47,16 @@ const LAB_WORDS = {
 };
 const raceWords = (key, vars) => t(LAB_WORDS[key] || key, vars);
 
+// A step of a handler takes milliseconds; the runner's budget is for a
+// loop that never yields, and is wide enough for a slow laptop under load,
+// where loading a handler (a fresh database, the student's file compiled)
+// took over 2 s in a test on a busy machine.
+const BUDGET_MS = 8000;
+
+// The runner's calls that run the student's handler: one of them gone
+// quiet is a handler that may never end (loading a file is not said so).
+const HANDLER_CALLS = new Set(['start', 'step', 'inject', 'explore']);
+
 export function startRace({
   words: w,
   lang = 'en',
@@ -58,11 +68,7 @@ export function startRace({
   onGraded = () => {},
   restore = null,
 }) {
-  // A step of a handler takes milliseconds; the budget is for a loop that
-  // never yields, and is wide enough for a slow laptop under load, where
-  // loading a handler (a fresh database, the student's file compiled)
-  // took over 2 s in a test on a busy machine.
-  const runner = startRunner({ budgetMs: 8000 });
+  const runner = startRunner({ budgetMs: BUDGET_MS, onSlow: (fn) => saySlow(fn) });
   // acts: what was done on the bench since its scenario was put there
   // ("a1", "crash:a1", "lose:a2", "timeout:a2"), so that the page, loaded
   // again in the other language, plays it again (place, restore).
@@ -76,6 +82,7 @@ export function startRace({
     loaded: '',
     retention: null,
     focusVerdict: false,
+    wanted: '', // the scenario to choose once the list is filled (restore)
   };
   const status = (s) => ($('lab-run-status').textContent = s);
   const buttons = ['btn-lab-start', 'btn-lab-explore', 'btn-lab-grade'];
@@ -139,7 +146,10 @@ export function startRace({
     panel.retention = r.retentionSeconds ?? null;
     panel.scenarios = await runner.scenarios();
     const sel = $('lab-scenario');
-    const chosen = sel.value;
+    // The scenario chosen before the page was loaded again (restore), the
+    // first time the list is filled.
+    const chosen = panel.wanted || sel.value;
+    panel.wanted = '';
     sel.replaceChildren(...panel.scenarios.map((s) => el('option', { value: s.name, selected: s.name === chosen }, scenarioWords(s.name))));
     return true;
   }
@@ -157,7 +167,7 @@ export function startRace({
   const judge = rungJudge({ rung, retention: () => panel.retention });
   const { rulesOf, later, askedNotes } = judge;
   const verdict = verdictWords({ w, lang, label, judge });
-  const { ruleTitle, rulesList, noteLines, noteWhat, brokenSeven } = verdict;
+  const { ruleTitle, rulesList, noteLines, noteWhat, causesSaid, brokenSeven } = verdict;
   const { gradeAll } = gradePanel({
     ...judge,
     ...verdict,
@@ -191,7 +201,7 @@ export function startRace({
     try {
       await fn();
     } catch (err) {
-      status(err.stopped ? w('stopped', { why: err.message }) : err.message);
+      status(err.stopped ? stoppedWords(err) : err.message);
       if (err.stopped) panel.loaded = '';
     } finally {
       setBusy(false);
@@ -201,6 +211,28 @@ export function startRace({
       // Tests wait on this: one more action of the panel has ended.
       document.body.dataset.labActs = String(Number(document.body.dataset.labActs || 0) + 1);
     }
+  }
+
+  // saySlow says, while a call of the student's handler has gone quiet
+  // (the runner's onSlow), that it may never end and how it is ended; the
+  // status line comes back when the call speaks again.
+  let beforeSlow = null;
+  function saySlow(fn) {
+    if (fn && HANDLER_CALLS.has(fn)) {
+      beforeSlow = $('lab-run-status').textContent;
+      status(w('stillRunning', { secs: BUDGET_MS / 1000 }));
+      document.body.dataset.labSlow = 'true';
+    } else if (!fn && beforeSlow !== null) {
+      status(beforeSlow);
+      beforeSlow = null;
+      delete document.body.dataset.labSlow;
+    }
+  }
+
+  // stoppedWords says why a handler was stopped, in the page's language.
+  function stoppedWords(err) {
+    if (err.kind === 'budget') return w('stoppedBudget', { secs: BUDGET_MS / 1000 });
+    return w(err.hung && HANDLER_CALLS.has(err.hung) ? 'stoppedButtonHung' : 'stoppedButton');
   }
 
   // An action disables the panel's buttons while it runs, and the cards
@@ -415,7 +447,10 @@ export function startRace({
           : w('threwNoLine', { name: a.error.name, message: a.error.message }))
       );
     if (!a.answer) return w('cut');
-    return (a.lost || a.timed_out ? '✂ ' : '✉ ') + w(a.lost || a.timed_out ? 'answerLost' : 'answered', { status: a.answer.status });
+    // A client that gave up is marked as the race view marks it (✗), an
+    // answer lost on the way as the legend's ✂.
+    if (a.timed_out) return '✗ ' + w('answerGaveUp', { status: a.answer.status });
+    return (a.lost ? '✂ ' : '✉ ') + w(a.lost ? 'answerLost' : 'answered', { status: a.answer.status });
   }
 
   function renderTrace(state) {
@@ -550,6 +585,7 @@ export function startRace({
         chosen: scenarioWords(chosen),
         triedChosen: first.tried,
         tried: r.tried,
+        s: r.tried === 1 ? '' : 's',
         steps: r.steps,
         switches: switchesOf(r.schedule),
       }),
@@ -564,7 +600,12 @@ export function startRace({
           'p',
           { class: 'lab-rung-sum', 'data-done': asked.length ? 'false' : 'true' },
           asked.length
-            ? w('exploredAsked', { rung: label(rung()), rules: asked.map((x) => x.rule.n).join(', '), s: plural(asked) })
+            ? w('exploredAsked', {
+                rung: label(rung()),
+                rules: asked.map((x) => x.rule.n).join(', '),
+                s: plural(asked),
+                why: causesSaid(asked),
+              })
             : w('exploredLater', { rung: label(rung()) }),
         ),
         el(
@@ -613,7 +654,12 @@ export function startRace({
   // place is what the bench holds, to be played again by a page loaded
   // anew (restore): the scenario, what was done to it, and the code it
   // ran. Null when nothing is on the bench.
-  panel.place = () => (panel.bench ? { scenario: panel.bench.name, acts: panel.acts.slice(), code: panel.loaded } : null);
+  // The scenario chosen in the list is kept too, bench or none.
+  panel.place = () =>
+    Object.assign(
+      { chosen: $('lab-scenario').value },
+      panel.bench ? { scenario: panel.bench.name, acts: panel.acts.slice(), code: panel.loaded } : {},
+    );
 
   // ← and → move between the attempts' cards: from a button to the same
   // button of the next attempt that has one (Tab would cross every fault
@@ -637,6 +683,7 @@ export function startRace({
   $('btn-lab-grade').addEventListener('click', () => guard(gradeAll));
   $('btn-lab-stop').addEventListener('click', () => runner.stop());
 
+  if (restore && restore.chosen) panel.wanted = restore.chosen;
   status(w('engineStarting'));
   runner.ready.then(
     () => {
@@ -645,7 +692,7 @@ export function startRace({
       document.body.dataset.runner = 'ready';
       // The bench the page held before it was loaded again (another
       // language), played again when the code is the same.
-      if (restore && restore.code === code())
+      if (restore && restore.scenario && restore.code === code())
         guard(async () => {
           if (restore.acts.length) await replay(restore.scenario, restore.acts, { force: false });
           else await putOnBench(restore.scenario);

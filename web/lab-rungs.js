@@ -149,5 +149,18 @@ export function rungJudge({ rung, retention }) {
     return (notes || []).filter((n) => n.cause && CAUSE_RUNG[n.cause] && RUNGS.indexOf(CAUSE_RUNG[n.cause]) > here);
   }
 
-  return { rulesOf, unknownRule, fixRungs, later, askedNotes, laterNotes };
+  // askedCauses are the causes that make broken rules this rung's (or an
+  // earlier one's): a rule whose usual fix is a later rung's may break
+  // here for a cause the rung asks about (rule 3 by a raw-bytes
+  // fingerprint, at the fingerprint rung), and the words say which.
+  function askedCauses(rules) {
+    const here = RUNGS.indexOf(rung());
+    const out = [];
+    for (const r of rules)
+      for (const v of r.violations || [])
+        if (v && v.cause && CAUSE_RUNG[v.cause] && RUNGS.indexOf(CAUSE_RUNG[v.cause]) <= here && !out.includes(v.cause)) out.push(v.cause);
+    return out;
+  }
+
+  return { rulesOf, unknownRule, fixRungs, later, askedNotes, laterNotes, askedCauses };
 }

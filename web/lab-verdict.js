@@ -4,7 +4,7 @@
 // scenario's answers, the notes of answers the contract does not give,
 // and the order that broke a rule (scheduleRuns, switchesOf).
 //
-//   const { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, brokenSeven } = verdictWords({ w, lang, label, judge });
+//   const { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = verdictWords({ w, lang, label, judge });
 //
 // w(key, vars) gives the page's words in lang; label(r) names a rung; judge
 // is what the rung asks (lab-rungs.js rungJudge).
@@ -13,7 +13,7 @@ import { el, spaced } from './dom.js';
 import { CAUSE_RUNG } from './lab-rungs.js';
 
 export function verdictWords({ w, lang, label, judge }) {
-  const { rulesOf, unknownRule, fixRungs, later, laterNotes } = judge;
+  const { rulesOf, unknownRule, fixRungs, later, laterNotes, askedCauses } = judge;
 
   function ruleTitle(rule) {
     return (lang === 'ko' && rule.title_ko) || rule.title || rule.name;
@@ -140,13 +140,22 @@ export function verdictWords({ w, lang, label, judge }) {
     return [...new Set(causes)].map((c) => w('noteWhat_' + c.replace(/-/g, '_'))).join('; ');
   }
 
+  // causesSaid is what follows the numbers of rules the rung asks for, in
+  // its sentence: the causes that make them this rung's (askedCauses), so
+  // that a rule another line calls a later rung's reads as this one's for
+  // a reason; "" when no cause was told.
+  function causesSaid(rules) {
+    const causes = askedCauses(rules);
+    return causes.length ? ': ' + noteWhat(causes) : '';
+  }
+
   // brokenSeven says rule 7 broken by the retention a file publishes
   // (seconds), once: it breaks in every order alike.
   function brokenSeven(seconds) {
     return el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds }));
   }
 
-  return { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, brokenSeven };
+  return { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven };
 }
 
 // scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the

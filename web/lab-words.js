@@ -21,7 +21,7 @@ const en = {
   rungName_fingerprint: 'fingerprint',
   rungName_in_progress: 'in-progress',
   rungName_replay: 'replay',
-  rungName_scoped: 'scoped',
+  rungName_scoped: 'scope, retention, lease',
   rungGoal: 'What this rung adds',
   rungHints: 'Hints',
   handlerLabel: 'Your handler (JavaScript): async function transfer(req, db, pay)',
@@ -44,12 +44,15 @@ const en = {
   linkReady: 'Your link (copy it from here):',
   linkTooLong: 'The link is {n} characters long; some chat programs cut long links. Download the file instead if it does not open.',
   opened: 'Opened {name}.',
-  rungOwnCode: 'Now on {rung}: the editor holds the code you saved on this rung.',
+  rungOwnCode: 'Now on {rung}: the editor holds the code you wrote on this rung (kept in this browser).',
+  rungOwnOlder:
+    'Now on {rung}: the editor holds the code you wrote on this rung (kept in this browser). The code you just left on {from} is newer.',
+  carryHere: '⇢ Use the code of {from} here',
+  carried: 'The code of {from} is here now. “Bring back my code” brings back what this rung had.',
   rungCarried: 'Now on {rung}: the editor holds the code you left on {from}, to build on.',
   rungStarter: 'Now on {rung}: the editor holds the starting handler.',
-  openedLink: 'Opened the code from the link, as rung {rung}.',
-  openedLinkAside:
-    'Opened the code from the link, as rung {rung}. Your own code of that rung is set aside: “Bring back my code” restores it.',
+  openedLink: 'Opened the code from the link, as {rung}.',
+  openedLinkAside: 'Opened the code from the link, as {rung}. Your own code of that rung is set aside: “Bring back my code” restores it.',
   restore: '↶ Bring back my code',
   restored: 'Your own code is back.',
   openFailed: 'That file could not be opened: {error}',
@@ -89,12 +92,19 @@ const en = {
   notSentAfter: 'not sent yet: it is sent once {after} has ended, or once the client gives up waiting for {after}',
   answered: 'answered {status}',
   answerLost: 'answered {status}; the client never read it',
+  answerGaveUp: 'answered {status} after its client had given up: no one read it',
   crashed: 'crashed: its connection closed, its open transaction rolled back',
   crashedNoTx: 'crashed: its connection closed; it had no transaction open',
   threw: 'threw {name} at line {line}: {message}',
   threwNoLine: 'threw {name}: {message}',
   cut: 'never answered',
-  stopped: 'Stopped: {why}',
+  stillRunning:
+    'Your handler has run for over a second without reaching its next step or its answer. A loop that never ends, or an await on something that never settles, does this: ■ Stop ends it, and the page stops it by itself after {secs} s.',
+  stoppedBudget:
+    'Stopped: your handler ran {secs} s without reaching its next step or its answer (a loop that never ends, or an await that never settles?), so the page stopped it and started the engine again. Put a scenario on the bench to run it again.',
+  stoppedButton: 'Stopped by the Stop button; the engine was started again.',
+  stoppedButtonHung:
+    'Stopped by the Stop button: your handler had not reached its next step or its answer (a loop that never ends, or an await that never settles?). The engine was started again; put a scenario on the bench to run it again.',
   benchEnded: 'On the bench: {scenario}. Every attempt has ended.',
   benchStale:
     'On the bench: {scenario}, with the code as it was when it was put there. Your code has changed since: put the scenario on the bench again to run it.',
@@ -112,14 +122,14 @@ const en = {
   exploredNone:
     'No break found in any of the {n} scenarios (“{chosen}” first): {tried} schedules tried in {ms} ms (every order of two attempts up to {bound} steps, random orders of three or more). Not a proof: a bigger bound might find one.',
   exploredBroke:
-    'Broke rule {n} ({title}) in “{scenario}”, the scenario you chose, after {tried} schedules: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
+    'Broke rule {n} ({title}) in “{scenario}”, the scenario you chose, after {tried} schedule{s}: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredBrokeOther:
     'No break in “{chosen}”, the scenario you chose ({triedChosen} schedules). Searching the other scenarios, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredBrokeOtherLater:
     'In “{chosen}”, the scenario you chose, only rules that later rungs fix broke ({triedChosen} schedules). Searching the other scenarios for this rung’s own, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredLater:
     'Every rule broken here is one that a later rung fixes, so at {rung} this break is expected; no scenario broke what this rung asks. Whether this rung holds in every scenario: ✓ Check every scenario.',
-  exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rule{s} {rules}).',
+  exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rule{s} {rules}{why}).',
   exploredAskedNote: 'This rung ({rung}) is not done: {what} (the note below).',
   noteWhat_claim_never_settled: 'a claim a crash left is never settled',
   noteWhat_completed_apart: 'a crash after the transfer’s commit left its key in progress',
@@ -145,7 +155,7 @@ const en = {
   noteWhat_stored_validation_refusal: 'a 400 or 401 was stored under its key',
   noteWhat_in_process_lock: 'the key is guarded in one process’s memory',
   noteWhat_short_retention: 'keys are kept shorter than clients retry',
-  noteWhat_paid_without_claim: 'two live attempts both paid',
+  noteWhat_paid_without_claim: 'two attempts both paid, and nothing stopped the second',
   gradeTopNoted:
     'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short: the top rung is not reached yet.',
   replayFound: '▶ Play that order on the bench',
@@ -196,7 +206,7 @@ const en = {
   gradeCause: 'What went wrong: {says}',
   gradeFix: 'What to change: {fix}',
   gradeTop:
-    'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scoped) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
+    'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scope, retention, lease) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
   gradeNext: 'Broken somewhere: rule{s} {rules}. The earliest rung that fixes {one}: {rung}.',
   oneOfThem: 'one of them',
   itAlone: 'it',
@@ -206,7 +216,7 @@ const en = {
   rungNextGoal: 'Next, {rung}: {goal}',
   goToRung: '▶ Go to {rung}',
   rungDoneMark: 'its last grade said done',
-  rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rule{s} {rules}) in: {scenarios}.',
+  rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rule{s} {rules}{why}) in: {scenarios}.',
   rungNotDone7: '✘ This rung, {rung}, is not done yet: it asks you to publish retentionSeconds (rule 7).',
   rungNotDone7Short:
     '✘ This rung, {rung}, is not done yet: the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
@@ -217,7 +227,7 @@ const en = {
   gradeUnknown7:
     'Rule 7 is unknown: your file publishes no retentionSeconds, so no client can know how long a key is kept. idemlab grade marks the rule unknown and fails until you publish it (longer than the clients’ hour of retries).',
   gradeTopUnknown:
-    'No scenario broke a rule within the explorer’s bound, but rule 7 stays unknown until your file publishes retentionSeconds (the scoped rung).',
+    'No scenario broke a rule within the explorer’s bound, but rule 7 stays unknown until your file publishes retentionSeconds (the rung of scope, retention and lease).',
 
   goal_naive:
     'Nothing yet: this is where you start. Every request moves the money, so a client that retries after a lost answer pays twice. Read the handler, then go to the next rung.',
@@ -281,7 +291,7 @@ const ko = {
   rungName_fingerprint: '지문',
   rungName_in_progress: '처리 중',
   rungName_replay: '재생',
-  rungName_scoped: '범위와 보존 기간',
+  rungName_scoped: '범위, 보존 기간, 리스',
   rungGoal: '이 단계에서 더할 것',
   rungHints: '힌트',
   handlerLabel: '나의 핸들러(JavaScript): async function transfer(req, db, pay)',
@@ -304,12 +314,15 @@ const ko = {
   linkReady: '링크(여기에서 복사하세요):',
   linkTooLong: '링크가 {n}자입니다. 긴 링크를 자르는 메신저도 있으니, 열리지 않으면 파일을 내려받아 보내세요.',
   opened: '파일을 열었습니다: {name}',
-  rungOwnCode: '{rung}: 편집기에는 이 단계에 저장해 둔 코드가 있습니다.',
+  rungOwnCode: '{rung}: 편집기에는 이 단계에서 작성한 코드가 있습니다(이 브라우저에 보관됨).',
+  rungOwnOlder: '{rung}: 편집기에는 이 단계에서 작성한 코드가 있습니다(이 브라우저에 보관됨). 방금 떠난 {from}에 더 최근 코드가 있습니다.',
+  carryHere: '⇢ {from}의 코드를 여기로 가져오기',
+  carried: '{from}의 코드를 가져왔습니다. “내 코드 되돌리기”로 이 단계에 있던 코드를 되살릴 수 있습니다.',
   rungCarried: '{rung}: 편집기에는 {from}에 남겨 둔 코드가 있습니다. 여기서 이어 가세요.',
   rungStarter: '{rung}: 편집기에는 처음 주어지는 핸들러가 있습니다.',
-  openedLink: '링크의 코드를 {rung} 단계로 열었습니다.',
+  openedLink: '링크의 코드를 열었습니다. 단계: {rung}.',
   openedLinkAside:
-    '링크의 코드를 {rung} 단계로 열었습니다. 그 단계에서 작성하던 코드는 따로 보관해 두었으니 “내 코드 되돌리기”로 되살릴 수 있습니다.',
+    '링크의 코드를 열었습니다. 단계: {rung}. 그 단계에서 작성하던 코드는 따로 보관해 두었으니 “내 코드 되돌리기”로 되살릴 수 있습니다.',
   restore: '↶ 내 코드 되돌리기',
   restored: '작성하던 코드를 되돌렸습니다.',
   openFailed: '파일을 열 수 없습니다: {error}',
@@ -352,12 +365,19 @@ const ko = {
   notSentAfter: '아직 보내지 않음({after} 시도가 끝나거나, 클라이언트가 {after} 시도를 기다리다 포기하면 보냄)',
   answered: '응답 {status}',
   answerLost: '응답 {status}: 보냈지만 클라이언트는 읽지 못함',
+  answerGaveUp: '응답 {status}: 클라이언트가 이미 기다리기를 포기해 아무도 읽지 못함',
   crashed: '죽음: 연결이 끊기고 열려 있던 트랜잭션은 롤백됨',
   crashedNoTx: '죽음: 연결이 끊김. 열려 있던 트랜잭션은 없었음',
   threw: '{line}번째 줄에서 {name} 발생: {message}',
   threwNoLine: '{name} 발생: {message}',
   cut: '응답하지 않음',
-  stopped: '멈춤: {why}',
+  stillRunning:
+    '핸들러가 1초 넘게 다음 스텝이나 응답에 이르지 못하고 있습니다. 끝나지 않는 반복문이나 끝내 정해지지 않는 await가 이렇게 만듭니다. ■ 멈추기로 끝낼 수 있고, {secs}초가 지나면 페이지가 스스로 멈춥니다.',
+  stoppedBudget:
+    '멈춤: 핸들러가 {secs}초 동안 다음 스텝이나 응답에 이르지 못해(끝나지 않는 반복문이나 끝내 정해지지 않는 await?) 페이지가 멈추고 엔진을 다시 시작했습니다. 다시 실행하려면 시나리오를 벤치에 올리세요.',
+  stoppedButton: '■ 멈추기로 멈췄습니다. 엔진을 다시 시작했습니다.',
+  stoppedButtonHung:
+    '■ 멈추기로 멈췄습니다. 핸들러가 다음 스텝이나 응답에 이르지 못하고 있었습니다(끝나지 않는 반복문이나 끝내 정해지지 않는 await?). 엔진을 다시 시작했습니다. 다시 실행하려면 시나리오를 벤치에 올리세요.',
   benchEnded: '벤치에 올린 시나리오: {scenario}. 모든 시도가 끝났습니다.',
   benchStale:
     '벤치에 올린 시나리오: {scenario}. 벤치는 올릴 때의 코드를 실행합니다. 그 뒤에 코드가 바뀌었으니, 바뀐 코드를 실행하려면 시나리오를 다시 올리세요.',
@@ -382,7 +402,7 @@ const ko = {
     '고른 시나리오 “{chosen}”에서는 다음 단계들이 고칠 규칙만 깨졌습니다({triedChosen}가지 순서). 이 단계의 규칙을 찾아 나머지 시나리오를 시험해 보니 “{scenario}”에서 깨진 규칙: {n}. {title}. 모두 {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   exploredLater:
     '여기서 깨진 규칙은 모두 다음 단계들이 고칠 규칙이라 {rung}에서는 예상된 결과이며, 이 단계가 요구하는 규칙을 깬 시나리오는 없었습니다. 이 단계가 모든 시나리오에서 지켜지는지는 ✓ 모든 시나리오 검사로 확인하세요.',
-  exploredAsked: '이 단계는 아직 끝나지 않았습니다({rung}). 이 단계가 요구하는 규칙이 여기서 깨졌습니다(규칙 {rules}).',
+  exploredAsked: '이 단계는 아직 끝나지 않았습니다({rung}). 이 단계가 요구하는 규칙이 여기서 깨졌습니다(규칙 {rules}{why}).',
   exploredAskedNote: '이 단계는 아직 끝나지 않았습니다({rung}). 아래 참고: {what}.',
   noteWhat_claim_never_settled: '죽은 시도가 남긴 선점이 끝내 정리되지 않음',
   noteWhat_completed_apart: '송금을 커밋한 뒤 죽어서 키가 처리 중으로 남음',
@@ -408,7 +428,7 @@ const ko = {
   noteWhat_stored_validation_refusal: '400이나 401 응답을 키에 저장함',
   noteWhat_in_process_lock: '키를 한 프로세스의 메모리에서만 지킴',
   noteWhat_short_retention: '클라이언트가 재시도하는 기간보다 키를 짧게 보존함',
-  noteWhat_paid_without_claim: '살아 있는 두 시도가 모두 결제함',
+  noteWhat_paid_without_claim: '두 시도가 모두 결제했고 두 번째를 막은 것이 없음',
   gradeTopNoted:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 위의 참고 사항이 아직 모자란 점을 말합니다. 아직 맨 위 단계에 이르지 못했습니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
@@ -457,7 +477,7 @@ const ko = {
   gradeCause: '무엇이 잘못됐나: {says}',
   gradeFix: '고칠 점: {fix}',
   gradeTop:
-    '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위와 보존 기간)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위, 보존 기간, 리스)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. {one} 고치는 가장 앞 단계: {rung}.',
   oneOfThem: '그중 하나를',
   itAlone: '이 규칙을',
@@ -467,7 +487,7 @@ const ko = {
   rungNextGoal: '다음 {rung}: {goal}',
   goToRung: '▶ {rung} 시작',
   rungDoneMark: '마지막 검사에서 통과',
-  rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}).',
+  rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}{why}).',
   rungNotDone7: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계는 retentionSeconds를 공개하라고 요구합니다(규칙 7).',
   rungNotDone7Short:
     '✘ 아직 통과하지 못한 단계: {rung}. 파일이 공개한 보존 기간이 클라이언트가 재시도하는 한 시간보다 길지 않습니다(규칙 7).',
@@ -478,7 +498,7 @@ const ko = {
   gradeUnknown7:
     '규칙 7은 알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없습니다. idemlab grade는 이 규칙을 알 수 없음으로 두고, 공개할 때까지 통과시키지 않습니다(클라이언트의 재시도 한 시간보다 길게).',
   gradeTopUnknown:
-    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 파일이 retentionSeconds를 공개할 때까지 규칙 7은 알 수 없습니다(6단계, 범위와 보존 기간).',
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 파일이 retentionSeconds를 공개할 때까지 규칙 7은 알 수 없습니다(6단계, 범위, 보존 기간, 리스).',
 
   goal_naive:
     '아직 할 일은 없습니다. 여기가 출발점입니다. 요청마다 돈이 이동하므로, 응답을 받지 못해 다시 보내는 클라이언트는 두 번 결제합니다. 핸들러를 읽고 다음 단계로 넘어가세요.',

@@ -33,6 +33,7 @@ const lab = {
   start: null, // the naive handler, {handler, schema}
   handler: null, // the editors (or text boxes): {text(), setText(s), focus()}
   schema: null,
+  dirty: false, // the shown code was edited since it was kept
 };
 
 const w = (key, vars) => lt(lab.lang, key, vars);
@@ -110,19 +111,47 @@ function renderRungs() {
 // the rung chosen: what was saved for it, else the code of the rung before
 // it (a student climbs from where they are), else the naive handler. The
 // rung is remembered: a reload opens it again.
+//
+// A rung keeps only code written on it: passing through a rung keeps no
+// copy there, so that the code carried up is always the latest. Where the
+// rung has code of its own but the rung just left holds newer code, the
+// page offers to bring that code here (carry).
 function chooseRung(r, opts = {}) {
   if (!RUNGS.includes(r) || r === lab.rung) return;
+  const left = lab.rung;
   keep();
   setRung(r);
   const url = new URL(location.href);
   url.searchParams.set('rung', r);
   url.hash = '';
   history.replaceState(null, '', url);
-  const said = whoseCode(r);
+  const own = load(r);
+  const newer = load(left);
+  const offer = own && newer && newer.at > own.at && (newer.handler !== own.handler || newer.schema !== own.schema);
+  const said = offer ? w('rungOwnOlder', { rung: rungWords(lab.lang, r).label, from: rungWords(lab.lang, left).label }) : whoseCode(r);
   show(codeOf(r));
   say(said);
+  const carryBtn = $('btn-carry');
+  carryBtn.hidden = !offer;
+  carryBtn.dataset.from = offer ? left : '';
+  carryBtn.textContent = offer ? w('carryHere', { from: rungWords(lab.lang, left).label }) : '';
   renderRungs();
   if (opts.focus) $('rung-title').focus();
+}
+
+// carry brings the code of the rung just left (chooseRung's offer) onto
+// this one, and sets this rung's own code aside for "Bring back my code".
+function carry() {
+  const from = $('btn-carry').dataset.from;
+  const code = from && load(from);
+  $('btn-carry').hidden = true;
+  if (!code) return;
+  save(lab.rung + '~mine', current());
+  show(code);
+  keep(true);
+  $('btn-restore').hidden = false;
+  say(w('carried', { from: rungWords(lab.lang, from).label }));
+  lab.handler.focus();
 }
 
 function setRung(r) {
@@ -155,6 +184,9 @@ function whoseCode(r) {
 }
 
 function show(code) {
+  lab.dirty = false;
+  // An offer to bring other code here (chooseRung) ends with this code.
+  $('btn-carry').hidden = true;
   lab.showing = true;
   lab.handler.setText(code.handler);
   lab.schema.setText(code.schema);
@@ -167,10 +199,13 @@ function current() {
 }
 
 // keep saves the shown code under the rung shown, a moment after the last
-// key (and at once when the rung changes or the page is left).
+// key (and at once when the rung changes or the page is left): code
+// written on the rung (dirty), or, forced, code put there (a file, a
+// link, code brought back).
 let keepTimer = 0;
 function keepSoon() {
   if (lab.showing) return;
+  lab.dirty = true;
   // The errors said of older code are at lines that moved.
   showErrorList([]);
   // A link made before the edit carries the old code; the bench runs it.
@@ -180,9 +215,10 @@ function keepSoon() {
   keepTimer = setTimeout(keep, 400);
 }
 
-function keep() {
+function keep(force) {
   clearTimeout(keepTimer);
-  if (!lab.handler) return;
+  if (!lab.handler || !(lab.dirty || force)) return;
+  lab.dirty = false;
   if (!save(lab.rung, current())) say(w('savedNot'));
 }
 
@@ -204,7 +240,7 @@ async function openFile(file) {
     if (file.size > 256 * 1024) throw new Error('larger than 256 KB');
     const code = split(await file.text());
     show(code);
-    keep();
+    keep(true);
     say(w('opened', { name: file.name }));
   } catch (err) {
     say(w('openFailed', { error: err.message === 'no async function transfer(req, db, pay)' ? w('notAHandler') : err.message }));
@@ -237,7 +273,6 @@ function startOver() {
   forget(lab.rung);
   const before = RUNGS.slice(0, RUNGS.indexOf(lab.rung)).findLast((r) => load(r));
   show(codeOf(lab.rung));
-  keep();
   save(lab.rung + '~mine', mine);
   $('btn-restore').hidden = false;
   say(w('startedOver', { from: before ? w('fromRung', { rung: rungWords(lab.lang, before).label }) : w('fromStart') }));
@@ -264,8 +299,8 @@ async function openLink() {
   if (aside) save(lab.rung + '~mine', own);
   $('btn-restore').hidden = !load(lab.rung + '~mine');
   show(code);
-  keep();
-  say(w(aside ? 'openedLinkAside' : 'openedLink', { rung: rungWords(lab.lang, lab.rung).name }));
+  keep(true);
+  say(w(aside ? 'openedLinkAside' : 'openedLink', { rung: rungWords(lab.lang, lab.rung).label }));
   return true;
 }
 
@@ -274,7 +309,7 @@ function restore() {
   const mine = load(lab.rung + '~mine');
   if (!mine) return;
   show(mine);
-  keep();
+  keep(true);
   forget(lab.rung + '~mine');
   $('btn-restore').hidden = true;
   say(w('restored'));
@@ -453,6 +488,7 @@ async function main() {
   $('btn-share').addEventListener('click', share);
   $('btn-start-over').addEventListener('click', startOver);
   $('btn-restore').addEventListener('click', restore);
+  $('btn-carry').addEventListener('click', carry);
   // The race panel runs the code the boxes hold; its lines are the file's,
   // shifted back to the handler box's.
   lab.race = startRace({

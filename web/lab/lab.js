@@ -14,7 +14,12 @@
 //   s = await runner.inject('a2', 'crash');      // or 'lose', 'timeout'
 //   const found = await runner.explore();        // {broke, scenario, schedule, trace, verdict, tried}
 //
-// A call the watchdog stopped rejects with an Error whose stopped is true.
+// A call the watchdog stopped rejects with an Error whose stopped is true,
+// kind 'budget' or 'button', and hung the call that had gone quiet before
+// the stop ('' if none). onSlow(fn) says a call fn ('step', 'explore', …)
+// has gone quiet for slowMs (no answer, no beat): a hung handler, seen
+// before the budget stops it; onSlow('') says it spoke again or was
+// stopped.
 
 const assets = {};
 
@@ -42,12 +47,14 @@ function loadAssets() {
 }
 
 export function startRunner(options) {
-  const o = Object.assign({ budgetMs: 2000 }, options || {});
+  const o = Object.assign({ budgetMs: 2000, slowMs: 1500, onSlow: () => {} }, options || {});
   const pending = new Map();
   let nextId = 1;
   let worker = null;
   let ready = null;
   let timer = 0;
+  let slowTimer = 0;
+  let slow = ''; // the call said to have gone quiet (onSlow)
   let source = null;
   let accounts = null;
   const stats = { workers: 0, stopped: 0, lastStop: '' };
@@ -103,18 +110,37 @@ export function startRunner(options) {
   function arm() {
     clearTimeout(timer);
     timer = 0;
-    if (pending.size > 0)
+    quiet();
+    if (pending.size > 0) {
       timer = setTimeout(
-        () => stop('the handler ran ' + o.budgetMs + ' ms without reaching its next step or its answer: stopped'),
+        () => stop('the handler ran ' + o.budgetMs + ' ms without reaching its next step or its answer: stopped', 'budget'),
         o.budgetMs,
       );
+      const fn = pending.values().next().value.fn;
+      slowTimer = setTimeout(() => {
+        slow = fn;
+        o.onSlow(fn);
+      }, o.slowMs);
+    }
+  }
+
+  // quiet ends the wait for a call gone quiet, and says so if it was said.
+  function quiet() {
+    clearTimeout(slowTimer);
+    slowTimer = 0;
+    if (slow) {
+      slow = '';
+      o.onSlow('');
+    }
   }
 
   // stop terminates the worker (a hung handler, or the Stop button) and
   // starts a fresh one; every call out rejects.
-  function stop(why) {
+  function stop(why, kind) {
     clearTimeout(timer);
     timer = 0;
+    const hung = slow;
+    quiet();
     stats.stopped++;
     stats.lastStop = why || 'stopped';
     worker.terminate();
@@ -124,6 +150,8 @@ export function startRunner(options) {
     for (const p of out) {
       const err = new Error(stats.lastStop);
       err.stopped = true;
+      err.kind = kind;
+      err.hung = hung;
       p.reject(err);
     }
   }
@@ -131,7 +159,7 @@ export function startRunner(options) {
   function post(fn, args) {
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      pending.set(id, { resolve, reject, fn });
       worker.postMessage({ id, fn, args });
       arm();
     });
@@ -159,6 +187,6 @@ export function startRunner(options) {
     scenarios: () => call('scenarios'),
     explore: (opts) => call('explore', opts || {}),
     measure: (name, n) => call('measure', name, n),
-    stop: () => stop('stopped by the Stop button'),
+    stop: () => stop('stopped by the Stop button', 'button'),
   };
 }
