@@ -121,8 +121,9 @@ func TestLabPageNamesAnEarlyPurge(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
-	// The editor's text changed with the rung: the page says whose it is.
-	assert.Contains(t, text(t, ctx, "#lab-status"), "Now on rung 6 (scope, retention, lease): the editor holds the code you left on rung 1 (naive)")
+	// The editor's text changed with the rung: the page says whose it is
+	// (nothing was written on rung 1, so no code of it is carried).
+	assert.Contains(t, text(t, ctx, "#lab-status"), "Now on rung 6 (scope, retention, lease): the editor holds the starting handler.")
 	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"  const scope = [req.customer, ENDPOINT, key];\n",
 		"  const scope = [req.customer, ENDPOINT, key];\n  await db.run('DELETE FROM idem_keys WHERE created_at < ?', req.now - 10 * 60 * 1000);\n"}))
 	act(t, ctx, `#btn-lab-grade`)

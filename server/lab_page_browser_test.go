@@ -472,7 +472,9 @@ func TestLabPageCarriesTheNewerCode(t *testing.T) {
 	run(t, ctx, click("#btn-restore"), waitJS(`document.getElementById('btn-restore').hidden`))
 	assert.Contains(t, eval[string](t, ctx, handlerText), "six's own")
 
-	// The scenario chosen stays chosen in the other language.
+	// The scenario chosen stays chosen in the other language; leaving the
+	// page keeps no copy on a rung only looked at.
+	goToRung(t, ctx, "fingerprint")
 	labRunnerReady(t, ctx)
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "retry-after-lost-answer"))
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
@@ -484,6 +486,7 @@ func TestLabPageCarriesTheNewerCode(t *testing.T) {
 	labRunnerReady(t, ctx)
 	run(t, ctx, waitJS(`document.getElementById('lab-scenario').options.length > 1`))
 	assert.Equal(t, "retry-after-lost-answer", eval[string](t, ctx, `document.getElementById('lab-scenario').value`))
+	assert.Empty(t, stored("fingerprint"), "the page left keeps no copy either")
 }
 
 // setLabFile puts a handler file in the lab page's two boxes, its schema

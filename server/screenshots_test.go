@@ -628,6 +628,11 @@ func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
 	if scheme == "dark" {
 		name = "dark-" + name
 	}
+	// As a student first sees it once the page has settled: the runner has
+	// loaded the code (an error mark made while it loaded is gone) and the
+	// editor has coloured it.
+	labRunnerReady(t, ctx)
+	run(t, ctx, waitJS(`!document.querySelector('#handler-box .cm-lint-marker-error') && !!document.querySelector('#handler-box .cm-content span[class]')`))
 	shoot(t, ctx, dir, name, scr, "")
 	if scr.phone {
 		// On a laptop the code is in the first picture already.
@@ -635,7 +640,6 @@ func shootLab(t *testing.T, base, dir string, scr screen, lang, scheme string) {
 	}
 	// The naive handler raced: two simultaneous retries stepped to their
 	// end, then every scenario checked.
-	labRunnerReady(t, ctx)
 	act(t, ctx, `#btn-lab-start`)
 	stepAll(t, ctx)
 	shoot(t, ctx, dir, name+"-race", scr, "#lab-race-view")

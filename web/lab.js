@@ -511,7 +511,7 @@ async function main() {
       showErrorList(shown);
     },
   });
-  addEventListener('pagehide', keep);
+  addEventListener('pagehide', () => keep());
   document.body.dataset.ready = 'true';
   // The page is ready for the student: the code is in the editor.
   performance.mark('idemlab-lab-ready');
