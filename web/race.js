@@ -476,7 +476,10 @@ export function drawRace(container, model, opts = {}) {
     g.setAttribute('transform', 'translate(0,' + y + ')');
     rowsLayer.append(g);
   }
-  root.append(rowsLayer, drawArrows(model, rows, laneRow, c));
+  const arrows = drawArrows(model, rows, laneRow, c);
+  const knock = knockOut(rowsLayer, arrows, width, height, num);
+  if (knock) root.append(knock);
+  root.append(rowsLayer, arrows);
   // One stop in the tab order for the lanes (the chosen one, else the first
   // that can move) and one for the marks; the arrow keys move within each.
   const radios = [...rowsLayer.querySelectorAll('[role=radio]:not([aria-disabled])')];
@@ -718,6 +721,42 @@ function drawAxis(model, c) {
     );
   }
   return axis;
+}
+
+// knockOut cuts the arrows where they cross a row's words (an answer, a
+// "paid again"): an arrow from one lane to another, drawn over the rows,
+// ran through the sentence under a lane on a phone, where that sentence
+// wraps across the plot. The words stay whole and the arrow shows a gap
+// around them. It returns the mask (null when nothing is to be cut) and
+// points the arrows' layer at it.
+function knockOut(rowsLayer, arrows, width, height, num) {
+  if (!arrows.children.length) return null;
+  const words = [];
+  for (const g of rowsLayer.children) {
+    for (const t of g.querySelectorAll('text.answer, text.paid-again-text')) {
+      const copy = svg(
+        'text',
+        {
+          x: t.getAttribute('x'),
+          y: t.getAttribute('y'),
+          class: t.classList.contains('answer') ? 'knock knock-answer' : 'knock knock-again',
+        },
+        ...[...t.querySelectorAll('tspan')].map((s) =>
+          svg('tspan', { x: s.getAttribute('x'), dy: s.getAttribute('dy'), text: s.textContent }),
+        ),
+      );
+      words.push(svg('g', { transform: g.getAttribute('transform') }, copy));
+    }
+  }
+  if (!words.length) return null;
+  const id = 'race-knock-' + num;
+  arrows.setAttribute('mask', 'url(#' + id + ')');
+  return svg(
+    'mask',
+    { id, maskUnits: 'userSpaceOnUse', x: 0, y: 0, width, height },
+    svg('rect', { x: 0, y: 0, width, height, class: 'knock-all' }),
+    ...words,
+  );
 }
 
 function drawArrows(model, rows, laneRow, c) {
