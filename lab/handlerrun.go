@@ -528,13 +528,28 @@ var scenarioChecks = map[string]string{
 // while another attempt under its key, one that carried the transfer (or
 // whose answer was never read), was still running, on the run's clock
 // (Attempt.Arrived, Attempt.Answered; never when the run did not tell).
+//
+// An attempt that never answered (it crashed) counts as running for ever,
+// unless another attempt under the key had answered with the transfer
+// before a did: the work was done, and a is answered after it, not in the
+// middle of it (two retries after a crash, one of which took the claim
+// over and paid).
 func midTransfer(attempts []Attempt, g int) bool {
 	a := attempts[g]
 	if a.Answered == 0 {
 		return false
 	}
+	done := false
+	for x, c := range attempts {
+		if x != g && c.Key == a.Key && c.Customer == a.Customer && c.Answered > 0 && c.Answered < a.Answered && TransferID(c.Response) != "" {
+			done = true
+		}
+	}
 	for x, b := range attempts {
 		if x == g || b.Key != a.Key || b.Customer != a.Customer || b.Delivered && TransferID(b.Response) == "" || b.Arrived == 0 {
+			continue
+		}
+		if b.Answered == 0 && done {
 			continue
 		}
 		if b.Arrived < a.Answered && (b.Answered == 0 || a.Answered < b.Answered) {

@@ -660,6 +660,33 @@ func TestJudgeHandlerRunNamesAnIgnoredClaim(t *testing.T) {
 	assert.Contains(t, v.FixKo, "changes")
 }
 
+// TestJudgeHandlerRunTellsAGenericAnswerAfterATakeover: a1 crashed; of
+// its two retries ten minutes later, a3 took the claim over and answered
+// the transfer, and a2 got a generic "already processed". Answered after
+// a3's transfer, a2's answer is a generic replay (the replay rung's), not
+// a key marked done mid-transfer; answered before it, it is that.
+func TestJudgeHandlerRunTellsAGenericAnswerAfterATakeover(t *testing.T) {
+	run := func(a2At int64) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "crash-then-two-late-retries"
+		r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Arrived = false, 0, "", 1
+		r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 200, `{"status":"already_processed"}`, 2, a2At
+		r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+		r.Attempts = append(r.Attempts, lab.HandlerAttempt{ID: "a3", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body500,
+			Answered: true, Delivered: true, Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Response: answerTr, Arrived: 3, AnsweredAt: 5})
+		r.Transfers[0].Attempt = "a3"
+		r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a3", Amount: 500})
+		return r
+	}
+	cause := func(r lab.HandlerRun) string {
+		rr := lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
+		require.False(t, rr.OK)
+		return rr.Violations[0].Cause
+	}
+	assert.Equal(t, lab.CauseGenericReplay, cause(run(6)), "after a3's transfer was answered")
+	assert.Equal(t, lab.CauseCompletedFirst, cause(run(4)), "while a3's transfer ran")
+}
+
 // TestJudgeHandlerRunNotesA409WithoutRetryAfter: in any scenario, as the
 // grader notes it in any check, a 409 must say when to come back; noted
 // once a run, with its cause (the in-progress rung's). A valid one, in

@@ -111,6 +111,30 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "req.customer + ':' + 'POST /transfers' + ':' + key")
 }
 
+// TestLabPageSaysWhereTheHandlerThrew: a handler that releases its own
+// claim and throws for cust-2. The grade quotes the throw at its line in
+// the handler's box (the tables come first in the file the runner runs),
+// and the claim an attempt deleted itself is no purge, though cust-1's
+// row holds the same key string.
+func TestLabPageSaysWhereTheHandlerThrew(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n"+
+		"  await db.run('INSERT INTO claims (customer, k) VALUES (?, ?)', req.customer, req.key);\n"+
+		"  if (req.customer === 'cust-2') {\n"+
+		"    await db.run('DELETE FROM claims WHERE customer = ? AND k = ?', req.customer, req.key);\n"+
+		"    throw new Error('not for cust-2');\n"+
+		"  }\n"+
+		"  return lab.json(201, { ok: true });\n"+
+		"}\n",
+		"-- two lines of comment above the table\n-- so that the file's lines and the box's differ\nCREATE TABLE claims (customer TEXT, k TEXT, PRIMARY KEY (customer, k));")
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=another-customers-key]`
+	assert.Contains(t, text(t, ctx, row), "threw Error at line 5: not for cust-2", text(t, ctx, row))
+	assert.NotContains(t, text(t, ctx, "#lab-grade"), "purge")
+	assert.Zero(t, countIn(t, ctx, `#lab-grade [data-cause=key-purged-early]`))
+}
+
 // TestLabPageNamesAnEarlyPurge: the scoped reference, publishing a day's
 // retention, with a purge of its own that deletes every key older than
 // five minutes. The retry an hour later (less a second) finds its key
@@ -342,6 +366,36 @@ func TestLabPageCatchesAReplayBuiltAgain(t *testing.T) {
 	assert.Equal(t, "retry-after-another-transfer", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "replay-is-byte-identical", attr(t, ctx, "#lab-found", "data-rule"))
 	assert.Contains(t, text(t, ctx, "#lab-found"), "rebuilt from the ledger as it is now")
+}
+
+// TestLabPageCatchesTwoTakeovers: the scoped reference made to take a
+// dead attempt's claim over whatever its lease says, and to commit its
+// transfer though its completion found the claim no longer its own. One
+// late retry alone breaks nothing; two, sent together after a1 crashed
+// once the network had charged it, both take the claim over and both move
+// the money. The explorer finds it in the scenario that sends them, and
+// the reference handler keeps every rule there.
+func TestLabPageCatchesTwoTakeovers(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-two-late-retries"))
+	setLabFile(t, ctx, scopedHandler(t))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "held", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	setLabFile(t, ctx, changedHandler(t, "scoped",
+		[2]string{"AND fingerprint = ? AND claimed_at < ?`", "AND fingerprint = ? AND ? > 0`"},
+		[2]string{"  if (done.changes === 0) {", "  if (done.changes < 0) {"}))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "crash-then-two-late-retries", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "one-transfer-per-intent", attr(t, ctx, "#lab-found", "data-rule"), text(t, ctx, "#lab-found"))
+	// Played on the bench: a1 dies once charged, by itself, as in the
+	// explorer's runs, and the order breaks the rule there too.
+	act(t, ctx, `#btn-lab-replay`)
+	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`), "crashed")
+	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"))
 }
 
 // TestLabPageTellsATakeoverFromAPurge: the scoped reference made to take

@@ -186,6 +186,7 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	run(t, ctx, click(`#btn-lab-stop`), waitJS(`document.body.dataset.labActs !== `+quoteJS(acts)))
 	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "Stopped by the Stop button: your handler had not reached its next step"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "<missing>", attr(t, ctx, "body", "data-lab-slow"), "no longer said to run")
+	assert.Zero(t, countIn(t, ctx, "#lab-lanes .lab-lane"), "the stopped bench is not left as if it could run")
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('btn-lab-start').disabled`), "the page answers after the stop")
 	// Left to run, the page stops it by itself after its budget.
 	act(t, ctx, `#btn-lab-start`)

@@ -133,7 +133,7 @@ export function startRace({
       clearBench();
     }
     if (src === panel.loaded && panel.scenarios.length) return true;
-    const r = await runner.load(src);
+    const r = await runner.load(src, null, 1 - lineOf(1));
     if (r && r.error) {
       panel.loaded = '';
       const said = (r.error.name && r.error.name !== 'Error' ? r.error.name + ': ' : '') + r.error.message;
@@ -202,7 +202,12 @@ export function startRace({
       await fn();
     } catch (err) {
       status(err.stopped ? stoppedWords(err) : err.message);
-      if (err.stopped) panel.loaded = '';
+      // A stopped runner is a fresh one: the bench it held is gone, and is
+      // not left on the page as if its steps could still run.
+      if (err.stopped) {
+        panel.loaded = '';
+        clearBench();
+      }
     } finally {
       setBusy(false);
       if (panel.focusVerdict && $('lab-verdict-title')) focusVerdict();

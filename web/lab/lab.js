@@ -57,6 +57,7 @@ export function startRunner(options) {
   let slow = ''; // the call said to have gone quiet (onSlow)
   let source = null;
   let accounts = null;
+  let shift = 0;
   const stats = { workers: 0, stopped: 0, lastStop: '' };
 
   function spawn() {
@@ -101,7 +102,7 @@ export function startRunner(options) {
     // A fresh worker after a stop has the last handler again.
     if (source !== null) {
       const s = source;
-      ready.then(() => post('load', [s, accounts])).catch(() => {});
+      ready.then(() => post('load', [s, accounts, shift])).catch(() => {});
     }
   }
 
@@ -176,10 +177,14 @@ export function startRunner(options) {
       return ready;
     },
     stats,
-    load(src, accts) {
+    // shiftLines: the lines of the file above the handler's own first
+    // line (the page composes the tables above it), so that a thrown
+    // error's line is said as the editor numbers it.
+    load(src, accts, shiftLines) {
       source = String(src);
       accounts = accts || null;
-      return call('load', source, accounts);
+      shift = shiftLines || 0;
+      return call('load', source, accounts, shift);
     },
     start: (scenario) => call('start', scenario),
     step: (id, force) => call('step', id, !!force),

@@ -229,8 +229,14 @@ let current = null;
 let handler = null; // {transfer, schema, retentionSeconds}
 let dbId = '';
 
+// shownAt: how many lines the file has before the handler's box begins
+// (the tables, composed above it): what the handler threw is said to the
+// checker at its line in the box, as the bench says it.
+let shownAt = 0;
+
 // load evaluates the student's file and opens its database.
-async function load(source, accounts) {
+async function load(source, accounts, shift) {
+  shownAt = Number(shift) > 0 ? Number(shift) : 0;
   let made;
   const body =
     String(source) +
@@ -423,6 +429,9 @@ class Run {
     } else {
       await advance(a, () => settle(c, r));
     }
+    // The scenario's attempt that dies once the network has charged it
+    // (crashAfterPay), by hand on the bench as in the explorer's runs.
+    if (c.op === 'pay' && this.scenario.crashAfterPay === a.id && !a.ended) await this.crash(a, true);
     await this.startDue();
     return true;
   }
@@ -442,10 +451,14 @@ class Run {
   // crash: the attempt's process dies before its next call. Its
   // connection closes (SQLite rolls its open transaction back) and it
   // never answers.
-  async crash(a) {
+  // A crash the scenario makes (crashAfterPay: dead as its charge came
+  // back) is part of the step that paid: no step, no pick of its own.
+  async crash(a, withStep) {
     if (a.ended) throw new Error('attempt ' + a.id + ' has ended');
-    this.steps++;
-    this.schedule.push('crash:' + a.id);
+    if (!withStep) {
+      this.steps++;
+      this.schedule.push('crash:' + a.id);
+    }
     const next = a.calls[0];
     a.state = 'crashed';
     a.ended = true;
@@ -507,7 +520,7 @@ class Run {
       arrived: a.startedAt,
       answered_at: a.answeredAt,
       // What it threw (its 500), as the bench shows it.
-      threw: a.error ? a.error.name + (a.error.line ? ' at line ' + a.error.line : '') + ': ' + a.error.message : '',
+      threw: a.error ? a.error.name + (a.error.line > shownAt ? ' at line ' + (a.error.line - shownAt) : '') + ': ' + a.error.message : '',
     }));
   }
 
@@ -557,9 +570,20 @@ class Run {
     const before = this.held;
     this.held = heldRows(before, a.id);
     for (const [key, forms] of this.keyForms) {
-      const had = keyRowsOf(before, forms);
-      const others = had.filter((r) => r.by !== a.id && !(key === a.key && unsettled(r.row))).length;
-      const rows = Math.min(others, had.length - keyRowsOf(this.held, forms).length);
+      // The rows gone (not there as they were), of which another's: an
+      // attempt that deleted its own claim purged nothing, whatever other
+      // rows hold the same key string.
+      const had = rowsHolding(before, forms);
+      const now = rowsHolding(this.held, forms);
+      const left = now.map((r) => r.sig);
+      const gone = had.filter((r) => {
+        const i = left.indexOf(r.sig);
+        if (i < 0) return true;
+        left.splice(i, 1);
+        return false;
+      });
+      const others = gone.filter((r) => r.by !== a.id && !(key === a.key && unsettled(r.row))).length;
+      const rows = Math.min(others, had.length - now.length);
       if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
     }
     if (this.held.some((r) => r.by === a.id)) this.claims.add(a.id);
@@ -654,9 +678,12 @@ function unsettled(row) {
 // keyRowsOf are the rows of held that hold one of keys (holdsKey), each
 // {table, row, by}.
 function keyRowsOf(held, keys) {
-  return held
-    .filter((r) => Object.values(r.row).some((v) => keys.some((k) => holdsKey(v, k))))
-    .map((r) => ({ table: r.table, row: r.row, by: r.by }));
+  return rowsHolding(held, keys).map((r) => ({ table: r.table, row: r.row, by: r.by }));
+}
+
+// rowsHolding are the entries of held (heldRows) that hold one of keys.
+function rowsHolding(held, keys) {
+  return held.filter((r) => Object.values(r.row).some((v) => keys.some((k) => holdsKey(v, k))));
 }
 
 // holdsKey says whether a column's value holds key: the key itself, or
@@ -1112,6 +1139,19 @@ function scenarios() {
       crash: 'a1',
       walkAll: true,
       attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 })],
+    },
+    // The same request's two retries, sent together after the lease of a
+    // dead attempt's claim ran out: a1 crashes right after the network
+    // charged it, its claim still in progress. Both retries may find it
+    // expired; one alone may take it over (an UPDATE whose WHERE says the
+    // claim is still as it was read, its changes read), or both move the
+    // money.
+    {
+      name: 'crash-then-two-late-retries',
+      crashAfterPay: 'a1',
+      random: true,
+      bound: 60,
+      attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 }), one('a3', { after: 'a1', now: T0 + 10 * 60 * 1000 })],
     },
     {
       name: 'retry-after-retention',
@@ -1570,7 +1610,7 @@ async function measure(name, n) {
 // --- messages ------------------------------------------------------------------
 
 const CALLS = {
-  load: (source, accounts) => load(source, accounts),
+  load: (source, accounts, shift) => load(source, accounts, shift),
   start: (scenario) => start(scenario),
   step: (id, force) => step(id, force),
   inject: (id, kind) => inject(id, kind),
