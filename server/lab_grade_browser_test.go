@@ -398,6 +398,28 @@ func TestLabPageCatchesTwoTakeovers(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"))
 }
 
+// TestLabPageSaysAChargeIsNotSettled: the scoped reference on the bench,
+// a1 crashed once the network had charged it, a2 told 409 meanwhile.
+// Every rule holds, and the verdict says why the picture shows a charge
+// without its transfer: the request is not settled until a retry.
+func TestLabPageSaysAChargeIsNotSettled(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, scopedHandler(t))
+	onBench(t, ctx, "simultaneous-retries")
+	stepUntilNext(t, ctx, "a1", "db.begin")
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	stepAll(t, ctx)
+	assert.Zero(t, countIn(t, ctx, `#lab-verdict li[data-ok=false]`), text(t, ctx, "#lab-verdict"))
+	assert.Contains(t, text(t, ctx, `#lab-verdict .lab-unsettled[data-attempt=a1]`), "a1 crashed after the network charged it, and no transfer was made for its request")
+	// Crashed before it paid: nothing to say.
+	onBench(t, ctx, "simultaneous-retries")
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button[data-focus="a1:crash"]`)
+	stepAll(t, ctx)
+	assert.Zero(t, countIn(t, ctx, `#lab-verdict .lab-unsettled`))
+}
+
 // TestLabPageTellsATakeoverFromAPurge: the scoped reference made to take
 // a dead attempt's claim over by deleting it and claiming the key again,
 // and to complete the key in a transaction of its own, after the

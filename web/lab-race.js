@@ -491,8 +491,35 @@ export function startRace({
     }
     const notes = (state.verdict.report && state.verdict.report.notes) || [];
     box.replaceChildren(
-      ...spaced(el('h4', { id: 'lab-verdict-title', tabindex: '-1' }, w('verdictHeading')), rulesList(state.verdict), ...noteLines(notes)),
+      ...spaced(
+        el('h4', { id: 'lab-verdict-title', tabindex: '-1' }, w('verdictHeading')),
+        rulesList(state.verdict),
+        ...noteLines(notes),
+        ...chargedDead(state).map((id) =>
+          el(
+            'p',
+            { class: 'lab-unsettled', 'data-attempt': id },
+            w('chargedNoTransfer', { id, scenario: scenarioWords('crash-then-two-late-retries') }),
+          ),
+        ),
+      ),
     );
+  }
+
+  // chargedDead names the attempts that crashed once the network had
+  // charged them, where no transfer was made for their request: every rule
+  // may hold (no one was told anything wrong), yet the request is not
+  // settled, and the picture shows a charge without its transfer.
+  function chargedDead(state) {
+    const v = state.verdict;
+    const intentOf = new Map(state.attempts.map((a) => [a.id, a.intent]));
+    const moved = new Set((v.transfers || []).map((t) => intentOf.get(t.attempt)));
+    const dead = new Set(state.attempts.filter((a) => a.state === 'crashed').map((a) => a.id));
+    const out = [];
+    for (const c of v.charges || []) {
+      if (dead.has(c.attempt) && !moved.has(intentOf.get(c.attempt)) && !out.includes(c.attempt)) out.push(c.attempt);
+    }
+    return out;
   }
 
   // explore searches the scenario chosen in the menu first, then, when it

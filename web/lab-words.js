@@ -93,6 +93,8 @@ const en = {
   answered: 'answered {status}',
   answerLost: 'answered {status}; the client never read it',
   answerGaveUp: 'answered {status} after its client had given up: no one read it',
+  chargedNoTransfer:
+    '{id} crashed after the network charged it, and no transfer was made for its request. The rules can all hold here, since no one was told anything wrong, but the request is not settled yet: its client’s retry settles it (“{scenario}” sends two).',
   crashed: 'crashed: its connection closed, its open transaction rolled back',
   crashedNoTx: 'crashed: its connection closed; it had no transaction open',
   threw: 'threw {name} at line {line}: {message}',
@@ -367,6 +369,8 @@ const ko = {
   answered: '응답 {status}',
   answerLost: '응답 {status}: 보냈지만 클라이언트는 읽지 못함',
   answerGaveUp: '응답 {status}: 클라이언트가 이미 기다리기를 포기해 아무도 읽지 못함',
+  chargedNoTransfer:
+    '{id} 시도는 결제망이 청구한 뒤에 죽었고, 그 요청의 송금은 만들어지지 않았습니다. 아무에게도 틀린 답을 주지 않았으니 규칙은 모두 지켜질 수 있지만, 요청은 아직 정리되지 않았습니다. 클라이언트의 재시도가 정리합니다(재시도 두 개를 보내는 시나리오: “{scenario}”).',
   crashed: '죽음: 연결이 끊기고 열려 있던 트랜잭션은 롤백됨',
   crashedNoTx: '죽음: 연결이 끊김. 열려 있던 트랜잭션은 없었음',
   threw: '{line}번째 줄에서 {name} 발생: {message}',
