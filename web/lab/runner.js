@@ -560,12 +560,12 @@ class Run {
   }
 
   // observe reads the student's tables after attempt a's call (a traced
-  // run's): whether a wrote a row there (claims), who wrote each row (a row that was not there before the call,
-  // or not as it is now, is a's), and which rows holding a scenario's key
-  // a's call took away although another attempt wrote them (a purge; not
-  // a's release of its own claim, nor a's takeover of a claim of its own
-  // key still in progress, deleted to be made again). It returns the rows
-  // that hold a's key.
+  // run's): whether a wrote a row there (claims), who wrote each row (a
+  // row that was not there before the call, or not as it is now, is a's),
+  // and which rows holding a scenario's key a's call took away although
+  // another attempt wrote them (a purge; not a's release of its own claim,
+  // nor a's takeover of a claim of its own key still in progress, deleted
+  // to be made again). It returns the rows that hold a's key.
   observe(a) {
     const before = this.held;
     this.held = heldRows(before, a.id);
