@@ -345,11 +345,31 @@ func (r *Room) forgetRefused() bool {
 
 // noteRefusedSocket counts a socket refused for its address's limits on a
 // room that exists, for the presenter. Unlike the room's own commands it
-// may be called from any goroutine; it does not wait.
+// may be called from any goroutine; it does not wait for the room: the
+// address is put aside (once, and at most refusedKept of them) and the
+// room's next tick counts it (countRefusedSockets). Handed to the room's
+// goroutine, it was dropped whenever that goroutine was busy, and the
+// presenter missed a flood of refused sockets under load.
 func (r *Room) noteRefusedSocket(p peer.Peer) {
-	select {
-	case r.cmds <- func() { r.noteRefused("addr:"+p.Addr.String(), refusedNetwork, p) }:
-	default: // the room is busy: a flood of refusals is not worth waiting on
+	r.socketsMu.Lock()
+	defer r.socketsMu.Unlock()
+	if r.sockets == nil {
+		r.sockets = map[netip.Addr]peer.Peer{}
+	}
+	if _, ok := r.sockets[p.Addr]; ok || len(r.sockets) < refusedKept {
+		r.sockets[p.Addr] = p
+	}
+}
+
+// countRefusedSockets counts the sockets put aside since the last tick
+// (noteRefusedSocket). It runs on the room's goroutine.
+func (r *Room) countRefusedSockets() {
+	r.socketsMu.Lock()
+	pending := r.sockets
+	r.sockets = nil
+	r.socketsMu.Unlock()
+	for _, p := range pending {
+		r.noteRefused("addr:"+p.Addr.String(), refusedNetwork, p)
 	}
 }
 

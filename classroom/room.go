@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"idemlab/engine"
+	"idemlab/internal/peer"
 )
 
 // Room is one class: its connections, students, vote, and the current
@@ -43,6 +44,11 @@ type Room struct {
 	// when it has returned, after which no command runs.
 	cmds    chan func()
 	stopped chan struct{}
+	// sockets are the addresses whose sockets were refused since the
+	// room's last tick (noteRefusedSocket), counted by the tick: any
+	// goroutine adds one without waiting for the room.
+	socketsMu sync.Mutex
+	sockets   map[netip.Addr]peer.Peer
 	// loopID is the room's goroutine's id, for do to know its own caller.
 	loopID    atomic.Uint64
 	closeOnce sync.Once
@@ -211,6 +217,7 @@ func (r *Room) do(f func()) bool {
 // every running request, the room's state if it changed, and a fresh
 // report after students' transfers; then it writes the room if it changed.
 func (r *Room) tick() {
+	r.countRefusedSockets()
 	r.flush()
 	if wall := time.Now(); wall.Sub(r.swept) >= time.Second {
 		r.swept = wall
