@@ -420,36 +420,18 @@ func ignoredClaim(r HandlerRun, rule Rule, v Violation) bool {
 	if len(ignored) == 0 {
 		return false
 	}
-	switch rule.N {
-	case RuleByteReplay.N:
+	if rule.N == RuleByteReplay.N {
 		return slices.ContainsFunc(v.Lanes, func(l string) bool { return ignored[l] })
-	case RuleOneTransfer.N, RuleOneCharge.N, RuleConservation.N:
-	default:
+	}
+	if !countsMoney(rule) {
 		return false
 	}
-	answered := map[string]bool{}
-	for _, a := range r.Attempts {
-		if a.Intent == v.Intent {
-			answered[a.ID] = a.Answered
-		}
-	}
-	var makers []string
-	for _, t := range r.Transfers {
-		makers = append(makers, t.Attempt)
-	}
-	for _, c := range r.Charges {
-		makers = append(makers, c.Attempt)
-	}
 	mine := false
-	for _, m := range makers {
-		ok, of := answered[m]
-		if !of {
-			continue
-		}
-		if !ok {
+	for id, answered := range movers(r, v.Intent) {
+		if !answered {
 			return false
 		}
-		mine = mine || ignored[m]
+		mine = mine || ignored[id]
 	}
 	return mine
 }
@@ -460,30 +442,43 @@ func ignoredClaim(r HandlerRun, rule Rule, v Violation) bool {
 // claim could stop the second, crash or none. A crash between a transfer and
 // its key's completion needs a key to complete (completed-apart).
 func paidTwiceUnclaimed(r HandlerRun, rule Rule, intent string) bool {
-	if !r.KeysRead || (rule.N != RuleOneTransfer.N && rule.N != RuleOneCharge.N && rule.N != RuleConservation.N) {
+	if !r.KeysRead || !countsMoney(rule) {
 		return false
 	}
+	for _, a := range r.Attempts {
+		if a.Intent == intent && slices.Contains(r.Claims, a.ID) {
+			return false
+		}
+	}
+	return len(movers(r, intent)) > 1
+}
+
+// countsMoney: the rules a second transfer or charge breaks.
+func countsMoney(rule Rule) bool {
+	return rule.N == RuleOneTransfer.N || rule.N == RuleOneCharge.N || rule.N == RuleConservation.N
+}
+
+// movers are the attempts of intent that made a transfer or a charge,
+// each with whether it answered.
+func movers(r HandlerRun, intent string) map[string]bool {
 	of := map[string]bool{}
 	for _, a := range r.Attempts {
 		if a.Intent == intent {
-			if slices.Contains(r.Claims, a.ID) {
-				return false
-			}
-			of[a.ID] = true
+			of[a.ID] = a.Answered
 		}
 	}
-	made := map[string]bool{}
+	out := map[string]bool{}
 	for _, t := range r.Transfers {
-		if of[t.Attempt] {
-			made[t.Attempt] = true
+		if answered, ok := of[t.Attempt]; ok {
+			out[t.Attempt] = answered
 		}
 	}
 	for _, c := range r.Charges {
-		if of[c.Attempt] {
-			made[c.Attempt] = true
+		if answered, ok := of[c.Attempt]; ok {
+			out[c.Attempt] = answered
 		}
 	}
-	return len(made) > 1
+	return out
 }
 
 // chargedAlive reports whether every attempt of intent that the payment
