@@ -461,12 +461,7 @@ func countsMoney(rule Rule) bool {
 // movers are the attempts of intent that made a transfer or a charge,
 // each with whether it answered.
 func movers(r HandlerRun, intent string) map[string]bool {
-	of := map[string]bool{}
-	for _, a := range r.Attempts {
-		if a.Intent == intent {
-			of[a.ID] = a.Answered
-		}
-	}
+	of := answeredOf(r, intent)
 	out := map[string]bool{}
 	for _, t := range r.Transfers {
 		if answered, ok := of[t.Attempt]; ok {
@@ -481,16 +476,22 @@ func movers(r HandlerRun, intent string) map[string]bool {
 	return out
 }
 
+// answeredOf maps each attempt of intent to whether it was answered.
+func answeredOf(r HandlerRun, intent string) map[string]bool {
+	of := map[string]bool{}
+	for _, a := range r.Attempts {
+		if a.Intent == intent {
+			of[a.ID] = a.Answered
+		}
+	}
+	return of
+}
+
 // chargedAlive reports whether every attempt of intent that the payment
 // network charged was answered: none crashed or threw, so a second charge
 // came from a live attempt that nothing stopped before it paid.
 func chargedAlive(r HandlerRun, intent string) bool {
-	answered := map[string]bool{}
-	for _, a := range r.Attempts {
-		if a.Intent == intent {
-			answered[a.ID] = a.Answered
-		}
-	}
+	answered := answeredOf(r, intent)
 	n := 0
 	for _, c := range r.Charges {
 		if ok, mine := answered[c.Attempt]; mine {

@@ -491,6 +491,13 @@ func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
 	assert.Equal(t, "≈ 10 min", svgText(t, ctx, `#lab-race-view svg .axis .break .break-label`))
 	assert.True(t, eval[bool](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect();
 		const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return l.left >= v.left && l.right <= v.right; })()`), "inside the picture: %v", eval[[]float64](t, ctx, `(() => { const l = document.querySelector('#lab-race-view svg .axis .break .break-label').getBoundingClientRect(); const v = document.querySelector('#lab-race-view svg').getBoundingClientRect(); return [l.left, l.right, v.left, v.right]; })()`))
+	// The band has no room beside a2's block on a phone: the balances its
+	// payment left take a line of their own under the band, inside the
+	// picture, rather than only the block's tooltip.
+	assert.Equal(t, "after a2 paid: alice 800,000 · bob 200,000 · carol 1,000,000", svgText(t, ctx, `#lab-race-view svg [data-row=ledger] .balance-after`))
+	assert.True(t, eval[bool](t, ctx, `(() => { const v = document.querySelector('#lab-race-view svg').getBoundingClientRect();
+		return [...document.querySelectorAll('#lab-race-view svg [data-row=ledger] .balance-after')].every((e) => { const b = e.getBoundingClientRect(); return b.width > 0 && b.left >= v.left && b.right <= v.right; }); })()`),
+		"the balances are drawn inside the picture")
 }
 
 // TestLabPageDrawsEachCustomersKey: another customer sends the same key

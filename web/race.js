@@ -860,7 +860,36 @@ function planLedger(r, c) {
   const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
   const subH = fs.sub + 4;
   const ruleH = fs.rule + 4;
-  r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + openLines.length * subH + againLines.length * ruleH + 4);
+  // The balances after each first payment go beside its block where the
+  // band has room before the next block; else before this one, after
+  // whatever was drawn there (a payment near the right edge keeps its
+  // balances); else, as on a phone, on a line of their own under the band.
+  const blocks = ledgerBlocks(ledger, c);
+  const beside = [];
+  const under = [];
+  let used = c.plotLeft; // the right edge of what the band holds so far
+  blocks.forEach((bk, k) => {
+    const p = bk.list[0];
+    const x = bk.px;
+    const again = bk.list.some((q) => q.again);
+    const next = blocks[k + 1];
+    const room = (next ? next.px - next.w / 2 - 6 : c.textRight) - (x + bk.w / 2 + 4);
+    const roomBefore = x - bk.w / 2 - 4 - (used + 6);
+    const label = !again && bk.list.length === 1 && p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
+    const lw = label ? textW(label, 11) : 0;
+    const after = label && room >= lw;
+    if (after || (label && roomBefore >= lw)) beside[k] = { after, label };
+    else if (label) {
+      const text = t('raceAfterOf', { who: labelOfLane(model, p.lane), balances: label });
+      under.push({ p, lines: wrap(text, c.textRight - c.plotLeft, fs.sub, 400) });
+    }
+    used = after ? x + bk.w / 2 + 4 + lw : x + bk.w / 2;
+  });
+  // A crowd of payments (a storm) keeps its balances in the blocks'
+  // titles: a line for each would bury the band.
+  if (under.length > 3) under.length = 0;
+  const underH = under.reduce((n, u) => n + u.lines.length * subH, 0);
+  r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + openLines.length * subH + underH + againLines.length * ruleH + 4);
   r.draw = () => {
     const g = svg(
       'g',
@@ -874,10 +903,11 @@ function planLedger(r, c) {
       g.append(lines(openLines, c.plotLeft, ly, subH, { class: 'row-sub opening' }));
       ly += openLines.length * subH;
     }
+    for (const u of under) {
+      g.append(lines(u.lines, c.plotLeft, ly, subH, { class: 'row-sub balance-after', 'data-lane': u.p.lane, 'data-i': u.p.i }));
+      ly += u.lines.length * subH;
+    }
     const inTime = svg('g', { 'clip-path': c.clip });
-    const blocks = ledgerBlocks(ledger, c);
-    // used: the right edge of what the band holds so far (blocks, words).
-    let used = c.plotLeft;
     blocks.forEach((bk, k) => {
       const p = bk.list[0];
       const x = bk.px;
@@ -914,29 +944,20 @@ function planLedger(r, c) {
           }),
         ),
       );
-      // The balances after a first payment, where the band has room
-      // before the next block; else before this one, after whatever was
-      // drawn there (a payment near the right edge keeps its balances).
-      const next = blocks[k + 1];
-      const room = (next ? next.px - next.w / 2 - 6 : c.textRight) - (x + bk.w / 2 + 4);
-      const roomBefore = x - bk.w / 2 - 4 - (used + 6);
-      const label = !again && bk.list.length === 1 && p.balances ? p.balances.map(([a, v]) => a + ' ' + won(v)).join(' · ') : '';
-      const lw = label ? textW(label, 11) : 0;
-      const after = label && room >= lw;
-      if (after || (label && roomBefore >= lw)) {
+      const side = beside[k];
+      if (side) {
         inTime.append(
           svg('text', {
-            x: after ? x + bk.w / 2 + 4 : x - bk.w / 2 - 4,
+            x: side.after ? x + bk.w / 2 + 4 : x - bk.w / 2 - 4,
             y: r.y + 22,
-            'text-anchor': after ? null : 'end',
+            'text-anchor': side.after ? null : 'end',
             class: 'row-sub balance-after',
             'data-lane': p.lane,
             'data-i': p.i,
-            text: label,
+            text: side.label,
           }),
         );
       }
-      used = after ? x + bk.w / 2 + 4 + lw : x + bk.w / 2;
     });
     g.append(inTime);
     if (againLines.length) {

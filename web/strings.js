@@ -242,6 +242,7 @@ const en = {
   // The race view (race.js).
   raceOpening: 'before: {balances}',
   raceAfter: 'after: {balances}',
+  raceAfterOf: 'after {who} paid: {balances}',
   raceOneOf: 'one of the × {n} row',
   raceCollapse: 'show them as one row',
   raceLegend: 'How to read it:',
@@ -579,6 +580,7 @@ const ko = {
 
   raceOpening: '처음 잔액: {balances}',
   raceAfter: '그 뒤 잔액: {balances}',
+  raceAfterOf: '{who} 결제 뒤 잔액: {balances}',
   raceOneOf: '× {n} 줄 가운데 하나',
   raceCollapse: '한 줄로 묶어 보기',
   raceLegend: '읽는 법:',
