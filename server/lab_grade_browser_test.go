@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -482,6 +483,45 @@ async function transfer(req, db, pay) {
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
 	assert.Contains(t, strings.Split(attr(t, ctx, "#lab-found", "data-asked"), ","), "8", text(t, ctx, "#lab-found"))
+}
+
+// TestLabPageExplorerSaysAThrowTheGradeFails: on the unique rung, a
+// handler that reads its key table first and INSERTs its key after,
+// without catching the ConstraintError. Two simultaneous retries both
+// read no row; the second INSERT throws and that attempt is answered 500.
+// The rules the explorer's orders break are later rungs' (a generic
+// answer), but the 500 is this rung's business, as the grade says: the
+// explorer says the rung is not done, with the note and its order first,
+// and the later rungs' break after it.
+func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "unique")
+	// The unique reference, its claim made a read, then an INSERT whose
+	// ConstraintError nothing catches.
+	src, err := handlers.Source("unique")
+	require.NoError(t, err)
+	claim := regexp.MustCompile(`(?s)  try \{\n    await db\.run\('INSERT INTO idem_keys.*?\n  \}\n`)
+	require.Regexp(t, claim, string(src))
+	setLabFile(t, ctx, claim.ReplaceAllLiteralString(string(src), `  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);
+  if (seen) return lab.json(200, { status: 'already_processed' });
+  await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);
+`))
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-explore`)
+	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
+	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "This rung (rung 2 (unique)) is not done: your handler answered 500 (it threw)")
+	assert.Contains(t, text(t, ctx, "#lab-found"), "expected at this rung", "the later rungs' break is still shown, after the note")
+	assert.Equal(t, 1, countIn(t, ctx, "#lab-found #btn-lab-replay"))
+	assert.Equal(t, 1, countIn(t, ctx, "#lab-found #btn-lab-replay-later"))
+	// The note's order, played on the bench, ends in the throw.
+	act(t, ctx, "#btn-lab-replay")
+	assert.Contains(t, text(t, ctx, "#lab-lanes"), "threw ConstraintError")
+	// The grade says the same of the rung.
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 }
 
 // TestLabPageExplorerLooksPastALaterRungsBreak: on the unique rung, a

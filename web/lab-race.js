@@ -568,6 +568,7 @@ export function startRace({
     found.dataset.chosen = chosen;
     found.dataset.searched = (r.scenarios || []).map((s) => s.name).join(',');
     document.body.dataset.labExplored = r.broke ? 'broke' : 'held';
+    delete found.dataset.noteScenario;
     if (!r.broke) {
       status(w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
       // Rule 7 broke in every order alike (the published retention): no
@@ -626,6 +627,46 @@ export function startRace({
     found.dataset.scenario = r.scenario;
     found.dataset.rule = named ? named.rule.name : '';
     found.dataset.asked = asked.map((x) => x.rule.n).join(',');
+    // Only later rungs' rules broke, but an order left a note this rung
+    // asks to settle (a 500 from a throw, a claim never settled): the rung
+    // is not done, as its grade says, and that note comes first, with its
+    // order to play; the later rungs' break follows.
+    const notesAsked = asked.length ? [] : askedNotes(r.notes || []);
+    if (notesAsked.length) {
+      const first = notesAsked[0];
+      found.dataset.asked = 'note';
+      found.dataset.noteScenario = first.scenario;
+      found.replaceChildren(
+        ...spaced(
+          el(
+            'p',
+            { class: 'lab-rung-sum', 'data-done': 'false' },
+            w('exploredAskedNote', { rung: label(rung()), what: noteWhat(notesAsked.map((n) => n.cause)) }),
+          ),
+          ...noteLines(notesAsked),
+          first.schedule
+            ? el(
+                'button',
+                { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(first.scenario, first.schedule, {})) },
+                w('replayFound'),
+              )
+            : null,
+          el('p', { class: 'lab-later' }, w('exploredLaterToo', { scenario: scenarioWords(r.scenario) })),
+          el(
+            'p',
+            { class: 'schedule', 'data-switches': String(switchesOf(r.schedule)) },
+            w('scheduleWords', { schedule: scheduleRuns(r.schedule) }),
+          ),
+          rulesList(r.verdict),
+          el(
+            'button',
+            { type: 'button', id: 'btn-lab-replay-later', onclick: () => guard(() => replay(r.scenario, r.schedule, {})) },
+            w('replayFound'),
+          ),
+        ),
+      );
+      return;
+    }
     found.replaceChildren(
       ...spaced(
         el(
