@@ -477,7 +477,7 @@ export function drawRace(container, model, opts = {}) {
     rowsLayer.append(g);
   }
   const arrows = drawArrows(model, rows, laneRow, c);
-  const knock = knockOut(rowsLayer, arrows, width, height, num);
+  const knock = knockOut(rowsLayer, arrows, width, height, num, fs);
   if (knock) root.append(knock);
   root.append(rowsLayer, arrows);
   // One stop in the tab order for the lanes (the chosen one, else the first
@@ -726,36 +726,57 @@ function drawAxis(model, c) {
 // knockOut cuts the arrows where they cross a row's words (an answer, a
 // "paid again"): an arrow from one lane to another, drawn over the rows,
 // ran through the sentence under a lane on a phone, where that sentence
-// wraps across the plot. The words stay whole and the arrow shows a gap
-// around them. It returns the mask (null when nothing is to be cut) and
-// points the arrows' layer at it.
-function knockOut(rowsLayer, arrows, width, height, num) {
+// wraps across the plot. Each such sentence's box (its lines, with a
+// margin) is cut out of the arrows' layer: the words stay whole, and the
+// arrow stops at the box and starts again past it, never weaving between
+// the lines of a wrapped sentence. It returns the mask (null when nothing
+// is to be cut) and points the arrows' layer at it.
+function knockOut(rowsLayer, arrows, width, height, num, fs) {
   if (!arrows.children.length) return null;
-  const words = [];
+  const boxes = [];
   for (const g of rowsLayer.children) {
     for (const t of g.querySelectorAll('text.answer, text.paid-again-text')) {
-      const copy = svg(
-        'text',
-        {
-          x: t.getAttribute('x'),
-          y: t.getAttribute('y'),
-          class: t.classList.contains('answer') ? 'knock knock-answer' : 'knock knock-again',
-        },
-        ...[...t.querySelectorAll('tspan')].map((s) =>
-          svg('tspan', { x: s.getAttribute('x'), dy: s.getAttribute('dy'), text: s.textContent }),
+      const answer = t.classList.contains('answer');
+      const size = answer ? fs.answer : fs.rule;
+      const weight = answer ? 600 : 700;
+      let y = Number(t.getAttribute('y'));
+      let top = Infinity;
+      let bottom = -Infinity;
+      let left = Infinity;
+      let right = -Infinity;
+      for (const s of t.querySelectorAll('tspan')) {
+        y += Number(s.getAttribute('dy')) || 0;
+        const x = Number(s.getAttribute('x'));
+        top = Math.min(top, y - size);
+        bottom = Math.max(bottom, y + size * 0.3);
+        left = Math.min(left, x);
+        right = Math.max(right, x + textW(s.textContent, size, weight));
+      }
+      if (right <= left) continue;
+      boxes.push(
+        svg(
+          'g',
+          { transform: g.getAttribute('transform') },
+          svg('rect', {
+            x: left - 4,
+            y: top - 3,
+            width: right - left + 8,
+            height: bottom - top + 6,
+            rx: 3,
+            class: 'knock ' + (answer ? 'knock-answer' : 'knock-again'),
+          }),
         ),
       );
-      words.push(svg('g', { transform: g.getAttribute('transform') }, copy));
     }
   }
-  if (!words.length) return null;
+  if (!boxes.length) return null;
   const id = 'race-knock-' + num;
   arrows.setAttribute('mask', 'url(#' + id + ')');
   return svg(
     'mask',
     { id, maskUnits: 'userSpaceOnUse', x: 0, y: 0, width, height },
     svg('rect', { x: 0, y: 0, width, height, class: 'knock-all' }),
-    ...words,
+    ...boxes,
   );
 }
 
