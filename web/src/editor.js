@@ -11,7 +11,7 @@
 // the page, so that a keyboard user can always leave the box (indent with
 // the editor's own Ctrl-] and Ctrl-[).
 
-import { EditorState } from '@codemirror/state';
+import { EditorState, RangeSetBuilder } from '@codemirror/state';
 import {
   EditorView,
   keymap,
@@ -20,6 +20,8 @@ import {
   highlightActiveLineGutter,
   drawSelection,
   highlightSpecialChars,
+  ViewPlugin,
+  Decoration,
 } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput, syntaxTree } from '@codemirror/language';
@@ -81,6 +83,44 @@ function lineErrors(state, list) {
   });
 }
 
+// hangingIndent keeps a wrapped line's structure: the rest of a long line
+// starts under its own indentation, two columns further in, instead of
+// at the left edge, where on a phone it read as a line of its own. Each
+// visible line gets a padding of its indentation plus two columns and a
+// negative first-line indent of as much, so its first row stays where it
+// was.
+const indentOf = new Map();
+function lineIndent(n) {
+  let d = indentOf.get(n);
+  if (!d) {
+    d = Decoration.line({ attributes: { style: `padding-left: calc(${n + 2}ch + 6px); text-indent: -${n + 2}ch` } });
+    indentOf.set(n, d);
+  }
+  return d;
+}
+const hangingIndent = ViewPlugin.fromClass(
+  class {
+    constructor(view) {
+      this.decorations = this.build(view);
+    }
+    update(u) {
+      if (u.docChanged || u.viewportChanged) this.decorations = this.build(u.view);
+    }
+    build(view) {
+      const b = new RangeSetBuilder();
+      for (const { from, to } of view.visibleRanges) {
+        for (let pos = from; pos <= to;) {
+          const line = view.state.doc.lineAt(pos);
+          b.add(line.from, line.from, lineIndent(/^[ \t]*/.exec(line.text)[0].length));
+          pos = line.to + 1;
+        }
+      }
+      return b.finish();
+    }
+  },
+  { decorations: (v) => v.decorations },
+);
+
 export function createEditor(parent, opts = {}) {
   const language = opts.language === 'sql' ? sql({ dialect: SQLite }) : javascript();
   // The page's errors stay marked until the code changes (their lines may
@@ -117,6 +157,7 @@ export function createEditor(parent, opts = {}) {
         // scrolls on its own, on a phone either (a scrolling region inside
         // the page is one more thing a keyboard user must reach).
         EditorView.lineWrapping,
+        hangingIndent,
         keymap.of([...defaultKeymap, ...historyKeymap]),
         EditorView.contentAttributes.of({ 'aria-label': opts.label || 'Code', spellcheck: 'false', autocapitalize: 'off' }),
         EditorView.updateListener.of((u) => {
