@@ -178,13 +178,16 @@ func TestLabPageInKorean(t *testing.T) {
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "?lang=ko")
 	assert.Equal(t, "ko", attr(t, ctx, "html", "lang"))
-	assert.Equal(t, "나의 엔드포인트", text(t, ctx, "#lab-title"))
+	assert.Equal(t, "내 엔드포인트", text(t, ctx, "#lab-title"))
 	assert.Contains(t, text(t, ctx, "#rung-goal"), "출발점")
 	// The rungs are named in Korean (their files' names beside, in the title).
 	assert.Equal(t, "2. 키 선점", text(t, ctx, `#rung-list button[data-rung=unique]`))
 	assert.Equal(t, "4. 처리 중", text(t, ctx, `#rung-list button[data-rung=in-progress]`))
 	assert.Equal(t, "1단계: 키 없음 (naive)", text(t, ctx, "#rung-title"))
 	assert.NotContains(t, text(t, ctx, "main"), "순진")
+	// The handler a Korean student starts from speaks Korean in its
+	// comments (the same code as the English one).
+	assert.Contains(t, eval[string](t, ctx, handlerText), "돈은 트랜잭션 하나 안에서 옮깁니다")
 	assert.True(t, strings.HasSuffix(attr(t, ctx, "#to-lessons", "href"), "?lang=ko"), "the lessons open in Korean too")
 	// With the API reference and the rules open: their tables and lists
 	// are part of the page a student reads.

@@ -45,7 +45,8 @@ func mountWeb(mux *http.ServeMux, webDir string, lessonsAPI http.Handler) {
 	// writes, so the page does not care which of the two serves it.
 	mux.Handle("GET /api/lessons.json", lessonsAPI)
 	mux.Handle("GET /api/lessons/", lessonsAPI)
-	mux.HandleFunc("GET "+labStartPath, serveLabStart)
+	mux.HandleFunc("GET "+labStartPath, serveLabStart(""))
+	mux.HandleFunc("GET "+labStartPathKo, serveLabStart("ko"))
 	for _, api := range labAPIs {
 		mux.HandleFunc("GET "+api.path, api.serve)
 	}
@@ -113,19 +114,26 @@ func renderLabAPI(lang string) ([]byte, error) {
 // labStartPath is where the lab page finds the handler a student starts
 // from: the naive rung, the file `idemlab lab handler naive` writes. Only
 // that one: the page gives the rungs' goals and hints, never their code.
-// The static export writes it at the same path.
-const labStartPath = "/api/lab/start.js"
+// labStartPathKo is the same code with its comments in Korean, for the
+// Korean page (handlers.Start). The static export writes both at the same
+// paths.
+const (
+	labStartPath   = "/api/lab/start.js"
+	labStartPathKo = "/api/lab/start.ko.js"
+)
 
-func serveLabStart(w http.ResponseWriter, r *http.Request) {
-	src, err := handlers.Source("naive")
-	if err != nil {
-		httpapi.Write(w, engine.CauseInternal.Problem("the lab's naive handler is missing from this build").Response())
-		return
+func serveLabStart(lang string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		src, err := handlers.Start(lang)
+		if err != nil {
+			httpapi.Write(w, engine.CauseInternal.Problem("the lab's naive handler is missing from this build").Response())
+			return
+		}
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(src)
 	}
-	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(src)
 }
 
 // webSite serves the files of web.FS. It is safe for concurrent use.
@@ -435,15 +443,17 @@ func ExportSite(dir, webDir string, force bool) error {
 	if err := set.WriteFiles(filepath.Join(dir, "api")); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	start, err := handlers.Source("naive")
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
 	if err := os.MkdirAll(filepath.Join(dir, "api", "lab"), 0o755); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := writeOut(bytes.NewReader(start), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(labStartPath, "/")))); err != nil {
-		return err
+	for lang, path := range map[string]string{"": labStartPath, "ko": labStartPathKo} {
+		start, err := handlers.Start(lang)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := writeOut(bytes.NewReader(start), filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(path, "/")))); err != nil {
+			return err
+		}
 	}
 	for _, api := range labAPIs {
 		page, err := api.html()

@@ -258,7 +258,7 @@ func TestExportWritesAStaticSite(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	assert.True(t, bytes.Equal(module, body), "the raw module is written for hosts that cannot negotiate")
 	for _, path := range []string{"/idemlab.wasm.br", "/idemlab.wasm.gz", "/wasm_exec.js", "/app.js", "/api/lessons.json",
-		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js", "/api/lab/api.html", "/api/lab/api.ko.html", "/api/lab/rules.json"} {
+		"/lab.html", "/lab.js", "/lab/runner.js", "/lab/lab.js", "/api/lab/start.js", "/api/lab/start.ko.js", "/api/lab/api.html", "/api/lab/api.ko.html", "/api/lab/rules.json"} {
 		resp, _ := get(t, ts.URL+path, "")
 		assert.Equal(t, 200, resp.StatusCode, path)
 	}

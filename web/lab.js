@@ -435,7 +435,8 @@ async function showRules() {
 }
 
 async function loadStart() {
-  const resp = await fetch('api/lab/start.js');
+  // The same naive handler, its comments in the page's language.
+  const resp = await fetch(lab.lang === 'ko' ? 'api/lab/start.ko.js' : 'api/lab/start.js');
   if (!resp.ok) throw new Error('HTTP ' + resp.status);
   return split(await resp.text());
 }

@@ -65,3 +65,29 @@ func TestSourceNames(t *testing.T) {
 	assert.ErrorContains(t, err, "no handler")
 	assert.Len(t, handlers.Names(), len(handlers.Rungs())+len(handlers.Mistakes()))
 }
+
+// TestStartIsNaiveInEveryLanguage: the page starts a Korean student from
+// naive.ko.js, the naive rung with its comments in Korean. Without its
+// comments and blank lines, it is the naive rung, line for line.
+func TestStartIsNaiveInEveryLanguage(t *testing.T) {
+	code := func(src []byte) []string {
+		var out []string
+		for _, l := range strings.Split(string(src), "\n") {
+			if c := strings.TrimSpace(l); c != "" && !strings.HasPrefix(c, "//") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	naive, err := handlers.Source("naive")
+	require.NoError(t, err)
+	en, err := handlers.Start("en")
+	require.NoError(t, err)
+	assert.Equal(t, string(naive), string(en))
+	ko, err := handlers.Start("ko")
+	require.NoError(t, err)
+	assert.Equal(t, code(naive), code(ko), "the same code")
+	assert.NotEqual(t, string(naive), string(ko))
+	assert.Contains(t, string(ko), "돈은 트랜잭션 하나 안에서 옮깁니다", "its comments are Korean")
+	assert.NotContains(t, string(ko), "Move the money")
+}
