@@ -280,7 +280,7 @@ const en = {
 };
 
 const ko = {
-  labTitle: '나의 엔드포인트',
+  labTitle: '내 엔드포인트',
   labTagline: '송금 핸들러를 직접 작성하고 경합시켜 보세요',
   backToLessons: '◀ 레슨',
   theme: '테마',

@@ -373,7 +373,7 @@ const ko = {
   lessons: '레슨',
   prevLesson: '이전 레슨',
   nextLesson: '다음 레슨',
-  labLink: '나의 엔드포인트',
+  labLink: '내 엔드포인트',
   lessonDone: '완료',
   loadingLesson: '레슨을 불러오는 중…',
   lessonLoadFailed: '레슨을 불러오지 못했습니다: {error}',
