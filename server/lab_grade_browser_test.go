@@ -213,7 +213,7 @@ func TestLabPageSaysAReorderedRequestWasRefused(t *testing.T) {
 // TestLabPageGradePlaysTheNotesOwnOrder: on the unique rung, a handler
 // that looks for its key with a SELECT, then INSERTs it without catching
 // the constraint error. In a race one INSERT throws (a 500, noted), while
-// the row's break is another order's. The note has its own "Play it",
+// the row's break is another order's. The note has its own button,
 // and that order ends with the exception behind the 500 it speaks of.
 func TestLabPageGradePlaysTheNotesOwnOrder(t *testing.T) {
 	t.Parallel()
@@ -299,6 +299,12 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 			}
 		}
 		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause:not([data-note])')].map((e) => e.dataset.cause))]`)
+		// Whether the rung is done is said once: several reasons are a
+		// list under one sentence, not the sentence again.
+		assert.Equal(t, 1, countIn(t, ctx, "#lab-grade .lab-rung-sum"), "%s: %s", name, text(t, ctx, "#lab-grade"))
+		if n := countIn(t, ctx, "#lab-grade .lab-rung-sum li"); n > 0 {
+			t.Logf("%s: the rung is not done for %d reasons", name, n)
+		}
 		return broken, causes
 	}
 	for _, name := range handlers.Rungs() {
@@ -625,7 +631,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 }
 
 // TestLabGradeFitsAPhone: on a phone (390×844) the grade of every
-// scenario stays inside the screen, its "Play it" buttons included: the
+// scenario stays inside the screen, its play buttons included: the
 // rows stack rather than run off to the right.
 func TestLabGradeFitsAPhone(t *testing.T) {
 	t.Parallel()

@@ -20,6 +20,15 @@ export function gradePanel(ctx) {
   const { rulesOf, fixRungs, later, askedNotes, laterNotes } = ctx;
   const { ruleWords, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = ctx;
 
+  // notDone says that the rung is not done, and why: in one sentence for
+  // one reason; for several, the sentence's head once and a list of the
+  // reasons under it (the head said twice read as the same line twice).
+  function notDone(here, whys) {
+    const head = w('rungNotDoneHead', { rung: label(here) });
+    if (whys.length === 1) return [el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, head + ' ' + whys[0])];
+    return [el('div', { class: 'lab-rung-sum', 'data-done': 'false' }, head, el('ul', {}, ...whys.map((x) => el('li', {}, x))))];
+  }
+
   // gradeAll explores every scenario on its own, so that every rule a
   // scenario breaks is found (explore stops at the first), says whether
   // the rung the student is on holds (every rule it asks for holds in
@@ -128,34 +137,27 @@ export function gradePanel(ctx) {
               )
             : null,
         ]
-      : [
-          asked.length
-            ? el(
-                'p',
-                { class: 'lab-rung-sum', 'data-done': 'false' },
-                w('rungNotDone', {
-                  rung: label(here),
+      : notDone(
+          here,
+          [
+            asked.length
+              ? w('rungWhyRules', {
                   rules: asked.join(', '),
                   s: plural(asked),
                   why: causesSaid(askedRows),
                   scenarios: fewOf(rows.filter((row) => row.asked.length).map((row) => '“' + scenarioWords(row.sc.name) + '”')),
-                }),
-              )
-            : null,
-          unknownAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7', { rung: label(here) })) : null,
-          retentionAsked ? el('p', { class: 'lab-rung-sum', 'data-done': 'false' }, w('rungNotDone7Short', { rung: label(here) })) : null,
-          askedNoteRows.length
-            ? el(
-                'p',
-                { class: 'lab-rung-sum', 'data-done': 'false' },
-                w('rungNotDoneNote', {
-                  rung: label(here),
+                })
+              : null,
+            unknownAsked ? w('rungWhy7') : null,
+            retentionAsked ? w('rungWhy7Short') : null,
+            askedNoteRows.length
+              ? w('rungWhyNote', {
                   what: noteWhat([...askedNoteCauses]),
                   scenarios: fewOf(askedNoteRows.map((sc) => '“' + scenarioWords(sc.name) + '”')),
-                }),
-              )
-            : null,
-        ];
+                })
+              : null,
+          ].filter(Boolean),
+        );
     box.replaceChildren(
       ...spaced(
         el('h4', {}, w('gradeHeading')),
@@ -220,13 +222,13 @@ export function gradePanel(ctx) {
                     ? el(
                         'button',
                         { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })) },
-                        w('gradePlay'),
+                        w('gradePlayBreak'),
                       )
                     : r.notes && r.notes.length && r.notes[0].schedule
                       ? el(
                           'button',
                           { type: 'button', onclick: () => guard(() => replay(sc.name, r.notes[0].schedule, { keepGrade: true })) },
-                          w('gradePlay'),
+                          w('gradePlayNote'),
                         )
                       : null,
                 ),
@@ -271,10 +273,10 @@ export function gradePanel(ctx) {
         {
           type: 'button',
           class: 'lab-also-play',
-          'aria-label': w('gradePlayThis') + ': ' + ruleWords(x.rule),
+          'aria-label': w('gradePlayOther') + ': ' + ruleWords(x.rule),
           onclick: () => guard(() => replay(name, found.schedule, { keepGrade: true })),
         },
-        w('gradePlayThis'),
+        w('gradePlayOther'),
       ),
     );
   }
@@ -292,10 +294,10 @@ export function gradePanel(ctx) {
             {
               type: 'button',
               class: 'lab-note-play',
-              'aria-label': w('gradePlayThis') + ': ' + noteWhat([n.cause]),
+              'aria-label': w('gradePlayNote') + ': ' + noteWhat([n.cause]),
               onclick: () => guard(() => replay(name, n.schedule, { keepGrade: true })),
             },
-            w('gradePlayThis'),
+            w('gradePlayNote'),
           )
         : null,
     ];

@@ -197,10 +197,12 @@ const en = {
   gradeBrokeLater: 'broke {rules} ({steps} steps): expected at this rung, later rungs fix it',
   gradeAlsoBroke: 'Another order broke {rule} ({steps} steps): this rung asks for it.',
   gradeAlsoBrokeLater: 'Another order broke {rule} ({steps} steps): expected at this rung.',
-  gradePlay: '▶ Play it',
-  // A button beside one line of a row (another order's break, a note's
-  // order): not the row's own, which plays the row's break.
-  gradePlayThis: '▶ Play this line’s order',
+  // Each button says which order it plays: the row's shortest break,
+  // another order that broke a rule the shortest kept, or the order a
+  // note was seen in.
+  gradePlayBreak: '▶ Play the shortest break',
+  gradePlayOther: '▶ Play that other order',
+  gradePlayNote: '▶ Play the order of the note',
   gradeNoted: 'no rule broke in {tried} schedules, but an answer is not the contract’s',
   gradeNote: 'The contract says otherwise: {says}',
   noteNeverSettled: 'Never settled: {says}',
@@ -220,13 +222,13 @@ const en = {
   rungNextGoal: 'Next, {rung}: {goal}',
   goToRung: '▶ Go to {rung}',
   rungDoneMark: 'its last grade said done',
-  rungNotDone: '✘ This rung, {rung}, is not done yet: what it asks broke (rule{s} {rules}{why}) in: {scenarios}.',
-  rungNotDone7: '✘ This rung, {rung}, is not done yet: it asks you to publish retentionSeconds (rule 7).',
-  rungNotDone7Short:
-    '✘ This rung, {rung}, is not done yet: the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
+  rungNotDoneHead: '✘ This rung, {rung}, is not done yet:',
+  rungWhyRules: 'what it asks broke (rule{s} {rules}{why}) in: {scenarios}.',
+  rungWhy7: 'it asks you to publish retentionSeconds (rule 7).',
+  rungWhy7Short: 'the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
   gradeBroken7:
     'Rule 7 is broken: the retention your file publishes ({seconds} s) is not longer than the clients’ hour of retries. That is so in every order alike, so the explorer looks past it for the rules an order breaks. What to change: keep keys for longer than an hour, and say so in your file (const retentionSeconds = 86400, say).',
-  rungNotDoneNote: '✘ This rung, {rung}, is not done yet: {what}, in: {scenarios}.',
+  rungWhyNote: '{what}, in: {scenarios}.',
   andMore: '{list} and {n} more',
   gradeUnknown7:
     'Rule 7 is unknown: your file publishes no retentionSeconds, so no client can know how long a key is kept. idemlab grade marks the rule unknown and fails until you publish it (longer than the clients’ hour of retries).',
@@ -474,8 +476,9 @@ const ko = {
   gradeBrokeLater: '{rules}: 깨짐({steps}스텝). 이 단계에서는 예상된 결과이며, 다음 단계들에서 고칩니다',
   gradeAlsoBroke: '다른 순서에서 깨진 규칙: {rule}({steps}스텝). 이 단계가 요구하는 규칙입니다.',
   gradeAlsoBrokeLater: '다른 순서에서 깨진 규칙: {rule}({steps}스텝). 이 단계에서는 예상된 결과입니다.',
-  gradePlay: '▶ 이 순서로 보기',
-  gradePlayThis: '▶ 이 줄의 순서로 보기',
+  gradePlayBreak: '▶ 가장 짧은 깨진 순서 보기',
+  gradePlayOther: '▶ 그 다른 순서 보기',
+  gradePlayNote: '▶ 참고 사항의 순서 보기',
   gradeNoted: '{tried}가지 순서에서 규칙은 깨지지 않았지만, 계약과 다른 응답이 있음',
   gradeNote: '계약과 다름: {says}',
   noteNeverSettled: '끝나지 않는 의도: {says}',
@@ -495,13 +498,13 @@ const ko = {
   rungNextGoal: '다음 {rung}: {goal}',
   goToRung: '▶ {rung} 시작',
   rungDoneMark: '마지막 검사에서 통과',
-  rungNotDone: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}{why}).',
-  rungNotDone7: '✘ 아직 통과하지 못한 단계: {rung}. 이 단계는 retentionSeconds를 공개하라고 요구합니다(규칙 7).',
-  rungNotDone7Short:
-    '✘ 아직 통과하지 못한 단계: {rung}. 파일이 공개한 보존 기간이 클라이언트가 재시도하는 한 시간보다 길지 않습니다(규칙 7).',
+  rungNotDoneHead: '✘ 아직 통과하지 못한 단계: {rung}.',
+  rungWhyRules: '이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}{why}).',
+  rungWhy7: '이 단계는 retentionSeconds를 공개하라고 요구합니다(규칙 7).',
+  rungWhy7Short: '파일이 공개한 보존 기간이 클라이언트가 재시도하는 한 시간보다 길지 않습니다(규칙 7).',
   gradeBroken7:
     '규칙 7이 깨졌습니다: 파일이 공개한 보존 기간({seconds}초)이 클라이언트가 재시도하는 한 시간보다 길지 않습니다. 어느 순서에서나 똑같이 깨지므로, 탐색기는 이 규칙을 넘기고 순서가 깨뜨리는 다른 규칙을 찾습니다. 고칠 점: 키를 한 시간보다 오래 보존하고, 파일에서 그렇게 공개하세요(예: const retentionSeconds = 86400).',
-  rungNotDoneNote: '✘ 아직 통과하지 못한 단계: {rung}. {what}: {scenarios}.',
+  rungWhyNote: '{what}: {scenarios}.',
   andMore: '{list} 외 {n}개',
   gradeUnknown7:
     '규칙 7은 알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없습니다. idemlab grade는 이 규칙을 알 수 없음으로 두고, 공개할 때까지 통과시키지 않습니다(클라이언트의 재시도 한 시간보다 길게).',
