@@ -500,6 +500,49 @@ func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
 		"the balances are drawn inside the picture")
 }
 
+// TestLabPhoneStepsUnderThePicture: on a phone the attempts' cards stand
+// a screen or more below the race picture. The bar of steps under the
+// picture stays at the bottom of the screen while the picture's top is in
+// view, and its buttons step the attempts as the cards' do; a step that
+// would only wait for a lock says so and runs nothing.
+func TestLabPhoneStepsUnderThePicture(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	run(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	labRunnerReady(t, ctx)
+	onBench(t, ctx, "simultaneous-retries")
+	assert.Equal(t, []string{"▶ a1", "▶ a2"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-stepbar button')].map((b) => b.textContent)`))
+	// The picture's top 300 px above the screen's bottom, the rest of it
+	// and the bar's own place below the fold: the bar is held at the
+	// bottom of the screen.
+	onScreen := `(() => { const v = document.getElementById('lab-race-view');
+		scrollBy(0, v.getBoundingClientRect().top - (innerHeight - 300));
+		const b = document.getElementById('lab-stepbar').getBoundingClientRect();
+		return v.getBoundingClientRect().bottom > innerHeight && b.top >= 0 && b.bottom <= innerHeight + 1 && b.bottom >= innerHeight - 2; })()`
+	assert.True(t, eval[bool](t, ctx, onScreen), "the bar is held at the bottom of the screen")
+	steps := func() string { return attr(t, ctx, "body", "data-lab-steps") }
+	for i := 0; attr(t, ctx, "#lab-lanes", "data-holder") != "a1"; i++ {
+		require.Less(t, i, 40, "a1 must open a transaction")
+		before := steps()
+		act(t, ctx, `#lab-stepbar-a1`)
+		require.NotEqual(t, before, steps(), "the bar's a1 stepped a1")
+		assert.Equal(t, "lab-stepbar-a1", eval[string](t, ctx, `document.activeElement.id`), "the focus stays on the bar")
+	}
+	for i := 0; countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-wait`) == 0; i++ {
+		require.Less(t, i, 40, "a2 must come to wait for the lock")
+		act(t, ctx, `#lab-stepbar-a2`)
+	}
+	assert.True(t, eval[bool](t, ctx, onScreen), "the bar is held at the bottom of the screen, mid-race")
+	assert.Equal(t, "⋯ a2", text(t, ctx, "#lab-stepbar-a2"))
+	assert.Equal(t, "true", attr(t, ctx, "#lab-stepbar-a2", "aria-disabled"))
+	before := steps()
+	act(t, ctx, `#lab-stepbar-a2`)
+	assert.Equal(t, before, steps(), "a step that would only wait runs nothing")
+	stepAll(t, ctx)
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-stepbar').hidden`), "every attempt has ended: no step is left")
+}
+
 // TestLabPageDrawsEachCustomersKey: another customer sends the same key
 // string. Under the scoped reference, whose key table is scoped by
 // customer, each customer's key is a key row of its own, named with its

@@ -104,6 +104,8 @@ export function startRace({
     caption('');
     $('lab-race-view').hidden = true;
     $('lab-lanes').replaceChildren();
+    $('lab-stepbar').hidden = true;
+    $('lab-stepbar').replaceChildren();
     delete $('lab-lanes').dataset.holder;
     $('lab-verdict').replaceChildren();
     $('lab-trace-box').hidden = true;
@@ -316,6 +318,7 @@ export function startRace({
     panel.state = state;
     renderRace(state);
     renderLanes(state);
+    renderStepbar(state);
     renderTrace(state);
     renderVerdict(state);
     const errors = state.attempts
@@ -346,6 +349,35 @@ export function startRace({
   // attempt it waits for.
   function specOf(id) {
     return ((panel.bench && panel.bench.attempts) || []).find((x) => x.id === id) || {};
+  }
+
+  // renderStepbar puts each attempt's step right under the picture, and
+  // on a phone holds it at the bottom of the screen while the picture is
+  // read (lab.css): there the cards, and their buttons, stand a screen or
+  // more below the picture, and every step meant scrolling down to tap and
+  // back up to see. The faults stay on the cards.
+  function renderStepbar(state) {
+    const bar = $('lab-stepbar');
+    const holder = state.holder || '?';
+    const can = state.attempts.filter((a) => a.next && a.state === 'parked');
+    bar.hidden = !can.length;
+    bar.setAttribute('aria-label', w('stepbar'));
+    bar.replaceChildren(
+      ...can.map((a) =>
+        el(
+          'button',
+          {
+            type: 'button',
+            id: 'lab-stepbar-' + a.id,
+            class: a.waiting ? null : 'primary',
+            'aria-label': w(a.waiting ? 'runStepWaits' : 'runStep', { id: a.id }),
+            'aria-disabled': a.waiting ? 'true' : null,
+            onclick: () => guard(a.waiting ? async () => status(w('waitsNoStep', { id: a.id, holder })) : () => benchAct(a.id)),
+          },
+          (a.waiting ? '⋯ ' : '▶ ') + a.id,
+        ),
+      ),
+    );
   }
 
   function renderLanes(state) {
