@@ -57,6 +57,15 @@ const BUDGET_MS = 8000;
 // quiet is a handler that may never end (loading a file is not said so).
 const HANDLER_CALLS = new Set(['start', 'step', 'inject', 'explore']);
 
+// sameCode says whether two texts of the code run alike, line for line:
+// the same, but for what lines of comment say (the starting handler in
+// another language: its comments stand on the same lines).
+function sameCode(a, b) {
+  if (a === b) return true;
+  const code = (s) => String(s).replace(/^[ \t]*\/\/.*$/gm, '//');
+  return code(a) === code(b);
+}
+
 export function startRace({
   words: w,
   lang = 'en',
@@ -797,7 +806,7 @@ export function startRace({
       document.body.dataset.runner = 'ready';
       // The bench the page held before it was loaded again (another
       // language), played again when the code is the same.
-      if (restore && restore.scenario && restore.code === code())
+      if (restore && restore.scenario && sameCode(restore.code, code()))
         guard(async () => {
           if (restore.acts.length) await replay(restore.scenario, restore.acts, { force: false });
           else await putOnBench(restore.scenario);
