@@ -58,6 +58,9 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
 	stepAll(t, ctx)
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
+	// The rule's sentence names intent i1, which the bench never showed:
+	// it says what i1 is.
+	assert.Contains(t, text(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`), "(i1: one transfer the client wants, sent by a1, a2)")
 	// What the bench shows is said once, above its picture, and it says
 	// the run has ended, not to choose a next attempt.
 	assert.Equal(t, "On the bench: two identical requests at the same moment. Every attempt has ended.", text(t, ctx, "#lab-bench-caption"))

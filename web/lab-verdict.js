@@ -29,6 +29,15 @@ export function verdictWords({ w, lang, label, judge }) {
   // the student is on asks for it, or a later rung fixes it (expected
   // here). Rule 7 without a published retention is unknown, as idemlab
   // grade says it.
+  // whyOf is a violation's sentence, and what its intent is where the
+  // sentence names one ("intent i1"): the lanes are a1, a2, and a student
+  // never met an i1.
+  function whyOf(v) {
+    const says = (lang === 'ko' && v.message_ko) || v.message;
+    if (!v.intent || !(v.lanes || []).length || !says.includes(v.intent)) return [says];
+    return [says, ' ', el('span', { class: 'lab-intent' }, w('intentIs', { intent: v.intent, lanes: v.lanes.join(', ') }))];
+  }
+
   function rulesList(verdict) {
     return el(
       'ul',
@@ -59,7 +68,7 @@ export function verdictWords({ w, lang, label, judge }) {
               broken && fixer
                 ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }))
                 : null,
-              ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, (lang === 'ko' && v.message_ko) || v.message)),
+              ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, ...whyOf(v))),
               ...(r.violations || []).slice(0, 1).flatMap(causeLines),
             ),
           );
