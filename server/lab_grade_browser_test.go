@@ -299,6 +299,19 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 			}
 		}
 		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause:not([data-note])')].map((e) => e.dataset.cause))]`)
+		// Each change is said in full once: a later row with the same
+		// change points to the row above that says it.
+		twice := eval[[]string](t, ctx, `(() => { const seen = {}; const twice = [];
+			for (const f of document.querySelectorAll('#lab-grade tr[data-scenario] .lab-fix:not([data-same-as])')) {
+				const k = f.closest('tr').dataset.scenario;
+				if (seen[f.textContent] && seen[f.textContent] !== k) twice.push(f.textContent);
+				seen[f.textContent] ||= k;
+			}
+			return twice; })()`)
+		assert.Empty(t, twice, "%s: a change said in full on two rows", name)
+		for _, first := range eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-grade .lab-fix[data-same-as]')].map((f) => f.dataset.sameAs)`) {
+			assert.Equal(t, 1, countIn(t, ctx, `#lab-grade tr[data-scenario="`+first+`"]`), "%s: the row pointed to", name)
+		}
 		// Whether the rung is done is said once: several reasons are a
 		// list under one sentence, not the sentence again.
 		assert.Equal(t, 1, countIn(t, ctx, "#lab-grade .lab-rung-sum"), "%s: %s", name, text(t, ctx, "#lab-grade"))

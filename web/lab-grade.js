@@ -256,7 +256,22 @@ export function gradePanel(ctx) {
         ),
       ),
     );
+    fixOnce(box);
     status('');
+  }
+
+  // fixOnce says each change in full on the first row that needs it: a
+  // later row (a rule's or a note's) with the same change points to that
+  // row. A student on a phone read the same paragraphs row after row.
+  function fixOnce(box) {
+    const seen = new Map();
+    for (const fix of box.querySelectorAll('tr[data-scenario] .lab-fix')) {
+      const name = fix.closest('tr').dataset.scenario;
+      const first = seen.get(fix.textContent);
+      if (!first) seen.set(fix.textContent, name);
+      else if (first !== name)
+        fix.replaceWith(el('div', { class: 'lab-fix', 'data-same-as': first }, w('gradeFixSame', { scenario: scenarioWords(first) })));
+    }
   }
 
   // alsoBroke says of a rule the shortest order kept that another order of
