@@ -755,23 +755,26 @@ func neverSettled(r HandlerRun) []Note {
 }
 
 // unmarkedReplay notes the first retry of a run answered with the bytes
-// of the first success under its customer, key and request (a replay)
-// without Idempotent-Replayed: true. Two generic answers alike ("already
-// processed") are no replay of the first answer, and are not noted.
+// of the first outcome under its customer, key and request (a replay)
+// without Idempotent-Replayed: true: a success that made its transfer, or
+// a refusal a rung stores (402, 404), as the grader notes both. Two
+// generic answers alike ("already processed") are no replay of the first
+// answer, and are not noted.
 func unmarkedReplay(r HandlerRun) []Note {
+	stored := func(status int) bool { return Success(status) || status == 402 || status == 404 }
 	for i, b := range r.Attempts {
-		if !b.Answered || !b.Delivered || !Success(b.Status) || b.Key == "" || replayedHeader(b.Headers) || b.AnsweredAt == 0 {
+		if !b.Answered || !b.Delivered || !stored(b.Status) || b.Key == "" || replayedHeader(b.Headers) || b.AnsweredAt == 0 {
 			continue
 		}
-		// The first success of b's customer, key and request, by the
-		// run's clock, from the attempt that made its transfer: a generic
-		// "already processed" given twice is the same bytes twice, not a
-		// replay of the first answer.
+		// The first outcome of b's customer, key and request, by the
+		// run's clock: a success from the attempt that made its transfer
+		// (a generic "already processed" given twice is the same bytes
+		// twice, not a replay of the first answer), or a refusal.
 		first := -1
 		for j, a := range r.Attempts {
-			if j == i || !a.Answered || !Success(a.Status) || a.Key != b.Key || a.Customer != b.Customer ||
+			if j == i || !a.Answered || !stored(a.Status) || a.Key != b.Key || a.Customer != b.Customer ||
 				!SameRequest([]byte(a.Body), []byte(b.Body)) || a.AnsweredAt == 0 || a.AnsweredAt >= b.AnsweredAt ||
-				!madeTransfer(r, a.ID) {
+				Success(a.Status) && !madeTransfer(r, a.ID) {
 				continue
 			}
 			if first < 0 || a.AnsweredAt < r.Attempts[first].AnsweredAt {

@@ -790,6 +790,24 @@ func TestJudgeHandlerRunNotesAnUnmarkedReplay(t *testing.T) {
 		assert.Equal(t, lab.CauseReplayUnmarked, notes[0].Cause)
 		assert.Equal(t, []string{"a1", "a2"}, notes[0].Lanes)
 	}
+	// A stored refusal replayed without the header: a1 refused 402 (and
+	// its answer lost), a2 given the same bytes. The grader notes it in
+	// its refusals check; so does the page.
+	refused := keptRun()
+	refused.Scenario = "refusal-then-top-up"
+	refused.Transfers, refused.Charges, refused.EndBalances = nil, nil, refused.StartBalances
+	for k := range refused.Attempts {
+		refused.Attempts[k].Arrived, refused.Attempts[k].AnsweredAt = int64(2*k+1), int64(2*k+2)
+		refused.Attempts[k].Status, refused.Attempts[k].Response = 402, `{"title":"Insufficient funds","status":402}`
+		refused.Attempts[k].Headers = map[string]string{"Content-Type": "application/problem+json"}
+	}
+	notes = lab.JudgeHandlerRun(refused).Notes
+	if assert.Len(t, notes, 1, "%v", notes) {
+		assert.Equal(t, lab.CauseReplayUnmarked, notes[0].Cause)
+		assert.Equal(t, []string{"a1", "a2"}, notes[0].Lanes)
+	}
+	refused.Attempts[1].Headers["Idempotent-Replayed"] = "true"
+	assert.Empty(t, lab.JudgeHandlerRun(refused).Notes, "marked")
 	// a2 and a3 both told a generic "already processed" while a1, which
 	// made the transfer, had not answered yet: the same bytes twice,
 	// neither the first answer's, so no replay.
