@@ -23,7 +23,9 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"key cache in one process's memory is found. One URL sends everything to it.\n"+
 			"The contract is docs/lab-contract.md; idemlab lab contract prints it. Checks: "+strings.Join(grade.Checks(), ", ")+".\n"+
 			"Every check ends ok, warn (no rule broke, but the answers depart from the contract) or FAIL.\n"+
-			"Exit status 0 only when every rule holds, the published retention included, and every check is ok.\n"+
+			"Exit status: 0 when every rule holds, the published retention included, and every check is ok;\n"+
+			"1 when a rule is broken; 3 when no rule is broken but a check warns or a rule could not be judged;\n"+
+			"2 when there is no grade: bad arguments, or the endpoint cannot be reached.\n"+
 			"On a terminal, a progress line on stderr says where the grader is.\n"+
 			"The report starts with what got fixed and what newly broke since the endpoint's last run, kept in\n"+
 			"the user's cache folder (idemlab/grade) per URL; --compare names another report instead.\n\n")
@@ -37,21 +39,26 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	noHistory := fs.Bool("no-history", false, "neither compare with the last run nor keep this one")
 	var replicas urlList
 	fs.Var(&replicas, "replica", "base URL of another replica of the same endpoint (repeatable)")
+	// noGrade: the grade could not run (exit status 2).
+	noGrade := func(err error) error { return exitError{2, err} }
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return noGrade(err)
 	}
 	urls := append(pos, replicas...)
 	if len(urls) == 0 {
 		fs.Usage()
-		return errors.New("grade: name the endpoint's URL")
+		return noGrade(errors.New("grade: name the endpoint's URL"))
 	}
 	day := grade.DayParams(*intents)
 	if err := day.Validate(); err != nil {
-		return err
+		return noGrade(err)
 	}
 	if *compare != "" && *noHistory {
-		return errors.New("grade: --compare and --no-history exclude each other")
+		return noGrade(errors.New("grade: --compare and --no-history exclude each other"))
 	}
 	var prev *grade.Report
 	var history grade.History
@@ -59,7 +66,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *compare != "" {
 		// Read before grading: a wrong path should not cost a whole run.
 		if prev, err = grade.ReadReport(*compare); err != nil {
-			return fmt.Errorf("grade: --compare: %w", err)
+			return noGrade(fmt.Errorf("grade: --compare: %w", err))
 		}
 	}
 	if !*noHistory {
@@ -83,7 +90,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	rep, err := grade.Grade(ctx, urls[0], o)
 	if err != nil {
-		return err
+		return noGrade(err)
 	}
 	if *compare != "" || !*noHistory {
 		rep.Since = grade.Compare(prev, rep)
@@ -107,9 +114,9 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("grade: %d rule(s) broken: %s", len(broken), strings.Join(broken, ", "))
 		}
 		if warned := rep.Warned(); len(warned) > 0 {
-			return fmt.Errorf("grade: no rule broken, but %d check(s) depart from the contract: %s", len(warned), strings.Join(warned, ", "))
+			return exitError{3, fmt.Errorf("grade: no rule broken, but %d check(s) depart from the contract: %s", len(warned), strings.Join(warned, ", "))}
 		}
-		return errors.New("grade: not every rule could be judged")
+		return exitError{3, errors.New("grade: no rule broken, but not every rule could be judged")}
 	}
 	return nil
 }

@@ -32,8 +32,28 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "idemlab:", err)
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
+}
+
+// exitError is an error that ends the process with a status of its own
+// (idemlab grade tells a broken rule, a warning and a grade that could not
+// run apart); any other error exits 1.
+type exitError struct {
+	status int
+	err    error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// exitStatus is the status the process exits with after err.
+func exitStatus(err error) int {
+	var e exitError
+	if errors.As(err, &e) {
+		return e.status
+	}
+	return 1
 }
 
 // command is one subcommand; each lives in its own file.

@@ -284,6 +284,7 @@ func (r Report) WriteText(w io.Writer) error {
 			writeCurl(&b, n.Curl)
 		}
 	}
+	b.WriteString(notJudgedOverHTTP)
 	broken, warned := r.Broken(), r.Warned()
 	switch {
 	case r.OK:
@@ -303,6 +304,19 @@ func (r Report) WriteText(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// notJudgedOverHTTP says, in every report, what no request can show: the
+// grader cannot crash the endpoint's process, so a verdict of "every rule
+// holds" says nothing of a crash between two of its writes. The lab page's
+// explorer crashes each attempt at every step (docs/lab-contract.md,
+// "Causes only the page names").
+const notJudgedOverHTTP = `
+Not judged over HTTP: what a crash of the endpoint's process leaves behind. The grader cannot
+crash it, so it cannot see a key marked completed apart from its transfer's commit (a crash
+between the two leaves the key in progress, and a retry after it pays again), nor a claim that a
+crash left and nothing ever settles. The lab page's explorer crashes each attempt at every step:
+run idemlab serve, open /lab.html, and open your handler file there.
+`
 
 // writeCauses writes a broken rule's failures grouped by the cause the
 // grader diagnosed: each cause once, with its fix, then its examples.
