@@ -178,10 +178,18 @@ func (cr *checkRun) sendTogether(ins []lab.Intent, rs []Request) []int {
 		return ra.At.Before(rb.At)
 	})
 	out := make([]int, len(rs))
+	noted := len(cr.notes)
 	for _, i := range order {
 		out[i] = cr.record(ins[i], rs[i], replies[i], sent)
 		cr.reached(out[i], ks[i])
 		cr.together[out[i]] = cr.groups
+	}
+	// A note made as one of the group was recorded (a 409 without
+	// Retry-After) shows the whole group, now that it is known.
+	for k := noted; k < len(cr.notes); k++ {
+		if n := &cr.notes[k]; len(n.attempts) > 0 {
+			n.Curl = cr.curl(cr.withGroups(n.attempts))
+		}
 	}
 	return out
 }
@@ -266,9 +274,36 @@ func (cr *checkRun) fail(rule lab.Rule, cause string, msg string, attempts ...in
 	cr.extra = append(cr.extra, f)
 }
 
-// note records a departure from the contract.
+// note records a departure from the contract. Its lines send every
+// request sent at the same moment as one it names: a 409 owed to a
+// request still running is answered only while that one runs, and one
+// line alone would be answered 201.
 func (cr *checkRun) note(msg string, attempts ...int) {
-	cr.notes = append(cr.notes, Note{Check: cr.name, Message: msg, Curl: cr.curl(attempts)})
+	cr.notes = append(cr.notes, Note{Check: cr.name, Message: msg, Curl: cr.curl(cr.withGroups(attempts)), attempts: attempts})
+}
+
+// withGroups returns the attempts (indexes, in order) with every attempt
+// sent at the same moment as one of them.
+func (cr *checkRun) withGroups(attempts []int) []int {
+	out := append([]int(nil), attempts...)
+	in := map[int]bool{}
+	for _, i := range out {
+		in[i] = true
+	}
+	for _, i := range attempts {
+		g := cr.together[i]
+		if g == 0 {
+			continue
+		}
+		for j := range cr.attempts {
+			if cr.together[j] == g && !in[j] {
+				in[j] = true
+				out = append(out, j)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // judge reads every account back, counts each intent's transfers from the

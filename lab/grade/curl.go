@@ -66,7 +66,7 @@ func dayCurl(base string, d lab.Day, run DayRun, idx []int) []string {
 	if len(idx) == 0 {
 		return nil
 	}
-	idx = withFirstUses(idx, func(i int) string { return d.Attempts[i].Key })
+	idx = withFirstUses(withOverlapped(idx, d), func(i int) string { return d.Attempts[i].Key })
 	opening := d.StartBalances()
 	var ids, lines []string
 	seen := map[string]bool{}
@@ -92,6 +92,35 @@ func dayCurl(base string, d lab.Day, run DayRun, idx []int) []string {
 		lines = append(lines, Curl(base, Request{Method: "GET", Path: "/accounts/" + id}))
 	}
 	return lines
+}
+
+// withOverlapped returns the attempts (indexes, in order) with the
+// attempt each was sent beside (lab.DayAttempt.Overlaps): the lines'
+// comment "sent while … was still being processed" names a request they
+// show, which a 409 owed to it needs.
+func withOverlapped(idx []int, d lab.Day) []int {
+	out := append([]int(nil), idx...)
+	in := map[int]bool{}
+	for _, i := range out {
+		in[i] = true
+	}
+	for _, i := range idx {
+		lane := d.Attempts[i].Overlaps
+		if lane == "" {
+			continue
+		}
+		for j := range d.Attempts {
+			if d.Attempts[j].Lane == lane {
+				if !in[j] {
+					in[j] = true
+					out = append(out, j)
+				}
+				break
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 func putRequest(id string, balance int64) Request {

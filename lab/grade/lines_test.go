@@ -2,14 +2,21 @@ package grade_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/stores"
 	"idemlab/lab"
 	"idemlab/lab/grade"
+	"idemlab/server"
 )
 
 // TestGradeReportLinesAreTrue grades idemlab's unique level, whose answers
@@ -56,4 +63,66 @@ func TestGradeReportLinesAreTrue(t *testing.T) {
 		}
 	}
 	t.Logf("together's generic-first failure seen: %v", sawTogether)
+}
+
+// TestGradeNoteLinesReproduce: scoped behind a proxy that drops
+// Retry-After. A 409 owed to a request still running is answered only
+// while that request runs, so a note of a 409 without Retry-After shows
+// every request sent at the same moment, to be run together; and a day's
+// note says "sent while X was still being processed" only with X's own
+// line among its lines.
+func TestGradeNoteLinesReproduce(t *testing.T) {
+	// A payment call of 30 ms: the requests sent beside the first find
+	// its key in progress, and are answered 409.
+	banks, err := stores.OpenBanks("", server.Config{PaymentLatency: 30 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { server.CloseBanks(banks) })
+	h, err := server.New(banks, stores.Options(server.Options{}))
+	require.NoError(t, err)
+	t.Cleanup(h.Close)
+	bank := httptest.NewServer(h)
+	t.Cleanup(bank.Close)
+	target, err := url.Parse(bank.URL + "/bank/scoped")
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	// No X-Forwarded-For: the bank counts every request as the proxy's
+	// address (one client) either way, and says so once per request.
+	director := proxy.Director
+	proxy.Director = func(r *http.Request) {
+		director(r)
+		r.Header["X-Forwarded-For"] = nil
+	}
+	proxy.ModifyResponse = func(r *http.Response) error {
+		r.Header.Del("Retry-After")
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	rep, err := grade.Grade(context.Background(), srv.URL, gradeOpts())
+	require.NoError(t, err)
+	var together, day int
+	for _, n := range rep.Notes {
+		if !strings.Contains(n.Message, "409 without a Retry-After") {
+			continue
+		}
+		curl := strings.Join(n.Curl, "\n")
+		switch n.Check {
+		case "together":
+			together++
+			assert.Contains(t, curl, "requests arrived at the same moment: end each line with & and run them together", n.Message)
+			assert.GreaterOrEqual(t, strings.Count(curl, "-X POST"), 2, "%s:\n%s", n.Message, curl)
+		case "day":
+			day++
+			for _, l := range n.Curl {
+				lane, ok := strings.CutPrefix(l, "# the next request was sent while ")
+				if !ok {
+					continue
+				}
+				lane = strings.TrimSuffix(lane, " was still being processed")
+				assert.GreaterOrEqual(t, strings.Count(curl, "-X POST"), 2, "%s: the request sent beside %s is shown:\n%s", n.Message, lane, curl)
+			}
+		}
+	}
+	assert.Positive(t, together, "the together check notes its 409s")
+	t.Logf("day notes of a 409 without Retry-After: %d", day)
 }

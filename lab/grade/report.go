@@ -130,6 +130,9 @@ type Note struct {
 	Check   string   `json:"check"`
 	Message string   `json:"message"`
 	Curl    []string `json:"curl,omitempty"`
+	// attempts are the check's attempts the note names, for its lines to
+	// be written again once a group sent together is complete.
+	attempts []int
 }
 
 // settle sets the check's verdict from what it found.
