@@ -299,6 +299,10 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 			}
 		}
 		causes := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('#lab-grade .lab-cause:not([data-note])')].map((e) => e.dataset.cause))]`)
+		// The grade is brought into view: its heading near the top of the
+		// screen, not below the fold.
+		assert.True(t, eval[bool](t, ctx, `(() => { const r = document.querySelector('#lab-grade h4').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight / 2; })()`),
+			"%s: the grade's heading is in view", name)
 		// Each change is said in full once: a later row with the same
 		// change points to the row above that says it.
 		twice := eval[[]string](t, ctx, `(() => { const seen = {}; const twice = [];
@@ -352,6 +356,9 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		got := graderView(t, m.Name, broken)
 		assert.Subset(t, got, m.Breaks, "%s: the grader's every-time break is shown", m.Name)
 		assert.Subset(t, append(slices.Clone(m.Breaks), m.MayAlsoBreak...), got, "%s: nothing the grader does not blame", m.Name)
+		// A fix taught at this rung or below is not sent back down the
+		// ladder as "the earliest rung that fixes it".
+		assert.NotContains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "The earliest rung", m.Name)
 		causes = asTheGraderTells(m, causes)
 		assert.Subset(t, m.Causes, causes, "%s: the page names no cause the grader does not", m.Name)
 		t.Logf("%s: %v, causes %v", m.Name, got, causes)

@@ -242,7 +242,9 @@ export function gradePanel(ctx) {
           'p',
           { class: 'lab-grade-sum' },
           ns.length
-            ? w('gradeNext', {
+            ? // A fix a rung at or below this one teaches: the code lost
+              // it, and the student is not sent back down the ladder.
+              w(next && RUNGS.indexOf(next) <= RUNGS.indexOf(here) ? 'gradeNextBelow' : 'gradeNext', {
                 rules: ns.join(', '),
                 s: plural(ns),
                 one: w(ns.length > 1 ? 'oneOfThem' : 'itAlone'),
@@ -258,6 +260,10 @@ export function gradePanel(ctx) {
     );
     fixOnce(box);
     status('');
+    // The grade stands below the buttons, often below the fold: its
+    // heading is brought to the top of the screen (under the page's bar,
+    // lab.css), so that a student sees that it came, and what it says.
+    box.scrollIntoView({ block: 'start' });
   }
 
   // fixOnce says each change in full on the first row that needs it: a

@@ -217,6 +217,8 @@ const en = {
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scope, retention, lease) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
   gradeNext: 'Broken somewhere: rule{s} {rules}. The earliest rung that fixes {one}: {rung}.',
+  gradeNextBelow:
+    'Broken somewhere: rule{s} {rules}. What fixes {one} is taught at a rung this one builds on, {rung}: the rows above say what to change here.',
   oneOfThem: 'one of them',
   itAlone: 'it',
   rungDone: '✔ This rung, {rung}, is done: every scenario holds what it asks.',
@@ -496,6 +498,8 @@ const ko = {
   gradeTop:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위, 보존 기간, 리스)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. {one} 고치는 가장 앞 단계: {rung}.',
+  gradeNextBelow:
+    '어딘가에서 깨진 규칙: {rules}. {one} 고치는 방법은 이 단계가 딛고 선 앞 단계에서 배웁니다({rung}). 여기서 바꿀 점은 위의 줄에 있습니다.',
   oneOfThem: '그중 하나를',
   itAlone: '이 규칙을',
   rungDone: '✔ {rung} 통과: 모든 시나리오가 이 단계가 요구하는 것을 지킵니다.',
