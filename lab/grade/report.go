@@ -225,7 +225,9 @@ func (r Report) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	if d := r.Day; d != nil {
-		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %s, %d %s never paid, %d×409, %d×422, %d replays.\n",
+		// Replays are counted by their header: a replay without it is
+		// counted as none, so the line says what it counts.
+		fmt.Fprintf(&b, "\nThe day: %d intents, %d attempts, %d transfers, %s, %d %s never paid, %d×409, %d×422, %d answers marked Idempotent-Replayed.\n",
 			d.Intents, d.Attempts, d.Transfers, lab.ExtraPayments(d.Duplicates, d.PaidTwice, "en"), d.Unpaid, lab.Plural(d.Unpaid, "intent", "intents"), d.Conflicts, d.Mismatches, d.Replays)
 		fmt.Fprintf(&b, "  answers by status: %s\n", lab.StatusList(d.Statuses))
 		if d.Unpaid > 0 {
