@@ -242,9 +242,9 @@ export function gradePanel(ctx) {
           'p',
           { class: 'lab-grade-sum' },
           ns.length
-            ? // A fix a rung at or below this one teaches: the code lost
-              // it, and the student is not sent back down the ladder.
-              w(next && RUNGS.indexOf(next) <= RUNGS.indexOf(here) ? 'gradeNextBelow' : 'gradeNext', {
+            ? // A fix a rung below this one teaches: the code lost it,
+              // and the student is not sent back down the ladder.
+              w(next && RUNGS.indexOf(next) < RUNGS.indexOf(here) ? 'gradeNextBelow' : 'gradeNext', {
                 rules: ns.join(', '),
                 s: plural(ns),
                 one: w(ns.length > 1 ? 'oneOfThem' : 'itAlone'),
