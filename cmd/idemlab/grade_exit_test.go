@@ -3,12 +3,11 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"idemlab/internal/endpointtest"
 )
 
 // TestGradeExitStatus: a CI job tells the grade's outcomes apart by its
@@ -41,23 +40,8 @@ func TestGradeExitStatus(t *testing.T) {
 	// scoped, its replays stripped of Idempotent-Replayed by a proxy: no
 	// rule breaks, and checks warn.
 	level.Store("scoped")
-	target, err := url.Parse(base)
-	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	// No X-Forwarded-For: the bank counts every request as the proxy's
-	// address (one client) either way, and says so once per request.
-	director := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		director(r)
-		r.Header["X-Forwarded-For"] = nil
-	}
-	proxy.ModifyResponse = func(r *http.Response) error {
-		r.Header.Del("Idempotent-Replayed")
-		return nil
-	}
-	stripped := httptest.NewServer(proxy)
-	t.Cleanup(stripped.Close)
-	status, out = grade(stripped.URL)
+	stripped := endpointtest.WithoutHeaders(t, base, "Idempotent-Replayed")
+	status, out = grade(stripped)
 	assert.Equal(t, 3, status, out)
 	assert.Contains(t, out, "lacks the header Idempotent-Replayed")
 

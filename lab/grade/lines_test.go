@@ -2,10 +2,7 @@ package grade_test
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/endpointtest"
 	"idemlab/internal/stores"
 	"idemlab/lab"
 	"idemlab/lab/grade"
@@ -82,23 +80,8 @@ func TestGradeNoteLinesReproduce(t *testing.T) {
 	t.Cleanup(h.Close)
 	bank := httptest.NewServer(h)
 	t.Cleanup(bank.Close)
-	target, err := url.Parse(bank.URL + "/bank/scoped")
-	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	// No X-Forwarded-For: the bank counts every request as the proxy's
-	// address (one client) either way, and says so once per request.
-	director := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		director(r)
-		r.Header["X-Forwarded-For"] = nil
-	}
-	proxy.ModifyResponse = func(r *http.Response) error {
-		r.Header.Del("Retry-After")
-		return nil
-	}
-	srv := httptest.NewServer(proxy)
-	t.Cleanup(srv.Close)
-	rep, err := grade.Grade(context.Background(), srv.URL, gradeOpts())
+	srv := endpointtest.WithoutHeaders(t, bank.URL+"/bank/scoped", "Retry-After")
+	rep, err := grade.Grade(context.Background(), srv, gradeOpts())
 	require.NoError(t, err)
 	var together, day int
 	for _, n := range rep.Notes {
