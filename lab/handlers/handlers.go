@@ -111,16 +111,6 @@ func Names() []string {
 	return names
 }
 
-// Start is the handler the lab page starts a student from: the naive
-// rung, its comments in the page's language (naive.ko.js for Korean, the
-// same code: TestStartIsNaiveInEveryLanguage).
-func Start(lang string) ([]byte, error) {
-	if lang == "ko" {
-		return files.ReadFile("naive.ko.js")
-	}
-	return Source("naive")
-}
-
 // Source returns the handler file named name (a rung or a mistake, with or
 // without ".js" and "mistakes/").
 func Source(name string) ([]byte, error) {

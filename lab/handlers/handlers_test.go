@@ -67,7 +67,7 @@ func TestSourceNames(t *testing.T) {
 }
 
 // TestStartIsNaiveInEveryLanguage: the page starts a Korean student from
-// naive.ko.js, the naive rung with its comments in Korean. Its lines of
+// the naive rung with its comments in Korean (handlers.Start). Its lines of
 // comment stand where the English file's do, and every other line is the
 // same: a line number means the same statement in both (the page plays a
 // bench again across a change of language, lab-race.js sameCode).
@@ -91,5 +91,12 @@ func TestStartIsNaiveInEveryLanguage(t *testing.T) {
 	assert.Equal(t, code(naive), code(ko), "the same code")
 	assert.NotEqual(t, string(naive), string(ko))
 	assert.Contains(t, string(ko), "돈은 트랜잭션 하나 안에서 옮깁니다", "its comments are Korean")
-	assert.NotContains(t, string(ko), "Move the money")
+	// Every line of comment is translated: an English one edited (or
+	// added) without its Korean stays English, and is caught here.
+	enLines := strings.Split(string(naive), "\n")
+	for i, l := range strings.Split(string(ko), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "//") {
+			assert.NotEqual(t, enLines[i], l, "line %d has no Korean", i+1)
+		}
+	}
 }
