@@ -545,6 +545,7 @@ func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lab-found"), "expected at this rung", "the later rungs' break is still shown, after the note")
 	assert.Equal(t, 1, countIn(t, ctx, "#lab-found #btn-lab-replay"))
 	assert.Equal(t, 1, countIn(t, ctx, "#lab-found #btn-lab-replay-later"))
+	assert.NotEqual(t, text(t, ctx, "#btn-lab-replay"), text(t, ctx, "#btn-lab-replay-later"), "two buttons, two names")
 	// The note's order, played on the bench, ends in the throw.
 	act(t, ctx, "#btn-lab-replay")
 	assert.Contains(t, text(t, ctx, "#lab-lanes"), "threw ConstraintError")

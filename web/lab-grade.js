@@ -221,13 +221,21 @@ export function gradePanel(ctx) {
                   r.broke
                     ? el(
                         'button',
-                        { type: 'button', onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })) },
+                        {
+                          type: 'button',
+                          'aria-label': w('gradePlayBreak') + ': ' + scenarioWords(sc.name),
+                          onclick: () => guard(() => replay(sc.name, r.schedule, { keepGrade: true })),
+                        },
                         w('gradePlayBreak'),
                       )
                     : r.notes && r.notes.length && r.notes[0].schedule
                       ? el(
                           'button',
-                          { type: 'button', onclick: () => guard(() => replay(sc.name, r.notes[0].schedule, { keepGrade: true })) },
+                          {
+                            type: 'button',
+                            'aria-label': w('gradePlayNote') + ': ' + scenarioWords(sc.name),
+                            onclick: () => guard(() => replay(sc.name, r.notes[0].schedule, { keepGrade: true })),
+                          },
                           w('gradePlayNote'),
                         )
                       : null,

@@ -702,7 +702,7 @@ export function startRace({
           el(
             'button',
             { type: 'button', id: 'btn-lab-replay-later', onclick: () => guard(() => replay(r.scenario, r.schedule, {})) },
-            w('replayFound'),
+            w('replayLater'),
           ),
         ),
       );

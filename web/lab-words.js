@@ -163,6 +163,7 @@ const en = {
   gradeTopNoted:
     'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short: the top rung is not reached yet.',
   replayFound: '▶ Play that order on the bench',
+  replayLater: '▶ Play the later rungs’ order on the bench',
   played: 'Played on the bench: “{scenario}”, in the order {schedule}.',
   scheduleWords: 'The order: {schedule}',
   traceHeading: 'Every step so far',
@@ -447,6 +448,7 @@ const ko = {
   gradeTopNoted:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 위의 참고 사항이 아직 모자란 점을 말합니다. 아직 맨 위 단계에 이르지 못했습니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
+  replayLater: '▶ 다음 단계들의 순서를 벤치에서 재생',
   played: '벤치에서 재생한 시나리오: “{scenario}”. 순서: {schedule}.',
   scheduleWords: '순서: {schedule}',
   traceHeading: '지금까지의 모든 스텝',
