@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/classroom/roomdb"
+	"idemlab/internal/freeport"
 )
 
 // A classroom has to survive a real class: Wi-Fi that drops for a few
@@ -202,11 +203,16 @@ func serveProcess(t *testing.T, args ...string) (*exec.Cmd, string) {
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	cmd.Stderr = io.Discard
+	var stderr bytes.Buffer
+	var mu sync.Mutex
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(p) })
+	said := func() string { mu.Lock(); defer mu.Unlock(); return stderr.String() }
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	link := make(chan string, 1)
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if i := strings.Index(sc.Text(), "/classroom/teach#signin="); i >= 0 {
@@ -217,18 +223,24 @@ func serveProcess(t *testing.T, args ...string) (*exec.Cmd, string) {
 	select {
 	case l := <-link:
 		return cmd, l
+	case <-ended:
+		t.Fatalf("idemlab serve %s ended before it printed its instructor link; it said:\n%s", strings.Join(args, " "), said())
 	case <-time.After(60 * time.Second):
-		t.Fatal("idemlab serve printed no instructor link")
+		t.Fatalf("idemlab serve printed no instructor link in a minute; it said:\n%s", said())
 	}
 	return nil, ""
 }
 
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func TestClassroomSurvivesAKilledServer(t *testing.T) {

@@ -56,11 +56,15 @@ func serveWithSecret(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, b
 	cmd.Env = append(os.Environ(), "IDEMLAB_INSTRUCTOR_TOKEN="+abuseToken)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	signIn := regexp.MustCompile(`sign-in link \(works once; keep it private\): (\S+)`)
 	found := make(chan [2]string, 1)
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		sc := bufio.NewScanner(stdout)
 		addr := ""
 		for sc.Scan() {
@@ -75,8 +79,10 @@ func serveWithSecret(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, b
 	select {
 	case f := <-found:
 		return cmd, f[0], f[1]
+	case <-ended:
+		t.Fatalf("idemlab serve %s ended before it printed its sign-in link; it said:\n%s", strings.Join(args, " "), stderr.String())
 	case <-time.After(60 * time.Second):
-		t.Fatal("idemlab did not start")
+		t.Fatalf("idemlab serve printed no sign-in link in a minute; it said:\n%s", stderr.String())
 	}
 	return nil, "", ""
 }

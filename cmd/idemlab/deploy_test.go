@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"idemlab/internal/freeport"
 	"idemlab/internal/nginxtest"
 )
 
@@ -70,10 +71,9 @@ func servedSerial(t *testing.T, addr string) *big.Int {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // deployedServe runs idemlab as the guide's systemd unit does, on addr,

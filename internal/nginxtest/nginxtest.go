@@ -38,6 +38,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"idemlab/internal/freeport"
 )
 
 // The values DEPLOY.md's configurations are written with, which a test's
@@ -580,12 +582,6 @@ func deployMD() (string, error) {
 	}
 }
 
-// freePort picks a port number no TCP listener on 127.0.0.1 holds.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort picks a port number no TCP listener on 127.0.0.1 holds,
+// outside the range the kernel gives outgoing connections.
+func freePort() (int, error) { return freeport.Port() }
