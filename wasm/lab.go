@@ -139,6 +139,16 @@ func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 	})
 }
 
+// step is exec with its arguments in one string (splitStep): the
+// explorer's commonest call.
+func (lb *labBridge) step(arg string) string {
+	db, conn, op, params, sql, ok := splitStep(arg)
+	if !ok {
+		return labFail(fmt.Errorf("labStep: want db, conn, op, params and sql, each ended by a newline but the last"))
+	}
+	return lb.exec(db, conn, op, sql, params)
+}
+
 // release ends an attempt's connection (its answer, exception or crash):
 // an open transaction rolls back.
 func (lb *labBridge) release(id, conn string) string {

@@ -16,7 +16,8 @@ const yieldEvery = 50 * time.Millisecond
 // released as soon as they have run).
 func main() {
 	export(newBridge())
-	exportLab(newLabBridge())
+	directLab = newLabBridge()
+	exportLab(directLab)
 	if ready := js.Global().Get("idemlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
 	}
@@ -138,13 +139,7 @@ func exportLab(lb *labBridge) []js.Func {
 	// labStep is labExec with its arguments in one string (see
 	// splitStep): each string crossing into Go costs two calls back into
 	// JavaScript, and a step is the explorer's commonest call.
-	def("labStep", 1, func(a []string) string {
-		db, conn, op, params, sql, ok := splitStep(a[0])
-		if !ok {
-			return labFail(fmt.Errorf("labStep: want db, conn, op, params and sql, each ended by a newline but the last"))
-		}
-		return lb.exec(db, conn, op, sql, params)
-	})
+	def("labStep", 1, func(a []string) string { return lb.step(a[0]) })
 	def("labRelease", 2, func(a []string) string { return lb.release(a[0], a[1]) })
 	def("labReset", 2, func(a []string) string { return lb.reset(a[0], a[1]) })
 	def("labPay", 2, func(a []string) string { return lb.pay(a[0], a[1]) })
