@@ -162,7 +162,7 @@ func (a *attempt) run() Response {
 	if a.body, prob = ParseTransfer(a.req.Body); prob != nil {
 		return a.reject(PhaseValidate, prob)
 	}
-	a.emit(PhaseValidate, "", OutcomeOK, 0, "transfer "+strconv.FormatInt(a.body.Amount, 10)+" won from "+a.body.From+" to "+a.body.To)
+	a.emit(PhaseValidate, "", OutcomeOK, 0, "transfer "+GroupDigits(a.body.Amount)+" won from "+a.body.From+" to "+a.body.To)
 
 	if !p.Keyed() {
 		return a.execute()
@@ -392,7 +392,7 @@ func (a *attempt) compare(old *KeyRecord) Response {
 			r.Header = append(append([]Header(nil), r.Header...), Header{"Idempotent-Replayed", "true"})
 			a.result.Replayed = true
 			a.record(Event{Phase: PhaseCompare, Outcome: OutcomeReplayed, Status: r.Status, Note: "the stored response, byte for byte",
-				TransferID: old.TransferID, KeyState: keyStateOf(old)})
+				ReplayFrom: ReplayFromStored, TransferID: old.TransferID, KeyState: keyStateOf(old)})
 			return r
 		}
 	case ReplayRecompute:
@@ -405,7 +405,7 @@ func (a *attempt) compare(old *KeyRecord) Response {
 				r := RenderTransfer(t)
 				a.result.Replayed = true
 				a.record(Event{Phase: PhaseCompare, SQL: ledger.SQL, Outcome: OutcomeReplayed, Status: r.Status,
-					Note: "recomputed from the ledger now: today's balance and today's time", TransferID: old.TransferID, KeyState: keyStateOf(old)})
+					Note: "recomputed from the ledger now: today's balance and today's time", ReplayFrom: ReplayFromRecomputed, TransferID: old.TransferID, KeyState: keyStateOf(old)})
 				return r
 			}
 		}
@@ -413,7 +413,7 @@ func (a *attempt) compare(old *KeyRecord) Response {
 	r := jsonResponse(200, map[string]string{"status": "already_processed", "detail": "a request with this key was already processed"})
 	a.result.Replayed = true
 	a.record(Event{Phase: PhaseCompare, Outcome: OutcomeReplayed, Status: 200, Note: "a generic \"already processed\", whatever the request was",
-		TransferID: old.TransferID, KeyState: keyStateOf(old)})
+		ReplayFrom: ReplayFromGeneric, TransferID: old.TransferID, KeyState: keyStateOf(old)})
 	return r
 }
 

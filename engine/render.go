@@ -5,6 +5,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -68,4 +69,23 @@ func plainJSON(s string) bool {
 		}
 	}
 	return true
+}
+
+// GroupDigits writes n with a comma between each group of three digits
+// (10,000), as every amount of won is shown.
+func GroupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	out := make([]byte, 0, len(s)+len(s)/3+1)
+	if neg {
+		out = append(out, '-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
 }

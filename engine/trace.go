@@ -127,6 +127,12 @@ type Event struct {
 	// Recovery is the recovery point the phase committed (charge_started,
 	// charge_made) or, on a call skipped, the one it read.
 	Recovery string `json:"recovery,omitempty"`
+	// ReplayFrom says where a replayed answer came from, on the event
+	// whose outcome is OutcomeReplayed: ReplayFromStored (the first
+	// answer, stored with the key, byte for byte), ReplayFromRecomputed
+	// (built again from the ledger now) or ReplayFromGeneric (a generic
+	// "already processed": nothing was stored to send again).
+	ReplayFrom string `json:"replay_from,omitempty"`
 	// TransferID is the ledger's transfer this event is about: the one a
 	// commit made, the one a stored response records on the key, or the
 	// one the key named when its answer was replayed.
@@ -177,6 +183,13 @@ func keyStateOf(rec *KeyRecord) string {
 	return rec.State
 }
 
+// Where a replayed answer came from (Event.ReplayFrom).
+const (
+	ReplayFromStored     = "stored"
+	ReplayFromRecomputed = "recomputed"
+	ReplayFromGeneric    = "generic"
+)
+
 // Outcomes a trace event can report.
 const (
 	OutcomeOK        = "ok"        // the phase did its work
@@ -187,7 +200,7 @@ const (
 	OutcomeTakenOver = "taken-over"
 	OutcomeMismatch  = "mismatch"  // same key, different request: 422
 	OutcomeConflict  = "conflict"  // still in progress: 409
-	OutcomeReplayed  = "replayed"  // answered from what is stored
+	OutcomeReplayed  = "replayed"  // answered as a retry (Event.ReplayFrom says with what)
 	OutcomeExecuted  = "executed"  // the payment processor was called (Event.Charge says what it did)
 	OutcomeCommitted = "committed" // the ledger moved money
 	OutcomeDeclined  = "declined"  // a business outcome: 402 or 404, recorded

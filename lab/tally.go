@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"idemlab/engine"
 )
 
 // Tally is the end of a day's replay: what was sent, what the bank did and
@@ -356,22 +358,7 @@ func StatusList(statuses map[int]int) string {
 }
 
 // GroupDigits writes won with a comma every three digits: 1,250,000.
-func GroupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}
+func GroupDigits(n int64) string { return engine.GroupDigits(n) }
 
 // WriteLadder writes one line per tally, for a day replayed at every level:
 // the extra payments and the won they moved fall rung by rung, and the

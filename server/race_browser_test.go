@@ -86,7 +86,12 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "told to come back: 409, the key is still in progress")
 	assert.NotZero(t, countIn(t, ctx, `#race [data-row="db"] [data-db-state="in_progress"][data-owner="A1"]`))
 	assert.NotZero(t, countIn(t, ctx, `#race [data-row="db"] [data-db-state="completed"]`))
-	assert.Equal(t, 1, countIn(t, ctx, `#race [data-arrow="replay"][data-from-lane="A3"][data-to-lane="A1"]`), "the late retry is answered from what A1 stored")
+	// This rung stores no answer yet: the late retry gets a generic
+	// "already processed", drawn as such, with no arrow to an answer
+	// that was never stored.
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="attempt"][data-lane="A3"] [data-mark="replay-generic"]`), "the late retry is answered generically")
+	assert.Zero(t, countIn(t, ctx, `#race [data-arrow="replay"]`), "no arrow points at a stored answer")
+	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "no answer was stored to replay")
 
 	// The SQL of the step shown is large beside the view, and the key row
 	// it touched is lit: step back to A1's claim.

@@ -436,9 +436,13 @@ export function eventNews(ev) {
     case 'ok':
       if (ev.key_state === 'absent') return t('news_ok_absent', v);
       return t(OK_PHASE[ev.phase] || 'news_ok', v);
+    case 'replayed':
+      // A replay says what it sent: the stored answer, one built again,
+      // or a generic "already processed".
+      if (ev.replay_from === 'generic' || ev.replay_from === 'recomputed') return t('news_replayed_' + ev.replay_from, v);
+      return t('news_replayed', v);
     case 'lost':
     case 'delivered':
-    case 'replayed':
     case 'conflict':
     case 'mismatch':
     case 'claimed':

@@ -50,6 +50,11 @@ const M_CONFLICT = Object.freeze({ kind: 'conflict', icon: '‖' });
 const M_LOOKUP = Object.freeze({ kind: 'lookup', icon: '?' });
 const M_MISMATCH = Object.freeze({ kind: 'mismatch', icon: '≠' });
 const M_REPLAY = Object.freeze({ kind: 'replay', icon: '↺' });
+// A retry answered with something else than the first answer: a generic
+// "already processed" (nothing was stored), or an answer built again
+// from the ledger. Neither points at a stored answer.
+const M_REPLAY_GENERIC = Object.freeze({ kind: 'replay-generic', icon: '∅' });
+const M_REPLAY_RECOMPUTED = Object.freeze({ kind: 'replay-recomputed', icon: '≈' });
 const M_PAY_CALL = Object.freeze({ kind: 'pay-call', icon: '→' });
 const M_PAID = Object.freeze({ kind: 'paid', icon: '■' });
 const M_DECLINED = Object.freeze({ kind: 'declined', icon: '⊘' });
@@ -92,7 +97,8 @@ function markOf(e) {
     case 'compare':
       if (o === 'mismatch') return M_MISMATCH;
       if (o === 'conflict') return M_CONFLICT;
-      if (o === 'replayed') return M_REPLAY;
+      if (o === 'replayed')
+        return e.replay_from === 'generic' ? M_REPLAY_GENERIC : e.replay_from === 'recomputed' ? M_REPLAY_RECOMPUTED : M_REPLAY;
       break;
     case 'execute':
       if (o === 'executed') return M_PAY_CALL;
@@ -426,7 +432,9 @@ export function buildRace(input) {
   for (const a of attempts.values()) servers = Math.max(servers, a.server);
   // The processor's row is drawn where it tells what the ledger's does
   // not: a wish charged more often than the ledger paid it, or a call the
-  // processor answered with its first charge (the key passed downstream).
+  // processor answered with its first charge (the key passed downstream),
+  // and wherever the processor's own rule is broken: its bracket names
+  // charges, and they must be there to see.
   const paidTimes = new Map();
   for (const p of ledger) paidTimes.set(p.intent, (paidTimes.get(p.intent) || 0) + 1);
   // keepProcessor (the lab): the row stays once the processor has charged,
@@ -434,6 +442,7 @@ export function buildRace(input) {
   const showProcessor =
     (input.keepProcessor && processor.length > 0) ||
     processor.some((p) => p.replayed) ||
+    (processor.length > 0 && violations.some((v) => v.rule.name === 'one-charge-per-intent')) ||
     [...chargedBy].some(([intent, n]) => n > (paidTimes.get(intent) || 0));
   // The axis's numbers: an event's tick where the events carry them (the
   // lab's runner counts its steps; a start or an answer is no step),
@@ -541,6 +550,8 @@ function answerOf(a) {
   if ((last.kind === 'lost' || last.kind === 'timed-out') && (a.state === 'waiting' || a.state === 'running')) return null;
   if (last.kind === 'lost' || last.kind === 'timed-out') return { kind: last.kind, icon: last.icon, status: ev.status || 0 };
   if (ev.phase !== 'respond' && last.kind !== 'rejected') return null;
-  const replayed = a.marks.some((m) => m.kind === 'replay');
-  return { kind: replayed ? 'replayed' : 'answer', icon: replayed ? '↺' : '✉', status: ev.status || 0 };
+  const replay = a.marks.find((m) => m.kind === 'replay' || m.kind === 'replay-generic' || m.kind === 'replay-recomputed');
+  if (!replay) return { kind: 'answer', icon: '✉', status: ev.status || 0 };
+  const kind = { replay: 'replayed', 'replay-generic': 'generic', 'replay-recomputed': 'recomputed' }[replay.kind];
+  return { kind, icon: replay.icon, status: ev.status || 0 };
 }

@@ -243,7 +243,7 @@ const ASCII = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).
 // measured at a size and weight: measured in headless Chromium, 0.1–0.8 s
 // on the first step that showed a new sign. One size and weight per idle
 // moment, so that a click never waits behind it.
-const GLYPHS = '✔⊘⚠ℹ✘◌★⛁⇄▤▣▭⇢✓#=✉◆↻≡‖?≠↺→■✂⚡◇▶▸▾◐≈✗✸…—–·×가한';
+const GLYPHS = '✔⊘⚠ℹ✘◌★⛁⇄▤▣▭⇢✓#=✉◆↻≡‖?≠↺∅→■✂⚡◇▶▸▾◐≈✗✸…—–·×가한';
 export function warmRaceFonts() {
   if (typeof document === 'undefined' || typeof requestIdleCallback !== 'function') return;
   const todo = [];
@@ -259,7 +259,7 @@ export function warmRaceFonts() {
 
 // wrap breaks s into lines no wider than maxW: at spaces, and inside a word
 // only when the word alone is wider than a line.
-function wrap(s, maxW, size, weight) {
+export function wrap(s, maxW, size, weight) {
   if (!s) return [];
   if (textW(s, size, weight) <= maxW) return [s];
   const lines = [];
@@ -276,13 +276,24 @@ function wrap(s, maxW, size, weight) {
       cur = word;
       continue;
     }
-    for (const ch of word) {
-      if (cur && textW(cur + ch, size, weight) > maxW) {
-        lines.push(cur);
-        cur = ch;
-      } else {
-        cur += ch;
+    // A word wider than the line (a JSON body, a long key) is cut where
+    // it fits, after a comma, colon, slash or dash in its second half
+    // where there is one: "amount":200000, never "a / mount".
+    let rest = word;
+    while (rest) {
+      let piece = '';
+      for (const ch of rest) {
+        if (piece && textW(piece + ch, size, weight) > maxW) break;
+        piece += ch;
       }
+      if (piece.length === rest.length) {
+        cur = piece;
+        break;
+      }
+      const k = Math.max(piece.lastIndexOf(','), piece.lastIndexOf(':'), piece.lastIndexOf('/'), piece.lastIndexOf('-'));
+      if (k >= piece.length / 2) piece = piece.slice(0, k + 1);
+      lines.push(piece);
+      rest = rest.slice(piece.length);
     }
   }
   if (cur) lines.push(cur);
@@ -1320,6 +1331,8 @@ const WEIGHT = [
   'duplicate',
   'claim-ignored',
   'replay',
+  'replay-recomputed',
+  'replay-generic',
   'takeover',
   'claim',
   'declined',
@@ -1974,6 +1987,12 @@ function answerWords(a, t, count, asSent, charged) {
       break;
     case 'replayed':
       w = t('raceReplayedWord', { status: s });
+      break;
+    case 'generic':
+      w = t('raceGenericWord', { status: s });
+      break;
+    case 'recomputed':
+      w = t('raceRecomputedWord', { status: s });
       break;
     default:
       w = asSent ? '✉ ' + t('raceAnswered', { status: s }) : statusWords(s, t);

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,5 +70,56 @@ func TestLedgerBlocksNeverCoverEachOther(t *testing.T) {
 			}
 		}
 		assert.Equal(t, c.N, total, "case %d: every payment in one block", i)
+	}
+}
+
+// wrapScript wraps each case's sentence with race.js's wrap and prints the
+// lines.
+const wrapScript = `
+import { readFileSync } from 'node:fs';
+import { wrap } from './race.js';
+
+const cases = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+process.stdout.write(JSON.stringify(cases.map((k) => wrap(k.s, k.w, 12, 600))));
+`
+
+// TestWrapCutsALongWordAtItsJoints: a rule's sentence quotes a JSON body,
+// one word wider than a phone's line. It is cut after a comma, colon or
+// dash where one falls in the line's second half, never inside a member's
+// name ("a / mount") when one does; and nothing is lost or added.
+func TestWrapCutsALongWordAtItsJoints(t *testing.T) {
+	type tcase struct {
+		S string  `json:"s"`
+		W float64 `json:"w"`
+	}
+	body := `{"transfer_id":"tr_2","from":"alice","to":"bob","amount":200000,"balance_after":600000,"created_at":"2026-01-01T09:00:00.000Z"}`
+	var cases []tcase
+	for w := 120.0; w <= 400; w += 7 {
+		cases = append(cases, tcase{S: `(a2) got 201 ` + body + `, not what the attempt that answered first got`, W: w})
+	}
+	var got [][]string
+	runInNode(t, "wrap is", wrapScript, []string{"race.js", "race-model.js", "dom.js", "strings.js"}, cases, &got)
+	require.Len(t, got, len(cases))
+	for i, c := range cases {
+		lines := got[i]
+		joined := ""
+		for k, l := range lines {
+			assert.LessOrEqual(t, float64(len([]rune(l)))*12*0.62*1.04, c.W+12*0.62*1.04+1, "line %q fits %v", l, c.W)
+			if k > 0 && !strings.HasSuffix(joined, ",") && !strings.HasSuffix(joined, ":") && !strings.HasSuffix(joined, "-") && !strings.HasSuffix(joined, "/") {
+				joined += " "
+			}
+			joined += l
+		}
+		// Where the body was cut, each cut is at a joint, except where a
+		// line's second half has none.
+		for k := 0; k+1 < len(lines); k++ {
+			l := lines[k]
+			if !strings.Contains(body, l) || strings.ContainsAny(l[len(l)-1:], ",:-/") {
+				continue
+			}
+			half := l[len(l)/2:]
+			assert.False(t, strings.ContainsAny(half, ",:-/"), "at width %v the body is cut inside a word after %q although its line has a joint in its second half", c.W, l)
+		}
+		assert.Equal(t, strings.ReplaceAll(c.S, " ", ""), strings.ReplaceAll(joined, " ", ""), "every character kept, in order, at width %v", c.W)
 	}
 }

@@ -116,12 +116,17 @@ type wireEvent struct {
 	KeyState   string          `json:"key_state"`
 	ChargeID   string          `json:"charge_id"`
 	Charge     string          `json:"charge"`
+	ReplayFrom string          `json:"replay_from"`
 }
 
 type wireState struct {
 	Lanes []struct {
-		ID     string      `json:"id"`
-		Events []wireEvent `json:"events"`
+		ID       string      `json:"id"`
+		Events   []wireEvent `json:"events"`
+		Response *struct {
+			Header []engine.Header `json:"header"`
+			Body   string          `json:"body"`
+		} `json:"response"`
 	} `json:"lanes"`
 	Transfers []struct {
 		ID     string `json:"transfer_id"`
@@ -131,6 +136,27 @@ type wireState struct {
 		ID     string `json:"charge_id"`
 		Amount int64  `json:"amount"`
 	} `json:"charges"`
+	Report *struct {
+		Rules []struct {
+			Rule struct {
+				Name string `json:"name"`
+			} `json:"rule"`
+			Violations []json.RawMessage `json:"violations"`
+		} `json:"rules"`
+	} `json:"report"`
+}
+
+// broke says whether the run's checker found the rule named broken.
+func (st wireState) broke(rule string) bool {
+	if st.Report == nil {
+		return false
+	}
+	for _, r := range st.Report.Rules {
+		if r.Rule.Name == rule && len(r.Violations) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestTraceJSONCarriesWhatTheRaceDraws reads the events of every lesson
@@ -183,6 +209,22 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 					default:
 						t.Errorf("%s: charge %q", where, e.Charge)
 					}
+				case e.Outcome == engine.OutcomeReplayed:
+					// A replay says what it sent, and the lane's answer is
+					// that: the stored answer marked as a replay, or the
+					// generic "already processed" (the race view draws the
+					// two apart).
+					kinds["replay "+e.ReplayFrom]++
+					require.NotNil(t, l.Response, where)
+					switch e.ReplayFrom {
+					case engine.ReplayFromStored:
+						assert.Contains(t, l.Response.Header, engine.Header{Name: "Idempotent-Replayed", Value: "true"}, where)
+					case engine.ReplayFromGeneric:
+						assert.Contains(t, l.Response.Body, `"already_processed"`, where)
+					case engine.ReplayFromRecomputed:
+					default:
+						t.Errorf("%s: replay_from %q", where, e.ReplayFrom)
+					}
 				case e.Phase == "claim" && (e.Outcome == engine.OutcomeClaimed || e.Outcome == engine.OutcomeTakenOver):
 					kinds["claim "+r.Claim]++
 					require.NotNil(t, e.Rows, where)
@@ -201,7 +243,7 @@ func TestTraceJSONCarriesWhatTheRaceDraws(t *testing.T) {
 		assert.Equal(t, len(st.Transfers), committed, "%s: every transfer has its commit event", r.Name)
 		assert.Equal(t, len(st.Charges), charged, "%s: every charge has its payment call", r.Name)
 	}
-	for _, k := range []string{"commit", "charge charged", "charge replayed", "charge declined", "charge recovered", "claim check-then-insert", "claim insert-or-ignore", "claim constraint", "claim server-cache", "claim that inserted nothing"} {
+	for _, k := range []string{"commit", "charge charged", "charge replayed", "charge declined", "charge recovered", "claim check-then-insert", "claim insert-or-ignore", "claim constraint", "claim server-cache", "claim that inserted nothing", "replay stored", "replay generic"} {
 		assert.Positive(t, kinds[k], "the lessons trace at least one %s", k)
 	}
 }
@@ -324,7 +366,9 @@ func TestRaceViewIgnoresNotes(t *testing.T) {
 			// The processor's row is the processor's records: every new
 			// charge once, the calls it answered from a known key marked
 			// as such, and the row drawn when it tells more than the
-			// ledger's (more charges than transfers, or a replayed call).
+			// ledger's (more charges than transfers, or a replayed call)
+			// or when the processor's own rule is broken (its bracket
+			// names charges).
 			charges := map[string]int64{}
 			for _, ch := range st.Charges {
 				charges[ch.ID] = ch.Amount
@@ -339,21 +383,36 @@ func TestRaceViewIgnoresNotes(t *testing.T) {
 				fresh[p.Charge] = p.Amount
 			}
 			assert.Equal(t, charges, fresh, "the picture's processor is the store's")
-			assert.Equal(t, replayed > 0 || len(st.Charges) > len(st.Transfers), pic.ShowProcessor, "the processor's row is drawn when it tells more")
+			assert.Equal(t, replayed > 0 || len(st.Charges) > len(st.Transfers) || (len(st.Charges) > 0 && st.broke("one-charge-per-intent")), pic.ShowProcessor, "the processor's row is drawn when it tells more")
 			got := map[string]int64{}
 			for _, e := range pic.Ledger {
 				got[e.Transfer] = e.Amount
 			}
 			assert.Len(t, pic.Ledger, len(st.Transfers), "one commit drawn per transfer")
 			assert.Equal(t, want, got, "the picture's ledger is the store's")
+			drawn := map[string]int{}
 			for _, a := range pic.Attempts {
 				for _, mk := range a.Marks {
 					if mk.Kind == "claim-ignored" {
 						ignored++
 						assert.Equal(t, "insert-or-ignore", r.Claim)
 					}
+					drawn[mk.Kind]++
 				}
 			}
+			// Each replay is drawn as what it sent: only the stored answer
+			// is a "replayed the stored answer" mark.
+			traced := map[string]int{}
+			for _, l := range st.Lanes {
+				for _, e := range l.Events {
+					if e.Outcome == engine.OutcomeReplayed {
+						traced[e.ReplayFrom]++
+					}
+				}
+			}
+			assert.Equal(t, traced[engine.ReplayFromStored], drawn["replay"], "stored answers replayed")
+			assert.Equal(t, traced[engine.ReplayFromGeneric], drawn["replay-generic"], "generic answers")
+			assert.Equal(t, traced[engine.ReplayFromRecomputed], drawn["replay-recomputed"], "answers built again")
 		})
 	}
 	assert.Positive(t, ignored, "some lesson has an INSERT OR IGNORE that inserted nothing")
