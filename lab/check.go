@@ -346,7 +346,7 @@ func (c *checker) check(rule Rule) []Violation {
 				extra, won := n-1, int64(n-1)*in.Amount
 				v := c.violation(rule, id, fmt.Sprintf("%s (intent %s: %s won sent %d times from %s to %s)",
 					ExtraPayments(extra, won, "en"), id, GroupDigits(in.Amount), n, in.From, in.To),
-					fmt.Sprintf("%s (의도 %s: %s 계좌에서 %s 계좌로 %s원이 %d번 나감)", ExtraPayments(extra, won, "ko"), id, in.From, in.To, GroupDigits(in.Amount), n),
+					fmt.Sprintf("%s (의도 %s: %s 계좌에서 %s 계좌로 %s원이 %d번 지급됨)", ExtraPayments(extra, won, "ko"), id, in.From, in.To, GroupDigits(in.Amount), n),
 					c.attemptsOf(id)...)
 				if servers := c.serversOf(id); len(servers) > 1 && c.h.MemoryGuard != "" {
 					v.Cause = c.h.MemoryGuard

@@ -158,8 +158,8 @@ func TestExtraPaymentsCountsThePaymentsAfterTheFirst(t *testing.T) {
 		{"a naive storm of forty", 39, 390_000, "en", "39 extra payments: 390,000 won paid more than once"},
 		{"thousands", 1_234, 12_340_000, "en", "1,234 extra payments: 12,340,000 won paid more than once"},
 		{"none in Korean", 0, 0, "ko", "추가 결제 없음"},
-		{"one in Korean", 1, 10_000, "ko", "추가 결제 1건: 10,000원이 더 나감"},
-		{"forty in Korean", 39, 390_000, "ko", "추가 결제 39건: 390,000원이 더 나감"},
+		{"one in Korean", 1, 10_000, "ko", "추가 결제 1건: 10,000원이 중복 지급됨"},
+		{"forty in Korean", 39, 390_000, "ko", "추가 결제 39건: 390,000원이 중복 지급됨"},
 		{"an unknown language is English", 2, 20_000, "fr", "2 extra payments: 20,000 won paid more than once"},
 	}
 	for _, tc := range cases {
@@ -191,7 +191,7 @@ func TestRuleOneSaysTheTallysWords(t *testing.T) {
 	require.False(t, rr.OK)
 	v := rr.Violations[0]
 	assert.Equal(t, "39 extra payments: 390,000 won paid more than once (intent i0: 10,000 won sent 40 times from alice to bob)", v.Message)
-	assert.Equal(t, "추가 결제 39건: 390,000원이 더 나감 (의도 i0: alice 계좌에서 bob 계좌로 10,000원이 40번 나감)", v.MessageKo)
+	assert.Equal(t, "추가 결제 39건: 390,000원이 중복 지급됨 (의도 i0: alice 계좌에서 bob 계좌로 10,000원이 40번 지급됨)", v.MessageKo)
 	for _, m := range []string{v.Message, v.MessageKo} {
 		assert.True(t, strings.HasPrefix(m, lab.ExtraPayments(rep.Summary.Duplicates, rep.Summary.PaidTwice, map[bool]string{true: "ko", false: "en"}[m == v.MessageKo])),
 			"the rule opens with the tally's sentence: %s", m)

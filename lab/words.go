@@ -11,7 +11,7 @@ import "fmt"
 // sentence.
 var extraPaymentWords = map[string]struct{ none, one, many string }{
 	"en": {"no extra payments", "1 extra payment: %s won paid more than once", "%s extra payments: %s won paid more than once"},
-	"ko": {"추가 결제 없음", "추가 결제 1건: %s원이 더 나감", "추가 결제 %s건: %s원이 더 나감"},
+	"ko": {"추가 결제 없음", "추가 결제 1건: %s원이 중복 지급됨", "추가 결제 %s건: %s원이 중복 지급됨"},
 }
 
 // ExtraPayments says n payments beyond each wish's first, which moved won in

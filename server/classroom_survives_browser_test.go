@@ -427,7 +427,7 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('picture-box').hidden && document.querySelector('#picture svg') !== null`))
 	assert.True(t, hangul.MatchString(text(t, screen, "#rules")), "the rules' titles in Korean")
 	assert.Regexp(t, `^[\d,]+원$`, text(t, screen, "#tally .tile.fail:nth-child(2) .tval"), "money in Korean: the tile of the won paid more than once")
-	assert.Contains(t, text(t, screen, "#rules li.fail"), "원이 더 나감", "the broken rule's sentence in Korean")
+	assert.Contains(t, text(t, screen, "#rules li.fail"), "원이 중복 지급됨", "the broken rule's sentence in Korean")
 	assert.Equal(t, "계좌", text(t, screen, "#balances th"))
 	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#race svg.race').textContent`)), "the race view's words in Korean")
 	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#picture svg').textContent`)), "the storm's picture in Korean")

@@ -79,8 +79,8 @@ func TestProcessorLessonInTheBrowser(t *testing.T) {
 	openScenario(t, ctx, "s1", false)
 	runToEnd(t, ctx)
 	assert.Contains(t, svgText(t, ctx, `#race [data-row="processor"] .row-label`), "결제 대행사")
-	assert.Contains(t, svgText(t, ctx, `#race [data-mark="charged-again-text"]`), "다시 청구: 180,000원")
-	assert.Contains(t, legend(), "같은 의도로 결제 대행사가 다시 청구함")
+	assert.Contains(t, svgText(t, ctx, `#race [data-mark="charged-again-text"]`), "중복 청구: 180,000원")
+	assert.Contains(t, legend(), "같은 의도로 결제 대행사가 중복 청구함")
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-charge-per-intent"]`), "결제 대행사는 의도 하나에 최대 한 번 청구한다")
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-charge-per-intent"] .violations`), "2번 청구했습니다")
 }
