@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,7 +57,13 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	act(t, ctx, `#btn-lab-start`)
 	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`))
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-sql`), "SELECT balance FROM accounts", "the statement about to run is shown")
+	// The card names the line of the handler's box the statement is at;
+	// the picture's mark for it, once run, names the same line.
+	cardLine := regexp.MustCompile(`line \d+`).FindString(text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`))
+	require.NotEmpty(t, cardLine)
 	stepAll(t, ctx)
+	markTitle := eval[string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=attempt][data-lane=a1] .mark title')].map((e) => e.textContent).find((s) => s.includes('SELECT balance FROM accounts')) || ''`)
+	assert.Contains(t, markTitle, cardLine+"\n", "the picture names the line the card named")
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
 	// The rule's sentence names intent i1, which the bench never showed:
 	// it says what i1 is.
@@ -176,6 +183,13 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-end`), "line 3")
 	run(t, ctx, waitJS(`!!document.querySelector('#handler-box .cm-lint-marker-error')`))
+	// One that throws before its first await has ended every attempt as
+	// soon as it is on the bench: the caption says so, not to choose.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  throw new Error("boom");\n}\n')`))
+	act(t, ctx, `#btn-lab-start`)
+	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
+	assert.Contains(t, text(t, ctx, "#lab-bench-caption"), "Every attempt has ended.")
 
 	// A handler that never reaches its next step: the page says so while
 	// it runs, and the Stop button ends it; the page answers on.
@@ -524,6 +538,11 @@ func TestLabPhoneStepsUnderThePicture(t *testing.T) {
 		const b = document.getElementById('lab-stepbar').getBoundingClientRect();
 		return v.getBoundingClientRect().bottom > innerHeight && b.top >= 0 && b.bottom <= innerHeight + 1 && b.bottom >= innerHeight - 2; })()`
 	assert.True(t, eval[bool](t, ctx, onScreen), "the bar is held at the bottom of the screen")
+	// ← and → move along the bar.
+	run(t, ctx, focus(`#lab-stepbar-a1`), chromedp.KeyEvent(kb.ArrowRight))
+	assert.Equal(t, "lab-stepbar-a2", eval[string](t, ctx, `document.activeElement.id`), "→ on the bar")
+	run(t, ctx, chromedp.KeyEvent(kb.ArrowLeft))
+	assert.Equal(t, "lab-stepbar-a1", eval[string](t, ctx, `document.activeElement.id`), "← on the bar")
 	steps := func() string { return attr(t, ctx, "body", "data-lab-steps") }
 	for i := 0; attr(t, ctx, "#lab-lanes", "data-holder") != "a1"; i++ {
 		require.Less(t, i, 40, "a1 must open a transaction")
@@ -542,6 +561,13 @@ func TestLabPhoneStepsUnderThePicture(t *testing.T) {
 	before := steps()
 	act(t, ctx, `#lab-stepbar-a2`)
 	assert.Equal(t, before, steps(), "a step that would only wait runs nothing")
+	// a1 stepped to its answer from the bar: its button goes with its
+	// last step, and the focus moves to a2's, not to the page's top.
+	for i := 0; countIn(t, ctx, `#lab-stepbar-a1`) > 0; i++ {
+		require.Less(t, i, 40, "a1 must end")
+		act(t, ctx, `#lab-stepbar-a1`)
+	}
+	assert.Equal(t, "lab-stepbar-a2", eval[string](t, ctx, `document.activeElement.id`), "the focus moves to the bar's next attempt")
 	stepAll(t, ctx)
 	assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-stepbar').hidden`), "every attempt has ended: no step is left")
 }

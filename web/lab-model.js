@@ -65,8 +65,10 @@ function keyRowOf(now, before) {
 }
 
 // labRaceInput returns buildRace's input for a runner state (and the
-// verdict when every attempt has ended).
-export function labRaceInput(state) {
+// verdict when every attempt has ended). lineOf turns the runner's line
+// of a call into the line the handler's box shows (the file as run may
+// have lines above the student's).
+export function labRaceInput(state, lineOf = (n) => n) {
   const events = [];
   // Whose each attempt is, and whether the student's key table keeps one
   // customer's key apart from another's (scopedKeys): then each
@@ -104,7 +106,7 @@ export function labRaceInput(state) {
       customer: e.customer,
       key: e.key,
       sql: e.sql || '',
-      note: e.line ? 'line ' + e.line : '',
+      note: e.line ? 'line ' + lineOf(e.line) : '',
     };
     // The runner's step count, on the events that are steps (a call run,
     // a crash): the axis counts steps as the explorer does, not columns.

@@ -270,11 +270,20 @@ export function startRace({
   function refocus(from) {
     if (!from) return;
     const lanes = $('lab-lanes');
+    // A step bar's button goes with its attempt's last step: the focus
+    // moves to another attempt's, else the way a card's does.
+    const bar = from.id && from.id.startsWith('lab-stepbar-');
     const target = from.card
       ? lanes.querySelector('[data-focus="' + from.card + '"]') ||
         lanes.querySelector('button.primary:not([aria-disabled=true])') ||
         $('btn-lab-start')
-      : $(from.id);
+      : bar
+        ? $(from.id) ||
+          $('lab-stepbar').querySelector('button:not([aria-disabled=true])') ||
+          $('lab-stepbar').querySelector('button') ||
+          lanes.querySelector('button.primary:not([aria-disabled=true])') ||
+          $('btn-lab-start')
+        : $(from.id);
     if (target && !target.disabled && !target.hidden && document.activeElement !== target) target.focus();
   }
 
@@ -298,11 +307,13 @@ export function startRace({
     panel.bench = sc;
     panel.state = null;
     panel.acts = [];
-    show(await runner.start(sc));
+    const state = await runner.start(sc);
+    show(state);
     // What the bench shows is said above its picture (caption), not in
-    // the status line, which stands above the grade.
+    // the status line, which stands above the grade. A handler that
+    // throws before its first await has ended every attempt already.
     status('');
-    caption(w('onBench', { scenario: scenarioWords(sc.name) }));
+    caption(w(state.done ? 'benchEnded' : 'onBench', { scenario: scenarioWords(sc.name) }));
     return true;
   }
 
@@ -347,7 +358,7 @@ export function startRace({
   function renderRace(state) {
     const box = $('lab-race-view');
     box.hidden = false;
-    const model = buildRace(labRaceInput(state));
+    const model = buildRace(labRaceInput(state, lineOf));
     // The rows keep the cards' order (a1, a2 …): the winner is starred,
     // not moved, so that a row and its card are found in the same place.
     panel.raceWidth = box.clientWidth || 900;
@@ -789,6 +800,16 @@ export function startRace({
     if (all.length < 2) return;
     e.preventDefault();
     const i = all.indexOf(b);
+    all[(i + (e.key === 'ArrowRight' ? 1 : all.length - 1)) % all.length].focus();
+  });
+
+  // ← and → move along the step bar, as along the cards.
+  $('lab-stepbar').addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    const all = [...$('lab-stepbar').querySelectorAll('button')];
+    const i = all.indexOf(e.target);
+    if (i < 0 || all.length < 2) return;
+    e.preventDefault();
     all[(i + (e.key === 'ArrowRight' ? 1 : all.length - 1)) % all.length].focus();
   });
 
