@@ -190,6 +190,14 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	act(t, ctx, `#btn-lab-start`)
 	assert.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
 	assert.Contains(t, text(t, ctx, "#lab-bench-caption"), "Every attempt has ended.")
+	// A call left without its await never runs: the attempt answers
+	// first, and its card says which call, at which line.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('handler-box').editor.setText(
+		'async function transfer(req, db, pay) {\n  await db.get("SELECT 1");\n  db.run("UPDATE accounts SET balance = balance WHERE id = ?", "alice");\n  return { status: 201, headers: {}, body: "{}" };\n}\n')`))
+	act(t, ctx, `#btn-lab-start`)
+	act(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] button.primary`)
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] .lab-unawaited`), "its db.run at line 3 never ran")
+	assert.Zero(t, countIn(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-unawaited`), "a2 has not run")
 
 	// A handler that never reaches its next step: the page says so while
 	// it runs, and the Stop button ends it; the page answers on.

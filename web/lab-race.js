@@ -470,6 +470,15 @@ export function startRace({
           add(el('p', { class: 'lab-end', 'data-end': 'new' }, spec.after ? w('notSentAfter', { after: spec.after }) : w('notSent')));
         } else {
           add(el('p', { class: 'lab-end', 'data-end': a.state }, endWords(a)));
+          // Calls it made and never awaited: they never ran.
+          for (const c of a.unawaited || [])
+            add(
+              el(
+                'p',
+                { class: 'lab-unawaited', 'data-op': c.op },
+                '⚠ ' + w(c.line ? 'unawaited' : 'unawaitedNoLine', { call: c.op === 'pay' ? 'pay' : 'db.' + c.op, line: lineOf(c.line) }),
+              ),
+            );
           if (a.answer && !a.error) {
             const headers = Object.entries(a.answer.headers || {});
             if (headers.length) add(el('pre', { class: 'lab-headers' }, headers.map(([k, v]) => k + ': ' + v).join('\n')));

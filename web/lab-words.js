@@ -100,6 +100,8 @@ const en = {
   crashedNoTx: 'crashed: its connection closed; it had no transaction open',
   threw: 'threw {name} at line {line}: {message}',
   threwNoLine: 'threw {name}: {message}',
+  unawaited: 'its {call} at line {line} never ran: the attempt ended first. A missing await?',
+  unawaitedNoLine: 'its {call} never ran: the attempt ended first. A missing await?',
   cut: 'never answered',
   stillRunning:
     'Your handler has run for over a second without reaching its next step or its answer. A loop that never ends, or an await on something that never settles, does this: ■ Stop ends it, and the page stops it by itself after {secs} s.',
@@ -384,6 +386,8 @@ const ko = {
   crashed: '죽음: 연결이 끊기고 열려 있던 트랜잭션은 롤백됨',
   crashedNoTx: '죽음: 연결이 끊김. 열려 있던 트랜잭션은 없었음',
   threw: '{line}번째 줄에서 {name} 발생: {message}',
+  unawaited: '{line}번째 줄의 {call} 호출은 실행되지 않았습니다. 시도가 먼저 끝났습니다. await를 빠뜨리지 않았나요?',
+  unawaitedNoLine: '{call} 호출은 실행되지 않았습니다. 시도가 먼저 끝났습니다. await를 빠뜨리지 않았나요?',
   threwNoLine: '{name} 발생: {message}',
   cut: '응답하지 않음',
   stillRunning:

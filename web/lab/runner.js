@@ -608,6 +608,7 @@ class Run {
         next: a.calls[0] ? { op: a.calls[0].op, sql: a.calls[0].sql, params: a.calls[0].params, line: a.calls[0].line } : null,
         answer: a.answer,
         error: a.error,
+        unawaited: a.unawaited || [],
         lost: !!a.lost,
         timed_out: !!a.timedOut,
       })),
@@ -727,6 +728,7 @@ function newAttempt(run, spec) {
     wake: null,
     answer: null,
     error: null,
+    unawaited: null,
   };
 }
 
@@ -811,6 +813,7 @@ function finish(run, a, v) {
   a.answeredAt = ++run.clock;
   a.state = 'answered';
   a.ended = true;
+  a.unawaited = unawaited(a);
   a.calls = [];
   const rolled = release(run, a);
   run.event(a, {
@@ -822,6 +825,15 @@ function finish(run, a, v) {
     line: 0,
   });
   wake(a);
+}
+
+// unawaited lists the calls an attempt made and never let run: it ended
+// (answered or threw) while they were still waiting for their step. A
+// handler does that when it leaves out an await: db.get(…) without
+// await returns a Promise, the code goes on, and the statement never
+// runs. [{op, line}]
+function unawaited(a) {
+  return a.calls.map((c) => ({ op: c.op, line: c.line }));
 }
 
 function headerOf(headers, name) {
@@ -847,6 +859,7 @@ function fail(run, a, e) {
   a.answeredAt = ++run.clock;
   a.state = 'threw';
   a.ended = true;
+  a.unawaited = unawaited(a);
   a.calls = [];
   const rolled = release(run, a);
   run.event(a, {
