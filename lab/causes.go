@@ -69,6 +69,13 @@ const (
 	// database sees that the key's INSERT was one its conflict clause
 	// (OR IGNORE, ON CONFLICT … DO NOTHING) turned into nothing.
 	CauseClaimIgnored = "claim-ignored"
+	// CauseNotAwaited, CauseLeftOpen and CauseRowsDropped are the browser
+	// lab's alone: slips in the handler's JavaScript that only its runner
+	// sees (a call never awaited, an answer before COMMIT, a SELECT given
+	// to db.run). Every rung asks that they be gone.
+	CauseNotAwaited  = "call-not-awaited"
+	CauseLeftOpen    = "transaction-left-open"
+	CauseRowsDropped = "rows-dropped"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -100,6 +107,21 @@ var causes = map[string]Cause{
 		"find the error at its line (the bench and the list under the editor show it) and answer every request the contract serves: 201 for a transfer, its 4xx for a refusal; check that your tables exist (the tables box is kept for each rung). A ConstraintError from your key's INSERT is not a failure: it is the verdict that another attempt claimed the key first, to catch and answer from that key",
 		"핸들러가 500으로 답했습니다. 예외를 던졌거나 스스로 500을 보냈으니, 클라이언트는 아무것도 알 수 없고 규칙도 판정할 것이 없었습니다.",
 		"오류가 난 줄을 찾아(벤치와 편집기 아래 목록에 나옵니다) 계약이 처리하는 모든 요청에 답하세요. 송금에는 201, 거절에는 그 4xx입니다. 테이블이 있는지도 확인하세요(테이블 상자는 단계마다 따로 보관됩니다). 키를 넣는 INSERT에서 나온 ConstraintError는 실패가 아닙니다. 다른 시도가 먼저 키를 선점했다는 판정이니, 잡아서 그 키로 답하세요."},
+	CauseNotAwaited: {CauseNotAwaited,
+		"a call into db or pay was made without await, and the attempt ended before it ran: the statement never ran, though the code after it went on as if it had",
+		"put await before every call into db and into pay (const row = await db.get(…)): each call is a step the attempt waits for, and what it answers is known only once it has run",
+		"db나 pay 호출을 await 없이 해서, 그 호출이 실행되기 전에 시도가 끝났습니다. 문장은 실행되지 않았는데 뒤의 코드는 실행된 것처럼 계속했습니다.",
+		"db와 pay의 모든 호출 앞에 await를 붙이세요(const row = await db.get(…)). 호출 하나하나가 시도가 기다리는 단계이고, 그 결과는 실행된 뒤에야 알 수 있습니다."},
+	CauseLeftOpen: {CauseLeftOpen,
+		"the handler answered with its transaction still open: the lab rolls back an open transaction when an attempt answers (a real server's connection would go back to the pool mid-transaction), so the transfer or key it wrote was never kept, though the client was told it was",
+		"end every BEGIN with a COMMIT (or a ROLLBACK on the way out) before you return: after the catch of a ConstraintError too, and on every early return",
+		"핸들러가 트랜잭션을 연 채로 응답했습니다. 랩은 시도가 응답할 때 열린 트랜잭션을 롤백합니다(실제 서버라면 트랜잭션 중인 연결이 풀로 돌아갑니다). 그래서 쓴 송금이나 키는 남지 않았는데 클라이언트는 남았다고 들었습니다.",
+		"return하기 전에 모든 BEGIN을 COMMIT으로(나가는 길에는 ROLLBACK으로) 끝내세요. ConstraintError를 잡은 뒤에도, 일찍 return하는 모든 곳에서도 마찬가지입니다."},
+	CauseRowsDropped: {CauseRowsDropped,
+		"a SELECT was given to db.run, which answers only {changes, lastInsertRowid}: the rows it read were thrown away, and a test such as if (row) is true whether the key was found or not",
+		"read one row with db.get (it answers the row, or undefined when there is none) and several with db.all (an array); keep db.run for INSERT, UPDATE and DELETE",
+		"SELECT를 db.run에 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주므로 읽은 행은 버려지고, if (row) 같은 검사는 키를 찾았든 못 찾았든 참이 됩니다.",
+		"한 행은 db.get으로 읽고(행이 없으면 undefined), 여러 행은 db.all로 읽으세요(배열). db.run은 INSERT, UPDATE, DELETE에만 쓰세요."},
 	CauseReplayUnmarked: {CauseReplayUnmarked,
 		"a replay came back with the first answer's bytes but without Idempotent-Replayed: true, so the client cannot tell that nothing was done again",
 		"send Idempotent-Replayed: true with every replayed answer, beside its stored status, headers and body",

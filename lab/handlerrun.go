@@ -85,6 +85,23 @@ type HandlerAttempt struct {
 	// Threw is what the handler threw, its name, line and message, when
 	// the attempt ended in an exception (answered 500); "" otherwise.
 	Threw string `json:"threw,omitempty"`
+	// The slips a handler makes that no rule sees, which the browser's
+	// lab watches for: Unawaited are the calls the attempt made and never
+	// let run (it ended first: an await left out); LeftOpen says that it
+	// answered with its transaction still open, so the lab rolled back
+	// what it wrote since BEGIN; Dropped are its db.run calls given a
+	// statement that only reads, whose rows run threw away.
+	Unawaited []HandlerCall `json:"unawaited,omitempty"`
+	LeftOpen  bool          `json:"left_open,omitempty"`
+	Dropped   []HandlerCall `json:"dropped,omitempty"`
+}
+
+// HandlerCall is one call of a handler's: db.run, db.get, … or pay (Op:
+// run, get, all, begin, commit, rollback, pay), at its line in the
+// student's file (0 when not known).
+type HandlerCall struct {
+	Op   string `json:"op"`
+	Line int    `json:"line,omitempty"`
 }
 
 // HandlerPay is one call to the payment network: the key the handler
@@ -653,6 +670,7 @@ func contractNotes(r HandlerRun) []Note {
 		notes = append(notes, unmarkedReplay(r)...)
 	}
 	notes = append(notes, refusedAsDifferent(r)...)
+	notes = append(notes, slipNotes(r)...)
 	switch r.Scenario {
 	case "malformed-keys":
 		for _, a := range r.Attempts {
@@ -984,4 +1002,55 @@ func refusedAsDifferent(r HandlerRun) []Note {
 func sameSpacedApart(a, b []byte) bool {
 	var ca, cb bytes.Buffer
 	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// slipNotes says the slips no rule sees (HandlerAttempt's Unawaited,
+// LeftOpen, Dropped), each kind once a run, at the first attempt that
+// made it: a handler that leaves out an await, answers before COMMIT or
+// reads with db.run often passes the first scenarios by luck, and its
+// effects (a charge with no transfer, a 201 with no transfer) would
+// otherwise be put down to a later rung.
+func slipNotes(r HandlerRun) []Note {
+	var notes []Note
+	var unawaited, open, dropped bool
+	for _, a := range r.Attempts {
+		if len(a.Unawaited) > 0 && !unawaited {
+			unawaited = true
+			c := a.Unawaited[0]
+			notes = append(notes, causedNote(CauseNotAwaited, []string{a.ID},
+				fmt.Sprintf("%s ended while its %s%s was still waiting to run, so that statement never ran", a.ID, callName(c.Op), atLine(c.Line, " at line %d")),
+				fmt.Sprintf("시도(%s)는 %s%s 호출이 실행되기도 전에 끝나서, 그 문장은 실행되지 않았습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))))
+		}
+		if a.LeftOpen && !open {
+			open = true
+			notes = append(notes, causedNote(CauseLeftOpen, []string{a.ID},
+				fmt.Sprintf("%s answered %d with its transaction still open: the lab rolled it back, so nothing it wrote after BEGIN was kept", a.ID, a.Status),
+				fmt.Sprintf("시도(%s)는 트랜잭션을 연 채로 %d 응답을 보냈습니다. 랩이 그 트랜잭션을 롤백했으니 BEGIN 뒤에 쓴 것은 하나도 남지 않았습니다.", a.ID, a.Status)))
+		}
+		if len(a.Dropped) > 0 && !dropped {
+			dropped = true
+			c := a.Dropped[0]
+			notes = append(notes, causedNote(CauseRowsDropped, []string{a.ID},
+				fmt.Sprintf("%s gave a SELECT to db.run%s: run answers only {changes, lastInsertRowid}, so the rows it read were thrown away, and the answer is an object whether a row was found or not", a.ID, atLine(c.Line, " at line %d")),
+				fmt.Sprintf("시도(%s)가 %sSELECT를 db.run에 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주므로 읽은 행은 버려지고, 행을 찾았든 못 찾았든 돌려받는 값은 객체입니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "))))
+		}
+	}
+	return notes
+}
+
+// callName is a call as the student wrote it: pay, or db.run and its
+// kin.
+func callName(op string) string {
+	if op == "pay" {
+		return "pay"
+	}
+	return "db." + op
+}
+
+// atLine is format with the line, or "" when the line is not known (0).
+func atLine(line int, format string) string {
+	if line <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(format, line)
 }

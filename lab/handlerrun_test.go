@@ -294,7 +294,8 @@ func TestCausesSpeakKorean(t *testing.T) {
 	}
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
-		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored} {
+		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
+		lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -731,6 +732,33 @@ func TestJudgeHandlerRunNotesAFailingHandler(t *testing.T) {
 		assert.Equal(t, "a1 was answered 500: the handler threw ConstraintError at line 12: UNIQUE constraint failed: idem_keys.idem_key", notes[0].Message)
 		assert.Contains(t, notes[0].MessageKo, "ConstraintError at line 12")
 	}
+}
+
+// TestJudgeHandlerRunNotesTheSlipsNoRuleSees: a call never awaited, an
+// answer before COMMIT and a SELECT given to db.run break no rule in a
+// run that kept them all; each is noted once a run, at the first attempt
+// that made it, with its line and a cause every rung asks about.
+func TestJudgeHandlerRunNotesTheSlipsNoRuleSees(t *testing.T) {
+	r := keptRun()
+	r.Scenario = "simultaneous-retries"
+	require.Empty(t, lab.JudgeHandlerRun(r).Notes)
+	r.Attempts[1].Unawaited = []lab.HandlerCall{{Op: "run", Line: 7}}
+	r.Attempts[0].LeftOpen = true
+	r.Attempts[0].Dropped = []lab.HandlerCall{{Op: "run", Line: 3}}
+	r.Attempts[1].Dropped = []lab.HandlerCall{{Op: "run"}}
+	rep := lab.JudgeHandlerRun(r)
+	assert.True(t, rep.OK)
+	causes := map[string]lab.Note{}
+	for _, n := range rep.Notes {
+		causes[n.Cause] = n
+	}
+	assert.Len(t, rep.Notes, 3, "each kind once")
+	assert.Equal(t, "a2 ended while its db.run at line 7 was still waiting to run, so that statement never ran", causes[lab.CauseNotAwaited].Message)
+	assert.Contains(t, causes[lab.CauseNotAwaited].MessageKo, "7번째 줄의 db.run")
+	assert.Equal(t, []string{"a1"}, causes[lab.CauseLeftOpen].Lanes)
+	assert.Contains(t, causes[lab.CauseLeftOpen].Message, "a1 answered 201 with its transaction still open")
+	assert.Contains(t, causes[lab.CauseRowsDropped].Message, "a1 gave a SELECT to db.run at line 3:")
+	assert.NotEmpty(t, causes[lab.CauseRowsDropped].Fix)
 }
 
 // TestJudgeHandlerRunBlamesAPurgeForA500: a day in which a purge deleted

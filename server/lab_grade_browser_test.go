@@ -750,3 +750,46 @@ func TestLabPageFailsAHandlerThatThrows(t *testing.T) {
 	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "holds what the top rung", "no contradiction under the table")
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "the notes above say what is still short")
 }
+
+// TestLabPageGradeNamesTheSlipsNoRuleSees: three beginner's slips in the
+// naive handler that no rule sees on every order, each said on the
+// attempt's card and keeping the first rung from being done: db.commit()
+// left without its await (the attempt answers first: the call never runs,
+// and its transaction is rolled back), and a SELECT given to db.run (its
+// row is thrown away: the balance check reads undefined).
+func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	for _, c := range []struct {
+		name  string
+		edit  [2]string
+		slips []string // the cards' data-slip, in order
+		says  []string // the rung's sum
+	}{
+		{"commit not awaited", [2]string{"  await db.commit();", "  db.commit();"}, []string{"left-open"},
+			[]string{"a call into db or pay without await never ran", "your handler answered before COMMIT"}},
+		{"select given to run", [2]string{"const from = await db.get(", "const from = await db.run("}, []string{"dropped"},
+			[]string{"a SELECT given to db.run threw its rows away"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			setLabFile(t, ctx, changedHandler(t, "naive", c.edit))
+			act(t, ctx, `#btn-lab-grade`)
+			assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+			for _, s := range c.says {
+				assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
+			}
+			run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+			act(t, ctx, `#btn-lab-start`)
+			stepAll(t, ctx)
+			got := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane[data-attempt=a1] [data-slip]')].map((e) => e.dataset.slip)`)
+			assert.Equal(t, c.slips, got, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`))
+		})
+	}
+	// The select's card names its line, as the editor numbers it.
+	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] [data-slip=dropped]`), "its db.run at line 18 was given a SELECT")
+	// The reference handler makes none.
+	setLabFile(t, ctx, changedHandler(t, "naive"))
+	act(t, ctx, `#btn-lab-start`)
+	stepAll(t, ctx)
+	assert.Zero(t, countIn(t, ctx, `#lab-lanes [data-slip], #lab-lanes .lab-unawaited`))
+}

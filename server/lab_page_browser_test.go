@@ -370,6 +370,44 @@ func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
 	assert.Equal(t, "3", attr(t, ctx, "#handler-errors p", "data-line"))
 	assert.Contains(t, text(t, ctx, "#handler-errors"), "a1: SQLError: no such table")
 	assert.Equal(t, []int{3}, eval[[]int](t, ctx, marked))
+
+	// Tables SQLite refuses: said as the tables', at the line of the
+	// tables box (after the blank lines the box starts with), marked
+	// there and not in the handler's.
+	okHandler := "async function transfer(req, db, pay) {\n  return lab.json(201, {ok: true});\n}\n"
+	setCode(t, ctx, okHandler, "\n"+schema+"\nCREATE TABLE notes (\n  id INTEGER PRIMARY KEY,\n  body TEXT DEFAULT,\n  at INTEGER\n);")
+	act(t, ctx, `#btn-lab-start`)
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "Your tables could not be made: line 7 of the tables box: near")
+	assert.NotContains(t, text(t, ctx, "#lab-run-status"), "handler")
+	assert.Equal(t, "7", attr(t, ctx, "#schema-errors p", "data-line"))
+	assert.Equal(t, []int{7}, eval[[]int](t, ctx, `document.getElementById('schema-box').editor.errors().map((e) => e.line)`))
+	assert.Empty(t, eval[[]int](t, ctx, marked), "nothing marked in the handler")
+	assert.Empty(t, text(t, ctx, "#handler-errors"))
+	run(t, ctx, click("#schema-errors button"))
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('#schema-box').contains(document.activeElement)`))
+	assert.Equal(t, 7, eval[int](t, ctx, `(() => { const v = document.getElementById('schema-box').editor.view; return v.state.doc.lineAt(v.state.selection.main.head).number; })()`))
+	// The tables mended, the mark goes.
+	setCode(t, ctx, okHandler, schema)
+	act(t, ctx, `#btn-lab-start`)
+	assert.Empty(t, text(t, ctx, "#schema-errors"))
+}
+
+// TestLabPageListsTheScenariosOfABrokenFile: a file kept broken in the
+// browser (a syntax error left when the tab was closed) does not load on
+// the next visit; the scenarios are listed all the same, to choose from
+// once it is mended.
+func TestLabPageListsTheScenariosOfABrokenFile(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "")
+	labRunnerReady(t, ctx)
+	n := eval[int](t, ctx, `document.getElementById('lab-scenario').options.length`)
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n  if (req.key) {\n  return lab.json(201, {});\n}\n// broken\n", "")
+	run(t, ctx, waitJS(`(localStorage.getItem('idemlab.lab.naive') || '').includes('// broken')`), chromedp.Reload(),
+		waitJS(`document.body.dataset.ready === 'true'`),
+		waitJS(`document.body.dataset.runner === 'ready' && document.getElementById('lab-run-status').textContent !== ''`))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "could not be loaded")
+	assert.Equal(t, n, eval[int](t, ctx, `document.getElementById('lab-scenario').options.length`))
 }
 
 // useHandler puts one of the shipped handlers (lab/handlers) into the

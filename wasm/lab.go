@@ -133,7 +133,11 @@ func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 			}
 			return string(b) + `]}` + tx
 		case "run":
-			return `{"ok":{"changes":` + strconv.FormatInt(res.Changes, 10) + `,"lastInsertRowid":` + strconv.FormatInt(res.LastInsertRowid, 10) + `}` + tx
+			dropped := ""
+			if res.Dropped {
+				dropped = `,"dropped":true`
+			}
+			return `{"ok":{"changes":` + strconv.FormatInt(res.Changes, 10) + `,"lastInsertRowid":` + strconv.FormatInt(res.LastInsertRowid, 10) + dropped + `}` + tx
 		}
 		return `{"ok":{}` + tx
 	})
@@ -455,14 +459,17 @@ func (lb *labBridge) verdict(id, answers string) string {
 			EndBalances: map[string]int64{}, Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: make([]lab.HandlerCharge, 0, len(charges))}
 		for _, r := range rows {
 			f, _ := r.([]any)
-			if len(f) != 6 && len(f) != 8 {
-				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?]"))
+			if len(f) != 6 && len(f) != 8 && len(f) != 9 {
+				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?, slips?]"))
 			}
 			aid, _ := f[0].(string)
 			a := statics[aid]
-			if len(f) == 8 {
+			if len(f) >= 8 {
 				a.Arrived, _ = f[6].(int64)
 				a.AnsweredAt, _ = f[7].(int64)
+			}
+			if len(f) == 9 {
+				withSlips(&a, f[8])
 			}
 			a.Answered, a.Delivered = f[1] == int64(1), f[2] == int64(1)
 			if st, ok := f[3].(int64); ok {
@@ -508,6 +515,21 @@ func (lb *labBridge) verdict(id, answers string) string {
 		lb.verdicts[key] = out
 		return out
 	})
+}
+
+// withSlips sets an attempt's slips from a brief answer's flags (1 a call
+// never awaited, 2 an answer with its transaction open, 4 a SELECT given
+// to db.run): a brief verdict counts the notes they make; their words
+// come from the full verdict of the run replayed.
+func withSlips(a *lab.HandlerAttempt, flags any) {
+	n, _ := flags.(int64)
+	if n&1 != 0 {
+		a.Unawaited = []lab.HandlerCall{{Op: "run"}}
+	}
+	a.LeftOpen = n&2 != 0
+	if n&4 != 0 {
+		a.Dropped = []lab.HandlerCall{{Op: "run"}}
+	}
 }
 
 // ledgerKey is everything a brief verdict depends on, as one string.

@@ -5,14 +5,17 @@
 // played back on the same bench, and the checker's verdict (Go, in the
 // engine's module) once every attempt has ended.
 //
-//   const race = startRace({ words, lang, rung, goRung, code, showErrors, lineOf, onGraded });
+//   const race = startRace({ words, lang, rung, goRung, code, showErrors, showSchemaErrors, lineOf, onGraded });
 //
 // words(key, vars) gives the page's words in lang; rung() the rung the
 // student is on (the panel says which broken rules that rung asks about
 // and which a later rung fixes) and goRung(r) takes them to another; code()
 // the handler file as the boxes hold it now; showErrors(list) marks
 // [{line, message}] (the file's lines) in the handler's editor and beside
-// it; lineOf(n) is the file's line n as the handler's box numbers it, for
+// it; showSchemaErrors(list) marks [{line, message}] (the schema's lines,
+// as the runner was given it) in the tables box and answers the first
+// one's line in that box (0: none); lineOf(n) is the file's line n as the
+// handler's box numbers it, for
 // the words on the panel; onGraded(rung, done) hears each grade's verdict
 // on the rung.
 //
@@ -73,6 +76,7 @@ export function startRace({
   goRung = () => {},
   code,
   showErrors,
+  showSchemaErrors = () => 0,
   lineOf = (n) => n,
   onGraded = () => {},
   restore = null,
@@ -147,22 +151,39 @@ export function startRace({
     const r = await runner.load(src, null, 1 - lineOf(1));
     if (r && r.error) {
       panel.loaded = '';
+      // A file that never loaded (a broken one kept from the last visit)
+      // still lists the scenarios, to choose from once it is mended.
+      if (!$('lab-scenario').options.length) fillScenarios(await runner.scenarios());
       const said = (r.error.name && r.error.name !== 'Error' ? r.error.name + ': ' : '') + r.error.message;
+      // The tables box's SQL failed: marked there, said as the tables'.
+      if (r.error.schemaLine) {
+        showErrors([]);
+        const line = showSchemaErrors([{ line: r.error.schemaLine, message: said }]);
+        status(w(line ? 'schemaFailed' : 'schemaFailedNoLine', { line, error: said.replace(/^SQLError: your schema: /, '') }));
+        return false;
+      }
+      showSchemaErrors([]);
       showErrors(r.error.line ? [{ line: r.error.line, message: said }] : []);
       status(w('loadFailed', { error: (r.error.line ? w('atLine', { line: lineOf(r.error.line) }) + ': ' : '') + said }));
       return false;
     }
     showErrors([]);
+    showSchemaErrors([]);
     panel.loaded = src;
     panel.retention = r.retentionSeconds ?? null;
     panel.scenarios = await runner.scenarios();
+    fillScenarios(panel.scenarios);
+    return true;
+  }
+
+  // fillScenarios lists the scenarios in the menu, the one chosen kept.
+  function fillScenarios(list) {
     const sel = $('lab-scenario');
     // The scenario chosen before the page was loaded again (restore), the
     // first time the list is filled.
     const chosen = panel.wanted || sel.value;
     panel.wanted = '';
-    sel.replaceChildren(...panel.scenarios.map((s) => el('option', { value: s.name, selected: s.name === chosen }, scenarioWords(s.name))));
-    return true;
+    sel.replaceChildren(...list.map((s) => el('option', { value: s.name, selected: s.name === chosen }, scenarioWords(s.name))));
   }
 
   // scenarioWords names a scenario of the runner in the page's language
@@ -477,6 +498,17 @@ export function startRace({
                 'p',
                 { class: 'lab-unawaited', 'data-op': c.op },
                 '⚠ ' + w(c.line ? 'unawaited' : 'unawaitedNoLine', { call: c.op === 'pay' ? 'pay' : 'db.' + c.op, line: lineOf(c.line) }),
+              ),
+            );
+          // Answered before its COMMIT: the runner rolled it back.
+          if (a.left_open) add(el('p', { class: 'lab-unawaited', 'data-slip': 'left-open' }, '⚠ ' + w('leftOpen')));
+          // SELECTs given to db.run: their rows were thrown away.
+          for (const c of a.dropped || [])
+            add(
+              el(
+                'p',
+                { class: 'lab-unawaited', 'data-slip': 'dropped' },
+                '⚠ ' + w(c.line ? 'dropped' : 'droppedNoLine', { line: lineOf(c.line) }),
               ),
             );
           if (a.answer && !a.error) {

@@ -94,6 +94,12 @@ export const CAUSE_RUNG = {
   'replay-unmarked': 'replay',
   // A handler that answered 500: every rung asks that it answer.
   'handler-failed': 'naive',
+  // Slips in the handler's JavaScript that no rule sees (a call never
+  // awaited, an answer before COMMIT, a SELECT given to db.run): every
+  // rung asks that they be gone.
+  'call-not-awaited': 'naive',
+  'transaction-left-open': 'naive',
+  'rows-dropped': 'naive',
 };
 
 // rungOf is the rung a violation of a rule asks for.

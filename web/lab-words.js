@@ -63,6 +63,7 @@ const en = {
   atLine: 'line {line}',
   goToLine: 'Line {line}',
   goToLineLabel: 'Go to line {line} in the editor',
+  goToSchemaLineLabel: 'Go to line {line} of your tables',
   editorMissing: 'The code editor is not built: run make run (it builds it) and reload. You can still edit in the plain box below.',
   startMissing: 'The naive handler could not be loaded: {error}',
   raceHeading: 'Race it',
@@ -76,6 +77,8 @@ const en = {
   engineStarting: 'Starting the engine for your handler…',
   engineFailedLab: 'The engine could not start: {error}',
   loadFailed: 'Your handler could not be loaded: {error}',
+  schemaFailed: 'Your tables could not be made: line {line} of the tables box: {error}',
+  schemaFailedNoLine: 'Your tables could not be made: {error}',
   onBench: 'On the bench: {scenario}. Choose the attempt that runs next.',
   runStep: 'Run {id}’s step',
   stepbar: 'Step an attempt',
@@ -102,6 +105,12 @@ const en = {
   threwNoLine: 'threw {name}: {message}',
   unawaited: 'its {call} at line {line} never ran: the attempt ended first. A missing await?',
   unawaitedNoLine: 'its {call} never ran: the attempt ended first. A missing await?',
+  leftOpen:
+    'it answered with its transaction still open: the lab rolled it back, so nothing it wrote after BEGIN was kept. A missing COMMIT?',
+  dropped:
+    'its db.run at line {line} was given a SELECT: run answers only {changes, lastInsertRowid} and throws the rows away. db.get reads one row, db.all several.',
+  droppedNoLine:
+    'its db.run was given a SELECT: run answers only {changes, lastInsertRowid} and throws the rows away. db.get reads one row, db.all several.',
   cut: 'never answered',
   stillRunning:
     'Your handler has run for over a second without reaching its next step or its answer. A loop that never ends, or an await on something that never settles, does this: ■ Stop ends it, and the page stops it by itself after {secs} s.',
@@ -147,6 +156,9 @@ const en = {
   noteWhat_raw_bytes_fingerprint: 'the same request, re-spaced, was refused as a different one',
   noteWhat_key_purged_early: 'a purge deleted a key before the published retention ran out',
   noteWhat_claim_ignored: 'the key’s INSERT was ignored for its conflict, and the attempt went on',
+  noteWhat_call_not_awaited: 'a call into db or pay without await never ran',
+  noteWhat_transaction_left_open: 'your handler answered before COMMIT, so its writes were rolled back',
+  noteWhat_rows_dropped: 'a SELECT given to db.run threw its rows away',
   noteWhat_key_optional: 'a request without a key was executed',
   noteWhat_global_keys: 'another customer’s key decided a customer’s request',
   noteWhat_order_sensitive_fingerprint: 'the fingerprint depends on the order of the members',
@@ -347,6 +359,7 @@ const ko = {
   atLine: '{line}번째 줄',
   goToLine: '{line}번째 줄',
   goToLineLabel: '편집기에서 {line}번째 줄로 이동',
+  goToSchemaLineLabel: '내 테이블의 {line}번째 줄로 이동',
   editorMissing:
     '코드 편집기가 빌드되지 않았습니다. make run을 실행하면 빌드됩니다. 새로고침하기 전까지는 아래의 일반 입력 상자에서 편집할 수 있습니다.',
   startMissing: 'naive 핸들러를 불러오지 못했습니다: {error}',
@@ -361,6 +374,8 @@ const ko = {
   engineStarting: '핸들러를 실행할 엔진을 시작하는 중…',
   engineFailedLab: '엔진을 시작하지 못했습니다: {error}',
   loadFailed: '핸들러를 불러오지 못했습니다: {error}',
+  schemaFailed: '테이블을 만들지 못했습니다. 테이블 상자의 {line}번째 줄: {error}',
+  schemaFailedNoLine: '테이블을 만들지 못했습니다: {error}',
   onBench: '벤치에 올린 시나리오: {scenario}. 다음에 실행할 시도를 고르세요.',
   runStep: '{id} 한 스텝 실행',
   stepbar: '시도 한 스텝씩 실행',
@@ -388,6 +403,11 @@ const ko = {
   threw: '{line}번째 줄에서 {name} 발생: {message}',
   unawaited: '{line}번째 줄의 {call} 호출은 실행되지 않았습니다. 시도가 먼저 끝났습니다. await를 빠뜨리지 않았나요?',
   unawaitedNoLine: '{call} 호출은 실행되지 않았습니다. 시도가 먼저 끝났습니다. await를 빠뜨리지 않았나요?',
+  leftOpen: '트랜잭션을 연 채로 응답했습니다. 랩이 롤백했으니 BEGIN 뒤에 쓴 것은 남지 않았습니다. COMMIT을 빠뜨리지 않았나요?',
+  dropped:
+    '{line}번째 줄의 db.run에 SELECT를 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주고 행은 버립니다. 한 행은 db.get, 여러 행은 db.all로 읽습니다.',
+  droppedNoLine:
+    'db.run에 SELECT를 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주고 행은 버립니다. 한 행은 db.get, 여러 행은 db.all로 읽습니다.',
   threwNoLine: '{name} 발생: {message}',
   cut: '응답하지 않음',
   stillRunning:
@@ -434,6 +454,9 @@ const ko = {
   noteWhat_raw_bytes_fingerprint: '공백만 다른 같은 요청을 다른 요청으로 거절함',
   noteWhat_key_purged_early: '공개한 보존 기간이 끝나기 전에 정리 작업이 키를 지움',
   noteWhat_claim_ignored: '키를 넣는 INSERT가 충돌로 무시됐는데도 시도가 계속함',
+  noteWhat_call_not_awaited: 'await 없이 한 db나 pay 호출이 실행되지 않음',
+  noteWhat_transaction_left_open: 'COMMIT 전에 응답해서 쓴 것이 롤백됨',
+  noteWhat_rows_dropped: 'db.run에 넘긴 SELECT가 읽은 행을 버림',
   noteWhat_key_optional: '키 없는 요청이 실행됨',
   noteWhat_global_keys: '다른 고객의 키가 고객의 요청을 결정함',
   noteWhat_order_sensitive_fingerprint: '지문이 멤버의 순서에 따라 달라짐',

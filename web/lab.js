@@ -192,6 +192,7 @@ function show(code) {
   lab.schema.setText(code.schema);
   lab.showing = false;
   showErrorList([]);
+  showErrorList([], 'schema');
 }
 
 function current() {
@@ -208,6 +209,7 @@ function keepSoon() {
   lab.dirty = true;
   // The errors said of older code are at lines that moved.
   showErrorList([]);
+  showErrorList([], 'schema');
   // A link made before the edit carries the old code; the bench runs it.
   $('share-box').hidden = true;
   if (lab.race) lab.race.codeChanged();
@@ -321,15 +323,22 @@ function restore() {
 // showErrorList says each error marked in the handler's editor beside it:
 // its line (the box's numbering) as a button that puts the cursor there,
 // and what went wrong.
-function showErrorList(list) {
-  $('handler-errors').replaceChildren(
+// box: the tables box ('schema') or the handler's (the default); each list
+// replaces only its own box's errors.
+function showErrorList(list, box = 'handler') {
+  const where = $(box === 'schema' ? 'schema-errors' : 'handler-errors');
+  where.replaceChildren(
     ...list.map((e) =>
       el(
         'p',
         { 'data-line': String(e.line) },
         el(
           'button',
-          { type: 'button', title: w('goToLineLabel', { line: e.line }), onclick: () => goToLine(e.line) },
+          {
+            type: 'button',
+            title: w(box === 'schema' ? 'goToSchemaLineLabel' : 'goToLineLabel', { line: e.line }),
+            onclick: () => goToLine(e.line, box === 'schema' ? lab.schema : lab.handler),
+          },
           '⚠ ' + w('goToLine', { line: e.line }),
         ),
         ' ',
@@ -339,10 +348,11 @@ function showErrorList(list) {
   );
 }
 
-// goToLine puts the cursor at the start of the handler's line n and shows it.
-function goToLine(n) {
-  lab.handler.focus();
-  if (lab.handler.goToLine) lab.handler.goToLine(n);
+// goToLine puts the cursor at the start of line n of a box (the
+// handler's unless told) and shows it.
+function goToLine(n, box = lab.handler) {
+  box.focus();
+  if (box.goToLine) box.goToLine(n);
 }
 
 // --- editors -----------------------------------------------------------------------
@@ -380,15 +390,18 @@ async function makeEditors() {
   const make = (box, language, label) =>
     createEditor ? createEditor(box, { language, label, onChange: keepSoon, syntaxError: w('syntaxError') }) : plainBox(box, label);
   lab.handler = make($('handler-box'), 'javascript', w('handlerLabel'));
-  if (lab.handler.view && !lab.handler.goToLine) {
-    // The editor's own view (CodeMirror): the cursor to a line, scrolled to.
-    const view = lab.handler.view;
-    lab.handler.goToLine = (n) => {
+  lab.schema = make($('schema-box'), 'sql', w('schemaLabel'));
+  for (const box of [lab.handler, lab.schema]) {
+    if (!box.view || box.goToLine) continue;
+    // The editor's own view (CodeMirror): the cursor to a line, scrolled
+    // to the middle of the window, clear of the sticky header (a line
+    // scrolled to the top edge would sit under it).
+    const view = box.view;
+    box.goToLine = (n) => {
       const line = view.state.doc.line(Math.min(Math.max(1, n), view.state.doc.lines));
-      view.dispatch({ selection: { anchor: line.from }, scrollIntoView: true });
+      view.dispatch({ selection: { anchor: line.from }, effects: view.constructor.scrollIntoView(line.from, { y: 'center' }) });
     };
   }
-  lab.schema = make($('schema-box'), 'sql', w('schemaLabel'));
   // Each box carries its editor, for the page's tests and the race panel.
   $('handler-box').editor = lab.handler;
   $('schema-box').editor = lab.schema;
@@ -510,6 +523,16 @@ async function main() {
       const shown = list.map((e) => ({ line: e.line - shift, message: e.message })).filter((e) => e.line >= 1);
       lab.handler.showErrors(shown);
       showErrorList(shown);
+    },
+    // The schema's line 1 is the blank line compose puts after the
+    // backtick: its line n is the box's line n - 1, past the blank lines
+    // compose drops from the box's top.
+    showSchemaErrors: (list) => {
+      const top = lab.schema.text().match(/^\n*/)[0].length;
+      const shown = list.map((e) => ({ line: e.line - 1 + top, message: e.message })).filter((e) => e.line >= 1);
+      lab.schema.showErrors(shown);
+      showErrorList(shown, 'schema');
+      return shown.length ? shown[0].line : 0;
     },
   });
   addEventListener('pagehide', () => keep());

@@ -266,7 +266,18 @@ async function load(source, accounts, shift) {
   if (dbId) api.labClose(dbId);
   dbId = '';
   const opened = JSON.parse(api.labOpen(made.schema || '', JSON.stringify(accounts || DEFAULT_ACCOUNTS)));
-  if (opened.err) return { error: { name: opened.err.name, message: opened.err.message, code: opened.err.code, line: 0 } };
+  // An error in the schema is at its line of the schema (schemaLine), not
+  // of the handler.
+  if (opened.err)
+    return {
+      error: {
+        name: opened.err.name,
+        message: opened.err.message,
+        code: opened.err.code,
+        line: 0,
+        schemaLine: opened.err.schema_line || 0,
+      },
+    };
   dbId = opened.db;
   handler = made;
   scenarioSet = null;
@@ -416,6 +427,8 @@ class Run {
     } else {
       Object.assign(fields, { outcome: 'ok' });
       if (c.op === 'run') Object.assign(fields, { rows: r.ok.changes, last_insert_rowid: r.ok.lastInsertRowid });
+      // A SELECT given to db.run: its rows were thrown away.
+      if (c.op === 'run' && r.ok.dropped) a.dropped.push({ op: 'run', line: c.line });
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
     }
@@ -521,6 +534,10 @@ class Run {
       answered_at: a.answeredAt,
       // What it threw (its 500), as the bench shows it.
       threw: a.error ? a.error.name + (a.error.line > shownAt ? ' at line ' + (a.error.line - shownAt) : '') + ': ' + a.error.message : '',
+      // Its slips that no rule sees, at the student's lines.
+      unawaited: studentCalls(a.unawaited),
+      left_open: a.leftOpen,
+      dropped: studentCalls(a.dropped),
     }));
   }
 
@@ -540,6 +557,7 @@ class Run {
         /^true$/i.test(headerOf(a.headers, 'Idempotent-Replayed')) ? 1 : 0,
         a.arrived,
         a.answered_at,
+        slips(a),
       ]);
       r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
     } else {
@@ -609,6 +627,8 @@ class Run {
         answer: a.answer,
         error: a.error,
         unawaited: a.unawaited || [],
+        dropped: a.dropped,
+        left_open: a.leftOpen,
         lost: !!a.lost,
         timed_out: !!a.timedOut,
       })),
@@ -729,6 +749,8 @@ function newAttempt(run, spec) {
     answer: null,
     error: null,
     unawaited: null,
+    dropped: [],
+    leftOpen: false,
   };
 }
 
@@ -816,6 +838,9 @@ function finish(run, a, v) {
   a.unawaited = unawaited(a);
   a.calls = [];
   const rolled = release(run, a);
+  // Answered before its COMMIT: what it wrote is gone, and its client was
+  // told otherwise.
+  a.leftOpen = rolled;
   run.event(a, {
     phase: 'answer',
     outcome: a.lost ? 'lost' : a.timedOut ? 'timed-out' : 'answered',
@@ -834,6 +859,19 @@ function finish(run, a, v) {
 // runs. [{op, line}]
 function unawaited(a) {
   return a.calls.map((c) => ({ op: c.op, line: c.line }));
+}
+
+// studentCalls are calls ({op, line}) with their lines in the student's
+// file (0: not known), as the checker's notes say them.
+function studentCalls(calls) {
+  return (calls || []).map((c) => ({ op: c.op, line: c.line > shownAt ? c.line - shownAt : 0 }));
+}
+
+// slips is a record's slips (record) as the brief verdict's flags: 1 a
+// call never awaited, 2 an answer with its transaction open, 4 a SELECT
+// given to db.run.
+function slips(r) {
+  return (r.unawaited.length ? 1 : 0) | (r.left_open ? 2 : 0) | (r.dropped.length ? 4 : 0);
 }
 
 function headerOf(headers, name) {
@@ -1112,7 +1150,8 @@ function scenarios() {
   const over = body('alice', 'bob', 1500000);
   const toDave = body('alice', 'dave', 200000);
   const one = (id, extra) => Object.assign({ id, intent: 'i1', customer: 'cust-1', key: '"k-1"', body: b, now: T0 }, extra || {});
-  const retention = typeof handler.retentionSeconds === 'number' && handler.retentionSeconds > 0 ? handler.retentionSeconds * 1000 : HOUR;
+  const retention =
+    handler && typeof handler.retentionSeconds === 'number' && handler.retentionSeconds > 0 ? handler.retentionSeconds * 1000 : HOUR;
   return [
     { name: 'simultaneous-retries', attempts: [one('a1'), one('a2')] },
     // The retry is sent once the first answer was lost: after a1 ended.
@@ -1627,7 +1666,9 @@ const CALLS = {
   start: (scenario) => start(scenario),
   step: (id, force) => step(id, force),
   inject: (id, kind) => inject(id, kind),
-  scenarios: () => (need(), scenarios()),
+  // The scenarios' list needs no handler: a page whose saved file does not
+  // load still lists them.
+  scenarios: () => scenarios(),
   explore: (options) => explore(options),
   measure: (name, n) => measure(name, n),
 };

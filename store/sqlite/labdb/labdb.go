@@ -169,6 +169,11 @@ type Error struct {
 	Name    string `json:"name"`
 	Code    string `json:"code,omitempty"`
 	Message string `json:"message"`
+	// SchemaLine is, for an error in the student's schema, the line of
+	// the schema (1-based, as Open was given it) where SQLite stopped: the
+	// token a syntax error names, or else the start of the statement that
+	// failed. 0 for every other error.
+	SchemaLine int `json:"schema_line,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Name + ": " + e.Message }
@@ -197,10 +202,8 @@ func (db *DB) setup(schema string, accounts []Account) error {
 	if err := db.admin.Exec(LabSchema); err != nil {
 		return fmt.Errorf("labdb: the lab's tables: %w", err)
 	}
-	if strings.TrimSpace(schema) != "" {
-		if err := db.admin.Exec(schema); err != nil {
-			return &Error{Name: "SQLError", Code: codeName(err), Message: "your schema: " + sqliteMessage(err)}
-		}
+	if err := db.runSchema(schema); err != nil {
+		return err
 	}
 	if !db.admin.GetAutocommit() {
 		return &Error{Name: "SQLError", Message: "your schema leaves a transaction open"}
@@ -269,6 +272,43 @@ func (db *DB) setup(schema string, accounts []Account) error {
 		db.reset = append(db.reset, st)
 	}
 	return nil
+}
+
+// runSchema runs the student's schema one statement at a time, so that
+// an error is said at its line (Error.SchemaLine).
+func (db *DB) runSchema(schema string) error {
+	rest := schema
+	for strings.TrimSpace(rest) != "" {
+		at := len(schema) - len(rest)
+		st, tail, err := db.admin.Prepare(rest)
+		if err == nil && st != nil {
+			err = st.Exec()
+			st.Close()
+		}
+		if err != nil {
+			return &Error{Name: "SQLError", Code: codeName(err), Message: "your schema: " + sqliteMessage(err),
+				SchemaLine: schemaLine(schema, at, rest, err)}
+		}
+		if st == nil {
+			return nil // only comments or semicolons were left
+		}
+		rest = tail
+	}
+	return nil
+}
+
+// schemaLine is the line of schema where err stopped the statement that
+// starts at byte at (rest is the schema from there): the token SQLite
+// names for a syntax error, or the statement's first line that is not
+// blank.
+func schemaLine(schema string, at int, rest string, err error) int {
+	var e *sqlite3.Error
+	if errors.As(err, &e) && e.SQL() != "" && strings.HasSuffix(rest, e.SQL()) {
+		at = len(schema) - len(e.SQL())
+	} else {
+		at += len(rest) - len(strings.TrimLeft(rest, " \t\r\n;"))
+	}
+	return 1 + strings.Count(schema[:at], "\n")
 }
 
 // Close closes every connection and forgets both memdb databases.
@@ -429,12 +469,16 @@ func (db *DB) InTx(id string) bool {
 }
 
 // Result is what one db call resolves to: Changes and LastInsertRowid for
-// run, Row for get (nil: undefined), Rows for all.
+// run, Row for get (nil: undefined), Rows for all. Dropped says that run
+// was given a statement that only reads rows (a SELECT): run answers
+// with counts alone, so what it read was thrown away, a beginner's
+// slip that a get or an all was meant.
 type Result struct {
 	Changes         int64            `json:"changes"`
 	LastInsertRowid int64            `json:"lastInsertRowid"`
 	Row             map[string]any   `json:"row,omitempty"`
 	Rows            []map[string]any `json:"rows,omitempty"`
+	Dropped         bool             `json:"dropped,omitempty"`
 }
 
 // Exec runs one of the handler's calls (op: run, get, all, begin, commit,
@@ -506,6 +550,7 @@ func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
 	}
 	if op == "run" {
 		res.Changes, res.LastInsertRowid = c.c.Changes(), c.c.LastInsertRowID()
+		res.Dropped = st.ColumnCount() > 0 && st.ReadOnly()
 	}
 	if table := db.ignoringInsert(sql); table != "" && c.c.Changes() == 0 {
 		db.ignored = append(db.ignored, Ignored{Attempt: c.attempt, Table: table, SQL: sql})

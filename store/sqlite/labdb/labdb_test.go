@@ -75,6 +75,19 @@ func TestGetAllRun(t *testing.T) {
 	assert.Error(t, err, "two statements in one call")
 }
 
+// run given a statement that only reads says that it dropped what it
+// read (a get or an all was meant), with or without a row found; a
+// write, even one with RETURNING, does not.
+func TestRunSaysWhenItDropsRowsItRead(t *testing.T) {
+	db := open(t)
+	c := conn(t, db, "a1")
+	assert.True(t, exec(t, db, c, "run", `SELECT * FROM idem_keys WHERE customer = ?`, "nobody").Dropped, "no row found")
+	assert.True(t, exec(t, db, c, "run", `select id from accounts`).Dropped, "rows found")
+	assert.False(t, exec(t, db, c, "run", `INSERT INTO idem_keys VALUES (?, ?, 'in_progress') RETURNING state`, "cust-1", "k1").Dropped)
+	assert.False(t, exec(t, db, c, "run", `UPDATE idem_keys SET state = 'done'`).Dropped)
+	assert.False(t, exec(t, db, c, "get", `SELECT * FROM idem_keys`).Dropped)
+}
+
 // A second connection's BEGIN IMMEDIATE while the first holds the write
 // lock answers Busy at once; after the holder commits it succeeds.
 func TestBeginWaitsForTheWriteLock(t *testing.T) {
@@ -162,6 +175,34 @@ func TestBadSchemaSaysSQLitesWords(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	assert.Contains(t, e.Message, "your schema")
 	assert.Contains(t, e.Message, "incomplete input")
+	assert.Equal(t, 1, e.SchemaLine)
+}
+
+// A schema's error is said at its line: at the token SQLite names when it
+// names one (a syntax error, a column that is not there), else at the
+// first line of its statement; the
+// statements before it ran, as they do in a file.
+func TestBadSchemaSaysItsLine(t *testing.T) {
+	for _, c := range []struct {
+		schema string
+		line   int
+		says   string
+	}{
+		{"-- keys\nCREATE TABLE k (a TEXT PRIMARY KEY);\n\nCREATE TABLE t (\n  a TEXT,\n  b TEXT DEFAULT,\n  c\n);", 6, "syntax error"},
+		{"CREATE TABLE k (a TEXT);\n\n  CREATE TABLE k (b TEXT);\n", 3, "already exists"},
+		{"CREATE TABLE k (a TEXT);\nCREATE INDEX i ON k (\n  nope);", 3, "no such column"},
+		{"CREATE TABLE k (a TEXT);\nCREATE TABLE t (", 2, "incomplete input"},
+	} {
+		_, err := labdb.Open(c.schema, seed)
+		var e *labdb.Error
+		if assert.ErrorAs(t, err, &e, c.schema) {
+			assert.Equal(t, c.line, e.SchemaLine, c.schema)
+			assert.Contains(t, e.Message, c.says)
+		}
+	}
+	db, err := labdb.Open("CREATE TABLE k (a TEXT); -- done\n;;\n", seed)
+	require.NoError(t, err, "a comment and empty statements at the end")
+	db.Close()
 }
 
 func TestPayRemembersKeys(t *testing.T) {
