@@ -36,7 +36,7 @@ wasm:
 EDITOR := web/editor.js
 ESBUILD := node_modules/.bin/esbuild
 editor: $(EDITOR)
-$(EDITOR): web/src/editor.js $(NODE_MODULES)
+$(EDITOR): web/src/editor.js web/lab-brace.js $(NODE_MODULES)
 	$(ESBUILD) web/src/editor.js --bundle --format=esm --minify --target=es2020 --legal-comments=eof --log-level=warning --outfile=$@
 	$(GO) run ./web/internal/compress -o web $@
 

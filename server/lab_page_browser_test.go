@@ -355,11 +355,22 @@ func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `document.querySelector('#handler-box').contains(document.activeElement)`))
 	assert.Equal(t, 4, eval[int](t, ctx, `(() => { const v = document.getElementById('handler-box').editor.view; return v.state.doc.lineAt(v.state.selection.main.head).number; })()`))
 
-	// An unclosed brace is said at the last line.
-	setCode(t, ctx, "async function transfer(req, db, pay) {\n  if (req.key) {\n  return lab.json(201, {});\n}\n", schema)
+	// A } left out (the naive handler's, after its 402 on line 29): the
+	// engine finds it at the end of the file and the parser past it, but
+	// the indentation says where it was meant. The editor's guess and the
+	// engine's message both say line 30, where it stood.
+	naive, err := handlers.Source("naive")
+	require.NoError(t, err)
+	lines := strings.Split(string(naive), "\n")
+	require.Equal(t, "  }", lines[29])
+	setCode(t, ctx, strings.Join(append(lines[:29:29], lines[30:]...), "\n"), "")
+	run(t, ctx, waitJS(`document.getElementById('handler-box').editor.errors().length > 0`))
+	assert.Equal(t, []int{30}, eval[[]int](t, ctx, marked), "the editor's guess")
+	assert.Contains(t, eval[[]string](t, ctx, said)[0], "a } is missing before this line: the { at line 27 is never closed")
 	act(t, ctx, `#btn-lab-start`)
-	assert.Contains(t, text(t, ctx, "#lab-run-status"), "SyntaxError")
-	assert.Equal(t, "4", attr(t, ctx, "#handler-errors p", "data-line"))
+	assert.Contains(t, text(t, ctx, "#lab-run-status"), "line 30: SyntaxError: a } is missing before this line: the { at line 27 is never closed")
+	assert.Equal(t, "30", attr(t, ctx, "#handler-errors p", "data-line"))
+	assert.Equal(t, []int{30}, eval[[]int](t, ctx, marked), "the engine's message, at the same line")
 
 	// A table that does not exist: SQLite's error, at the line of the call.
 	setCode(t, ctx, "async function transfer(req, db, pay) {\n  const t = lab.parseTransfer(req.body);\n  const row = await db.get('SELECT balance FROM acounts WHERE id = ?', t.from);\n  return lab.json(201, {ok: true});\n}\n", schema)

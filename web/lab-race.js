@@ -31,6 +31,7 @@
 
 import { $, el, spaced } from './dom.js';
 import { startRunner } from './lab/lab.js';
+import { unclosedBrace } from './lab-brace.js';
 import { labRaceInput } from './lab-model.js';
 import { gradePanel } from './lab-grade.js';
 import { rungJudge, askedRules } from './lab-rungs.js';
@@ -154,7 +155,7 @@ export function startRace({
       // A file that never loaded (a broken one kept from the last visit)
       // still lists the scenarios, to choose from once it is mended.
       if (!$('lab-scenario').options.length) fillScenarios(await runner.scenarios());
-      const said = (r.error.name && r.error.name !== 'Error' ? r.error.name + ': ' : '') + r.error.message;
+      let said = (r.error.name && r.error.name !== 'Error' ? r.error.name + ': ' : '') + r.error.message;
       // The tables box's SQL failed: marked there, said as the tables'.
       if (r.error.schemaLine) {
         showErrors([]);
@@ -163,6 +164,15 @@ export function startRace({
         return false;
       }
       showSchemaErrors([]);
+      // A missing }: the engine finds it at the end of the file, or at
+      // the first token that no longer fits, lines below; where the braces
+      // do not balance, the indentation tells where it was left out
+      // (lab-brace.js).
+      const brace = r.error.name === 'SyntaxError' ? unclosedBrace(src) : null;
+      if (brace) {
+        r.error.line = brace.before;
+        said = 'SyntaxError: ' + w('braceMissing', { open: lineOf(brace.open) });
+      }
       showErrors(r.error.line ? [{ line: r.error.line, message: said }] : []);
       status(w('loadFailed', { error: (r.error.line ? w('atLine', { line: lineOf(r.error.line) }) + ': ' : '') + said }));
       return false;

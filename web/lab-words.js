@@ -60,6 +60,7 @@ const en = {
   notAHandler: 'it declares no async function transfer(req, db, pay)',
   syntaxError:
     'Syntax error at line {line}, near “{near}”: the code cannot be read from here. Put it on the bench to see the JavaScript engine’s own message.',
+  braceMissing: 'a } is missing before this line: the { at line {open} is never closed',
   atLine: 'line {line}',
   goToLine: 'Line {line}',
   goToLineLabel: 'Go to line {line} in the editor',
@@ -356,6 +357,7 @@ const ko = {
   notAHandler: 'async function transfer(req, db, pay)가 선언되어 있지 않습니다',
   syntaxError:
     '{line}번째 줄, “{near}” 근처의 문법 오류: 여기서부터 코드를 읽을 수 없습니다. 벤치에 올리면 JavaScript 엔진의 메시지를 볼 수 있습니다.',
+  braceMissing: '이 줄 앞에 }가 빠졌습니다. {open}번째 줄의 {가 닫히지 않았습니다',
   atLine: '{line}번째 줄',
   goToLine: '{line}번째 줄',
   goToLineLabel: '편집기에서 {line}번째 줄로 이동',

@@ -388,7 +388,9 @@ async function makeEditors() {
     p.hidden = false;
   }
   const make = (box, language, label) =>
-    createEditor ? createEditor(box, { language, label, onChange: keepSoon, syntaxError: w('syntaxError') }) : plainBox(box, label);
+    createEditor
+      ? createEditor(box, { language, label, onChange: keepSoon, syntaxError: w('syntaxError'), braceMissing: w('braceMissing') })
+      : plainBox(box, label);
   lab.handler = make($('handler-box'), 'javascript', w('handlerLabel'));
   lab.schema = make($('schema-box'), 'sql', w('schemaLabel'));
   for (const box of [lab.handler, lab.schema]) {

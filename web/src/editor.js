@@ -28,6 +28,7 @@ import { syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput, syn
 import { tags } from '@lezer/highlight';
 import { javascript } from '@codemirror/lang-javascript';
 import { sql, SQLite } from '@codemirror/lang-sql';
+import { unclosedBrace } from '../lab-brace.js';
 import { lintGutter, setDiagnostics, linter, forEachDiagnostic } from '@codemirror/lint';
 
 // The colours are the page's (lab.css sets --cm-* for the light and the
@@ -53,7 +54,30 @@ const highlight = HighlightStyle.define([
 // what stands there ({near}: the line's text from that place, cut short),
 // since the parser's guess has no words of its own; a run says the
 // engine's own message, which then replaces it (createEditor).
-function syntaxErrors(state, message) {
+//
+// A missing } is the exception: the parser finds it lines below where it
+// was left out, so where the braces do not balance the guess is made
+// from the indentation instead (lab-brace.js), one error at the line the }
+// was meant to come before.
+function syntaxErrors(state, message, braceMessage) {
+  const found = parserErrors(state, message);
+  const brace = found.length && braceMessage ? unclosedBrace(state.doc.toString()) : null;
+  if (brace) {
+    const line = state.doc.line(Math.min(brace.before, state.doc.lines));
+    return [
+      {
+        from: line.from,
+        to: Math.max(line.from + 1, line.to),
+        severity: 'error',
+        message: braceMessage.replace('{open}', String(brace.open)),
+        source: 'syntax',
+      },
+    ];
+  }
+  return found;
+}
+
+function parserErrors(state, message) {
   const found = [];
   syntaxTree(state)
     .cursor()
@@ -133,7 +157,7 @@ export function createEditor(parent, opts = {}) {
   let shown = [];
   const message = opts.syntaxError || 'Syntax error at line {line}, near “{near}”';
   const diagnostics = (state) => [
-    ...(opts.language === 'sql' || shown.length ? [] : syntaxErrors(state, message)),
+    ...(opts.language === 'sql' || shown.length ? [] : syntaxErrors(state, message, opts.braceMissing)),
     ...lineErrors(state, shown),
   ];
   const view = new EditorView({
