@@ -1680,12 +1680,15 @@ const CALLS = {
 const DIRECT = ['labStep', 'labPay', 'labReset', 'labRelease', 'labVerdict', 'labSetBalance'];
 
 // withDirectCalls returns the engine's functions with DIRECT's made
-// direct where the module exports them: the arguments, joined by NUL
-// characters, are written into the module's memory, and the answer is
-// read from it.
+// direct: the arguments, joined by NUL characters, are written into the
+// module's memory, and the answer is read from it. The module is built
+// with this file; one without the exports (an old copy a cache kept) is
+// refused with its reason, rather than run slowly without a word.
 function withDirectCalls(engine, exports) {
   const out = { ...engine };
-  if (typeof exports.labDirect !== 'function') return out;
+  for (const name of ['labDirect', 'labDirectIn', 'labDirectOut'])
+    if (typeof exports[name] !== 'function')
+      throw new Error('the engine module exports no ' + name + ': it is older than the lab runner; reload the page');
   const enc = new TextEncoder();
   const dec = new TextDecoder();
   DIRECT.forEach((name, fn) => {
