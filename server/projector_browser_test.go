@@ -168,7 +168,19 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 	run(t, proj, chromedp.KeyEvent(kb.ArrowRight), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '2'`))
 	run(t, proj, chromedp.KeyEvent(kb.ArrowLeft), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '1'`))
 	run(t, proj, chromedp.KeyEvent(kb.End), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '`+strconv.Itoa(total)+`'`))
+	winnerSign := `document.querySelector('#race [data-row="attempt"][data-winner="true"] .v-icon').textContent`
+	assert.Equal(t, "✔", eval[string](t, proj, winnerSign), "at the end the winner says it was answered")
+	assert.False(t, eval[bool](t, proj, `document.getElementById('tally').hidden`), "the ledger's final tiles at the end")
+	assert.True(t, eval[bool](t, proj, `document.getElementById('tally-now').hidden`))
 	run(t, proj, chromedp.KeyEvent(kb.Home), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '0'`))
+	// At the start nothing has ended: every row's sign is ◌, and the tiles
+	// count up to the moment shown, not the end.
+	require.Positive(t, countIn(t, proj, `#race [data-decided] .v-icon`))
+	assert.True(t, eval[bool](t, proj, `[...document.querySelectorAll('#race [data-decided] .v-icon')].every((e) => e.textContent === '◌')`),
+		"signs at the start: %v", eval[[]string](t, proj, `[...document.querySelectorAll('#race [data-decided] .v-icon')].map((e) => e.textContent)`))
+	assert.True(t, eval[bool](t, proj, `document.getElementById('tally').hidden && !document.getElementById('tally-now').hidden`))
+	assert.Contains(t, text(t, proj, "#tally-now"), "Up to event 0, the moment shown:")
+	assert.Contains(t, text(t, proj, "#tally-now"), "0\nextra payments so far")
 
 	// Replay in slow motion from the recorded events: the cursor moves on
 	// by itself, and stops when paused.

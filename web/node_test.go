@@ -26,6 +26,7 @@ func runInNode(t *testing.T, what, script string, modules []string, in, out any)
 	for _, f := range modules {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644))

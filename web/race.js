@@ -331,6 +331,22 @@ function outcomeOf(a) {
 }
 const OUTCOME_ICON = { ok: '✔', wait: '‖', refused: '⊘', error: '⚠', info: 'ℹ', fail: '✘', pending: '◌' };
 
+// decidedAt is the index of the event after which a row's sign holds:
+// the last of its attempts to end (its answer, its crash), or to pay
+// again; -1 when one never ends (its sign is ◌ throughout). Before it, a
+// view seeked to an earlier moment shows ◌ (seekRace): the row has not
+// ended there.
+function decidedAt(attempts) {
+  let at = -1;
+  for (const a of attempts) {
+    const again = a.marks.find((m) => m.kind === 'paid-again');
+    if (!again && !a.answer && a.state !== 'crashed') return -1;
+    const last = again || a.marks[a.marks.length - 1];
+    if (last) at = Math.max(at, last.i);
+  }
+  return at;
+}
+
 // drawRace draws the model into container (see the top of this file) and
 // returns the <svg> element. The whole history is drawn once; the cursor
 // only shows or hides what happened after it (seekRace), so scrubbing a
@@ -419,7 +435,7 @@ export function drawRace(container, model, opts = {}) {
   );
   const vioTop = y + (violations.length ? 8 : 0);
   y = vioTop + vioLines.reduce((n, l) => n + l.length * (fs.rule + 5) + 4, 0);
-  const legend = planLegend(model, rows, violations, c);
+  const legend = planLegend(model, rows, violations, c, opts.cursor !== undefined);
   const legendTop = y + 10;
   const height = Math.ceil(legendTop + legend.h + 6);
 
@@ -620,6 +636,15 @@ export function seekRace(root, cursor, currentSeq) {
     s.now.setAttribute('x2', nowX);
     s.now.setAttribute('visibility', end ? 'hidden' : 'visible');
     s.vio.setAttribute('visibility', end ? 'visible' : 'hidden');
+    // A row's sign says how its attempts ended: before that, ◌.
+    if (!s.decided) s.decided = [...root.querySelectorAll('[data-decided]')];
+    for (const g of s.decided) {
+      const at = Number(g.getAttribute('data-decided'));
+      const ended = at >= 0 && cursor > at;
+      g.classList.toggle('not-yet', !ended);
+      const icon = g.querySelector('.v-icon');
+      if (icon) icon.textContent = ended ? icon.getAttribute('data-final') : OUTCOME_ICON.pending;
+    }
     root.setAttribute('data-cursor', cursor);
     s.cursor = cursor;
   }
@@ -1488,6 +1513,7 @@ function planAttempt(r, c) {
       'data-count': collapsed ? r.members.length : null,
       'data-lanes': collapsed ? r.members.map((m) => m.id).join(',') : null,
       'data-server': model.servers > 1 && a.server ? a.server : null,
+      'data-decided': verdict === 'pending' ? null : decidedAt(collapsed ? r.members : [a]),
     };
     if (selectable && movable) attrs.onclick = () => opts.onSelectLane(a.id);
     const g = svg('g', attrs);
@@ -1505,7 +1531,7 @@ function planAttempt(r, c) {
           : svg(
               'tspan',
               { x: 8 },
-              svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict] }),
+              svg('tspan', { class: 'v-icon', text: OUTCOME_ICON[verdict], 'data-final': OUTCOME_ICON[verdict] }),
               l.slice(OUTCOME_ICON[verdict].length) + sp(k),
             ),
       ),
@@ -1759,12 +1785,16 @@ function rove(root, el) {
 
 // planLegend lists what every kind of mark drawn means: the rows' outcome
 // signs, the marks, the arrows, the ledger's blocks, the key row's states
-// and the rules' brackets. Only what the view shows is listed.
-function planLegend(model, rows, violations, c) {
+// and the rules' brackets. Only what the view shows is listed (seekable:
+// or shows at a moment it can be seeked to).
+function planLegend(model, rows, violations, c, seekable) {
   const { t, fs, width } = c;
   const items = [];
   const attemptRows = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed');
   const outcomes = new Set(attemptRows.map((r) => outcomeOf(r.attempt)));
+  // A view drawn to be seeked (a recorded storm's, given a cursor) shows
+  // ◌ on rows not ended at the moment shown (seekRace).
+  if (seekable && attemptRows.length) outcomes.add('pending');
   for (const o of ['ok', 'wait', 'refused', 'error', 'info', 'fail', 'pending']) {
     if (outcomes.has(o)) items.push({ kind: 'outcome', o, words: t('raceLg_' + o) });
   }

@@ -9,7 +9,7 @@
 // and fill the nodes they are given.
 import { $, el } from '/dom.js';
 import { buildRace, drawRace, exportRace, fmtMS, timeOf as timeMS } from '/race.js';
-import { t } from './words.js';
+import { t, tileWord } from './words.js';
 import { tile } from './tile.js';
 
 // REDRAW_MS: while a storm streams in, the view is rebuilt at most this
@@ -35,6 +35,18 @@ export function measure(name, start) {
 
 function freshLive() {
   return { commits: new Map(), statuses: new Map(), lost: 0, crashed: 0, requests: new Set() };
+}
+
+// countEvent adds one event to a tally (freshLive): the requests seen,
+// the commits per intent, the answers by status, the lost and crashed.
+function countEvent(live, e) {
+  live.requests.add(e.lane);
+  if (e.phase === 'commit' && e.outcome === 'committed') live.commits.set(e.intent, (live.commits.get(e.intent) || 0) + 1);
+  if (e.phase === 'respond') {
+    if (e.outcome === 'lost' || e.outcome === 'timed-out') live.lost++;
+    else live.statuses.set(e.status, (live.statuses.get(e.status) || 0) + 1);
+  }
+  if (e.outcome === 'crashed') live.crashed++;
 }
 
 // RoomRace is the controller of the projector's race view: what the shown
@@ -219,14 +231,7 @@ export class RoomRace {
   }
 
   addEvent(e) {
-    const live = this.live;
-    live.requests.add(e.lane);
-    if (e.phase === 'commit' && e.outcome === 'committed') live.commits.set(e.intent, (live.commits.get(e.intent) || 0) + 1);
-    if (e.phase === 'respond') {
-      if (e.outcome === 'lost' || e.outcome === 'timed-out') live.lost++;
-      else live.statuses.set(e.status, (live.statuses.get(e.status) || 0) + 1);
-    }
-    if (e.outcome === 'crashed') live.crashed++;
+    countEvent(this.live, e);
     if (this.events.length >= MAX_EVENTS) {
       this.unrecorded++;
       return;
@@ -337,6 +342,28 @@ export class RoomRace {
         (this.unrecorded ? ' ' + t('unrecorded', { n: this.unrecorded }) : ''),
       now: ev ? describe(ev, this.laneLabel) : '',
     });
+    this.renderMoment(model, view.mode === 'live' ? n : cursor);
+  }
+
+  // renderMoment shows, while the picture is at a moment before the end,
+  // the counts up to that moment in place of the ledger's final ones: a
+  // paused storm never says at once "no payment yet" in its picture and
+  // "39 extra payments" in its tiles. At the end the final ones are back.
+  renderMoment(model, cursor) {
+    const past = !!model && cursor < model.events.length;
+    // A replay calls it every frame: the same moment is not counted again.
+    if (past && this.moment && this.moment.model === model && this.moment.cursor === cursor) return;
+    this.moment = past ? { model, cursor } : null;
+    $('tally').hidden = past;
+    $('tally-now').hidden = !past;
+    if (!past) {
+      $('tally-now').replaceChildren();
+      return;
+    }
+    const live = freshLive();
+    for (const e of model.events.slice(0, cursor)) countEvent(live, e);
+    const { tiles } = liveTally(live, 0);
+    $('tally-now').replaceChildren(el('p', { class: 'tally-now-word muted', text: t('tallyNow', { n: cursor }) }), ...tiles);
   }
 
   pause() {
@@ -587,11 +614,11 @@ function liveTally(live, unrecorded) {
   return {
     count: t('requestsN', { n: live.requests.size }) + (unrecorded ? ' ' + t('unrecordedCounted', { n: unrecorded }) : ''),
     tiles: [
-      tile(t('tile_liveDup'), dup, dup > 0 ? 'fail' : 'ok'),
+      tile(tileWord('tile_liveDup', dup), dup, dup > 0 ? 'fail' : 'ok'),
       tile('201', st(201)),
       tile('409', st(409)),
       tile('422', st(422)),
-      tile(t('tile_lost'), live.lost),
+      tile(tileWord('tile_lost', live.lost), live.lost),
       tile(t('tile_crashed'), live.crashed),
     ],
   };

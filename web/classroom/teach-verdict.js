@@ -6,7 +6,7 @@
 import { $, el, won } from '/dom.js';
 import { showPicture } from '/day.js';
 import { ruleTitle, inLang, extraPayments, t as words } from '/strings.js';
-import { t, choiceWord, lang } from './words.js';
+import { t, tileWord, choiceWord, lang } from './words.js';
 import { tile } from './tile.js';
 
 // renderVote shows the room's vote; screen is true on the room's screen,
@@ -115,9 +115,9 @@ export function renderReport(msg, race, screen) {
     extraTile(words('paidMoreLabel'), t('amountWon', { n: won(s.paid_twice) }), s),
     tile(t('tile_409'), s.conflicts_409),
     tile(t('tile_422'), s.mismatches_422),
-    tile(t('tile_replays'), s.replays),
-    tile(t('tile_lost'), s.lost_responses),
-    tile(t('tile_transfers'), s.transfers),
+    tile(tileWord('tile_replays', s.replays), s.replays),
+    tile(tileWord('tile_lost', s.lost_responses), s.lost_responses),
+    tile(tileWord('tile_transfers', s.transfers), s.transfers),
     tile(t('tile_moved'), t('amountWon', { n: won(s.money_moved) })),
   );
   $('tally').dataset.duplicates = String(s.duplicates);

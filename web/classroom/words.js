@@ -135,10 +135,15 @@ const en = {
   tile_409: '409s',
   tile_422: '422s',
   tile_replays: 'replays',
+  tile_replays_one: 'replay',
   tile_lost: 'lost answers',
+  tile_lost_one: 'lost answer',
   tile_transfers: 'transfers',
+  tile_transfers_one: 'transfer',
   tile_moved: 'money moved',
+  tallyNow: 'Up to event {n}, the moment shown:',
   tile_liveDup: 'extra payments so far',
+  tile_liveDup_one: 'extra payment so far',
   tile_crashed: 'crashed',
 
   // The phone.
@@ -305,6 +310,7 @@ const ko = {
   tile_lost: '잃은 응답',
   tile_transfers: '송금',
   tile_moved: '옮겨진 돈',
+  tallyNow: '보이는 순간(이벤트 {n})까지:',
   tile_liveDup: '지금까지 추가 결제',
   tile_crashed: '크래시',
 
@@ -357,6 +363,16 @@ export function t(key, vars) {
   let s = (tables[lang] && tables[lang][key]) || en[key] || key;
   if (vars) s = s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
   return s;
+}
+
+/**
+ * tileWord is a count's label, for one when the count is one
+ * ("1 replay", not "1 replays"): key + '_one' where the page's language
+ * has it, the plural otherwise (Korean has one form).
+ */
+export function tileWord(key, n) {
+  const one = key + '_one';
+  return n === 1 && tables[lang] && tables[lang][one] ? tables[lang][one] : t(key);
 }
 
 /** choiceWord is a vote answer in words. */
