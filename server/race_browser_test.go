@@ -92,6 +92,17 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	assert.Equal(t, 1, countIn(t, ctx, `#race [data-row="attempt"][data-lane="A3"] [data-mark="replay-generic"]`), "the late retry is answered generically")
 	assert.Zero(t, countIn(t, ctx, `#race [data-arrow="replay"]`), "no arrow points at a stored answer")
 	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "no answer was stored to replay")
+	// Its completed key row holds no answer, and the legend says so.
+	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "key row completed, no answer stored in it")
+	assert.NotContains(t, svgText(t, ctx, `#race [data-legend]`), "its answer stored")
+	// From the replay rung on, it holds the answer.
+	openLesson(t, ctx, ts.URL, "05-replay")
+	openScenario(t, ctx, "s2", false)
+	runToEnd(t, ctx)
+	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "key row completed, its answer stored")
+	openLesson(t, ctx, ts.URL, "04-in-progress")
+	openScenario(t, ctx, "s3", false)
+	runToEnd(t, ctx)
 
 	// The SQL of the step shown is large beside the view, and the key row
 	// it touched is lit: step back to A1's claim.

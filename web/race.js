@@ -1848,6 +1848,7 @@ function planLegend(model, rows, violations, c, seekable) {
   // the state column's value, the status stored, who wrote it (first seen
   // of each state, for the column's name).
   const read = new Map();
+  let stored = false;
   for (const r of rows)
     if (r.type === 'db') {
       if (r.group.key && model.policy.claim !== 'none') {
@@ -1855,12 +1856,18 @@ function planLegend(model, rows, violations, c, seekable) {
         else if (!read.has('absent')) read.set('absent', {});
       }
       for (const s of r.group.db) {
-        if (!s.read) states.add(s.state);
-        else if (!read.has(s.state) || (s.status && !read.get(s.state).status)) read.set(s.state, s);
+        if (!s.read) {
+          states.add(s.state);
+          if (s.state === 'completed' && s.status) stored = true;
+        } else if (!read.has(s.state) || (s.status && !read.get(s.state).status)) read.set(s.state, s);
       }
     }
+  // A completed row stores the answer where the policy replays the stored
+  // one (the replay rung on); below it, completed says only that the work
+  // was done. A policy not told: a completed row with a status stores it.
+  const keeps = model.policy && model.policy.replay ? model.policy.replay === 'stored' : stored;
   for (const s of ['absent', 'in_progress', 'completed', 'recorded'])
-    if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s) });
+    if (states.has(s)) items.push({ kind: 'state', state: s, words: t('raceLg_' + s + (s === 'completed' && !keeps ? '_bare' : '')) });
   for (const s of ['absent', 'in_progress', 'completed', 'valued', 'recorded']) {
     const seg = read.get(s);
     if (!seg) continue;
