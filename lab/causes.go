@@ -110,7 +110,7 @@ var causes = map[string]Cause{
 	CauseNotAwaited: {CauseNotAwaited,
 		"a call into db or pay was made without await, and the attempt ended before it ran: the statement never ran, though the code after it went on as if it had",
 		"put await before every call into db and into pay (const row = await db.get(…)): each call is a step the attempt waits for, and what it answers is known only once it has run",
-		"db나 pay 호출을 await 없이 해서, 그 호출이 실행되기 전에 시도가 끝났습니다. 문장은 실행되지 않았는데 뒤의 코드는 실행된 것처럼 계속했습니다.",
+		"db나 pay 호출을 await 없이 해서, 그 호출이 실행되기 전에 시도가 끝났습니다. 호출은 실행되지 않았는데 뒤의 코드는 실행된 것처럼 계속했습니다.",
 		"db와 pay의 모든 호출 앞에 await를 붙이세요(const row = await db.get(…)). 호출 하나하나가 시도가 기다리는 단계이고, 그 결과는 실행된 뒤에야 알 수 있습니다."},
 	CauseLeftOpen: {CauseLeftOpen,
 		"the handler answered with its transaction still open: the lab rolls back an open transaction when an attempt answers (a real server's connection would go back to the pool mid-transaction), so the transfer or key it wrote was never kept, though the client was told it was",

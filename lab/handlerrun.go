@@ -1019,7 +1019,7 @@ func slipNotes(r HandlerRun) []Note {
 			c := a.Unawaited[0]
 			notes = append(notes, causedNote(CauseNotAwaited, []string{a.ID},
 				fmt.Sprintf("%s ended while its %s%s was still waiting to run, so that statement never ran", a.ID, callName(c.Op), atLine(c.Line, " at line %d")),
-				fmt.Sprintf("시도(%s)는 %s%s 호출이 실행되기도 전에 끝나서, 그 문장은 실행되지 않았습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))))
+				fmt.Sprintf("시도(%s)는 %s%s 호출이 실행되기도 전에 끝나서, 그 호출은 실행되지 않았습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))))
 		}
 		if a.LeftOpen && !open {
 			open = true
