@@ -432,7 +432,12 @@ export function buildRace(input) {
   for (const a of attempts.values()) servers = Math.max(servers, a.server);
   // The processor's row is drawn where it tells what the ledger's does
   // not: a wish charged more often than the ledger paid it, or a call the
-  // processor answered with its first charge (the key passed downstream).
+  // processor answered with its first charge (the key passed downstream),
+  // and, on a bench (the step clock), wherever the processor's own rule is
+  // broken: its bracket names charges, and they must be there to see. A
+  // storm's view (the time clock) leaves it out for that alone: forty
+  // charges on a row of their own would push the attempts off the screen,
+  // and its ledger already shows each payment again.
   const paidTimes = new Map();
   for (const p of ledger) paidTimes.set(p.intent, (paidTimes.get(p.intent) || 0) + 1);
   // keepProcessor (the lab): the row stays once the processor has charged,
@@ -440,6 +445,7 @@ export function buildRace(input) {
   const showProcessor =
     (input.keepProcessor && processor.length > 0) ||
     processor.some((p) => p.replayed) ||
+    (clock === 'step' && processor.length > 0 && violations.some((v) => v.rule.name === 'one-charge-per-intent')) ||
     [...chargedBy].some(([intent, n]) => n > (paidTimes.get(intent) || 0));
   // The axis's numbers: an event's tick where the events carry them (the
   // lab's runner counts its steps; a start or an answer is no step),
