@@ -15,13 +15,14 @@ var pictureWords = map[string]map[string]string{
 		"title":       "The day as a picture",
 		"title-short": "The storm as a picture",
 		"attempts":    "%s attempts",
+		"attempts-1":  "%s attempt",
 		"axis":        "attempts",
 		"column":      "a column is %s",
 		"paid-twice":  "paid more than once: %s won",
 		"causes":      "Causes of loss",
 		"holds":       "Every rule holds: no money lost.",
-		"times":       "%s times",
-		"once":        "once",
+		"times":       "broken %s times",
+		"once":        "broken once",
 		"won":         "%s won",
 		"more":        "+ %d more broken rules",
 		"rule":        "rule %d",
@@ -42,13 +43,14 @@ var pictureWords = map[string]map[string]string{
 		"title":       "하루를 한 장의 그림으로",
 		"title-short": "재시도 폭풍을 한 장의 그림으로",
 		"attempts":    "시도 %s개",
+		"attempts-1":  "시도 %s개",
 		"axis":        "시도",
 		"column":      "막대 하나는 %s",
 		"paid-twice":  "더 나간 돈: %s원",
 		"causes":      "손실의 원인",
 		"holds":       "모든 규칙이 지켜집니다: 잃은 돈이 없습니다.",
-		"times":       "%s번",
-		"once":        "1번",
+		"times":       "%s번 위반",
+		"once":        "1번 위반",
 		"won":         "%s원",
 		"more":        "깨진 규칙 %d개 더",
 		"rule":        "규칙 %d",
@@ -122,7 +124,7 @@ func (p Picture) SVG(lang string) []byte {
 	if p.SpanMS < 60*60*1000 {
 		heading = say("title-short") // a storm, or a morning's rush
 	}
-	title := heading + " · " + say("attempts", GroupDigits(int64(attempts))) + " · " + say("paid-twice", GroupDigits(p.PaidTwice))
+	title := heading + " · " + attemptsWord(say, attempts) + " · " + say("paid-twice", GroupDigits(p.PaidTwice))
 	w(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="picture-title" lang="%s" font-family="system-ui, -apple-system, 'Segoe UI', 'Noto Sans KR', sans-serif" data-step-ms="%d" data-span-ms="%d">`+"\n",
 		svgW, svgH, svgW, svgH, lang, p.StepMS, p.SpanMS)
 	w("<title id=\"picture-title\">%s</title>\n", esc(title))
@@ -135,7 +137,7 @@ func (p Picture) SVG(lang string) []byte {
 	w(`<rect width="%d" height="%d" fill="#fff"/>`+"\n", svgW, svgH)
 	w(`<text x="24" y="32" font-size="20" font-weight="700" fill="#111">%s</text>`+"\n", esc(heading))
 	w(`<text x="%g" y="32" font-size="14" fill="#333" text-anchor="end">%s · %s</text>`+"\n", plotX1,
-		esc(say("attempts", GroupDigits(int64(attempts)))), esc(say("column", p.duration(p.StepMS, say))))
+		esc(attemptsWord(say, attempts)), esc(say("column", p.duration(p.StepMS, say))))
 
 	// The axes: attempts on the left, the clock below.
 	maxN := 0
@@ -258,10 +260,18 @@ func (p Picture) SVG(lang string) []byte {
 	return b.Bytes()
 }
 
+// attemptsWord counts attempts: "1 attempt", "40 attempts".
+func attemptsWord(say func(string, ...any) string, n int) string {
+	if n == 1 {
+		return say("attempts-1", "1")
+	}
+	return say("attempts", GroupDigits(int64(n)))
+}
+
 // columnTitle is a column's tooltip: its stretch of clock, its attempts
 // by outcome, and the lanes of its duplicates.
 func (p Picture) columnTitle(bk PictureBucket, say func(string, ...any) string) string {
-	parts := []string{p.clockLabel(bk.FromMS, say) + "–" + p.clockLabel(bk.ToMS, say), say("attempts", GroupDigits(int64(bk.Attempts)))}
+	parts := []string{p.clockLabel(bk.FromMS, say) + "–" + p.clockLabel(bk.ToMS, say), attemptsWord(say, bk.Attempts)}
 	for _, o := range Outcomes {
 		if c := bk.Counts.Of(o); c > 0 {
 			parts = append(parts, say(string(o))+" "+GroupDigits(int64(c)))
