@@ -518,7 +518,7 @@ func (a *attempt) pay() (resp Response, done bool) {
 	}
 	called := Event{Phase: PhaseExecute, SQL: joinSQL(before, ch.SQL), Outcome: OutcomeExecuted, Amount: ch.Charge.Amount,
 		ChargeID: ch.Charge.ID, Charge: ChargeNew, DownstreamKey: charge.IdempotencyKey,
-		Note: "payment processor called without a key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID}
+		Note: "payment processor called without a key: it charged " + GroupDigits(ch.Charge.Amount) + " won as " + ch.Charge.ID}
 	switch {
 	case ch.Declined:
 		called.Charge, called.ChargeID, called.Amount = ChargeDeclined, "", 0
@@ -527,7 +527,7 @@ func (a *attempt) pay() (resp Response, done bool) {
 		called.Charge = ChargeReplayed
 		called.Note = "the processor knew the key and answered with its first charge, " + ch.Charge.ID + "; nothing new was charged"
 	case charge.IdempotencyKey != "":
-		called.Note = "payment processor called with the key: it charged " + strconv.FormatInt(ch.Charge.Amount, 10) + " won as " + ch.Charge.ID
+		called.Note = "payment processor called with the key: it charged " + GroupDigits(ch.Charge.Amount) + " won as " + ch.Charge.ID
 	}
 	if points {
 		called.Recovery = RecoveryChargeStarted
@@ -575,7 +575,7 @@ func (a *attempt) commit() Response {
 		done.KeyState = StateCompleted // in the ledger's transaction
 	}
 	if tr.Outcome == TransferDone {
-		done.Outcome, done.Note = OutcomeCommitted, "moved "+strconv.FormatInt(tr.Transfer.Amount, 10)+" won as "+tr.Transfer.ID
+		done.Outcome, done.Note = OutcomeCommitted, "moved "+GroupDigits(tr.Transfer.Amount)+" won as "+tr.Transfer.ID
 		done.Amount, done.TransferID = tr.Transfer.Amount, tr.Transfer.ID
 	} else {
 		done.Outcome, done.Note = OutcomeDeclined, "declined; the answer is recorded like a success"

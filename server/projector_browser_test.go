@@ -165,6 +165,21 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 	assert.Equal(t, "paused", attr(t, proj, "#player", "data-mode"))
 	run(t, proj, click("#step-fwd"), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '1'`))
 	assert.NotEmpty(t, text(t, proj, "#now-event"), "the event shown is said in words")
+	// Every event's words are shown whole: none is cut with an ellipsis or
+	// runs past its line.
+	cut := eval[[]string](t, proj, `(() => {
+		const s = document.getElementById('scrub'), el = document.getElementById('now-event'), cut = [];
+		const at = s.value;
+		for (let i = 0; i <= Number(s.max); i++) {
+			s.value = String(i);
+			s.dispatchEvent(new Event('input', { bubbles: true }));
+			if (el.scrollWidth > el.clientWidth + 1 || getComputedStyle(el).textOverflow === 'ellipsis') cut.push(el.textContent);
+		}
+		s.value = at;
+		s.dispatchEvent(new Event('input', { bubbles: true }));
+		return cut;
+	})()`)
+	assert.Empty(t, cut, "events cut in the projector's event line")
 	run(t, proj, chromedp.KeyEvent(kb.ArrowRight), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '2'`))
 	run(t, proj, chromedp.KeyEvent(kb.ArrowLeft), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '1'`))
 	run(t, proj, chromedp.KeyEvent(kb.End), waitJS(`document.querySelector('#race svg.race').dataset.cursor === '`+strconv.Itoa(total)+`'`))

@@ -341,6 +341,7 @@ export class RoomRace {
         (view.mode === 'replay' ? ' · ' + t('replayAt', { speed: view.speed }) : view.mode === 'paused' ? ' · ' + t('pausedWord') : '') +
         (this.unrecorded ? ' ' + t('unrecorded', { n: this.unrecorded }) : ''),
       now: ev ? describe(ev, this.laneLabel) : '',
+      sql: ev && ev.sql ? ev.sql : '',
     });
     this.renderMoment(model, view.mode === 'live' ? n : cursor);
   }
@@ -593,16 +594,15 @@ function showPlayer(nodes, p) {
   nodes.player.dataset.mode = p.mode;
   nodes.position.textContent = p.position;
   nodes.now.textContent = p.now;
+  // The step's SQL (up to seven statements for a commit) is the line's
+  // tooltip: on the line itself it buried the event under the statements.
+  if (p.sql) nodes.now.title = p.sql;
+  else nodes.now.removeAttribute('title');
 }
 
 // describe says what one event did, for the room to read aloud.
 function describe(e, laneLabel) {
-  return (
-    `${laneLabel(e.lane)} · ${e.phase} → ${e.outcome}` +
-    (e.status ? ` (${e.status})` : '') +
-    (e.note ? ` · ${e.note}` : '') +
-    (e.sql ? ` · ${e.sql}` : '')
-  );
+  return `${laneLabel(e.lane)} · ${e.phase} → ${e.outcome}` + (e.status ? ` (${e.status})` : '') + (e.note ? ` · ${e.note}` : '');
 }
 
 // liveTally is the running count of a storm as it streams in: the line
