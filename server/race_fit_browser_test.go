@@ -64,6 +64,14 @@ const raceProblems = `((sel) => {
 		const r = l.getBoundingClientRect();
 		if (r.right - svg.getBoundingClientRect().left > plot + 1) bad.push('a row label runs into the plot: ' + words(l));
 	}
+	// The ledger's and the processor's names wrap between words, never
+	// inside one: each word of the label is a whole word of the row's title.
+	for (const l of svg.querySelectorAll('[data-row=ledger] text.row-label, [data-row=processor] text.row-label')) {
+		const title = l.parentNode.querySelector(':scope > title').textContent;
+		const lines = [...l.querySelectorAll('tspan')].map((e) => e.textContent);
+		const words = (lines.length ? lines : [l.textContent]).join(' ').split(/\s+/).filter((w) => /\p{L}/u.test(w));
+		if (words.some((w) => !title.split(/[\s:]+/).includes(w))) bad.push('a row name is broken inside a word: ' + lines.join(' / '));
+	}
 	if (!svg.querySelector('[data-legend]')) bad.push('no legend');
 	// Every payment in the ledger is a mark on a drawn row: the attempt's
 	// own, or the one that stands for it and its like.

@@ -376,15 +376,21 @@ export function drawRace(container, model, opts = {}) {
   // where the width allows).
   const heads = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed').map((r) => headOf(r, model, opts));
   const keyWords = rows.filter((r) => r.type === 'db').flatMap((r) => (r.group.key || r.group.intent || '').split(' '));
+  // The rows' own names (ledger, processor) never break inside a word: on a
+  // phone "processor" was cut after its eighth letter.
+  const nameWords = (t('raceLedger') + (model.showProcessor ? ' ' + t('raceProcessor') : '')).split(' ');
   const labelW = Math.ceil(
-    Math.min(
-      width * (compact ? 0.24 : 0.26),
-      Math.max(
-        compact ? 48 : 84,
-        widest(heads, fs.label, 600) + 14,
-        widest(keyWords, fs.label, 600) + 14,
-        textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14,
-        model.showProcessor ? textW('⇄ ' + t('raceProcessor'), fs.label, 600) + 14 : 0,
+    Math.max(
+      Math.min(width * 0.3, widest(nameWords, fs.label, 600) + 24),
+      Math.min(
+        width * (compact ? 0.24 : 0.26),
+        Math.max(
+          compact ? 48 : 84,
+          widest(heads, fs.label, 600) + 14,
+          widest(keyWords, fs.label, 600) + 14,
+          textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14,
+          model.showProcessor ? textW('⇄ ' + t('raceProcessor'), fs.label, 600) + 14 : 0,
+        ),
       ),
     ),
   );
