@@ -60,9 +60,14 @@ const raceProblems = `((sel) => {
 	// The view may be drawn larger than its own units (the room's screen).
 	const scale = svg.getBoundingClientRect().width / svg.width.baseVal.value;
 	const plot = Number(svg.dataset.plotX) * scale;
-	for (const l of svg.querySelectorAll('[data-row] text.row-label')) {
+	// Beside the plot, a row's name stays in its column; stacked above the
+	// row (a phone), it covers none of the row's marks.
+	const marks = [...svg.querySelectorAll('.mark > rect, .money > rect, .charge > rect')].filter(shown).map((m) => m.getBoundingClientRect());
+	for (const l of svg.querySelectorAll('[data-row] text.row-label, [data-row] text.row-sub-label, [data-row] text.expand')) {
 		const r = l.getBoundingClientRect();
-		if (r.right - svg.getBoundingClientRect().left > plot + 1) bad.push('a row label runs into the plot: ' + words(l));
+		if (svg.dataset.stacked) {
+			if (marks.some((m) => Math.min(m.right, r.right) - Math.max(m.left, r.left) > 1 && Math.min(m.bottom, r.bottom) - Math.max(m.top, r.top) > 2)) bad.push('a row name covers a mark: ' + words(l));
+		} else if (l.classList.contains('row-label') && r.right - svg.getBoundingClientRect().left > plot + 1) bad.push('a row label runs into the plot: ' + words(l));
 	}
 	// The ledger's and the processor's names wrap between words, never
 	// inside one: each word of the label is a whole word of the row's title.

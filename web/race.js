@@ -376,27 +376,33 @@ export function drawRace(container, model, opts = {}) {
   // where the width allows).
   const heads = rows.filter((r) => r.type === 'attempt' || r.type === 'collapsed').map((r) => headOf(r, model, opts));
   const keyWords = rows.filter((r) => r.type === 'db').flatMap((r) => (r.group.key || r.group.intent || '').split(' '));
+  const bw = compact ? 18 : 22;
+  const textRight = width - (violations.length ? violations.length * bw + 8 : 6);
+  // On a phone each row's name stands on a line of its own above the row,
+  // and the plot takes the whole width: beside it, the names' column took
+  // a third of the width and the marks of a ten-step race ran together.
+  const stacked = opts.stacked ?? (compact && width < 480);
   // The rows' own names (ledger, processor) never break inside a word: on a
   // phone "processor" was cut after its eighth letter.
   const nameWords = (t('raceLedger') + (model.showProcessor ? ' ' + t('raceProcessor') : '')).split(' ');
-  const labelW = Math.ceil(
-    Math.max(
-      Math.min(width * 0.3, widest(nameWords, fs.label, 600) + 24),
-      Math.min(
-        width * (compact ? 0.24 : 0.26),
+  const labelW = stacked
+    ? Math.floor(textRight - 4)
+    : Math.ceil(
         Math.max(
-          compact ? 48 : 84,
-          widest(heads, fs.label, 600) + 14,
-          widest(keyWords, fs.label, 600) + 14,
-          textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14,
-          model.showProcessor ? textW('⇄ ' + t('raceProcessor'), fs.label, 600) + 14 : 0,
+          Math.min(width * 0.3, widest(nameWords, fs.label, 600) + 24),
+          Math.min(
+            width * (compact ? 0.24 : 0.26),
+            Math.max(
+              compact ? 48 : 84,
+              widest(heads, fs.label, 600) + 14,
+              widest(keyWords, fs.label, 600) + 14,
+              textW('⛁ ' + t('raceLedger'), fs.label, 600) + 14,
+              model.showProcessor ? textW('⇄ ' + t('raceProcessor'), fs.label, 600) + 14 : 0,
+            ),
+          ),
         ),
-      ),
-    ),
-  );
-  const bw = compact ? 18 : 22;
-  const textRight = width - (violations.length ? violations.length * bw + 8 : 6);
-  const plotLeft = labelW + 8;
+      );
+  const plotLeft = stacked ? 6 : labelW + 8;
   const timeClock = model.clock === 'time';
   // Waiting and running lanes on the bench show their next phase one
   // column to the right of everything that has happened.
@@ -410,7 +416,7 @@ export function drawRace(container, model, opts = {}) {
   const maxUnit = compact ? 40 : 52;
   const unit = timeClock ? Math.min(60, avail / cols) : cols * maxUnit <= avail ? maxUnit : avail / (Math.ceil(cols / 4) * 4);
   const X = (x) => plotLeft + 8 + x * unit;
-  const c = { X, t, fs, width, labelW, plotLeft, textRight, unit, compact, opts, cols, model, rowOf: (id) => laneRow.get(id) };
+  const c = { X, t, fs, width, labelW, plotLeft, textRight, unit, compact, stacked, opts, cols, model, rowOf: (id) => laneRow.get(id) };
 
   // Plan every row (its height follows from the words it must hold), then
   // place them.
@@ -423,7 +429,7 @@ export function drawRace(container, model, opts = {}) {
   let y = AXIS_H;
   for (const r of rows) {
     r.y = y;
-    r.mid = y + (r.band || r.h) / 2;
+    r.mid = y + (r.head || 0) + (r.band || r.h) / 2;
     y += r.h + (r.type === 'db' ? 2 : 0);
   }
   const rowsEnd = y;
@@ -458,6 +464,7 @@ export function drawRace(container, model, opts = {}) {
     'data-attempts': model.attempts.size,
     'data-columns': cols,
     'data-plot-x': plotLeft,
+    'data-stacked': stacked ? 'true' : null,
   });
   root.append(svg('title', { text: t('raceTitle') }));
   // A view drawn again over its old self keeps its ids, so that the
@@ -490,7 +497,7 @@ export function drawRace(container, model, opts = {}) {
   c.clip = 'url(#' + clipId + ')';
   c.heads = num;
 
-  root.append(drawAxis(model, { X, t, height: rowsEnd, textRight }));
+  root.append(drawAxis(model, { X, t, height: rowsEnd, textRight, stacked }));
   // The lanes that can move next are a radio group (the bench): each row's
   // label is a radio; its marks are buttons beside it, never inside it.
   const rowsLayer = svg('g', selectable ? { class: 'rows', role: 'radiogroup', 'aria-label': t('chooseLane') } : { class: 'rows' });
@@ -498,9 +505,11 @@ export function drawRace(container, model, opts = {}) {
   // down by a transform: a row that moves between two drawings (one above
   // it grew, or it moved up when its attempt acted) is moved as it is
   // (dom.js patch), one attribute, not every position in it rewritten.
+  // A stacked row's name is above its content: the content is drawn from
+  // r.head down, the name and the band from 0.
   for (const r of rows) {
     const y = r.y;
-    r.y = 0;
+    r.y = r.head || 0;
     r.mid -= y;
     const g = r.draw(r);
     r.y = y;
@@ -510,7 +519,7 @@ export function drawRace(container, model, opts = {}) {
     rowsLayer.append(g);
   }
   const arrows = drawArrows(model, rows, laneRow, c);
-  const knock = knockOut(rowsLayer, arrows, width, height, num, fs);
+  const knock = knockOut(rowsLayer, arrows, width, height, num, fs, stacked);
   if (knock) root.append(knock);
   root.append(rowsLayer, arrows);
   // One stop in the tab order for the lanes (the chosen one, else the first
@@ -713,9 +722,13 @@ function headOf(r, model, opts) {
 }
 
 function drawAxis(model, c) {
-  const { X, t, height } = c;
+  const { X, t, height, stacked } = c;
   const axis = svg('g', { class: 'axis' });
-  axis.append(svg('text', { x: 4, y: 15, class: 'axis-label', text: model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep') }));
+  // Stacked (a phone), the axis's name goes on the second line, under the
+  // first columns' numbers, which need the room.
+  axis.append(
+    svg('text', { x: 4, y: stacked ? 34 : 15, class: 'axis-label', text: model.clock === 'time' ? t('raceAxisTime') : t('raceAxisStep') }),
+  );
   let lastTick = X(0) - 1000;
   let lastLabel = '';
   const t0 = model.times && model.times.length ? model.times[0] : 0;
@@ -727,7 +740,7 @@ function drawAxis(model, c) {
     const label = model.clock === 'time' ? fmtMS(model.times[i] - t0) : model.ticks ? String(model.ticks[i] ?? '') : String(i + 1);
     if (!label) continue;
     const w = textW(label, 11);
-    if (px - lastTick < Math.max(model.clock === 'time' ? 64 : 24, w + 8) || px - w / 2 < axisW) continue;
+    if (px - lastTick < Math.max(model.clock === 'time' ? 64 : stacked ? 16 : 24, w + 8) || px - w / 2 < (stacked ? 0 : axisW)) continue;
     if (label === lastLabel) continue;
     lastTick = px;
     lastLabel = label;
@@ -754,7 +767,13 @@ function drawAxis(model, c) {
         { class: 'break', 'data-break-ms': Math.round(b.ms) },
         svg('rect', { x: x0 + 2, y: 19, width: x1 - x0 - 4, height: 4, rx: 2 }),
         x1 - x0 > lw
-          ? svg('text', { x: (x0 + x1) / 2, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label })
+          ? svg('text', {
+              x: stacked ? Math.max(axisW + lw / 2, (x0 + x1) / 2) : (x0 + x1) / 2,
+              y: 34,
+              'text-anchor': 'middle',
+              class: 'break-label',
+              text: label,
+            })
           : model.clock !== 'time'
             ? svg('text', { x: lx, y: 34, 'text-anchor': 'middle', class: 'break-label', text: label })
             : null,
@@ -773,21 +792,26 @@ function drawAxis(model, c) {
 // arrow stops at the box and starts again past it, never weaving between
 // the lines of a wrapped sentence. It returns the mask (null when nothing
 // is to be cut) and points the arrows' layer at it.
-function knockOut(rowsLayer, arrows, width, height, num, fs) {
+function knockOut(rowsLayer, arrows, width, height, num, fs, stacked) {
   if (!arrows.children.length) return null;
   const boxes = [];
   for (const g of rowsLayer.children) {
-    for (const t of g.querySelectorAll('text.answer, text.paid-again-text')) {
+    // Stacked, the rows' names stand in the plot too.
+    for (const t of g.querySelectorAll(
+      'text.answer, text.paid-again-text' + (stacked ? ', text.row-label, text.row-sub-label, text.expand' : ''),
+    )) {
       const answer = t.classList.contains('answer');
-      const size = answer ? fs.answer : fs.rule;
-      const weight = answer ? 600 : 700;
+      const label = !answer && !t.classList.contains('paid-again-text');
+      const size = answer ? fs.answer : label ? fs.label : fs.rule;
+      const weight = answer || label ? 600 : 700;
       let y = Number(t.getAttribute('y'));
       let top = Infinity;
       let bottom = -Infinity;
       let left = Infinity;
       let right = -Infinity;
-      for (const s of t.querySelectorAll('tspan')) {
-        y += Number(s.getAttribute('dy')) || 0;
+      const spans = t.querySelectorAll(':scope > tspan');
+      for (const s of spans.length ? spans : [t]) {
+        if (s !== t) y += Number(s.getAttribute('dy')) || 0;
         const x = Number(s.getAttribute('x'));
         top = Math.min(top, y - size);
         bottom = Math.max(bottom, y + size * 0.3);
@@ -839,7 +863,7 @@ function drawArrows(model, rows, laneRow, c) {
       const dbRow = rows.find((r) => r.type === 'db' && r.group.id === fromRow.group.id);
       if (!dbRow) continue;
       tx = (ar.from.px ?? X(ar.from.x)) - Math.max(4, unit * 0.3);
-      ty = dbRow.y + dbRow.band - 3;
+      ty = dbRow.y + (dbRow.head || 0) + dbRow.band - 3;
     }
     const fx = ar.from.px ?? X(ar.from.x);
     const fy = fromRow.mid;
@@ -898,6 +922,16 @@ function placer() {
   };
 }
 
+// headAbove sizes a row whose name is labelLines and whose content (the
+// band and the words under it) is contentH tall: beside the name, as tall
+// as the taller of the two; stacked (a phone), the name on its own lines
+// above the content (r.head).
+function headAbove(r, c, labelLines, contentH) {
+  const { fs } = c;
+  r.head = c.stacked ? labelLines.length * (fs.label + 4) + 2 : 0;
+  r.h = c.stacked ? r.head + contentH : Math.max(labelLines.length * (fs.label + 4) + 10, contentH);
+}
+
 function planLedger(r, c) {
   const { X, t, fs, model } = c;
   r.band = 36;
@@ -952,13 +986,13 @@ function planLedger(r, c) {
   // titles: a line for each would bury the band.
   if (under.length > 3) under.length = 0;
   const underH = under.reduce((n, u) => n + u.lines.length * subH, 0);
-  r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + openLines.length * subH + underH + againLines.length * ruleH + 4);
+  headAbove(r, c, labelLines, r.band + openLines.length * subH + underH + againLines.length * ruleH + 4);
   r.draw = () => {
     const g = svg(
       'g',
       { class: 'row row-ledger', 'data-row': 'ledger' },
-      svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
-      lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
+      svg('rect', { x: 0, y: r.y - r.head, width: c.width, height: r.h, class: 'band band-ledger' }),
+      lines(labelLines, 8, c.stacked ? fs.label + 2 : r.y + 22, fs.label + 4, { class: 'row-label' }),
       svg('title', { text: t('raceLedger') + (opening ? ': ' + opening : '') }),
     );
     let ly = r.y + r.band + fs.sub;
@@ -1064,13 +1098,13 @@ function planProcessor(r, c) {
     : '';
   const againLines = wrap(againText, c.textRight - c.plotLeft, fs.rule, 700);
   const ruleH = fs.rule + 4;
-  r.h = Math.max(labelLines.length * (fs.label + 4) + 10, r.band + againLines.length * ruleH + 4);
+  headAbove(r, c, labelLines, r.band + againLines.length * ruleH + 4);
   r.draw = () => {
     const g = svg(
       'g',
       { class: 'row row-ledger row-processor', 'data-row': 'processor' },
-      svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-ledger' }),
-      lines(labelLines, 8, r.y + 22, fs.label + 4, { class: 'row-label' }),
+      svg('rect', { x: 0, y: r.y - r.head, width: c.width, height: r.h, class: 'band band-ledger' }),
+      lines(labelLines, 8, c.stacked ? fs.label + 2 : r.y + 22, fs.label + 4, { class: 'row-label' }),
       svg('title', { text: t('raceProcessor') }),
     );
     const inTime = svg('g', { 'clip-path': c.clip });
@@ -1237,10 +1271,7 @@ function planDB(r, c) {
   });
   const absent = !none && !gr.db.length;
   const lh = fs.seg + 4;
-  r.h = Math.max(
-    nameLines.length * (fs.label + 4) + 10,
-    r.band + (place.count + noneLines.length) * lh + (place.count || noneLines.length ? 4 : 0),
-  );
+  headAbove(r, c, nameLines, r.band + (place.count + noneLines.length) * lh + (place.count || noneLines.length ? 4 : 0));
   r.draw = () => {
     const g = svg(
       'g',
@@ -1251,8 +1282,8 @@ function planDB(r, c) {
         'data-intent': gr.intent || '',
         'data-lanes-in': gr.attempts.map((a) => a.id).join(' '),
       },
-      svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band band-db' }),
-      lines(nameLines, 8, r.y + 21, fs.label + 4, { class: 'row-label db-label' }),
+      svg('rect', { x: 0, y: r.y - r.head, width: c.width, height: r.h, class: 'band band-db' }),
+      lines(nameLines, 8, c.stacked ? fs.label + 2 : r.y + 21, fs.label + 4, { class: 'row-label db-label' }),
       svg('title', { text: name }),
     );
     const inTime = svg('g', { 'clip-path': c.clip });
@@ -1433,7 +1464,20 @@ function planAttempt(r, c) {
   const server = model.servers > 1 && a.server && !collapsed ? t('laneServer', { n: a.server }) : '';
   const subLines = wrap([r.winner ? '★ ' + t('raceWinner') : '', server].filter(Boolean).join(' · '), c.labelW - 10, fs.sub, 700);
   const expandWord = collapsed ? '▸ ' + t('raceExpand') : r.expandedFrom && opts.onToggle ? '▾' : '';
-  const labelH = headLines.length * (fs.label + 4) + subLines.length * (fs.sub + 3) + (expandWord ? fs.sub + 4 : 0) + 8;
+  // Stacked, the winner's word and "show all" follow the name on its line
+  // where they fit: a phone's rows are tall enough with one line above.
+  const inline =
+    c.stacked &&
+    headLines.length === 1 &&
+    subLines.length <= 1 &&
+    8 +
+      textW(headLines[0], fs.label, 600) +
+      (subLines.length ? 10 + textW(subLines[0], fs.sub, 700) : 0) +
+      (expandWord ? 10 + textW(expandWord, fs.sub, 400) : 0) <=
+      c.labelW;
+  const labelH = inline
+    ? fs.label + 12
+    : headLines.length * (fs.label + 4) + subLines.length * (fs.sub + 3) + (expandWord ? fs.sub + 4 : 0) + 8;
 
   const placed = marksOf(r, c);
   const last = placed[placed.length - 1];
@@ -1501,7 +1545,9 @@ function planAttempt(r, c) {
     }
   }
   const countH = counts.length ? 12 : 0;
-  r.h = Math.max(labelH, r.band + countH + place.count * lh + (place.count ? 4 : 0));
+  const contentH = r.band + countH + place.count * lh + (place.count ? 4 : 0);
+  r.head = c.stacked ? labelH - 6 : 0;
+  r.h = c.stacked ? r.head + contentH : Math.max(labelH, contentH);
 
   r.draw = () => {
     const attrs = {
@@ -1524,10 +1570,11 @@ function planAttempt(r, c) {
     if (selectable && movable) attrs.onclick = () => opts.onSelectLane(a.id);
     const g = svg('g', attrs);
     const midY = r.mid;
-    g.append(svg('rect', { x: 0, y: r.y, width: c.width, height: r.h, class: 'band' }));
-    if (server) g.append(svg('rect', { x: 0, y: r.y + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
+    const top = r.y - r.head;
+    g.append(svg('rect', { x: 0, y: top, width: c.width, height: r.h, class: 'band' }));
+    if (server) g.append(svg('rect', { x: 0, y: top + 2, width: 4, height: r.h - 4, class: 'server-stripe server-' + a.server }));
     // The label: how it ended (icon and word, never colour alone), and who.
-    const head = svg('text', { x: 8, y: r.y + fs.label + 5, class: 'row-label' });
+    const head = svg('text', { x: 8, y: top + fs.label + 5, class: 'row-label' });
     // Each line but the last ends in a space, as in lines().
     const sp = (k) => (k < headLines.length - 1 ? ' ' : '');
     headLines.forEach((l, k) =>
@@ -1552,16 +1599,23 @@ function planAttempt(r, c) {
           (a.verdict_text ? ' — ' + inLang(a.verdict_text, a.verdict_text_ko) : ''),
       }),
     );
-    let sy = r.y + headLines.length * (fs.label + 4) + fs.sub + 3;
+    let sy = top + headLines.length * (fs.label + 4) + fs.sub + 3;
+    // Inline (stacked): after the name, on its baseline.
+    let sx = 8;
+    if (inline) {
+      sy = top + fs.label + 5;
+      sx = 8 + textW(headLines[0], fs.label, 600) + 10;
+    }
     const label = svg('g', { class: 'lane-label' }, head);
     if (subLines.length) {
       label.append(
-        lines(subLines, 8, sy, fs.sub + 3, {
+        lines(subLines, sx, sy, fs.sub + 3, {
           class: 'row-sub-label' + (r.winner ? ' winner-tag' : '') + (server ? ' server-tag server-' + a.server : ''),
           'data-server-tag': server ? a.server : null,
         }),
       );
-      sy += subLines.length * (fs.sub + 3);
+      if (inline) sx += textW(subLines[0], fs.sub, 700) + 10;
+      else sy += subLines.length * (fs.sub + 3);
     }
     if (selectable) {
       label.setAttribute('role', 'radio');
@@ -1572,12 +1626,12 @@ function planAttempt(r, c) {
       if (!movable) label.setAttribute('aria-disabled', 'true');
       label.setAttribute('tabindex', '-1');
       listen(label, 'keydown', (e) => radioKey(e, a.id, movable, opts));
-      label.prepend(svg('rect', { x: 2, y: r.y + 2, width: c.labelW - 2, height: r.h - 4, class: 'pick' }));
+      label.prepend(svg('rect', { x: 2, y: top + 2, width: c.labelW - 2, height: (c.stacked ? r.head : r.h) - 4, class: 'pick' }));
     }
     g.append(label);
     if (expandWord) {
       const id = collapsed ? r.id : r.expandedFrom;
-      const ex = svg('text', { x: 8, y: sy, class: 'expand', text: expandWord });
+      const ex = svg('text', { x: sx, y: sy, class: 'expand', text: expandWord });
       if (opts.onToggle) {
         for (const [k, v] of Object.entries({
           role: 'button',
