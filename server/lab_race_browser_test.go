@@ -385,6 +385,10 @@ func TestLabPageRaceKeyRowIsTheTables(t *testing.T) {
 		legend := eval[string](t, ctx, labLegend)
 		assert.NotContains(t, legend, "in_progress", lang)
 		assert.NotContains(t, legend, map[string]string{"en": "answer stored", "ko": "응답 저장됨"}[lang], lang)
+		// The lab's unnumbered columns (an arrival, an answer) are said in its
+		// legend; the lessons' step names (validate, fingerprint) are not its.
+		assert.Contains(t, legend, map[string]string{"en": "a column without a number", "ko": "번호 없는 칸"}[lang], lang)
+		assert.NotContains(t, legend, map[string]string{"en": "fingerprint", "ko": "지문"}[lang], lang)
 		// a2 was answered 200 with the unique rung's own body: said as a
 		// number, the body in the answer's title byte for byte.
 		answer := `#lab-race-view svg [data-row=attempt][data-lane=a2] .answer`

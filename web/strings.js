@@ -284,6 +284,8 @@ const en = {
   raceLab_money_again: 'money moved again for the same intent',
   raceLab_charge_again: 'the processor charged again for the same intent',
   raceLab_intentRow: 'intent {intent}',
+  raceLab_steps:
+    'the request arrives (⇢); a call of your handler into db (•, its SQL in its tooltip). Only the calls are numbered steps: a column without a number is a request arriving or an answer leaving',
   raceTitle: 'The race: attempts over time, the key table and the ledger',
   raceAxisStep: 'step →',
   raceAxisTime: 'time →',
@@ -628,6 +630,8 @@ const ko = {
   raceLab_money_again: '같은 의도로 돈이 또 움직임',
   raceLab_charge_again: '같은 의도로 결제 대행사가 중복 청구함',
   raceLab_intentRow: '요청 의도 {intent}',
+  raceLab_steps:
+    '요청 도착(⇢), 핸들러의 db 호출(•, 툴팁에 SQL). 번호는 호출에만 붙습니다: 번호 없는 칸은 요청이 도착하거나 응답이 나간 때입니다',
   raceTitle: '타임라인: 시간에 따른 시도, 키 테이블, 원장',
   raceAxisStep: '스텝 →',
   raceAxisTime: '시간 →',
