@@ -793,3 +793,31 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 	stepAll(t, ctx)
 	assert.Zero(t, countIn(t, ctx, `#lab-lanes [data-slip], #lab-lanes .lab-unawaited`))
 }
+
+// TestLabPageKeepsTheFocusWhileItWorks: the panel's buttons do nothing
+// while an action runs, but the one pressed keeps the focus all the while
+// (a disabled button drops it to the page's top, where a keyboard user's
+// next Tab starts again): watched every frame from the press to the end.
+func TestLabPageKeepsTheFocusWhileItWorks(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	for _, sel := range []string{"#btn-lab-grade", "#btn-lab-explore", "#btn-lab-start"} {
+		run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+			window.labFocusSeen = [];
+			const watch = () => {
+				const now = document.activeElement ? (document.activeElement.id || document.activeElement.tagName) : 'none';
+				if (window.labFocusSeen.at(-1) !== now) window.labFocusSeen.push(now);
+				window.labFocusWatch = requestAnimationFrame(watch);
+			};
+			watch();
+		})()`))
+		act(t, ctx, sel)
+		// Where the focus stood, in order, from the press on.
+		seen := eval[[]string](t, ctx, `(() => { cancelAnimationFrame(window.labFocusWatch); return window.labFocusSeen; })()`)
+		pressed := slices.Index(seen, strings.TrimPrefix(sel, "#"))
+		require.GreaterOrEqual(t, pressed, 0, "%s: pressing it focuses it (seen on %v)", sel, seen)
+		assert.NotContains(t, seen[pressed:], "BODY", "%s: the focus fell to the page while it ran (seen on %v)", sel, seen)
+		assert.Equal(t, "<missing>", attr(t, ctx, sel, "aria-disabled"), "%s: marked usable again at the end", sel)
+		assert.False(t, eval[bool](t, ctx, `document.querySelector(`+quoteJS(sel)+`).disabled`), sel)
+	}
+}

@@ -107,7 +107,16 @@ export function startRace({
 
   function setBusy(busy) {
     panel.busy = busy;
-    for (const id of buttons) $(id).disabled = busy;
+    // The button pressed keeps the focus while its work runs: disabled, it
+    // would drop the focus to the page's top (a keyboard user's next Tab
+    // starts there). It is said unavailable instead, and guard ignores it.
+    for (const id of buttons) {
+      const b = $(id);
+      const held = busy && b === document.activeElement;
+      b.disabled = busy && !held;
+      if (held) b.setAttribute('aria-disabled', 'true');
+      else b.removeAttribute('aria-disabled');
+    }
     $('btn-lab-stop').disabled = !busy;
     for (const b of document.querySelectorAll('#lab-lanes button')) b.disabled = busy;
   }
