@@ -126,6 +126,11 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 	assert.Positive(t, countIn(t, proj, `#race [data-row="collapsed"]`), "identical attempts share a counted row")
 	assert.Equal(t, 40, eval[int](t, proj, attemptsDrawn), "the rows count every request of the storm")
 	assert.Equal(t, "39", attr(t, proj, "#tally", "data-duplicates"), "20 clients × 2 for one wish pay 40 times, 39 too many")
+	// The counts under the counted row's payments are of payments: they
+	// add up to the 39 the tiles and the ledger say (not of every attempt
+	// that did anything at that moment, which added up to more).
+	assert.Equal(t, 39, eval[int](t, proj, `[...document.querySelectorAll('#race [data-row="collapsed"] .mark[data-mark="paid-again"]')].reduce((n, m) => n + Number(m.dataset.n || 1), 0)`),
+		"the counted row's payments")
 
 	// A room reads it: above the fold at 1920×1080, and no word of the view
 	// smaller than 16 px.

@@ -95,6 +95,16 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 	// Its completed key row holds no answer, and the legend says so.
 	assert.Contains(t, svgText(t, ctx, `#race [data-legend]`), "key row completed, no answer stored in it")
 	assert.NotContains(t, svgText(t, ctx, `#race [data-legend]`), "its answer stored")
+	// The bench lights the step it shows, and the legend says what that is.
+	assert.Equal(t, 1, countIn(t, ctx, `#race [data-current="true"]`), "the step shown is lit")
+	assert.Contains(t, svgText(t, ctx, `#race [data-legend-item="current"]`), "the step shown")
+	// Each key row state's swatch in the legend is drawn as the row draws
+	// that state.
+	fill := `((sel) => getComputedStyle(document.querySelector(sel)).fill)`
+	for _, st := range []string{"in_progress", "completed"} {
+		assert.Equal(t, eval[string](t, ctx, fill+`('#race [data-row="db"] [data-db-state="`+st+`"] rect')`),
+			eval[string](t, ctx, fill+`('#race [data-legend-item="state`+st+`"] rect')`), "the legend's %s swatch", st)
+	}
 	// From the replay rung on, it holds the answer.
 	openLesson(t, ctx, ts.URL, "05-replay")
 	openScenario(t, ctx, "s2", false)

@@ -740,7 +740,11 @@ function drawAxis(model, c) {
     const label = model.clock === 'time' ? fmtMS(model.times[i] - t0) : model.ticks ? String(model.ticks[i] ?? '') : String(i + 1);
     if (!label) continue;
     const w = textW(label, 11);
-    if (px - lastTick < Math.max(model.clock === 'time' ? 64 : stacked ? 16 : 24, w + 8) || px - w / 2 < (stacked ? 0 : axisW)) continue;
+    if (
+      px - lastTick < (model.clock === 'time' ? Math.max(64, w + 8) : stacked ? Math.max(14, w + 3) : Math.max(24, w + 8)) ||
+      px - w / 2 < (stacked ? 0 : axisW)
+    )
+      continue;
     if (label === lastLabel) continue;
     lastTick = px;
     lastLabel = label;
@@ -1437,10 +1441,13 @@ function bucketMarks(r, c) {
   }
   const placed = [...slots.values()].sort((p, q) => p.px - q.px);
   for (const p of placed) {
-    // The count is of attempts: one that did two things in a slot is one.
-    p.n = new Set(p.members.map((m) => m.lane)).size;
     p.m = p.members.reduce((best, m) => (weightOf(m.kind) < weightOf(best.kind) ? m : best), p.members[0]);
     p.kind = p.m.kind;
+    // The count is of the attempts that did what the mark shows (one that
+    // did it twice in a slot is one): under a payment, the payments, which
+    // add up to what the ledger and the tiles say. The title names the
+    // rest of the slot.
+    p.n = new Set(p.members.filter((m) => m.kind === p.kind).map((m) => m.lane)).size;
     p.icon = p.m.icon;
     p.px = Math.min(limit, Math.max(c.plotLeft + slot / 2, p.px));
     for (const m of p.members) m.px = p.px;
@@ -1934,6 +1941,8 @@ function planLegend(model, rows, violations, c, seekable) {
     const key = 'raceLg_row_' + s + (s === 'completed' && seg.status ? '_stored' : '');
     items.push({ kind: 'state', state: s, words: t(key, { column: seg.column || '' }) });
   }
+  // The bench lights the step it shows (seekRace's current).
+  if (c.opts.currentSeq !== undefined) items.push({ kind: 'current', words: t('raceLg_current') });
   if (violations.length) items.push({ kind: 'bracket', words: t('raceLg_bracket') });
 
   // Flow the items in lines; an item wider than a line wraps its words.
@@ -2041,6 +2050,8 @@ function planLegend(model, rows, violations, c, seekable) {
                   }),
                 ),
           );
+        } else if (it.kind === 'current') {
+          item.append(svg('g', { class: 'lg-current' }, svg('rect', { x: ix + 5, y: cy - 10, width: 16, height: 20, rx: 3 })));
         } else if (it.kind === 'bracket') {
           item.append(svg('path', { d: `M${ix + 8},${cy - 8} H${ix + 14} V${cy + 8} H${ix + 8}`, class: 'lg-bracket' }));
         }
