@@ -182,6 +182,13 @@ func TestRaceViewFitsItsBox(t *testing.T) {
 						if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
 							t.Errorf("%s %s: the page is %d px wide in a %d px window", lesson, id, w[0], w[1])
 						}
+						// Korean headings break between words, never inside one
+						// (시나리오: … 장/애 was cut after its first syllable).
+						if lang == "ko" {
+							if split := eval[[]string](t, ctx, wordsSplitJS(`#bench h2, #bench h3, #lesson-text h1, #lesson-text h2`)); len(split) > 0 {
+								t.Errorf("%s %s: words broken across lines: %q", lesson, id, split)
+							}
+						}
 						// The picture saved as a file carries the legend too.
 						if !eval[bool](t, ctx, `import('/race.js').then(async (m) => {
 							const doc = new DOMParser().parseFromString(m.raceSVGText(document.querySelector('#race svg.race'), await m.raceCSS()), 'image/svg+xml');
@@ -239,4 +246,27 @@ func TestStormRaceFitsItsBox(t *testing.T) {
 	if bad := eval[[]string](t, ana, raceProblemsIn("#room-race")); len(bad) > 0 {
 		t.Errorf("the phone: %d problems:\n  %s", len(bad), strings.Join(bad, "\n  "))
 	}
+}
+
+// wordsSplitJS lists the words of the elements matched by sel that the
+// page broke across two lines (a word's range has rects on two lines).
+func wordsSplitJS(sel string) string {
+	return `(() => {
+		const split = [];
+		for (const el of document.querySelectorAll(` + quoteJS(sel) + `)) {
+			if (!el.getClientRects().length) continue;
+			const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+			for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+				const re = /\S+/g;
+				for (let m = re.exec(n.data); m; m = re.exec(n.data)) {
+					const r = document.createRange();
+					r.setStart(n, m.index);
+					r.setEnd(n, m.index + m[0].length);
+					const tops = new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top)));
+					if (tops.size > 1) split.push(m[0]);
+				}
+			}
+		}
+		return split;
+	})()`
 }
