@@ -131,6 +131,19 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 	// that did anything at that moment, which added up to more).
 	assert.Equal(t, 39, eval[int](t, proj, `[...document.querySelectorAll('#race [data-row="collapsed"] .mark[data-mark="paid-again"]')].reduce((n, m) => n + Number(m.dataset.n || 1), 0)`),
 		"the counted row's payments")
+	// Written under them, the counts say the same: marks too close for a
+	// count each share one, and a mark with none under it stands for one.
+	assert.Equal(t, 39, eval[int](t, proj, `(() => {
+		const row = document.querySelector('#race [data-row="collapsed"]');
+		const counts = [...row.querySelectorAll('.count[data-kind="paid-again"]')];
+		let n = counts.reduce((k, c) => k + Number(c.dataset.n), 0);
+		for (const m of row.querySelectorAll('.mark[data-mark="paid-again"]')) {
+			const r = m.querySelector('rect');
+			const x = Number(r.getAttribute('x')) + Number(r.getAttribute('width')) / 2;
+			if (!counts.some((c) => Number(c.dataset.from) - 1 <= x && x <= Number(c.dataset.to) + 1)) n += Number(m.dataset.n || 1);
+		}
+		return n;
+	})()`), "the counts written under the counted row's payments")
 
 	// A room reads it: above the fold at 1920×1080, and no word of the view
 	// smaller than 16 px.

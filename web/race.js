@@ -1537,18 +1537,33 @@ function planAttempt(r, c) {
       for (let k = 0; k < ws.length; k++) place.put(c.plotLeft - 100, 0);
     }
   }
-  // Counts of a row that stands for several: under each mark, where the
-  // one before leaves room.
+  // Counts of a row that stands for several: under each mark; marks of one
+  // kind too close together for a count each share one, their sum, under
+  // the middle of the run (three ■ of a storm read "×19", as the ledger's
+  // block above them does). A count with no room after the one before is
+  // left to the marks' titles.
   const counts = [];
   if (collapsed) {
-    let end = -Infinity;
+    const runs = [];
     for (const p of placed) {
-      if (p.n < 2) continue;
-      const s = '×' + p.n;
+      const last = runs[runs.length - 1];
+      const w = textW('×' + p.n, 11, 600);
+      if (last && last.kind === p.kind && p.px - last.x1 < w + 6) {
+        last.n += p.n;
+        last.x1 = p.px;
+        continue;
+      }
+      runs.push({ kind: p.kind, n: p.n, x0: p.px, x1: p.px, p });
+    }
+    let end = -Infinity;
+    for (const run of runs) {
+      if (run.n < 2) continue;
+      const s = '×' + run.n;
       const w = textW(s, 11, 600);
-      if (p.px - w / 2 < end + 3) continue;
-      counts.push({ p, s });
-      end = p.px + w / 2;
+      const px = (run.x0 + run.x1) / 2;
+      if (px - w / 2 < end + 3) continue;
+      counts.push({ p: run.p, px, s, n: run.n, x0: run.x0, x1: run.x1 });
+      end = px + w / 2;
     }
   }
   const countH = counts.length ? 12 : 0;
@@ -1735,8 +1750,21 @@ function planAttempt(r, c) {
         ),
       );
     }
-    for (const { p, s } of counts) {
-      g.append(svg('text', { x: p.px, y: r.y + r.band + 9, 'text-anchor': 'middle', class: 'count', 'data-i': p.m.i, text: s }));
+    for (const { p, px, s, n, x0, x1 } of counts) {
+      g.append(
+        svg('text', {
+          x: px,
+          y: r.y + r.band + 9,
+          'text-anchor': 'middle',
+          class: 'count',
+          'data-i': p.m.i,
+          'data-kind': p.kind,
+          'data-n': n,
+          'data-from': x0,
+          'data-to': x1,
+          text: s,
+        }),
+      );
     }
     if (ghost) {
       g.append(
