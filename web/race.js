@@ -2067,7 +2067,8 @@ function planLegend(model, rows, violations, c, seekable) {
               ? svg('line', { x1: ix + 2, x2: ix + sw - 2, y1: cy, y2: cy, class: 'absent' })
               : svg(
                   'g',
-                  { class: 'lg-seg seg-' + it.state.replace('_', '-') },
+                  // Styled by the key row's own rules (race.css .seg).
+                  { class: 'lg-seg seg seg-' + it.state.replace('_', '-') },
                   svg('rect', { x: ix + 2, y: cy - 8, width: sw - 4, height: 16, rx: 3 }),
                   svg('text', {
                     x: ix + sw / 2,
