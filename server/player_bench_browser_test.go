@@ -133,6 +133,47 @@ func BenchmarkPlaygroundStep(b *testing.B) {
 	b.ReportMetric(rest[len(rest)/2], "median-own-ms")
 }
 
+// BenchmarkRaceRedraw measures the race view's own drawing, apart from
+// the engine and the frame, whose times swing with the machine's load far
+// more than the drawing's: lesson 7's bench is stepped to its end, keeping
+// each step's model, and then the view is drawn again over itself from
+// each of those models in turn, as the bench draws it after a step
+// (drawRace over the view of the step before). ms/redraw is the
+// JavaScript (the model laid out, drawn and mounted); ms/redraw+layout
+// adds the style and layout the browser then does for it (forced, as the
+// next frame would). A paint cannot be forced, and is left out.
+func BenchmarkRaceRedraw(b *testing.B) {
+	ts := playground(b, playgroundDir(b))
+	ctx := tab(b)
+	openLesson(b, ctx, ts.URL, "07-full-day")
+	eval[bool](b, ctx, `(() => { window.idemlabModels = []; return true; })()`)
+	for i := 0; i < 80 && attr(b, ctx, "#step-count", "data-done") != "true"; i++ {
+		eval[map[string]float64](b, ctx, clickStepJS)
+		eval[bool](b, ctx, `(() => { window.idemlabModels.push(document.querySelector('#race svg.race').__race.model); return true; })()`)
+	}
+	b.ResetTimer()
+	got := eval[map[string]float64](b, ctx, `import('/race.js').then(({ drawRace }) => {
+		const box = document.getElementById('race');
+		const opts = { width: box.clientWidth, onSelectLane: () => {}, onMark: () => {}, onToggle: () => {} };
+		const out = {};
+		for (const layout of [false, true]) {
+			let n = 0;
+			const t0 = performance.now();
+			for (let rep = 0; rep < `+itoa(max(b.N, 5))+`; rep++) {
+				for (const m of window.idemlabModels) {
+					drawRace(box, m, opts);
+					if (layout) box.firstElementChild.getBBox();
+					n++;
+				}
+			}
+			out[layout ? 'layout' : 'js'] = (performance.now() - t0) / n;
+		}
+		return out;
+	})`)
+	b.ReportMetric(got["js"], "ms/redraw")
+	b.ReportMetric(got["layout"], "ms/redraw+layout")
+}
+
 // clickStepJS clicks Step and resolves, once the frame that shows the new
 // state has been painted, with the time from the click (click, ms) and the
 // page's own measures of that step (measureStep in web/app.js).

@@ -49,7 +49,7 @@ func TestBenchNewsSaysWhatTheProcessorDid(t *testing.T) {
 		{"ko", event{"A2", "execute", "skipped", 180000, "ch_000001", "recovered", "charge_made"}, []string{"복구 지점 charge_made를 찾았습니다", "호출하지 않고"}},
 	}
 	var got []string
-	runInNode(t, "the page's words are", newsScript, []string{"bench.js", "strings.js", "dom.js", "race.js", "race-model.js", "sandbox.js"}, cases, &got)
+	runInNode(t, "the page's words are", newsScript, []string{"bench.js", "strings.js", "dom.js", "vdom.js", "race.js", "race-model.js", "sandbox.js"}, cases, &got)
 	require.Len(t, got, len(cases))
 	for i, c := range cases {
 		for _, w := range c.want {

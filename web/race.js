@@ -72,7 +72,8 @@
 // | replay) with data-from-lane and data-to-lane or data-to; violations
 // data-violation (the rule's name) with data-lanes.
 
-import { svg, won, listen, patch } from './dom.js';
+import { won, listen } from './dom.js';
+import { vsvg as svg, mount } from './vdom.js';
 import { t as defaultT, ruleTitle, inLang, extraPayments } from './strings.js';
 import { KEY_PHASES } from './race-model.js';
 
@@ -361,6 +362,7 @@ export function drawRace(container, model, opts = {}) {
   const key = [compact, width, opts.collapseOver, opts.maxRows, opts.selectedLane, [...(opts.expanded || [])].join('\u0001')].join('|');
   const old = container.firstElementChild;
   if (old && old.__race && old.__race.model === model && old.__race.key === key) {
+    old.__race.opts = opts;
     seekRace(old, opts.cursor ?? model.events.length, opts.currentSeq);
     return old;
   }
@@ -579,37 +581,30 @@ export function drawRace(container, model, opts = {}) {
   // a moment, in order; the bench never needs that list.
   now.setAttribute('visibility', 'hidden');
   root.setAttribute('data-cursor', model.events.length);
+  // The drawing is laid over the old view where there is one: only what
+  // changed is written (a step adds a mark or two), and the browser lays
+  // out and paints that, not hundreds of elements anew.
+  const v = root;
+  root = mount(container, v, old && old.__race ? old.__race.v : null);
   root.__race = {
     model,
     key,
     num,
+    v,
+    // The options it was last shown with: a test draws the same model
+    // afresh beside it and compares.
+    opts,
     X,
     unit,
-    clipRect,
-    now,
-    vio,
+    clipRect: clipRect.el,
+    now: now.el,
+    vio: vio.el,
     labelW: plotLeft,
     timed: null,
     idx: null,
     cursor: model.events.length,
     current: undefined,
   };
-  if (old && old.__race) {
-    // The new drawing is laid over the old view: only what changed is
-    // touched (a step adds a mark or two), and the browser lays out and
-    // paints that, not thousands of elements anew. The view's handles
-    // then point at the kept elements.
-    patch(container, root);
-    const kept = container.firstElementChild;
-    Object.assign(kept.__race, {
-      clipRect: kept.querySelector('defs clipPath rect'),
-      now: kept.querySelector('[data-now]'),
-      vio: kept.querySelector('g.violations'),
-    });
-    root = kept;
-  } else {
-    container.replaceChildren(root);
-  }
   seekRace(root, opts.cursor ?? model.events.length, opts.currentSeq);
   if (focused) {
     const again =
@@ -1767,12 +1762,20 @@ function planAttempt(r, c) {
       );
     }
     if (ghost) {
+      // Drawn at its column by a transform: the next phase moves one column
+      // on every step, by one attribute.
       g.append(
         svg(
           'g',
-          { class: 'mark ghost' + (selected ? ' ghost-next' : ''), 'data-mark': 'next', 'data-phase': a.next_phase, 'data-lane': a.id },
-          svg('rect', { x: ghost.gx - 10, y: midY - 13, width: 20, height: 26, rx: 4 }),
-          lines(ghost.words, ghost.x, ghost.line < 0 ? midY + 4 : r.y + r.band + countH + fs.sub - 1 + ghost.line * lh, lh, {
+          {
+            class: 'mark ghost' + (selected ? ' ghost-next' : ''),
+            'data-mark': 'next',
+            'data-phase': a.next_phase,
+            'data-lane': a.id,
+            transform: 'translate(' + ghost.gx + ',0)',
+          },
+          svg('rect', { x: -10, y: midY - 13, width: 20, height: 26, rx: 4 }),
+          lines(ghost.words, ghost.x - ghost.gx, ghost.line < 0 ? midY + 4 : r.y + r.band + countH + fs.sub - 1 + ghost.line * lh, lh, {
             class: 'ghost-text',
           }),
         ),
@@ -2004,12 +2007,18 @@ function planLegend(model, rows, violations, c, seekable) {
         { class: 'legend', 'data-legend': 'true' },
         svg('text', { x: 6, y: top + size + 2, class: 'legend-head', text: head }),
       );
-      for (const { it, x: ix, line: l, sw, ws } of placedItems) {
-        const y = top + l * lh;
-        const cy = y + size / 2 + 4;
+      for (const { it, x: at, line: l, sw, ws } of placedItems) {
+        // Each item is drawn at its own origin and put in place by a
+        // transform, and names itself (data-k): an item that comes earlier
+        // in the legend moves the ones after it by one attribute each.
+        const ix = 0;
+        const cy = size / 2 + 4;
+        const name = it.kind + (it.o || it.arrow || it.state || it.charge || (it.m && it.m.kind) || '');
         const item = svg('g', {
           class: 'legend-item',
-          'data-legend-item': it.kind + (it.o || it.arrow || it.state || it.charge || (it.m && it.m.kind) || ''),
+          'data-legend-item': name,
+          'data-k': 'lg:' + name,
+          transform: 'translate(' + at + ',' + (top + l * lh) + ')',
         });
         if (it.kind === 'outcome')
           item.append(

@@ -56,7 +56,7 @@ func TestLedgerBlocksNeverCoverEachOther(t *testing.T) {
 		Left, W float64
 		N       int
 	}
-	runInNode(t, "the race view's ledger is", ledgerBlocksScript, []string{"race.js", "race-model.js", "dom.js", "strings.js"}, cases, &got)
+	runInNode(t, "the race view's ledger is", ledgerBlocksScript, []string{"race.js", "race-model.js", "dom.js", "vdom.js", "strings.js"}, cases, &got)
 	require.Len(t, got, len(cases))
 	for i, c := range cases {
 		total := 0
@@ -98,7 +98,7 @@ func TestWrapCutsALongWordAtItsJoints(t *testing.T) {
 		cases = append(cases, tcase{S: `(a2) got 201 ` + body + `, not what the attempt that answered first got`, W: w})
 	}
 	var got [][]string
-	runInNode(t, "wrap is", wrapScript, []string{"race.js", "race-model.js", "dom.js", "strings.js"}, cases, &got)
+	runInNode(t, "wrap is", wrapScript, []string{"race.js", "race-model.js", "dom.js", "vdom.js", "strings.js"}, cases, &got)
 	require.Len(t, got, len(cases))
 	for i, c := range cases {
 		lines := got[i]
