@@ -1,6 +1,8 @@
 // dom.js is the one DOM helper of every page: el builds an HTML element,
 // svg an SVG one. Text is always set as text, never parsed as markup, so a
-// nickname or a key from the network can be shown as it is.
+// nickname or a key from the network can be shown as it is. (The race
+// view, drawn again on every step, builds plain objects with vdom.js's
+// vsvg instead, the same attributes, and mounts them over the page.)
 //
 //   el('p', { class: 'note', 'data-lane': 'A1', onclick: fn }, 'text', child)
 //
