@@ -294,3 +294,46 @@ func TestIgnoredInsertsAreRecorded(t *testing.T) {
 	require.NoError(t, db.Reset())
 	assert.Empty(t, db.IgnoredInserts(), "Reset forgets them")
 }
+
+// BenchmarkSchedule is one schedule of the explorer on the naive
+// reference handler's statements: a reset, then two attempts' calls
+// interleaved one by one, then the ledger the verdict reads. Run it
+// under GOOS=js to see a schedule's database share in the browser.
+func BenchmarkSchedule(b *testing.B) {
+	db, err := labdb.Open("", seed)
+	require.NoError(b, err)
+	b.Cleanup(db.Close)
+	type call struct {
+		op, sql string
+		params  []any
+	}
+	calls := []call{
+		{"get", `SELECT balance FROM accounts WHERE id = ?`, []any{"alice"}},
+		{"get", `SELECT id FROM accounts WHERE id = ?`, []any{"bob"}},
+		{"begin", "", nil},
+		{"run", `UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?`, []any{int64(10), "alice", int64(10)}},
+		{"run", `UPDATE accounts SET balance = balance + ? WHERE id = ?`, []any{int64(10), "bob"}},
+		{"run", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)`, []any{"alice", "bob", int64(10), int64(1700000000000)}},
+		{"get", `SELECT balance FROM accounts WHERE id = ?`, []any{"alice"}},
+		{"commit", "", nil},
+	}
+	for b.Loop() {
+		if err := db.Reset(); err != nil {
+			b.Fatal(err)
+		}
+		c1, _ := db.Conn("a1")
+		c2, _ := db.Conn("a2")
+		// a1 runs to its commit, then a2: a schedule whose calls never
+		// wait for the write lock.
+		for _, c := range []string{c1, c2} {
+			for _, k := range calls {
+				if _, err := db.Exec(c, k.op, k.sql, k.params); err != nil {
+					b.Fatal(k.op, k.sql, err)
+				}
+			}
+		}
+		if _, _, err := db.Ledger(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
