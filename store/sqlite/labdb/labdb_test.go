@@ -296,9 +296,9 @@ func TestIgnoredInsertsAreRecorded(t *testing.T) {
 }
 
 // BenchmarkSchedule is one schedule of the explorer on the naive
-// reference handler's statements: a reset, then two attempts' calls
-// interleaved one by one, then the ledger the verdict reads. Run it
-// under GOOS=js to see a schedule's database share in the browser.
+// reference handler's statements: a reset, then two attempts' calls one
+// after the other, then the ledger the verdict reads: the database's
+// share of a schedule, natively (docs/PERFORMANCE.md, the explorer).
 func BenchmarkSchedule(b *testing.B) {
 	db, err := labdb.Open("", seed)
 	require.NoError(b, err)
