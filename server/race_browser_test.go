@@ -253,6 +253,7 @@ func TestMountKeepsWhatIsTheSame(t *testing.T) {
 		a.firstChild.classList.add('current');
 		a.firstChild.setAttribute('tabindex', '0');
 		a.setAttribute('visibility', 'hidden');
+		svg.setAttribute('class', 'lit');
 		const v2 = draw(['c', 'a', 'd'], true, '2', 'second ');
 		const again = mount(box, v2, v1);
 		const after = [...rows.children];
@@ -265,7 +266,7 @@ func TestMountKeepsWhatIsTheSame(t *testing.T) {
 			kept: [after[0] === c, after[1] === a, after[2] !== b].join(' '),
 			b: b.isConnected,
 			mask: svg.firstElementChild.getAttribute('class'),
-			live: [a.firstChild.getAttribute('class'), a.firstChild.getAttribute('tabindex'), a.getAttribute('visibility')].join(' '),
+			live: [a.firstChild.getAttribute('class'), a.firstChild.getAttribute('tabindex'), a.getAttribute('visibility'), svg.getAttribute('class')].join(' '),
 			calls: calls.join(','),
 			radios: built.querySelectorAll('[role=radio]:not([aria-disabled])').length,
 			spans: built.querySelector('text.answer').querySelectorAll(':scope > tspan').length + ' of ' + built.querySelectorAll('tspan').length,
@@ -279,7 +280,7 @@ func TestMountKeepsWhatIsTheSame(t *testing.T) {
 	assert.Equal(t, "true true true", got["kept"], "c and a moved and kept, d new")
 	assert.Equal(t, false, got["b"], "b, no longer drawn, is gone")
 	assert.Equal(t, "mask", got["mask"], "the new layer is put before the rows, which keep their element")
-	assert.Equal(t, "mark -1 ", got["live"], "the page's own class, tab stop and visibility are undone")
+	assert.Equal(t, "mark -1  ", got["live"], "the page's own class, tab stop and visibility are undone, a class the drawing never had too")
 	assert.Equal(t, "second a", got["calls"], "a kept element calls the new drawing's listener")
 	assert.Equal(t, 1.0, got["radios"])
 	assert.Equal(t, "1 of 2", got["spans"], ":scope > finds children only")

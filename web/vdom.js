@@ -151,13 +151,13 @@ function matches(v, p) {
 // --- mounting --------------------------------------------------------------------
 
 // The attributes that code outside the drawing changes on the page
-// (race.js's seekRace: the moment shown, the step lit up, the tab stop).
-// Their values are compared with the page's own, the others' with the
-// last drawing's (reading the page costs more than reading an object);
-// one of the first three that the new drawing leaves out is taken off
-// the page's element even when the last drawing left it out too.
-const LIVE = ['visibility', 'data-current', 'data-touched'];
-const LIVE_VALUES = new Set([...LIVE, 'class', 'tabindex', 'width', 'x1', 'x2', 'data-cursor']);
+// (race.js's seekRace: the moment shown, the step lit up, the tab stop,
+// the cut at the "now" line). Their values are compared with the page's
+// own, the others' with the last drawing's (reading the page costs more
+// than reading an object); one that the new drawing leaves out is taken
+// off the page's element even when the last drawing left it out too.
+const LIVE = ['visibility', 'data-current', 'data-touched', 'class', 'tabindex', 'width', 'x1', 'x2', 'data-cursor'];
+const LIVE_VALUES = new Set(LIVE);
 
 /**
  * mount lays v in container as its only child and returns the element.
