@@ -69,6 +69,10 @@ const (
 	// database sees that the key's INSERT was one its conflict clause
 	// (OR IGNORE, ON CONFLICT … DO NOTHING) turned into nothing.
 	CauseClaimIgnored = "claim-ignored"
+	// CauseTakeoverUnchecked is the browser lab's alone: two retries of a
+	// crashed attempt each took its claim over (only the lab sees the
+	// handler's key table change hands) and each moved the money.
+	CauseTakeoverUnchecked = "takeover-unchecked"
 	// CauseNotAwaited, CauseLeftOpen and CauseRowsDropped are the browser
 	// lab's alone: slips in the handler's JavaScript that only its runner
 	// sees (a call never awaited, an answer before COMMIT, a SELECT given
@@ -152,6 +156,11 @@ var causes = map[string]Cause{
 		"give each claim a lease: add columns to your key table for its state, who claimed it and when (say state, owner and claimed_at, filled from req.attempt and req.now), and let a retry of the same request that finds an in_progress claim older than the lease take it over with one UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease); complete only where owner is still yours. A takeover after the payment pays again unless the network was given the key",
 		"선점을 쥔 시도가 죽었고, 한참 뒤에 온 클라이언트의 재시도도 여전히 기다리라는 답을 받았습니다. 죽은 시도의 선점은 끝내 정리되지 않아 이 의도는 영영 답을 받지 못하고 돈도 움직이지 않습니다.",
 		"선점마다 리스(lease)를 두세요. 키 테이블에 상태, 선점한 시도, 선점한 시각을 담을 열을 더하고(예: state, owner, claimed_at. req.attempt와 req.now로 채웁니다), 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값) 쿼리 하나로 넘겨받게 하세요. 완료는 owner가 아직 그 시도일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다."},
+	CauseTakeoverUnchecked: {CauseTakeoverUnchecked,
+		"two retries each took over the claim a crashed attempt left, and each went on to move the money: nothing made the second takeover fail",
+		"let the UPDATE that takes the claim over decide, not a row read before it: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease), and go on only when its changes is 1, since another retry may have taken the claim a moment before; complete the key WHERE … AND owner = ? (the attempt's own) and go on only when that changes 1 row, rolling the transfer back otherwise",
+		"두 재시도가 죽은 시도가 남긴 선점을 각각 넘겨받았고, 둘 다 이어서 돈을 옮겼습니다. 두 번째 넘겨받기를 실패하게 하는 것이 없었습니다.",
+		"넘겨받기는 미리 읽어 둔 행이 아니라 넘겨받는 UPDATE가 판정하게 하세요. UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값)를 실행하고 changes가 1일 때만 계속합니다. 바로 앞서 다른 재시도가 선점을 넘겨받았을 수 있기 때문입니다. 키를 완료할 때도 WHERE … AND owner = ?(자기 시도)로 하고 1행이 바뀌었을 때만 계속하며, 그렇지 않으면 송금을 롤백하세요."},
 	CauseKeyOptional: {CauseKeyOptional,
 		"a transfer without Idempotency-Key was executed, so the client's retry of it was executed again",
 		"answer 400 to a transfer without a valid Idempotency-Key, before anything is claimed or moved: without a key no retry can be recognised",

@@ -46,6 +46,9 @@ type HandlerRun struct {
 	// attempt not among them claimed nothing.
 	KeysRead bool     `json:"keys_read,omitempty"`
 	Claims   []string `json:"claims,omitempty"`
+	// Takeovers are the calls that made another attempt's row of their
+	// own key theirs, in place (where KeysRead): a claim taken over.
+	Takeovers []HandlerTakeover `json:"takeovers,omitempty"`
 	// Ignored are the inserts into the handler's own tables that a
 	// conflict clause (OR IGNORE, ON CONFLICT … DO NOTHING) turned into
 	// nothing: the browser's lab reads them from its database.
@@ -124,6 +127,15 @@ type HandlerPurge struct {
 	Now     int64  `json:"now"`
 	Rows    int    `json:"rows"`
 	Clock   int64  `json:"clock,omitempty"`
+}
+
+// HandlerTakeover is one claim taken over: the attempt whose call made
+// the row of its key its own, the key, and the attempt that had written
+// the row before.
+type HandlerTakeover struct {
+	Attempt string `json:"attempt"`
+	Key     string `json:"key"`
+	From    string `json:"from"`
 }
 
 // HandlerIgnored is one insert that changed no row for a conflict and
@@ -232,6 +244,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if rr.Rule.N != RuleRetention.N && purgedEarly(r, h, v.Attempts) {
 				id = CauseKeyPurgedEarly
 			}
+			// Two retries that each took the same claim over and each moved
+			// the money: whatever the answers look like, the second
+			// takeover should have failed.
+			if (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleByteReplay.N || rr.Rule.N == RuleConservation.N) && tookOverTwice(r, *v) {
+				id = CauseTakeoverUnchecked
+			}
 			if check == "reordered" && rr.Rule.N == RuleByteReplay.N {
 				if c := fingerprintCause(h.Attempts, v.Attempts); c != "" {
 					id = c
@@ -278,6 +296,31 @@ var publishedAt = strings.NewReplacer(
 
 // inTheFile is a fix in the browser's lab's words (publishedAt).
 func inTheFile(fix string) string { return publishedAt.Replace(fix) }
+
+// tookOverTwice reports whether two attempts of the violation's intent
+// each took a claim of its key over (HandlerRun.Takeovers), one of them
+// named by the violation: a takeover decided by a row read before the
+// UPDATE, or a completion that did not check the claim was still its own,
+// lets the second retry of a crashed attempt go on as the first did.
+func tookOverTwice(r HandlerRun, v Violation) bool {
+	if !r.KeysRead {
+		return false
+	}
+	intent := map[string]string{}
+	for _, a := range r.Attempts {
+		intent[a.ID] = a.Intent
+	}
+	by := map[string]bool{}
+	named := false
+	for _, t := range r.Takeovers {
+		if intent[t.Attempt] != v.Intent {
+			continue
+		}
+		by[t.Attempt] = true
+		named = named || slices.Contains(v.Lanes, t.Attempt)
+	}
+	return len(by) >= 2 && named
+}
 
 // paidThenCrashed reports whether an attempt of intent crashed (never
 // answered) after its transfer committed, and another attempt of it made

@@ -295,7 +295,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
-		lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped} {
+		lab.CauseTakeoverUnchecked, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -659,6 +659,45 @@ func TestJudgeHandlerRunNamesAnIgnoredClaim(t *testing.T) {
 	v := lab.JudgeHandlerRun(refused(ignoredBy("a2"))).Rule(lab.RuleByteReplay).Violations[0]
 	assert.Contains(t, v.Fix, "changes")
 	assert.Contains(t, v.FixKo, "changes")
+}
+
+// TestJudgeHandlerRunNamesATakeoverTakenTwice: a1 crashed once charged,
+// holding the claim; its two retries ten minutes later each took the
+// claim over (a SELECT's row, not the UPDATE, decided) and each made a
+// transfer. The cause is the takeover's, the scoped rung's, not the
+// unique rung's claim: both retries' INSERTs had failed on the key. One
+// takeover, or takeovers the lab did not read, name something else.
+func TestJudgeHandlerRunNamesATakeoverTakenTwice(t *testing.T) {
+	run := func(takeovers []lab.HandlerTakeover, keysRead bool) lab.HandlerRun {
+		r := keptRun()
+		r.Scenario = "crash-then-two-late-retries"
+		r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Headers = false, 0, "", nil
+		r.Attempts[1].Headers, r.Attempts[1].Response = map[string]string{"Content-Type": "application/json"}, answer
+		a3 := r.Attempts[1]
+		a3.ID, a3.Response = "a3", answerTr
+		r.Attempts = append(r.Attempts, a3)
+		r.Transfers = []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 500, Attempt: "a2"}, {ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a3"}}
+		r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+		r.KeysRead, r.Claims, r.Takeovers = keysRead, []string{"a1", "a2", "a3"}, takeovers
+		return r
+	}
+	twice := []lab.HandlerTakeover{{Attempt: "a2", Key: `"k-1"`, From: "a1"}, {Attempt: "a3", Key: `"k-1"`, From: "a2"}}
+	rr := lab.JudgeHandlerRun(run(twice, true)).Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
+	v := rr.Violations[0]
+	assert.Equal(t, lab.CauseTakeoverUnchecked, v.Cause)
+	assert.Contains(t, v.Fix, "changes is 1")
+	assert.Contains(t, v.Fix, "owner = ?")
+	for name, r := range map[string]lab.HandlerRun{
+		"one takeover":          run(twice[:1], true),
+		"the tables not read":   run(twice, false),
+		"another intent's keys": run([]lab.HandlerTakeover{{Attempt: "a9", From: "a1"}, {Attempt: "a8", From: "a9"}}, true),
+	} {
+		rr := lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
+		if assert.False(t, rr.OK, name) {
+			assert.NotEqual(t, lab.CauseTakeoverUnchecked, rr.Violations[0].Cause, name)
+		}
+	}
 }
 
 // TestJudgeHandlerRunTellsAGenericAnswerAfterATakeover: a1 crashed; of

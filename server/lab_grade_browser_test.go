@@ -403,8 +403,9 @@ func TestLabPageCatchesAReplayBuiltAgain(t *testing.T) {
 // transfer though its completion found the claim no longer its own. One
 // late retry alone breaks nothing; two, sent together after a1 crashed
 // once the network had charged it, both take the claim over and both move
-// the money. The explorer finds it in the scenario that sends them, and
-// the reference handler keeps every rule there.
+// the money. The explorer finds it in the scenario that sends them, the
+// reference handler keeps every rule there, and the grade names the
+// takeover as the cause (the scoped rung's), not a missing claim.
 func TestLabPageCatchesTwoTakeovers(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
@@ -426,6 +427,12 @@ func TestLabPageCatchesTwoTakeovers(t *testing.T) {
 	require.Equal(t, "true", attr(t, ctx, "body", "data-lab-done"))
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`), "crashed")
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"))
+	// The cause is the takeover, the scoped rung's: not the unique rung's
+	// claim, which both retries made (their INSERTs failed on the key).
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=crash-then-two-late-retries]`
+	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "1:takeover-unchecked", text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "UPDATE that takes the claim over decide", text(t, ctx, row))
 }
 
 // TestLabPageSaysAChargeIsNotSettled: the scoped reference on the bench,

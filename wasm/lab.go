@@ -264,13 +264,14 @@ func (lb *labBridge) dump(id string) string {
 // {ok, broken} (the explorer judges every schedule briefly, and replays
 // the one it keeps for the full report).
 type judgeRequest struct {
-	Intents          []lab.Intent         `json:"intents"`
-	Attempts         []lab.HandlerAttempt `json:"attempts"`
-	RetentionSeconds *float64             `json:"retention_seconds"`
-	Purges           []lab.HandlerPurge   `json:"purges"`
-	Claims           []string             `json:"claims"`
-	KeysRead         bool                 `json:"keys_read"`
-	Brief            bool                 `json:"brief"`
+	Intents          []lab.Intent          `json:"intents"`
+	Attempts         []lab.HandlerAttempt  `json:"attempts"`
+	RetentionSeconds *float64              `json:"retention_seconds"`
+	Purges           []lab.HandlerPurge    `json:"purges"`
+	Claims           []string              `json:"claims"`
+	Takeovers        []lab.HandlerTakeover `json:"takeovers"`
+	KeysRead         bool                  `json:"keys_read"`
+	Brief            bool                  `json:"brief"`
 	// Scenario is the scenario's name, which the diagnosis reads.
 	Scenario string `json:"scenario"`
 }
@@ -308,7 +309,7 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 		return lab.HandlerRun{}, err
 	}
 	run := lab.HandlerRun{Intents: req.Intents, Attempts: req.Attempts, RetentionSeconds: req.RetentionSeconds, Scenario: req.Scenario, Purges: req.Purges,
-		Claims: req.Claims, KeysRead: req.KeysRead,
+		Claims: req.Claims, Takeovers: req.Takeovers, KeysRead: req.KeysRead,
 		StartBalances: d.StartBalances(), EndBalances: map[string]int64{},
 		Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: []lab.HandlerCharge{}}
 	for _, a := range accounts {

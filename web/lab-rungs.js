@@ -87,6 +87,10 @@ export const CAUSE_RUNG = {
   // The key's INSERT was ignored for its conflict (OR IGNORE, DO NOTHING)
   // and the attempt went on: the unique rung's claim fails loudly.
   'claim-ignored': 'unique',
+  // Two retries each took a crashed attempt's claim over and each moved
+  // the money: the lease's takeover, decided by its own UPDATE, is the
+  // scoped rung's.
+  'takeover-unchecked': 'scoped',
   // Two of the contract's notes, which the grader makes too: a 409
   // without Retry-After (the in-progress rung's), a replay without
   // Idempotent-Replayed: true (the replay rung's).

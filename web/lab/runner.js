@@ -318,6 +318,10 @@ class Run {
     // claims: the attempts that wrote a row of the student's tables (a
     // claim, most often; a key hashed out of sight is one too).
     this.claims = new Set();
+    // takeovers: the calls that made another attempt's row of their own
+    // key theirs, in place (the same count of rows holding the key before
+    // and after): a claim taken over.
+    this.takeovers = [];
     // keyForms: each key the scenario's attempts send, as sent, with the
     // forms a row may hold it in (keysOf).
     this.keyForms = traced ? new Map(this.attempts.filter((a) => a.key).map((a) => [a.key, keysOf(a.key)])) : null;
@@ -567,6 +571,7 @@ class Run {
         retention_seconds: handler.retentionSeconds ?? null,
         purges: this.purges,
         claims: [...this.claims],
+        takeovers: this.takeovers,
         keys_read: !!this.traced,
         brief: false,
         scenario: this.scenario.name,
@@ -603,6 +608,10 @@ class Run {
       const others = gone.filter((r) => r.by !== a.id && !(key === a.key && unsettled(r.row))).length;
       const rows = Math.min(others, had.length - now.length);
       if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
+      if (key === a.key && had.length === now.length) {
+        const from = gone.find((r) => r.by !== a.id);
+        if (from && now.some((r) => r.by === a.id)) this.takeovers.push({ attempt: a.id, key, from: from.by });
+      }
     }
     if (this.held.some((r) => r.by === a.id)) this.claims.add(a.id);
     return a.key === null ? [] : keyRowsOf(this.held, keysOf(a.key));
