@@ -88,7 +88,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-late-retry"))
 	act(t, ctx, `#btn-lab-explore`)
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"))
-	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung (rung 6 (scope, retention, lease)) is not done: a claim a crash left is never settled (the note below)")
+	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung, rung 6 (scope, retention, lease), is not done: a claim a crash left is never settled (the note below)")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
 
@@ -548,8 +548,13 @@ func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
 	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "This rung (rung 2 (unique)) is not done: your handler answered 500 (it threw)")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "This rung, rung 2 (unique), is not done: your handler answered 500 (it threw)")
 	assert.Contains(t, text(t, ctx, "#lab-found"), "expected at this rung", "the later rungs' break is still shown, after the note")
+	// The same throw in several scenarios is said once, with their count.
+	notes := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-found .lab-note')].map((e) => e.textContent.replace(/ \(the same in \d+ more scenarios?\)$/, ''))`)
+	require.NotEmpty(t, notes)
+	assert.Len(t, notes, len(slices.Compact(slices.Sorted(slices.Values(notes)))), "no note said twice: %q", notes)
+	assert.Contains(t, text(t, ctx, "#lab-found"), "more scenario", "the scenarios that said the same are counted")
 	assert.Equal(t, 1, countIn(t, ctx, "#lab-found #btn-lab-replay"))
 	assert.Equal(t, 1, countIn(t, ctx, "#lab-found #btn-lab-replay-later"))
 	assert.NotEqual(t, text(t, ctx, "#btn-lab-replay"), text(t, ctx, "#btn-lab-replay-later"), "two buttons, two names")
@@ -784,6 +789,13 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 			assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 			for _, s := range c.says {
 				assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
+			}
+			// A slip is every rung's business: its note names no rung (the
+			// first rung's name read as a step back on rung 4).
+			slipRungs := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-grade .lab-note[data-cause]')].filter((n) => ['call-not-awaited', 'transaction-left-open', 'rows-dropped'].includes(n.dataset.cause)).map((n) => n.nextElementSibling ? n.nextElementSibling.textContent : '')`)
+			require.NotEmpty(t, slipRungs, text(t, ctx, "#lab-grade"))
+			for _, r := range slipRungs {
+				assert.Equal(t, "every rung asks for it: this rung is not done", r)
 			}
 			run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 			act(t, ctx, `#btn-lab-start`)

@@ -442,7 +442,8 @@ func goToRung(t *testing.T, ctx context.Context, rung string) {
 
 // TestLabPageOpensTheRungLeftOn: a reload opens the rung the student was
 // last on, and "Start this rung over" gives that rung's starting code (the
-// code kept on the rung before it), with the student's own set aside.
+// code kept on the rung before it, which its question names), with the
+// student's own set aside.
 func TestLabPageOpensTheRungLeftOn(t *testing.T) {
 	t.Parallel()
 	ts := playground(t, playgroundDir(t))
@@ -463,8 +464,10 @@ func TestLabPageOpensTheRungLeftOn(t *testing.T) {
 
 	// Starting over gives the rung's start (rung five's code and tables),
 	// not the naive handler, and offers the student's code back.
-	run(t, ctx, chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`))
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`window.confirm = (m) => { window.asked = m; return true; }`))
 	run(t, ctx, click("#btn-start-over"), waitJS(`!document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, `window.asked`), "rung 5 (replay)", "the question names the code it starts from")
+	assert.NotContains(t, eval[string](t, ctx, `window.asked`), "naive")
 	assert.Contains(t, eval[string](t, ctx, handlerText), "rung five's own")
 	assert.Equal(t, "CREATE TABLE five (k TEXT PRIMARY KEY);", eval[string](t, ctx, schemaText))
 	assert.Contains(t, text(t, ctx, "#lab-status"), "rung 5 (replay)")
@@ -476,6 +479,7 @@ func TestLabPageOpensTheRungLeftOn(t *testing.T) {
 	goToRung(t, ctx, "naive")
 	setCode(t, ctx, "async function transfer(req, db, pay) {\n  // mine\n  return lab.json(201, {});\n}\n", "")
 	run(t, ctx, click("#btn-start-over"), waitJS(`!document.getElementById('btn-restore').hidden`))
+	assert.Contains(t, eval[string](t, ctx, `window.asked`), "the naive handler")
 	assert.Contains(t, eval[string](t, ctx, handlerText), "naive")
 	assert.NotContains(t, eval[string](t, ctx, handlerText), "// mine")
 	// The offer belongs to its rung.

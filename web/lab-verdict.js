@@ -114,7 +114,15 @@ export function verdictWords({ w, lang, label, judge }) {
   // A note with a cause (a claim never settled) says so in its own words,
   // with what went wrong, what to change, and which rung asks for it.
   function noteLines(notes) {
-    return (notes || []).flatMap((n) => {
+    // A note said in several scenarios (a throw at the same line, say) is
+    // said once, with how many more scenarios said it too.
+    const seen = new Map();
+    for (const n of notes || []) {
+      const k = (n.cause || '') + '\u0000' + n.message;
+      if (seen.has(k)) seen.get(k).more++;
+      else seen.set(k, { n, more: 0 });
+    }
+    return [...seen.values()].flatMap(({ n, more }) => {
       const says = (lang === 'ko' && n.message_ko) || n.message;
       const fixer = n.cause ? CAUSE_RUNG[n.cause] : '';
       const expected = fixer && laterNotes([n]).length > 0;
@@ -128,6 +136,7 @@ export function verdictWords({ w, lang, label, judge }) {
             'data-expected': fixer ? String(expected) : null,
           },
           w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : 'gradeNote', { says }),
+          more ? ' ' + w('noteMore', { n: more, s: more === 1 ? '' : 's' }) : null,
         ),
         // A 500 is no rung's feature: every rung asks that the handler
         // answer (the first rung's label would read as a step back).
@@ -135,13 +144,22 @@ export function verdictWords({ w, lang, label, judge }) {
           ? el(
               'div',
               { class: 'lab-rung-note' },
-              n.cause === 'handler-failed' ? w('ruleAskedEvery') : w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }),
+              n.cause === 'handler-failed'
+                ? w('ruleAskedEvery')
+                : SLIPS.has(n.cause)
+                  ? w('ruleAskedAlways')
+                  : w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }),
             )
           : null,
         ...(n.cause ? causeLines(n, true) : []),
       ];
     });
   }
+
+  // SLIPS are the slips in the handler's JavaScript (lab-rungs.js): every
+  // rung asks that they be gone, and naming the first rung read as a step
+  // back to a student on rung 4.
+  const SLIPS = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped']);
 
   // noteWhat says in a few words what the notes of these causes are (a
   // claim never settled, a 409 without Retry-After …), each cause once.

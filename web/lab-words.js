@@ -33,8 +33,7 @@ const en = {
   openFile: '⤒ Open a file',
   share: '↗ Copy a link to this code',
   startOver: '↺ Start this rung over',
-  startOverConfirm:
-    'Start this rung over from where it starts: the code you kept on the rung before it (the naive handler on rung 1)? “Bring back my code” undoes it.',
+  startOverConfirm: 'Start this rung over from {from}? “Bring back my code” undoes it.',
   startedOver: 'This rung starts over from {from}. “Bring back my code” brings back what you had.',
   fromRung: 'your code of {rung}',
   fromStart: 'the naive handler',
@@ -130,6 +129,7 @@ const en = {
   ruleExpected: 'expected at this rung: {rung} fixes it',
   ruleAsked: '{rung} asks for it: this rung is not done',
   ruleAskedEvery: 'every rung asks that your handler answer: this rung is not done',
+  ruleAskedAlways: 'every rung asks for it: this rung is not done',
   exploring: 'The explorer is trying schedules of “{scenario}”, the scenario you chose…',
   exploringOthers: 'No break in “{scenario}”; the explorer is trying the other scenarios…',
   exploringOthersLater:
@@ -144,8 +144,8 @@ const en = {
     'In “{chosen}”, the scenario you chose, only rules that later rungs fix broke ({triedChosen} schedules). Searching the other scenarios for this rung’s own, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredLater:
     'Every rule broken here is one that a later rung fixes, so at {rung} this break is expected; no scenario broke what this rung asks. Whether this rung holds in every scenario: ✓ Check every scenario.',
-  exploredAsked: 'This rung ({rung}) is not done: what it asks broke here (rule{s} {rules}{why}).',
-  exploredAskedNote: 'This rung ({rung}) is not done: {what} (the note below).',
+  exploredAsked: 'This rung, {rung}, is not done: what it asks broke here (rule{s} {rules}{why}).',
+  exploredAskedNote: 'This rung, {rung}, is not done: {what} (the note below).',
   exploredLaterToo: 'The order below broke only rules that later rungs fix, in “{scenario}”: expected at this rung.',
   noteWhat_claim_never_settled: 'a claim a crash left is never settled',
   noteWhat_completed_apart: 'a crash after the transfer’s commit left its key in progress',
@@ -223,6 +223,7 @@ const en = {
   gradePlayNote: '▶ Play the order of the note',
   gradeNoted: 'no rule broke in {tried} schedules, but an answer is not the contract’s',
   gradeNote: 'The contract says otherwise: {says}',
+  noteMore: '(the same in {n} more scenario{s})',
   intentIs: '({intent}: one transfer the client wants, sent by {lanes})',
   gradeFixSame: 'What to change: as for “{scenario}” above.',
   noteNeverSettled: 'Never settled: {says}',
@@ -331,8 +332,7 @@ const ko = {
   openFile: '⤒ 파일 열기',
   share: '↗ 이 코드의 링크 복사',
   startOver: '↺ 이 단계를 처음부터',
-  startOverConfirm:
-    '이 단계를 시작점부터 다시 할까요? 시작점은 앞 단계에서 저장한 코드입니다(1단계는 naive 핸들러). “내 코드 되돌리기”로 되돌릴 수 있습니다.',
+  startOverConfirm: '{from}에서 이 단계를 다시 시작할까요? “내 코드 되돌리기”로 되돌릴 수 있습니다.',
   startedOver: '{from}에서 이 단계를 다시 시작합니다. “내 코드 되돌리기”로 작성하던 코드를 되살릴 수 있습니다.',
   fromRung: '{rung}의 코드',
   fromStart: 'naive 핸들러',
@@ -430,6 +430,7 @@ const ko = {
   ruleExpected: '이 단계에서는 예상된 결과: {rung}에서 고칩니다',
   ruleAsked: '{rung}에서 요구하는 규칙: 이 단계는 아직 끝나지 않음',
   ruleAskedEvery: '모든 단계가 핸들러의 응답을 요구합니다: 이 단계는 아직 끝나지 않음',
+  ruleAskedAlways: '모든 단계가 요구합니다: 이 단계는 아직 끝나지 않음',
   exploring: '탐색기가 고른 시나리오 “{scenario}”의 실행 순서를 시험하는 중…',
   exploringOthers: '“{scenario}”에서는 깨지지 않았습니다. 탐색기가 나머지 시나리오를 시험하는 중…',
   exploringOthersLater:
@@ -520,6 +521,7 @@ const ko = {
   gradePlayNote: '▶ 참고 사항의 순서 보기',
   gradeNoted: '{tried}가지 순서에서 규칙은 깨지지 않았지만, 계약과 다른 응답이 있음',
   gradeNote: '계약과 다름: {says}',
+  noteMore: '(다른 시나리오 {n}개에서도 같음)',
   intentIs: '({intent}: 클라이언트가 바라는 송금 하나. 보낸 시도: {lanes})',
   gradeFixSame: '고칠 점: 위의 시나리오 “{scenario}” 줄에 적힌 것과 같음.',
   noteNeverSettled: '끝나지 않는 의도: {says}',

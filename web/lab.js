@@ -269,15 +269,18 @@ async function share() {
 // the naive handler) and sets the student's code aside for "Bring back my
 // code".
 function startOver() {
-  if (!confirm(w('startOverConfirm'))) return;
+  // The question names the code it starts from: on rung 6 that is the
+  // code kept on rung 5, not the naive handler.
+  const before = RUNGS.slice(0, RUNGS.indexOf(lab.rung)).findLast((r) => load(r));
+  const from = before ? w('fromRung', { rung: rungWords(lab.lang, before).label }) : w('fromStart');
+  if (!confirm(w('startOverConfirm', { from }))) return;
   keep();
   const mine = current();
   forget(lab.rung);
-  const before = RUNGS.slice(0, RUNGS.indexOf(lab.rung)).findLast((r) => load(r));
   show(codeOf(lab.rung));
   save(lab.rung + '~mine', mine);
   $('btn-restore').hidden = false;
-  say(w('startedOver', { from: before ? w('fromRung', { rung: rungWords(lab.lang, before).label }) : w('fromStart') }));
+  say(w('startedOver', { from }));
   lab.handler.focus();
 }
 
