@@ -527,8 +527,9 @@ async function transfer(req, db, pay) {
 // read no row; the second INSERT throws and that attempt is answered 500.
 // The rules the explorer's orders break are later rungs' (a generic
 // answer), but the 500 is this rung's business, as the grade says: the
-// explorer says the rung is not done, with the note and its order first,
-// and the later rungs' break after it.
+// explorer says the rung is not done, with the note and its order first
+// (said once for all the scenarios that threw alike), and the later
+// rungs' break after it. An edit marks the results as the old code's.
 func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
@@ -564,6 +565,13 @@ func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 	// The grade says the same of the rung.
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	// An edit after the grade: the results say they judged the code as it
+	// was, until the grade runs again.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const e = document.getElementById('handler-box').editor; e.setText(e.text() + '\n// later\n'); })()`))
+	run(t, ctx, waitJS(`document.getElementById('lab-grade').hasAttribute('data-stale')`))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-stale"), "before your last change")
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Zero(t, countIn(t, ctx, "#lab-grade[data-stale], #lab-grade .lab-stale"), "graded again, the results are the code's")
 }
 
 // TestLabPageExplorerLooksPastALaterRungsBreak: on the unique rung, a

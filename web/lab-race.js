@@ -143,11 +143,13 @@ export function startRace({
   function clearFound() {
     $('lab-found').hidden = true;
     $('lab-found').replaceChildren();
+    $('lab-found').removeAttribute('data-stale');
   }
 
   function clearGrade() {
     $('lab-grade').hidden = true;
     $('lab-grade').replaceChildren();
+    $('lab-grade').removeAttribute('data-stale');
   }
 
   // load gives the runner the code the boxes hold, when it changed. A file
@@ -835,8 +837,19 @@ export function startRace({
   // codeChanged says, above the bench, that the code in the boxes is no
   // longer what the bench runs: its steps and line numbers are the code's
   // it was put there with.
+  // The explorer's and the grade's results say so too, at their top, while
+  // the code differs from what they judged (an edit undone takes it away).
   panel.codeChanged = () => {
-    if (panel.bench && code() !== panel.loaded) caption(w('benchStale', { scenario: scenarioWords(panel.bench.name) }));
+    const stale = code() !== panel.loaded;
+    if (panel.bench && stale) caption(w('benchStale', { scenario: scenarioWords(panel.bench.name) }));
+    for (const id of ['lab-found', 'lab-grade']) {
+      const box = $(id);
+      const note = box.querySelector(':scope > .lab-stale');
+      const say = stale && !box.hidden;
+      if (say && !note) box.prepend(el('p', { class: 'lab-stale' }, w('resultsStale')));
+      if (!say && note) note.remove();
+      box.toggleAttribute('data-stale', say);
+    }
   };
 
   // place is what the bench holds, to be played again by a page loaded

@@ -120,6 +120,7 @@ const en = {
   stoppedButtonHung:
     'Stopped by the Stop button: your handler had not reached its next step or its answer (a loop that never ends, or an await that never settles?). The engine was started again; put a scenario on the bench to run it again.',
   benchEnded: 'On the bench: {scenario}. Every attempt has ended.',
+  resultsStale: '⚠ These results judged your code as it was before your last change: run them again to judge what the boxes hold now.',
   benchStale:
     'On the bench: {scenario}, with the code as it was when it was put there. Your code has changed since: put the scenario on the bench again to run it.',
   verdictHeading: 'The checker’s verdict',
@@ -421,6 +422,7 @@ const ko = {
   stoppedButtonHung:
     '■ 멈추기로 멈췄습니다. 핸들러가 다음 스텝이나 응답에 이르지 못하고 있었습니다(끝나지 않는 반복문이나 끝내 정해지지 않는 await?). 엔진을 다시 시작했습니다. 다시 실행하려면 시나리오를 벤치에 올리세요.',
   benchEnded: '벤치에 올린 시나리오: {scenario}. 모든 시도가 끝났습니다.',
+  resultsStale: '⚠ 이 결과는 마지막으로 고치기 전의 코드를 판정한 것입니다. 지금 상자에 있는 코드를 판정하려면 다시 실행하세요.',
   benchStale:
     '벤치에 올린 시나리오: {scenario}. 벤치는 올릴 때의 코드를 실행합니다. 그 뒤에 코드가 바뀌었으니, 바뀐 코드를 실행하려면 시나리오를 다시 올리세요.',
   verdictHeading: '검사기의 판정',
