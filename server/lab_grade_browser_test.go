@@ -548,6 +548,9 @@ func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
+	// The status line leads with what holds the rung back, then the later
+	// rungs' break.
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: your handler answered 500 (it threw); see below. Besides that: "), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
 	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "This rung, rung 2 (unique), is not done: your handler answered 500 (it threw)")
 	assert.Contains(t, text(t, ctx, "#lab-found"), "expected at this rung", "the later rungs' break is still shown, after the note")

@@ -727,28 +727,31 @@ export function startRace({
     const bad = rulesOf(r.verdict).filter((x) => !x.ok && x.rule.n !== 7);
     const asked = bad.filter((x) => !later(x));
     const named = asked[0] || bad[0];
+    // Only later rungs' rules broke, but an order left a note this rung
+    // asks to settle (a 500 from a throw, a claim never settled): the rung
+    // is not done, as its grade says, and that note comes first, with its
+    // order to play; the later rungs' break follows. The status line says
+    // the note first too: a student read the later rule as the blocker.
+    const notesAsked = asked.length ? [] : askedNotes(r.notes || []);
+    const noteFirst = notesAsked.length ? w('exploredNoteFirst', { what: noteWhat(notesAsked.map((n) => n.cause)) }) + ' ' : '';
     status(
-      w(r.scenario === chosen ? 'exploredBroke' : first.broke ? 'exploredBrokeOtherLater' : 'exploredBrokeOther', {
-        n: named ? named.rule.n : '?',
-        title: named ? ruleTitle(named.rule) : '?',
-        scenario: scenarioWords(r.scenario),
-        chosen: scenarioWords(chosen),
-        triedChosen: first.tried,
-        tried: r.tried,
-        s: r.tried === 1 ? '' : 's',
-        steps: r.steps,
-        switches: switchesOf(r.schedule),
-      }),
+      noteFirst +
+        w(r.scenario === chosen ? 'exploredBroke' : first.broke ? 'exploredBrokeOtherLater' : 'exploredBrokeOther', {
+          n: named ? named.rule.n : '?',
+          title: named ? ruleTitle(named.rule) : '?',
+          scenario: scenarioWords(r.scenario),
+          chosen: scenarioWords(chosen),
+          triedChosen: first.tried,
+          tried: r.tried,
+          s: r.tried === 1 ? '' : 's',
+          steps: r.steps,
+          switches: switchesOf(r.schedule),
+        }),
     );
     found.hidden = false;
     found.dataset.scenario = r.scenario;
     found.dataset.rule = named ? named.rule.name : '';
     found.dataset.asked = asked.map((x) => x.rule.n).join(',');
-    // Only later rungs' rules broke, but an order left a note this rung
-    // asks to settle (a 500 from a throw, a claim never settled): the rung
-    // is not done, as its grade says, and that note comes first, with its
-    // order to play; the later rungs' break follows.
-    const notesAsked = asked.length ? [] : askedNotes(r.notes || []);
     if (notesAsked.length) {
       const first = notesAsked[0];
       found.dataset.asked = 'note';

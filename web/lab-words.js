@@ -137,6 +137,7 @@ const en = {
     'Only rules that later rungs fix broke in “{scenario}”; the explorer is trying the other scenarios for this rung’s own…',
   exploredNone:
     'No break found in any of the {n} scenarios (“{chosen}” first): {tried} schedules tried in {ms} ms (every order of two attempts up to {bound} steps, random orders of three or more). Not a proof: a bigger bound might find one.',
+  exploredNoteFirst: 'This rung is not done: {what}; see below. Besides that:',
   exploredBroke:
     'Broke rule {n} ({title}) in “{scenario}”, the scenario you chose, after {tried} schedule{s}: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredBrokeOther:
@@ -439,6 +440,7 @@ const ko = {
     '“{scenario}”에서는 다음 단계들이 고칠 규칙만 깨졌습니다. 탐색기가 이 단계의 규칙을 찾아 나머지 시나리오를 시험하는 중…',
   exploredNone:
     '시나리오 {n}개 모두에서 깨지는 순서를 찾지 못했습니다(“{chosen}”부터). {ms}ms 동안 {tried}가지 순서를 시험했습니다(두 시도는 {bound}스텝까지의 모든 순서, 세 시도 이상은 무작위 순서). 증명은 아닙니다. 범위를 넓히면 찾을 수도 있습니다.',
+  exploredNoteFirst: '이 단계는 아직 끝나지 않았습니다: {what}. 아래를 보세요. 그 밖에:',
   exploredBroke:
     '고른 시나리오 “{scenario}”에서 깨진 규칙: {n}. {title}. {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   exploredBrokeOther:
