@@ -73,6 +73,10 @@ const (
 	// crashed attempt each took its claim over (only the lab sees the
 	// handler's key table change hands) and each moved the money.
 	CauseTakeoverUnchecked = "takeover-unchecked"
+	// CauseCustomerOptional is the cause of a contract's note the grader
+	// makes too (its missing-key check): a transfer without X-Customer-ID
+	// answered with success. Every rung asks for the 401.
+	CauseCustomerOptional = "customer-optional"
 	// CauseNotAwaited, CauseLeftOpen and CauseRowsDropped are the browser
 	// lab's alone: slips in the handler's JavaScript that only its runner
 	// sees (a call never awaited, an answer before COMMIT, a SELECT given
@@ -161,6 +165,11 @@ var causes = map[string]Cause{
 		"let the UPDATE that takes the claim over decide, not a row read before it: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease), and go on only when its changes is 1, since another retry may have taken the claim a moment before; complete the key WHERE … AND owner = ? (the attempt's own) and go on only when that changes 1 row, rolling the transfer back otherwise",
 		"두 재시도가 죽은 시도가 남긴 선점을 각각 넘겨받았고, 둘 다 이어서 돈을 옮겼습니다. 두 번째 넘겨받기를 실패하게 하는 것이 없었습니다.",
 		"넘겨받기는 미리 읽어 둔 행이 아니라 넘겨받는 UPDATE가 판정하게 하세요. UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값)를 실행하고 changes가 1일 때만 계속합니다. 바로 앞서 다른 재시도가 선점을 넘겨받았을 수 있기 때문입니다. 키를 완료할 때도 WHERE … AND owner = ?(자기 시도)로 하고 1행이 바뀌었을 때만 계속하며, 그렇지 않으면 송금을 롤백하세요."},
+	CauseCustomerOptional: {CauseCustomerOptional,
+		"a transfer without X-Customer-ID was executed: without its customer a key belongs to no one, so neither the key's scope nor the transfer's owner is known",
+		"answer 401 to a transfer without X-Customer-ID, before anything is claimed or moved, as the lab's starting handler does",
+		"X-Customer-ID 없는 송금을 실행했습니다. 고객이 없으면 키가 누구의 것인지 알 수 없어서, 키의 범위도 송금의 주인도 알 수 없습니다.",
+		"X-Customer-ID 없는 송금에는 아무것도 선점하거나 옮기기 전에 401로 답하세요. 랩의 시작 핸들러가 그렇게 합니다."},
 	CauseKeyOptional: {CauseKeyOptional,
 		"a transfer without Idempotency-Key was executed, so the client's retry of it was executed again",
 		"answer 400 to a transfer without a valid Idempotency-Key, before anything is claimed or moved: without a key no retry can be recognised",

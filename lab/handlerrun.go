@@ -683,6 +683,17 @@ func contractNotes(r HandlerRun) []Note {
 			break
 		}
 	}
+	// A transfer without X-Customer-ID answered with success: the contract
+	// says 401 before anything is claimed or moved (the grader notes it in
+	// its missing-key check). Once a run.
+	for _, a := range r.Attempts {
+		if a.Answered && a.Customer == "" && Success(a.Status) {
+			notes = append(notes, causedNote(CauseCustomerOptional, []string{a.ID},
+				fmt.Sprintf("%s carried no X-Customer-ID and was answered %d; the contract says 401, before anything is claimed or moved", a.ID, a.Status),
+				fmt.Sprintf("시도(%s)는 X-Customer-ID 없이 왔는데 %d 응답을 받았습니다. 계약은 아무것도 선점하거나 옮기기 전에 401입니다.", a.ID, a.Status)))
+			break
+		}
+	}
 	// A handler that answered 500 (it threw, or said so): once a run,
 	// with what it threw. After a purge took the attempt's key away
 	// within the published retention, the purge is the cause: the key's

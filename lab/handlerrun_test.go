@@ -295,7 +295,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
-		lab.CauseTakeoverUnchecked, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped} {
+		lab.CauseTakeoverUnchecked, lab.CauseCustomerOptional, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -659,6 +659,23 @@ func TestJudgeHandlerRunNamesAnIgnoredClaim(t *testing.T) {
 	v := lab.JudgeHandlerRun(refused(ignoredBy("a2"))).Rule(lab.RuleByteReplay).Violations[0]
 	assert.Contains(t, v.Fix, "changes")
 	assert.Contains(t, v.FixKo, "changes")
+}
+
+// TestJudgeHandlerRunNotesATransferWithoutACustomer: a request without
+// X-Customer-ID answered 201 is noted, with its cause; answered 401, it
+// is not.
+func TestJudgeHandlerRunNotesATransferWithoutACustomer(t *testing.T) {
+	r := keptRun()
+	r.Attempts[0].Customer = ""
+	var got []string
+	for _, n := range lab.JudgeHandlerRun(r).Notes {
+		got = append(got, n.Cause)
+	}
+	assert.Contains(t, got, lab.CauseCustomerOptional)
+	r.Attempts[0].Status, r.Attempts[0].Response = 401, `{"title":"Unauthorized","status":401}`
+	for _, n := range lab.JudgeHandlerRun(r).Notes {
+		assert.NotEqual(t, lab.CauseCustomerOptional, n.Cause, n.Message)
+	}
 }
 
 // TestJudgeHandlerRunNamesATakeoverTakenTwice: a1 crashed once charged,

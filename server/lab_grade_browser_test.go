@@ -817,6 +817,13 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 	}
 	// The select's card names its line, as the editor numbers it.
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1] [data-slip=dropped]`), "its db.run at line 18 was given a SELECT")
+	// A transfer without X-Customer-ID answered 201: the rung is not done
+	// on any rung, and the note says what the contract asks.
+	setLabFile(t, ctx, changedHandler(t, "naive", [2]string{"  if (req.customer === null) return lab.problem(401, 'X-Customer-ID header is required');\n", ""}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a transfer without X-Customer-ID was answered with success")
+	assert.Contains(t, text(t, ctx, "#lab-grade"), "carried no X-Customer-ID and was answered 201; the contract says 401")
 	// The reference handler makes none.
 	setLabFile(t, ctx, changedHandler(t, "naive"))
 	act(t, ctx, `#btn-lab-start`)
