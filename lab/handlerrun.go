@@ -664,7 +664,8 @@ func storedRefusals(h History) []Violation {
 }
 
 // contractNotes says every answer the contract does not give, though no
-// rule broke: in any scenario, a 409 without Retry-After; in the scenarios
+// rule broke: in any scenario, a 409 without Retry-After and a transfer
+// without X-Customer-ID answered with success; in the scenarios
 // that test the contract's key syntax as the grader's malformed-keys and
 // longest-key checks do, a malformed key must get 400 (and move nothing,
 // which the rules judge), and a valid key of exactly 255 characters must
