@@ -29,6 +29,7 @@ const (
 	CauseGenericReplay     = "generic-replay"
 	CauseRecomputed        = "recomputed-replay"
 	CauseReplayStatus      = "replay-status"
+	CauseReplayHeaders     = "replay-headers"
 	CauseRefusalNotStored  = "refusal-not-stored"
 	CauseRefusalRerendered = "refusal-rerendered"
 	CauseStoredRefusal     = "stored-validation-refusal"
@@ -225,6 +226,11 @@ var causes = map[string]Cause{
 		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200",
 		"재시도가 첫 번째 답의 본문을 받았지만 상태 코드가 다릅니다.",
 		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재생됩니다."},
+	CauseReplayHeaders: {CauseReplayHeaders,
+		"the retry got the first answer's status and body with another Content-Type (or none): the key table keeps the answer's bytes but not its headers",
+		"store the answer's Content-Type with its status and body, and send it again on every replay: a 402 stored as application/problem+json is replayed as application/problem+json",
+		"재시도가 첫 번째 답과 같은 상태 코드와 본문을 받았지만 Content-Type이 다릅니다(또는 없습니다). 키 테이블이 답의 바이트는 저장하고 헤더는 저장하지 않았습니다.",
+		"답의 Content-Type도 상태 코드, 본문과 함께 저장해 재생할 때마다 다시 보내세요. application/problem+json으로 저장한 402는 application/problem+json으로 재생됩니다."},
 	CauseRefusalNotStored: {CauseRefusalNotStored,
 		"a business refusal (402 or 404) was not stored under its key, so the retry, once the money or the account was there, was executed as a new request",
 		"a refusal is an answer: store a 402 or 404 under its key like a success and replay it; release the claim (delete the key) only when the request failed with an exception and was never answered",
@@ -361,6 +367,9 @@ func replayCause(first, retry Attempt, firstBusy, retryBusy bool) string {
 	switch {
 	case retry.Status != first.Status && string(retry.Response) == string(first.Response):
 		return CauseReplayStatus
+	case retry.Status == first.Status && string(retry.Response) == string(first.Response):
+		// The same status and bytes: rule 3 broke on the Content-Type.
+		return CauseReplayHeaders
 	case first.Status == 402 || first.Status == 404:
 		if retry.Status == first.Status {
 			return CauseRefusalRerendered

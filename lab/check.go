@@ -408,7 +408,7 @@ func (c *checker) check(rule Rule) []Violation {
 			if first < 0 || first == i {
 				continue
 			}
-			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) {
+			if f := c.h.Attempts[first]; f.Status != a.Status || !bytes.Equal(f.Response, a.Response) || !SameContentType(f.ContentType, a.ContentType) {
 				// Without a key table the retry is, to the server, the
 				// same request sent again: it is said in those terms.
 				retry, retryKo := fmt.Sprintf("a retry under key %q", a.Key), fmt.Sprintf("%q 키로 보낸 재시도가", a.Key)
@@ -430,9 +430,9 @@ func (c *checker) check(rule Rule) []Violation {
 					continue
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("%s got %d %s, not what the attempt that answered first (%s) got: %s",
-					retry, a.Status, compact(a.Response), f.Lane, AnswerDifference(f.Status, f.Response, a.Status, a.Response)),
+					retry, a.Status, compact(a.Response), f.Lane, replayDifference(diffWordsEn, f, a)),
 					fmt.Sprintf("%s 응답(%d %s)을 받았습니다. 서버가 먼저 답한 시도(%s)가 받은 것과 다릅니다: %s",
-						retryKo, a.Status, compact(a.Response), f.Lane, answerDifference(diffWordsKo, f.Status, f.Response, a.Status, a.Response)), first, i))
+						retryKo, a.Status, compact(a.Response), f.Lane, replayDifference(diffWordsKo, f, a)), first, i))
 			}
 		}
 		// A retry refused (a 409, a 422: no final answer, so not compared

@@ -31,6 +31,9 @@ type diffWords struct {
 	// that also says "status 409 against the first answer's 200" must not let pass for
 	// the HTTP status.
 	statusMember string
+	// typeChanged, typeMissing and typeAdded say how the Content-Type
+	// of a replay differs from the first answer's.
+	typeChanged, typeMissing, typeAdded string
 }
 
 var (
@@ -47,6 +50,10 @@ var (
 		long:        "a value of %d bytes",
 
 		statusMember: `the body member "status"`,
+
+		typeChanged: "Content-Type %q against the first answer's %q",
+		typeMissing: "no Content-Type, where the first answer had %q",
+		typeAdded:   "Content-Type %q, where the first answer had none",
 	}
 	diffWordsKo = diffWords{
 		status:      "상태 %d(첫 응답: %d)",
@@ -61,8 +68,42 @@ var (
 		long:        "%d바이트짜리 값",
 
 		statusMember: `본문 멤버 "status"`,
+
+		typeChanged: "Content-Type이 %q입니다(첫 응답: %q)",
+		typeMissing: "Content-Type이 없습니다(첫 응답: %q)",
+		typeAdded:   "Content-Type이 %q입니다(첫 응답에는 없음)",
 	}
 )
+
+// SameContentType reports whether two answers' Content-Type headers are
+// the same. Media types and the charset are case-insensitive (RFC 9110
+// §8.3.1), so case alone is no difference; anything else is.
+func SameContentType(a, b string) bool {
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+}
+
+// replayDifference says how a retry's answer (status, body, Content-Type)
+// differs from the first: rule 3's "byte for byte" covers all three.
+func replayDifference(w diffWords, first, retry Attempt) string {
+	var parts []string
+	if first.Status != retry.Status || !bytes.Equal(first.Response, retry.Response) {
+		parts = append(parts, answerDifference(w, first.Status, first.Response, retry.Status, retry.Response))
+	}
+	if !SameContentType(first.ContentType, retry.ContentType) {
+		switch was, now := strings.TrimSpace(first.ContentType), strings.TrimSpace(retry.ContentType); {
+		case now == "":
+			parts = append(parts, fmt.Sprintf(w.typeMissing, was))
+		case was == "":
+			parts = append(parts, fmt.Sprintf(w.typeAdded, now))
+		default:
+			parts = append(parts, fmt.Sprintf(w.typeChanged, now, was))
+		}
+	}
+	if len(parts) == 0 {
+		return w.none
+	}
+	return strings.Join(parts, w.join)
+}
 
 func answerDifference(w diffWords, firstStatus int, first []byte, status int, body []byte) string {
 	var parts []string

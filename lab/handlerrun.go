@@ -181,6 +181,7 @@ func (r HandlerRun) History() History {
 		if a.Answered {
 			at.Status, at.Response, at.Answered = a.Status, []byte(a.Response), a.AnsweredAt
 			at.Replayed = replayedHeader(a.Headers)
+			at.ContentType = headerOf(a.Headers, "Content-Type")
 		}
 		byID[a.ID] = at
 		h.Attempts = append(h.Attempts, at)
@@ -767,7 +768,8 @@ func contractNotes(r HandlerRun) []Note {
 				}
 				continue
 			}
-			if Success(a.Status) && a.Response == first.Response && !replayedHeader(a.Headers) {
+			if Success(a.Status) && a.Response == first.Response && !replayedHeader(a.Headers) &&
+				SameContentType(headerOf(a.Headers, "Content-Type"), headerOf(first.Headers, "Content-Type")) {
 				notes = append(notes, unmarkedNote(first.ID, a.ID))
 			}
 		}
@@ -858,7 +860,8 @@ func unmarkedReplay(r HandlerRun) []Note {
 			continue
 		}
 		a := r.Attempts[first]
-		if a.Status != b.Status || a.Response != b.Response {
+		if a.Status != b.Status || a.Response != b.Response ||
+			!SameContentType(headerOf(a.Headers, "Content-Type"), headerOf(b.Headers, "Content-Type")) {
 			continue
 		}
 		return []Note{unmarkedNote(a.ID, b.ID)}
@@ -960,12 +963,18 @@ func validRetryAfter(headers map[string]string) bool {
 // replayedHeader reports whether headers say Idempotent-Replayed: true,
 // the name in any case.
 func replayedHeader(headers map[string]string) bool {
+	return strings.EqualFold(strings.TrimSpace(headerOf(headers, "Idempotent-Replayed")), "true")
+}
+
+// headerOf returns the value of the header name in a handler's answer,
+// whatever case the handler wrote its name in; "" when it has none.
+func headerOf(headers map[string]string, name string) string {
 	for k, v := range headers {
-		if strings.EqualFold(k, "Idempotent-Replayed") && strings.EqualFold(strings.TrimSpace(v), "true") {
-			return true
+		if strings.EqualFold(k, name) {
+			return v
 		}
 	}
-	return false
+	return ""
 }
 
 // clipKey says a long header by its start, its end and its length in

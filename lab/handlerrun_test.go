@@ -1128,3 +1128,39 @@ func TestJudgeHandlerRunSaysAGenericAnswerToAnotherCustomer(t *testing.T) {
 		assert.NotContains(t, rr.Violations[0].Message, "belongs to")
 	}
 }
+
+// TestJudgeHandlerRunComparesTheReplaysContentType: a replay with the
+// first answer's status and bytes but without its Content-Type breaks
+// rule 3, and the cause says the headers were not stored; the same type
+// in another case is the same type.
+func TestJudgeHandlerRunComparesTheReplaysContentType(t *testing.T) {
+	ruleOf := func(v lab.Report, n int) lab.RuleResult {
+		for _, rr := range v.Rules {
+			if rr.Rule.N == n {
+				return rr
+			}
+		}
+		t.Fatalf("no rule %d", n)
+		return lab.RuleResult{}
+	}
+	r := keptRun()
+	require.True(t, ruleOf(lab.JudgeHandlerRun(r), 3).OK, "kept")
+
+	r.Attempts[1].Headers = map[string]string{"content-type": "Application/JSON", "Idempotent-Replayed": "true"}
+	assert.True(t, ruleOf(lab.JudgeHandlerRun(r), 3).OK, "the same media type, another case")
+
+	r.Attempts[1].Headers = map[string]string{"Idempotent-Replayed": "true"}
+	rr := ruleOf(lab.JudgeHandlerRun(r), 3)
+	require.False(t, rr.OK, "a replay without its Content-Type")
+	require.Len(t, rr.Violations, 1)
+	v := rr.Violations[0]
+	assert.Equal(t, lab.CauseReplayHeaders, v.Cause)
+	assert.Contains(t, v.Message, `no Content-Type, where the first answer had "application/json"`)
+	assert.Contains(t, v.MessageKo, `Content-Type이 없습니다(첫 응답: "application/json")`)
+	assert.NotEmpty(t, v.Fix)
+
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "text/plain", "Idempotent-Replayed": "true"}
+	v = ruleOf(lab.JudgeHandlerRun(r), 3).Violations[0]
+	assert.Contains(t, v.Message, `Content-Type "text/plain" against the first answer's "application/json"`)
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes, "a wrong replay is not noted as a right one unmarked")
+}

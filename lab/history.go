@@ -28,7 +28,10 @@ type Attempt struct {
 	// attempt got no answer at all (a crash, a cut connection).
 	Status   int    `json:"status"`
 	Response []byte `json:"response,omitempty"`
-	Replayed bool   `json:"replayed,omitempty"`
+	// ContentType is the answer's Content-Type header, "" when it had
+	// none: a replay sends it again with the body (rule 3).
+	ContentType string `json:"content_type,omitempty"`
+	Replayed    bool   `json:"replayed,omitempty"`
 	// Delivered is false when the client never read the answer, even if the
 	// server produced one.
 	Delivered bool      `json:"delivered"`
@@ -141,7 +144,7 @@ func AttemptOf(req engine.Request, res engine.Result, sentAt time.Time) Attempt 
 	a := Attempt{Lane: req.Lane, Intent: req.Intent, Customer: req.Customer, Key: key, Body: req.Body,
 		Replayed: res.Replayed, Delivered: res.Delivered, SentAt: sentAt}
 	if res.Fault != engine.FaultCrash {
-		a.Status, a.Response = res.Response.Status, res.Response.Body
+		a.Status, a.Response, a.ContentType = res.Response.Status, res.Response.Body, res.Response.Get("Content-Type")
 	}
 	return a
 }

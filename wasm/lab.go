@@ -460,8 +460,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 			EndBalances: map[string]int64{}, Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: make([]lab.HandlerCharge, 0, len(charges))}
 		for _, r := range rows {
 			f, _ := r.([]any)
-			if len(f) != 6 && len(f) != 8 && len(f) != 9 {
-				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?, slips?]"))
+			if len(f) != 6 && len(f) != 8 && len(f) != 9 && len(f) != 10 {
+				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?, slips?, content_type?]"))
 			}
 			aid, _ := f[0].(string)
 			a := statics[aid]
@@ -469,7 +469,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 				a.Arrived, _ = f[6].(int64)
 				a.AnsweredAt, _ = f[7].(int64)
 			}
-			if len(f) == 9 {
+			if len(f) >= 9 {
 				withSlips(&a, f[8])
 			}
 			a.Answered, a.Delivered = f[1] == int64(1), f[2] == int64(1)
@@ -477,8 +477,14 @@ func (lb *labBridge) verdict(id, answers string) string {
 				a.Status = int(st)
 			}
 			a.Response, _ = f[4].(string)
+			a.Headers = map[string]string{}
 			if f[5] == int64(1) {
-				a.Headers = map[string]string{"Idempotent-Replayed": "true"}
+				a.Headers["Idempotent-Replayed"] = "true"
+			}
+			if len(f) == 10 {
+				if ct, _ := f[9].(string); ct != "" {
+					a.Headers["Content-Type"] = ct
+				}
 			}
 			run.Attempts = append(run.Attempts, a)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,4 +96,13 @@ func TestLabBridgeVerdict(t *testing.T) {
 	lb.reset(d, "")
 	v = labDecode(t, lb.verdict(d, answers))
 	assert.NotContains(t, v.Broken, "one-transfer-per-intent", "another ledger, another verdict")
+
+	// The answers' Content-Type (the tenth field): a replay without the
+	// first answer's breaks rule 3.
+	c := labDecode(t, lb.conn(d, "a1")).Conn
+	require.Nil(t, labDecode(t, lb.exec(d, c, "run", "INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)", `["alice", "bob", 100, 1]`)).Err)
+	same := `[["a1",1,1,201,"{\"transfer_id\":\"tr_1\"}",0,1,2,0,"application/json"],["a2",1,1,201,"{\"transfer_id\":\"tr_1\"}",1,3,4,0,"application/json"]]`
+	assert.NotContains(t, labDecode(t, lb.verdict(d, same)).Broken, "replay-is-byte-identical")
+	untyped := strings.Replace(same, `1,3,4,0,"application/json"`, `1,3,4,0,""`, 1)
+	assert.Contains(t, labDecode(t, lb.verdict(d, untyped)).Broken, "replay-is-byte-identical")
 }

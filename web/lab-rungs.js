@@ -63,6 +63,7 @@ export const CAUSE_RUNG = {
   'generic-replay': 'replay',
   'recomputed-replay': 'replay',
   'replay-status': 'replay',
+  'replay-headers': 'replay',
   'refusal-rerendered': 'replay',
   'global-keys': 'scoped',
   'short-retention': 'scoped',

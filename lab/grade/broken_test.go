@@ -156,6 +156,17 @@ func TestGradeNamesEachPlantedBug(t *testing.T) {
 		more: verdict{fail: []string{"retry"}, causes: []string{"replay-status"},
 			report: []string{"status 200 against the first answer's 201"}},
 	}, {
+		// A key table that keeps the status and the body but not the
+		// headers: the replay goes out with whatever the server adds
+		// (Go's sniffed text/plain).
+		name: "replays without their Content-Type",
+		base: func(t *testing.T) string {
+			return engineServer(t, scoped, engine.Options{}, replayedWithoutType)
+		},
+		target: []string{"replay-is-byte-identical"},
+		more: verdict{fail: []string{"retry"}, causes: []string{"replay-headers"},
+			report: []string{`Content-Type "text/plain; charset=utf-8" against the first answer's "application/json"`}},
+	}, {
 		// A middleware that keeps every answer under its key keeps the 400
 		// of a bad body and the 401 of a missing customer too: the
 		// customer's repaired request gets the refusal again.
@@ -244,6 +255,17 @@ func replayedAs(status int) func(http.Handler, *sqlite.DB) http.Handler {
 			})
 		})
 	}
+}
+
+// replayedWithoutType sends replays without their Content-Type header.
+func replayedWithoutType(bank http.Handler, _ *sqlite.DB) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		respond(bank, w, r, func(rec *httptest.ResponseRecorder) {
+			if rec.Header().Get("Idempotent-Replayed") == "true" {
+				rec.Header().Del("Content-Type")
+			}
+		})
+	})
 }
 
 // storesRefusals is a middleware in front of the bank that keeps, under

@@ -211,9 +211,9 @@ func (cr *checkRun) record(in lab.Intent, r Request, rep Reply, sent time.Time) 
 		}
 	}
 	a := lab.Attempt{Lane: fmt.Sprintf("%s.%d", cr.name, i+1), Intent: in.ID, Customer: customer, Key: key, Body: []byte(r.Body),
-		Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sent}
+		Status: rep.Status, Response: rep.Body, ContentType: rep.Header.Get("Content-Type"), Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sent}
 	if rep.Err != nil {
-		a.Status, a.Response = 0, nil
+		a.Status, a.Response, a.ContentType = 0, nil, ""
 		if !r.Cut {
 			cr.notes = append(cr.notes, Note{Check: cr.name, Message: fmt.Sprintf("%s got no answer: %v", a.Lane, rep.Err), Curl: []string{Curl(cr.g.c.Base(), r)}})
 		}

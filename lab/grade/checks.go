@@ -68,7 +68,8 @@ func (cr *checkRun) expect(i int, what string, want ...int) {
 func (cr *checkRun) expectReplayHeader(first, retry int) {
 	a, b := cr.attempts[first], cr.attempts[retry]
 	outcome := lab.Success(a.Status) && lab.TransferID(a.Response) != "" || a.Status == 402 || a.Status == 404
-	if outcome && a.Delivered && b.Delivered && a.Status == b.Status && string(a.Response) == string(b.Response) && !cr.replies[retry].Replayed() {
+	if outcome && a.Delivered && b.Delivered && a.Status == b.Status && string(a.Response) == string(b.Response) &&
+		lab.SameContentType(a.ContentType, b.ContentType) && !cr.replies[retry].Replayed() {
 		cr.note(fmt.Sprintf("the replay %s is right but lacks the header Idempotent-Replayed: true", b.Lane), first, retry)
 	}
 }

@@ -118,10 +118,10 @@ func ReplayDayHTTP(ctx context.Context, d lab.Day, base string, o DayOptions) (D
 			rep = c.finish(p, signal)
 		}
 		at := lab.Attempt{Lane: a.Lane, Intent: a.Intent, Customer: a.Customer, Key: a.Key, Body: []byte(a.Body),
-			Status: rep.Status, Response: rep.Body, Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sentAt,
+			Status: rep.Status, Response: rep.Body, ContentType: rep.Header.Get("Content-Type"), Replayed: rep.Replayed(), Delivered: !r.Cut && rep.Err == nil, SentAt: sentAt,
 			Server: server(route[i], len(cs))}
 		if rep.Err != nil {
-			at.Status, at.Response = 0, nil
+			at.Status, at.Response, at.ContentType = 0, nil, ""
 			failed.Add(1)
 		}
 		if rep.Err == nil && rep.Status == 409 && !validRetryAfter(rep.Header) {

@@ -562,6 +562,7 @@ class Run {
         a.arrived,
         a.answered_at,
         slips(a),
+        headerOf(a.headers, 'Content-Type'),
       ]);
       r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
     } else {
