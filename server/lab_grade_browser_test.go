@@ -87,7 +87,11 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	// The explorer, asked about that scenario, says so too.
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-late-retry"))
 	act(t, ctx, `#btn-lab-explore`)
+	assert.Equal(t, "held", attr(t, ctx, "body", "data-lab-explored"), "no rule broke")
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"))
+	// The status line leads with what holds the rung back: "no break
+	// found" alone read as done.
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: a claim a crash left is never settled; see below. Besides that: No break found"), text(t, ctx, "#lab-run-status"))
 	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung, rung 6 (scope, retention, lease), is not done: a claim a crash left is never settled (the note below)")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
@@ -331,6 +335,14 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 		broken, causes := grade(name, name)
 		assert.Equal(t, "true", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s passes its own rung: %s", name, text(t, ctx, "#lab-grade .lab-rung-sum"))
 		assert.Zero(t, countIn(t, ctx, `#lab-grade tr[data-expected=false]`), "%s: every break is a later rung's", name)
+		// The ladder marks every rung whose grade said done, this one and
+		// those graded before it.
+		for _, r := range handlers.Rungs() {
+			assert.Equal(t, "true", attr(t, ctx, `#rung-list button[data-rung=`+r+`]`, "data-done"), "%s graded: rung %s's ✔", name, r)
+			if r == name {
+				break
+			}
+		}
 		if name == "unique" {
 			// Said plainly, with what the next rung adds and a way there.
 			assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 2 (unique), is done")

@@ -687,16 +687,20 @@ export function startRace({
     document.body.dataset.labExplored = r.broke ? 'broke' : 'held';
     delete found.dataset.noteScenario;
     if (!r.broke) {
-      status(w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }));
       // Rule 7 broke in every order alike (the published retention): no
       // order is its counterexample, but it is said. Notes are said below
-      // it, with the first noted order to play.
+      // it, with the first noted order to play. A note this rung asks to
+      // be gone leads the status line: "no break found" alone read as done.
       const notes = r.notes || [];
+      const asked = askedNotes(notes);
+      status(
+        (asked.length ? w('exploredNoteFirst', { what: noteWhat(asked.map((n) => n.cause)) }) + ' ' : '') +
+          w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }),
+      );
       if (!r.retentionBroken && !notes.length) return;
       found.hidden = false;
       found.dataset.rule = r.retentionBroken && !notes.length ? 'retention-outlasts-retries' : '';
       if (notes.length) found.dataset.scenario = notes[0].scenario;
-      const asked = askedNotes(notes);
       const first = notes[0];
       found.dataset.asked = asked.length ? 'note' : '';
       found.replaceChildren(
