@@ -747,7 +747,7 @@ func contractNotes(r HandlerRun) []Note {
 				MessageKo: fmt.Sprintf("키 %s(%s)에 %d 응답을 보냈습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
 					clipKey(a.Key, "바이트"), a.ID, a.Status, movedKo)})
 		}
-	case "crash-then-late-retry":
+	case "crash-then-late-retry", "crash-then-two-late-retries":
 		notes = append(notes, neverSettled(r)...)
 	case "longest-key":
 		var first *HandlerAttempt
@@ -786,7 +786,9 @@ var waitStatuses = map[int]bool{409: true, 425: true, 429: true, 503: true}
 // crash-then-late-retry scenario's ten minutes, past any lease a handler
 // should hold a claim for), that the retry was still told to wait: the
 // claim the crash left is never settled (CauseNeverSettled). A retry that
-// is told to wait a second after the crash is right, and not noted.
+// is told to wait a second after the crash is right, and not noted; so is
+// one told to wait while another late retry took the claim over and got
+// the answer (two retries together): the intent was settled.
 //
 // When the crashed attempt's transfer had committed (the money moved), the
 // claim was left in progress by a completion written apart from the
@@ -804,9 +806,14 @@ func neverSettled(r HandlerRun) []Note {
 		if a.Answered || a.Key == "" {
 			continue
 		}
+		late := func(b HandlerAttempt) bool {
+			return b.Key == a.Key && b.Customer == a.Customer && b.Body == a.Body && b.Now-a.Now >= long && b.Answered
+		}
+		if slices.ContainsFunc(r.Attempts[i+1:], func(b HandlerAttempt) bool { return late(b) && !waitStatuses[b.Status] }) {
+			continue // a late retry settled it
+		}
 		for _, b := range r.Attempts[i+1:] {
-			if b.Key != a.Key || b.Customer != a.Customer || b.Body != a.Body || b.Now-a.Now < long ||
-				!b.Answered || !b.Delivered || !waitStatuses[b.Status] {
+			if !late(b) || !b.Delivered {
 				continue
 			}
 			minutes := (b.Now - a.Now) / 60000

@@ -433,6 +433,24 @@ func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
 	settled := stuck(10*60*1000, 409)
 	settled.Attempts[1].Status, settled.Attempts[1].Response = 201, answerTr
 	assert.Empty(t, lab.JudgeHandlerRun(settled).Notes, "the late retry took the claim over and was answered")
+	// Two retries together ten minutes later: both told to wait is the
+	// same claim never settled; one told to wait while the other took the
+	// claim over and got the answer is right.
+	two := stuck(10*60*1000, 409)
+	two.Scenario = "crash-then-two-late-retries"
+	a3 := two.Attempts[1]
+	a3.ID = "a3"
+	a3.Headers = map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}
+	two.Attempts = append(two.Attempts, a3)
+	if notes := lab.JudgeHandlerRun(two).Notes; assert.Len(t, notes, 1, "%v", notes) {
+		assert.Equal(t, lab.CauseNeverSettled, notes[0].Cause)
+		assert.Equal(t, []string{"a1", "a2"}, notes[0].Lanes)
+	}
+	two.Attempts[1].Status, two.Attempts[1].Response = 201, answerTr
+	two.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	for _, n := range lab.JudgeHandlerRun(two).Notes {
+		assert.NotEqual(t, lab.CauseNeverSettled, n.Cause, "a2 took the claim over and was answered; a3's 409 came while it ran")
+	}
 	// a1's transfer had committed: the money moved, and the key was left
 	// in progress by a completion apart from it.
 	paid := stuck(10*60*1000, 409)

@@ -73,8 +73,12 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
-	assert.Equal(t, "1", attr(t, ctx, "#lab-grade", "data-notes-asked"))
+	// Both scenarios of a crash and late retries say it: one retry, and
+	// two together.
+	assert.Equal(t, "2", attr(t, ctx, "#lab-grade", "data-notes-asked"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "This rung, rung 6 (scope, retention, lease), is not done yet: a claim a crash left is never settled, in: “a crash at any step, then a retry ten minutes later”")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "“a crash right after paying, then two retries together ten minutes later”")
+	assert.Equal(t, "1", attr(t, ctx, `#lab-grade tr[data-scenario=crash-then-two-late-retries]`, "data-notes-asked"))
 	assert.Equal(t, "1", attr(t, ctx, row, "data-notes-asked"))
 	assert.Contains(t, text(t, ctx, row), "no rule broke in")
 	assert.Contains(t, text(t, ctx, row), "but an intent is never settled")
