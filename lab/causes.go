@@ -78,6 +78,12 @@ const (
 	// makes too (its missing-key check): a transfer without X-Customer-ID
 	// answered with success. Every rung asks for the 401.
 	CauseCustomerOptional = "customer-optional"
+	// CauseLeaseTooShort is the browser lab's alone: only its database
+	// sees an attempt update the row of a claim whose attempt is still
+	// running (a lease shorter than a transfer takes). Nothing may break
+	// (an owner check throws the first attempt's work away), but every
+	// slow transfer is then done twice over.
+	CauseLeaseTooShort = "lease-too-short"
 	// CauseNotAwaited, CauseLeftOpen and CauseRowsDropped are the browser
 	// lab's alone: slips in the handler's JavaScript that only its runner
 	// sees (a call never awaited, an answer before COMMIT, a SELECT given
@@ -226,6 +232,11 @@ var causes = map[string]Cause{
 		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200",
 		"재시도가 첫 번째 답의 본문을 받았지만 상태 코드가 다릅니다.",
 		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재생됩니다."},
+	CauseLeaseTooShort: {CauseLeaseTooShort,
+		"a retry took over the claim of an attempt that was still running: the lease (how long a claim counts as alive) is shorter than a transfer can take, so a slow attempt's claim goes to its retry, and the first attempt's work is thrown away (or, without an owner check, both move the money)",
+		"make the lease longer than any transfer can take, seconds rather than milliseconds: only a claim whose attempt died should ever be taken over",
+		"재시도가 아직 실행 중인 시도의 선점을 가져갔습니다. 리스(선점이 살아 있다고 보는 시간)가 송금에 걸릴 수 있는 시간보다 짧아서, 느린 시도의 선점이 재시도에게 넘어가고 첫 시도의 작업은 버려집니다(주인 확인이 없으면 둘 다 돈을 옮깁니다).",
+		"리스를 어떤 송금보다도 길게, 밀리초가 아니라 초 단위로 잡으세요. 넘겨받아도 되는 것은 시도가 죽은 선점뿐입니다."},
 	CauseReplayHeaders: {CauseReplayHeaders,
 		"the retry got the first answer's status and body with another Content-Type (or none): the key table keeps the answer's bytes but not its headers",
 		"store the answer's Content-Type with its status and body, and send it again on every replay: a 402 stored as application/problem+json is replayed as application/problem+json",

@@ -53,6 +53,10 @@ type HandlerRun struct {
 	// conflict clause (OR IGNORE, ON CONFLICT … DO NOTHING) turned into
 	// nothing: the browser's lab reads them from its database.
 	Ignored []HandlerIgnored `json:"ignored,omitempty"`
+	// TakenLive are the rows of the handler's own tables that an attempt
+	// updated while the attempt that wrote them was still running: the
+	// browser's lab reads them from its database, in every run.
+	TakenLive []HandlerTakenLive `json:"taken_live,omitempty"`
 	// Scenario is the lab scenario the run played ("" when not told): it
 	// tells the diagnosis what the run was testing, as a check's name
 	// tells the grader's.
@@ -136,6 +140,15 @@ type HandlerTakeover struct {
 	Attempt string `json:"attempt"`
 	Key     string `json:"key"`
 	From    string `json:"from"`
+}
+
+// HandlerTakenLive is a row of the handler's table Table, written by
+// the attempt From, that the attempt Attempt updated while From was still
+// running: a claim taken from a live attempt.
+type HandlerTakenLive struct {
+	Attempt string `json:"attempt"`
+	From    string `json:"from"`
+	Table   string `json:"table"`
 }
 
 // HandlerIgnored is one insert that changed no row for a conflict and
@@ -724,6 +737,13 @@ func contractNotes(r HandlerRun) []Note {
 	// (as the grader's longest-key check does): once a run.
 	if r.Scenario != "longest-key" {
 		notes = append(notes, unmarkedReplay(r)...)
+	}
+	// A claim taken from an attempt still running: once a run.
+	if len(r.TakenLive) > 0 {
+		t := r.TakenLive[0]
+		notes = append(notes, causedNote(CauseLeaseTooShort, []string{t.From, t.Attempt},
+			fmt.Sprintf("%s took over the row %s had written in your table %s while %s was still running: a lease shorter than a transfer takes hands a live attempt's claim to its retry", t.Attempt, t.From, t.Table, t.From),
+			fmt.Sprintf("%s 시도가 %s 테이블에서 %s 시도가 쓴 행을, %s 시도가 아직 실행 중일 때 가져갔습니다. 리스가 송금에 걸리는 시간보다 짧으면 살아 있는 시도의 선점이 재시도에게 넘어갑니다.", t.Attempt, t.Table, t.From, t.From)))
 	}
 	notes = append(notes, refusedAsDifferent(r)...)
 	notes = append(notes, slipNotes(r)...)

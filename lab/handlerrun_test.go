@@ -1182,3 +1182,23 @@ func TestJudgeHandlerRunComparesTheReplaysContentType(t *testing.T) {
 	assert.Contains(t, v.Message, `Content-Type "text/plain" against the first answer's "application/json"`)
 	assert.Empty(t, lab.JudgeHandlerRun(r).Notes, "a wrong replay is not noted as a right one unmarked")
 }
+
+// TestJudgeHandlerRunNotesALiveClaimTaken: a2 updated the key row a1 had
+// written while a1 still ran (the lab's database saw it): no rule need
+// break, but the lease is shorter than a transfer takes, a note with its
+// cause, once a run.
+func TestJudgeHandlerRunNotesALiveClaimTaken(t *testing.T) {
+	r := keptRun()
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes)
+	r.TakenLive = []lab.HandlerTakenLive{{Attempt: "a2", From: "a1", Table: "idem_keys"}, {Attempt: "a2", From: "a1", Table: "idem_keys"}}
+	rep := lab.JudgeHandlerRun(r)
+	assert.True(t, rep.OK, "no rule broke")
+	if assert.Len(t, rep.Notes, 1) {
+		n := rep.Notes[0]
+		assert.Equal(t, lab.CauseLeaseTooShort, n.Cause)
+		assert.Equal(t, []string{"a1", "a2"}, n.Lanes)
+		assert.Equal(t, "a2 took over the row a1 had written in your table idem_keys while a1 was still running: a lease shorter than a transfer takes hands a live attempt's claim to its retry", n.Message)
+		assert.Contains(t, n.MessageKo, "idem_keys 테이블에서 a1 시도가 쓴 행을")
+		assert.Contains(t, n.Fix, "make the lease longer than any transfer can take")
+	}
+}

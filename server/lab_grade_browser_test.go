@@ -874,3 +874,29 @@ func TestLabPageKeepsTheFocusWhileItWorks(t *testing.T) {
 		assert.False(t, eval[bool](t, ctx, `document.querySelector(`+quoteJS(sel)+`).disabled`), sel)
 	}
 }
+
+// TestLabPageSaysALeaseIsTooShort: the scoped reference with a lease of a
+// millisecond. Its owner check and keyed payment keep every rule, but a
+// retry sent a second after the first takes the first's claim while the
+// first still runs: the grade says so, with its cause, and the rung is
+// not done. The explorer says it too.
+func TestLabPageSaysALeaseIsTooShort(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"const LEASE_SECONDS = 30;", "const LEASE_SECONDS = 0.001;"}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a retry took over a claim whose attempt was still running")
+	cause := `#lab-grade .lab-cause[data-note][data-cause=lease-too-short]`
+	require.NotZero(t, countIn(t, ctx, cause), text(t, ctx, "#lab-grade"))
+	row := eval[string](t, ctx, `document.querySelector('`+cause+`').closest('tr').dataset.scenario`)
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "while a1 was still running")
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "make the lease longer than any transfer can take")
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, row))
+	act(t, ctx, `#btn-lab-explore`)
+	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: a retry took over a claim whose attempt was still running"), text(t, ctx, "#lab-run-status"))
+}

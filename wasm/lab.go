@@ -329,7 +329,17 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 	for _, g := range d.IgnoredInserts() {
 		run.Ignored = append(run.Ignored, lab.HandlerIgnored{Attempt: g.Attempt, Table: g.Table, SQL: g.SQL})
 	}
+	run.TakenLive = takenLive(d)
 	return run, nil
+}
+
+// takenLive is the database's record of rows taken from running attempts.
+func takenLive(d *labdb.DB) []lab.HandlerTakenLive {
+	var out []lab.HandlerTakenLive
+	for _, t := range d.Takeovers() {
+		out = append(out, lab.HandlerTakenLive{Attempt: t.Attempt, From: t.From, Table: t.Table})
+	}
+	return out
 }
 
 func (lb *labBridge) close(id string) string {
@@ -498,6 +508,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 			run.Charges = append(run.Charges, lab.HandlerCharge{ID: c.ID, Attempt: c.Attempt, Amount: c.Amount, NetworkKey: c.NetworkKey})
 		}
 		withPays(&run, calls)
+		run.TakenLive = takenLive(d)
 		rep := lab.JudgeHandlerRun(run)
 		b := []byte(`{"ok":`)
 		b = strconv.AppendBool(b, rep.OK)

@@ -64,6 +64,9 @@ export const CAUSE_RUNG = {
   'recomputed-replay': 'replay',
   'replay-status': 'replay',
   'replay-headers': 'replay',
+  // A claim taken from an attempt still running: the lease is the
+  // scoped rung's.
+  'lease-too-short': 'scoped',
   'refusal-rerendered': 'replay',
   'global-keys': 'scoped',
   'short-retention': 'scoped',

@@ -921,15 +921,12 @@ function fail(run, a, e) {
   wake(a);
 }
 
-// release ends the attempt's connection. One with no transaction open
-// has nothing to roll back and holds no lock: it is left for the next
-// reset to take back, a call into the module saved per attempt.
+// release ends the attempt's connection, its open transaction rolled
+// back. The database is told even when none is open: it judges a row
+// taken from an attempt by whether that attempt's connection is still
+// held (a claim taken from a running attempt, labdb's Takeovers).
 function release(run, a) {
   if (!a.conn) return false;
-  if (!a.tx) {
-    a.conn = '';
-    return false;
-  }
   const r = JSON.parse(api.labRelease(dbId, a.conn));
   a.conn = '';
   a.tx = false;

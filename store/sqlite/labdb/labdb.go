@@ -117,6 +117,54 @@ type DB struct {
 	deposits map[string]int64
 	// The ledger's two reads, prepared once on the admin connection.
 	accountsStmt, transfersStmt *sqlite3.Stmt
+	// own is the student's tables (every table but the lab's), and
+	// watch the temporary triggers that report each row an attempt
+	// writes there (lab_wrote), made on every attempt's connection.
+	own   []string
+	watch string
+	// writer is the attempt that last wrote each row of the student's
+	// tables, by table and primary key; taken are the rows an attempt
+	// changed while the attempt that wrote them was still running
+	// (Takeovers).
+	writer map[string]string
+	taken  []Takeover
+}
+
+// Takeover is a row of the student's tables that an attempt updated
+// while the attempt that had written it still held its connection (was
+// still running): a claim handed to a retry while its owner worked, as a
+// lease shorter than a transfer does.
+type Takeover struct {
+	Attempt string `json:"attempt"`
+	From    string `json:"from"`
+	Table   string `json:"table"`
+}
+
+// Takeovers returns the rows taken from a running attempt since the last
+// Reset, in order.
+func (db *DB) Takeovers() []Takeover { return append([]Takeover{}, db.taken...) }
+
+// wrote records that the connection's attempt wrote a row (update: by an
+// UPDATE) of the student's table number t, whose primary key is pk.
+func (db *DB) wrote(attempt string, t int64, pk string, update bool) {
+	if attempt == "" || t < 0 || int(t) >= len(db.own) {
+		return
+	}
+	k := strconv.FormatInt(t, 10) + "\x00" + pk
+	prev := db.writer[k]
+	if db.writer == nil {
+		db.writer = map[string]string{}
+	}
+	db.writer[k] = attempt
+	if !update || prev == "" || prev == attempt {
+		return
+	}
+	for _, c := range db.conns {
+		if c.attempt == prev {
+			db.taken = append(db.taken, Takeover{Attempt: attempt, From: prev, Table: db.own[t]})
+			return
+		}
+	}
 }
 
 // conn is one attempt's connection. attempt is read by the lab_attempt()
@@ -261,6 +309,9 @@ func (db *DB) setup(schema string, accounts []Account) error {
 		}
 	}
 	resetScript = append(resetScript, "COMMIT")
+	if err := db.watchOwn(); err != nil {
+		return err
+	}
 	if err := db.admin.Exec(copyScript.String()); err != nil {
 		return fmt.Errorf("labdb: snapshot: %w", err)
 	}
@@ -273,6 +324,48 @@ func (db *DB) setup(schema string, accounts []Account) error {
 	}
 	return nil
 }
+
+// labTables are the lab's own tables (LabSchema) and SQLite's.
+var labTables = map[string]bool{"accounts": true, "transfers": true, "lab_transfer_attempts": true, "sqlite_sequence": true}
+
+// watchOwn writes the triggers that report the rows written in the
+// student's tables: each row by its rowid, or by its primary key's
+// columns in a table WITHOUT ROWID.
+func (db *DB) watchOwn() error {
+	var b strings.Builder
+	for _, t := range db.tables {
+		if labTables[t] || strings.HasPrefix(t, "sqlite_") {
+			continue
+		}
+		rows, err := db.query(db.admin, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = `+sqlString(t))
+		if err != nil {
+			return fmt.Errorf("labdb: the table %s: %w", t, err)
+		}
+		pk := func(row string) string { return row + ".rowid" }
+		if len(rows) == 1 && rows[0]["wr"] == int64(1) {
+			cols, err := db.query(db.admin, `SELECT name FROM pragma_table_info(`+sqlString(t)+`) WHERE pk > 0 ORDER BY pk`)
+			if err != nil {
+				return fmt.Errorf("labdb: the table %s: %w", t, err)
+			}
+			pk = func(row string) string {
+				var names []string
+				for _, c := range cols {
+					names = append(names, row+"."+quoteIdent(c["name"].(string)))
+				}
+				return "json_array(" + strings.Join(names, ", ") + ")"
+			}
+		}
+		n := len(db.own)
+		db.own = append(db.own, t)
+		fmt.Fprintf(&b, "CREATE TEMP TRIGGER lab_wrote_%d_i AFTER INSERT ON main.%s BEGIN SELECT lab_wrote(%d, %s, 0); END;\n", n, quoteIdent(t), n, pk("NEW"))
+		fmt.Fprintf(&b, "CREATE TEMP TRIGGER lab_wrote_%d_u AFTER UPDATE ON main.%s BEGIN SELECT lab_wrote(%d, %s, 1); END;\n", n, quoteIdent(t), n, pk("OLD"))
+	}
+	db.watch = b.String()
+	return nil
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // runSchema runs the student's schema one statement at a time, so that
 // an error is said at its line (Error.SchemaLine).
@@ -360,6 +453,8 @@ func (db *DB) Reset() error {
 	db.charges, db.calls, db.byKey, db.chargeNo = nil, nil, map[string]int{}, 0
 	db.ignored = nil
 	db.deposits = nil
+	clear(db.writer)
+	db.taken = nil
 	return nil
 }
 
@@ -423,9 +518,17 @@ func (db *DB) Conn(attempt string) (string, error) {
 			ctx.ResultText(cc.attempt)
 		})
 		if err == nil {
+			err = sc.CreateFunction("lab_wrote", 3, sqlite3.DIRECTONLY, func(ctx sqlite3.Context, arg ...sqlite3.Value) {
+				db.wrote(cc.attempt, arg[0].Int64(), arg[1].Text(), arg[2].Int64() == 1)
+			})
+		}
+		if err == nil {
 			err = sc.Exec(`CREATE TEMP TRIGGER lab_owner AFTER INSERT ON main.transfers BEGIN
   INSERT OR REPLACE INTO main.lab_transfer_attempts (transfer_id, attempt) VALUES (new.id, lab_attempt());
 END`)
+		}
+		if err == nil && db.watch != "" {
+			err = sc.Exec(db.watch)
 		}
 		if err != nil {
 			sc.Close()

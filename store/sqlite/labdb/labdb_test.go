@@ -337,3 +337,45 @@ func BenchmarkSchedule(b *testing.B) {
 		}
 	}
 }
+
+// An attempt that updates a row of the student's tables while the attempt
+// that wrote it still holds its connection takes a live claim
+// (Takeovers); once the writer has ended, or for the attempt's own row,
+// or in the lab's own tables, it does not. Rows are told apart by their
+// rowid, or by their primary key in a table WITHOUT ROWID.
+func TestTakeoversOfARunningAttempt(t *testing.T) {
+	for _, schema := range []string{keysSchema, `CREATE TABLE idem_keys (
+  customer TEXT NOT NULL, idem_key TEXT NOT NULL, state TEXT NOT NULL,
+  PRIMARY KEY (customer, idem_key)) WITHOUT ROWID;`} {
+		db, err := labdb.Open(schema, seed)
+		require.NoError(t, err)
+		a1, a2 := conn(t, db, "a1"), conn(t, db, "a2")
+		exec(t, db, a1, "run", `INSERT INTO idem_keys VALUES ('cust-1', 'k1', 'in_progress')`)
+		exec(t, db, a2, "run", `INSERT INTO idem_keys VALUES ('cust-2', 'k1', 'in_progress')`)
+		exec(t, db, a2, "run", `UPDATE idem_keys SET state = 'done' WHERE customer = 'cust-2'`)
+		exec(t, db, a2, "run", `UPDATE accounts SET balance = balance + 1 WHERE id = 'bob'`)
+		exec(t, db, a1, "run", `UPDATE accounts SET balance = balance - 1 WHERE id = 'alice'`)
+		exec(t, db, a2, "run", `UPDATE accounts SET balance = balance + 1 WHERE id = 'alice'`)
+		assert.Empty(t, db.Takeovers(), "its own row, and the lab's tables")
+
+		exec(t, db, a2, "run", `UPDATE idem_keys SET state = 'taken' WHERE customer = 'cust-1'`)
+		assert.Equal(t, []labdb.Takeover{{Attempt: "a2", From: "a1", Table: "idem_keys"}}, db.Takeovers(), "a1 still runs")
+
+		_, err = db.Release(a1)
+		require.NoError(t, err)
+		a3 := conn(t, db, "a3")
+		exec(t, db, a3, "run", `UPDATE idem_keys SET state = 'later' WHERE customer = 'cust-2'`)
+		assert.Len(t, db.Takeovers(), 2, "a2's row, a2 still running: taken")
+		for _, c := range []string{a2, a3} {
+			_, err = db.Release(c)
+			require.NoError(t, err)
+		}
+		a4 := conn(t, db, "a4")
+		exec(t, db, a4, "run", `UPDATE idem_keys SET state = 'later'`)
+		assert.Len(t, db.Takeovers(), 2, "every writer has ended")
+
+		require.NoError(t, db.Reset())
+		assert.Empty(t, db.Takeovers())
+		db.Close()
+	}
+}
