@@ -304,8 +304,9 @@ const en = {
     'Two customers may both use the key order-1.',
     'Clients retry for an hour; a retention of exactly 3600 seconds is not enough.',
     'pay({ …, key }) answers a repeated key with its first charge.',
-    'The endpoint is the method and the route, as in POST /transfers.',
+    'The endpoint is the method and the route, as in POST /transfers. The lab has this one endpoint, so no scenario can tell a key scoped without it: keep it for the API you build, where POST /refunds may reuse a key of POST /transfers.',
     'A claim whose attempt crashed stays in progress for ever: take it over once it is older than a lease (req.now, req.attempt as the owner). A takeover may pay again, unless the network was given the key.',
+    'A lease shorter than a transfer can take hands a running attempt’s claim to its retry: seconds, not milliseconds.',
   ],
 };
 
@@ -607,8 +608,9 @@ const ko = {
     '두 고객이 모두 order-1이라는 키를 쓸 수 있습니다.',
     '클라이언트는 한 시간 동안 재시도합니다. 보존 기간이 정확히 3600초면 부족합니다.',
     'pay({ …, key })는 같은 키가 다시 오면 첫 청구로 답합니다.',
-    '엔드포인트는 메서드와 경로입니다. 예: POST /transfers.',
+    '엔드포인트는 메서드와 경로입니다. 예: POST /transfers. 이 실습에는 엔드포인트가 이것 하나뿐이라, 엔드포인트 없이 범위를 나눈 키는 어느 시나리오로도 가려낼 수 없습니다. 여러분이 만들 API에서는 꼭 넣으세요. POST /refunds가 POST /transfers의 키를 다시 쓸 수도 있습니다.',
     '죽은 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
+    '리스가 송금에 걸릴 수 있는 시간보다 짧으면 아직 실행 중인 시도의 선점이 재시도에게 넘어갑니다. 밀리초가 아니라 초 단위로 잡으세요.',
   ],
 };
 
