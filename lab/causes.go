@@ -84,6 +84,13 @@ const (
 	// (an owner check throws the first attempt's work away), but every
 	// slow transfer is then done twice over.
 	CauseLeaseTooShort = "lease-too-short"
+	// CauseKeyUnchecked and CauseLongestKeyRefused are the causes of two
+	// more of the contract's notes, which the grader makes too (its
+	// malformed-keys and longest-key checks): a key the contract refuses
+	// was answered otherwise than 400, or a valid key of 255 characters was
+	// refused. The unique rung, where the key first decides, asks for both.
+	CauseKeyUnchecked      = "key-unchecked"
+	CauseLongestKeyRefused = "longest-key-refused"
 	// CauseNotAwaited, CauseLeftOpen and CauseRowsDropped are the browser
 	// lab's alone: slips in the handler's JavaScript that only its runner
 	// sees (a call never awaited, an answer before COMMIT, a SELECT given
@@ -232,6 +239,16 @@ var causes = map[string]Cause{
 		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200",
 		"재시도가 첫 번째 답의 본문을 받았지만 상태 코드가 다릅니다.",
 		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재생됩니다."},
+	CauseKeyUnchecked: {CauseKeyUnchecked,
+		"a key that is not one Structured Field string of 1 to 255 printable characters in double quotes was taken as a key (or as none) instead of refused: two clients' different keys may meet as one, and a request the client meant to refuse may move money",
+		"parse the Idempotency-Key header with lab.parseKey (or a Structured Field parser) and answer 400 before anything is claimed or moved when it gives no key",
+		"큰따옴표 안의 인쇄 가능한 문자 1~255자로 된 Structured Field 문자열이 아닌 키를 거절하지 않고 키로(또는 키 없음으로) 받아들였습니다. 두 클라이언트의 서로 다른 키가 하나로 만날 수 있고, 거절되어야 할 요청이 돈을 옮길 수 있습니다.",
+		"Idempotency-Key 헤더를 lab.parseKey(또는 Structured Field 파서)로 읽고, 키가 나오지 않으면 아무것도 선점하거나 옮기기 전에 400으로 답하세요."},
+	CauseLongestKeyRefused: {CauseLongestKeyRefused,
+		"a valid key of exactly 255 characters was refused: the length limit counted the quotes or the header's bytes, not the key",
+		"count the 1 to 255 characters between the quotes, after parsing; the quotes and escapes are not part of the key",
+		"정확히 255자인 올바른 키를 거절했습니다. 길이 제한이 키가 아니라 따옴표나 헤더의 바이트까지 셌습니다.",
+		"파싱한 뒤 따옴표 사이의 1~255자를 세세요. 따옴표와 이스케이프는 키에 들어가지 않습니다."},
 	CauseLeaseTooShort: {CauseLeaseTooShort,
 		"a retry took over the claim of an attempt that was still running: the lease (how long a claim counts as alive) is shorter than a transfer can take, so a slow attempt's claim goes to its retry, and the first attempt's work is thrown away (or, without an owner check, both move the money)",
 		"make the lease longer than any transfer can take, seconds rather than milliseconds: only a claim whose attempt died should ever be taken over",

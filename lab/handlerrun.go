@@ -761,11 +761,11 @@ func contractNotes(r HandlerRun) []Note {
 			if Success(a.Status) {
 				moved, movedKo = ", and money may have moved", " 돈이 움직였을 수 있습니다."
 			}
-			notes = append(notes, Note{Lanes: []string{a.ID},
-				Message: fmt.Sprintf("the key %s (%s) was answered %d%s; the contract says 400: %s",
+			notes = append(notes, causedNote(CauseKeyUnchecked, []string{a.ID},
+				fmt.Sprintf("the key %s (%s) was answered %d%s; the contract says 400: %s",
 					clipKey(a.Key, "bytes"), a.ID, a.Status, moved, why),
-				MessageKo: fmt.Sprintf("키 %s(%s)에 %d 응답을 보냈습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
-					clipKey(a.Key, "바이트"), a.ID, a.Status, movedKo)})
+				fmt.Sprintf("키 %s(%s)에 %d 응답을 보냈습니다.%s 계약은 400입니다. 키는 큰따옴표 안의 인쇄 가능한 ASCII 1~255자로 된 Structured Field 문자열 하나여야 합니다.",
+					clipKey(a.Key, "바이트"), a.ID, a.Status, movedKo)))
 		}
 	case "crash-then-late-retry", "crash-then-two-late-retries":
 		notes = append(notes, neverSettled(r)...)
@@ -779,11 +779,11 @@ func contractNotes(r HandlerRun) []Note {
 			if first == nil {
 				first = a
 				if !Success(a.Status) {
-					notes = append(notes, Note{Lanes: []string{a.ID},
-						Message: fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
+					notes = append(notes, causedNote(CauseLongestKeyRefused, []string{a.ID},
+						fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
 							a.ID, a.Status),
-						MessageKo: fmt.Sprintf("정확히 255자인 올바른 키(%s)에 %d 응답을 보냈습니다. 계약은 따옴표 사이 1~255자를 허용합니다(따옴표나 헤더의 바이트까지 세는 한도는 이 키를 거절합니다).",
-							a.ID, a.Status)})
+						fmt.Sprintf("정확히 255자인 올바른 키(%s)에 %d 응답을 보냈습니다. 계약은 따옴표 사이 1~255자를 허용합니다(따옴표나 헤더의 바이트까지 세는 한도는 이 키를 거절합니다).",
+							a.ID, a.Status)))
 					return notes
 				}
 				continue

@@ -372,6 +372,8 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 		assert.Equal(t, []string{"a1"}, n.Lanes)
 		assert.Contains(t, n.Message, "the key k-1 (a1) was answered 201, and money may have moved; the contract says 400")
 		assert.Contains(t, n.MessageKo, "계약은 400입니다")
+		assert.Equal(t, lab.CauseKeyUnchecked, n.Cause, "the unique rung asks for it")
+		assert.Contains(t, n.Fix, "lab.parseKey")
 	}
 	assert.Empty(t, lab.JudgeHandlerRun(malformed(400)).Notes, "400 is the contract's answer")
 	long := malformed(201)
@@ -394,6 +396,7 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 	rep = lab.JudgeHandlerRun(longest)
 	if assert.Len(t, rep.Notes, 1) {
 		assert.Contains(t, rep.Notes[0].Message, "a valid key of exactly 255 characters (a1) was answered 400")
+		assert.Equal(t, lab.CauseLongestKeyRefused, rep.Notes[0].Cause)
 	}
 	// Another scenario says nothing of keys.
 	other := malformed(201)

@@ -900,3 +900,24 @@ func TestLabPageSaysALeaseIsTooShort(t *testing.T) {
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
 	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: a retry took over a claim whose attempt was still running"), text(t, ctx, "#lab-run-status"))
 }
+
+// TestLabPageAsksForTheKeysSyntax: the scoped reference, but a key that
+// lab.parseKey refuses is taken as sent. No rule breaks, and the grade
+// said the rung was done while its rows listed the malformed keys answered
+// 201: the contract's 400 is now a cause the unique rung (and every rung
+// above it) asks for.
+func TestLabPageAsksForTheKeysSyntax(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"const key = lab.parseKey(req.key);", "const key = lab.parseKey(req.key) ?? req.key;"}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a key the contract refuses was not answered 400")
+	row := `#lab-grade tr[data-scenario=malformed-keys]`
+	assert.NotEqual(t, "0", attr(t, ctx, row, "data-notes-asked"))
+	assert.Equal(t, "key-unchecked", attr(t, ctx, row+" .lab-cause[data-note]", "data-cause"))
+	assert.Contains(t, text(t, ctx, row), "lab.parseKey")
+	assert.NotContains(t, text(t, ctx, "#lab-grade"), "holds what the top rung", "not said to hold what the top rung holds")
+}

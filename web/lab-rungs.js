@@ -98,6 +98,10 @@ export const CAUSE_RUNG = {
   // A transfer without X-Customer-ID answered with success: every rung
   // asks for the 401 the starting handler gives.
   'customer-optional': 'naive',
+  // A key the contract refuses taken as one, and the longest valid key
+  // refused: the unique rung's, where the key first decides.
+  'key-unchecked': 'unique',
+  'longest-key-refused': 'unique',
   // Two of the contract's notes, which the grader makes too: a 409
   // without Retry-After (the in-progress rung's), a replay without
   // Idempotent-Replayed: true (the replay rung's).
