@@ -287,6 +287,14 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if id == "" && (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleConservation.N) && paidThenCrashed(r, v.Intent) {
 				id = CauseCompletedApart
 			}
+			// A slip in the JavaScript of an attempt of the violation (an
+			// answer before COMMIT, a call never awaited, rows thrown
+			// away) is what went wrong, whatever the answers resemble: a
+			// transfer rolled back under a 201 looks like a replay rebuilt
+			// or a key of another customer's.
+			if c := slipOf(r, v.Lanes); c != "" {
+				id = c
+			}
 			if c, ok := CauseOf(id); ok {
 				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
 			} else {
@@ -1127,6 +1135,26 @@ func slipNotes(r HandlerRun) []Note {
 		}
 	}
 	return notes
+}
+
+// slipOf returns the cause of the first slip among the attempts of lanes
+// (slipNotes' causes, an answer before COMMIT first), or "".
+func slipOf(r HandlerRun, lanes []string) string {
+	cause := ""
+	for _, a := range r.Attempts {
+		if !slices.Contains(lanes, a.ID) {
+			continue
+		}
+		switch {
+		case a.LeftOpen:
+			return CauseLeftOpen
+		case len(a.Unawaited) > 0 && cause == "":
+			cause = CauseNotAwaited
+		case len(a.Dropped) > 0 && cause == "":
+			cause = CauseRowsDropped
+		}
+	}
+	return cause
 }
 
 // callName is a call as the student wrote it: pay, or db.run and its

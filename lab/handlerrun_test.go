@@ -1205,3 +1205,19 @@ func TestJudgeHandlerRunNotesALiveClaimTaken(t *testing.T) {
 		assert.Contains(t, n.Fix, "make the lease longer than any transfer can take")
 	}
 }
+
+// TestJudgeHandlerRunBlamesTheSlip: a1 answered 201 with its transaction
+// still open, so the lab rolled its transfer back, and a2 got the same
+// 201 replayed. Rule 4 breaks (a success with no transfer), and its cause
+// is the answer before COMMIT, not what the answers resemble.
+func TestJudgeHandlerRunBlamesTheSlip(t *testing.T) {
+	r := keptRun()
+	r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK)
+	assert.NotEqual(t, lab.CauseLeftOpen, rr.Violations[0].Cause, "no slip, no slip's cause")
+	r.Attempts[0].LeftOpen = true
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseLeftOpen, rr.Violations[0].Cause)
+}

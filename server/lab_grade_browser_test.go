@@ -82,7 +82,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	assert.Equal(t, "1", attr(t, ctx, row, "data-notes-asked"))
 	assert.Contains(t, text(t, ctx, row), "no rule broke in")
 	assert.Contains(t, text(t, ctx, row), "but an intent is never settled")
-	assert.Contains(t, text(t, ctx, row), "rung 6 (scope, retention, lease) asks for it: this rung is not done")
+	assert.Contains(t, text(t, ctx, row), "rung 6 (scope, retention, lease), this rung, asks for it: it is not done yet")
 	// Played, the noted order ends with a2 told 409, and the verdict says why.
 	act(t, ctx, row+` button`)
 	assert.Contains(t, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a2] .lab-end`), "409")
@@ -661,7 +661,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	require.Equal(t, "simultaneous-retries", attr(t, ctx, "#lab-found", "data-scenario"))
 	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
 	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
-	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique) asks for it")
+	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique), this rung, asks for it")
 	// The cause that makes a rule this rung's is said with its number.
 	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8: two attempts both paid, and nothing stopped the second).")
 
@@ -910,6 +910,20 @@ func TestLabPageAsksForTheKeysSyntax(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
+	// Typed over, the code is the student's: the sentence that said whose
+	// code the editor held says so.
+	require.NotContains(t, text(t, ctx, "#lab-status"), "code you wrote on this rung")
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const e = document.getElementById('handler-box').editor; e.setText(e.text() + '\n// mine\n'); })()`))
+	assert.Contains(t, text(t, ctx, "#lab-status"), "the editor holds the code you wrote on this rung")
+	// Graded done, the rung has its ✔; code that cannot be loaded takes
+	// it away.
+	useHandler(t, ctx, "scoped")
+	act(t, ctx, `#btn-lab-grade`)
+	require.Equal(t, "true", attr(t, ctx, `#rung-list button[data-rung=scoped]`, "data-done"))
+	setLabFile(t, ctx, "const schema = ``;\nasync function transfer(req, db, pay) { return ( }\n")
+	run(t, ctx, chromedp.Click(`#btn-lab-grade`))
+	run(t, ctx, waitJS(`!document.querySelector('#rung-list button[data-rung=scoped]').dataset.done`))
+
 	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"const key = lab.parseKey(req.key);", "const key = lab.parseKey(req.key) ?? req.key;"}))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
@@ -919,5 +933,6 @@ func TestLabPageAsksForTheKeysSyntax(t *testing.T) {
 	assert.NotEqual(t, "0", attr(t, ctx, row, "data-notes-asked"))
 	assert.Equal(t, "key-unchecked", attr(t, ctx, row+" .lab-cause[data-note]", "data-cause"))
 	assert.Contains(t, text(t, ctx, row), "lab.parseKey")
+	assert.Contains(t, text(t, ctx, row), "rung 2 (unique) asks for it, and so does every rung after it: this rung, rung 6 (scope, retention, lease), is not done yet")
 	assert.NotContains(t, text(t, ctx, "#lab-grade"), "holds what the top rung", "not said to hold what the top rung holds")
 }

@@ -35,11 +35,13 @@ export function gradePanel(ctx) {
   // every scenario; what a later rung fixes is expected to break), and
   // names the rung that fixes the first broken rule in ladder order.
   async function gradeAll() {
-    if (!(await load())) return;
+    const here = rung();
+    // Code that cannot be loaded is not done, whatever an earlier grade
+    // of other code said: the ladder's ✔ goes.
+    if (!(await load())) return onGraded(here, false);
     clearBench();
     clearFound();
     clearGrade();
-    const here = rung();
     const rows = [];
     const broken = new Set();
     const askedRules = new Set();

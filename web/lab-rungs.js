@@ -183,5 +183,5 @@ export function rungJudge({ rung, retention }) {
     return out;
   }
 
-  return { rulesOf, unknownRule, fixRungs, later, askedNotes, laterNotes, askedCauses };
+  return { rulesOf, unknownRule, fixRungs, later, askedNotes, laterNotes, askedCauses, here: rung };
 }

@@ -13,7 +13,16 @@ import { el, spaced } from './dom.js';
 import { CAUSE_RUNG } from './lab-rungs.js';
 
 export function verdictWords({ w, lang, label, judge }) {
-  const { rulesOf, unknownRule, fixRungs, later, laterNotes, askedCauses } = judge;
+  const { rulesOf, unknownRule, fixRungs, later, laterNotes, askedCauses, here } = judge;
+
+  // askedBy says that the rung fixer asks for a broken rule or a note,
+  // and so the rung the student is on is not done: in those words when it
+  // is that rung, else naming both ("rung 5 asks for it" alone, read on
+  // rung 6, left "this rung" to guess).
+  function askedBy(fixer) {
+    if (fixer === here()) return w('ruleAsked', { rung: label(fixer) });
+    return w('ruleAskedEarlier', { rung: label(fixer), here: label(here()) });
+  }
 
   function ruleTitle(rule) {
     return (lang === 'ko' && rule.title_ko) || rule.title || rule.name;
@@ -66,7 +75,7 @@ export function verdictWords({ w, lang, label, judge }) {
                   (unknown ? (lang === 'ko' && r.why_ko) || r.why || w('ruleUnknown7') : w(r.ok ? 'ruleHolds' : 'ruleBroken')),
               ),
               broken && fixer
-                ? el('div', { class: 'lab-rung-note' }, w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }))
+                ? el('div', { class: 'lab-rung-note' }, expected ? w('ruleExpected', { rung: label(fixer) }) : askedBy(fixer))
                 : null,
               ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, ...whyOf(v))),
               ...(r.violations || []).slice(0, 1).flatMap(causeLines),
@@ -148,7 +157,9 @@ export function verdictWords({ w, lang, label, judge }) {
                 ? w('ruleAskedEvery')
                 : EVERY_RUNG.has(n.cause)
                   ? w('ruleAskedAlways')
-                  : w(expected ? 'ruleExpected' : 'ruleAsked', { rung: label(fixer) }),
+                  : expected
+                    ? w('ruleExpected', { rung: label(fixer) })
+                    : askedBy(fixer),
             )
           : null,
         ...(n.cause ? causeLines(n, true) : []),

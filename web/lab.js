@@ -207,6 +207,10 @@ let keepTimer = 0;
 function keepSoon() {
   if (lab.showing) return;
   lab.dirty = true;
+  // A sentence that said whose code the editor held (whoseCode) is
+  // wrong once the student types: it is the student's own now.
+  const own = w('rungOwnCode', { rung: rungWords(lab.lang, lab.rung).label });
+  if ($('lab-status').textContent === whoseCode(lab.rung) && $('lab-status').textContent !== own) say(own);
   // The errors said of older code are at lines that moved.
   showErrorList([]);
   showErrorList([], 'schema');
