@@ -98,6 +98,9 @@ const (
 	CauseNotAwaited  = "call-not-awaited"
 	CauseLeftOpen    = "transaction-left-open"
 	CauseRowsDropped = "rows-dropped"
+	// CausePaidInTx is the browser lab's alone too: a call to the payment
+	// network made with the attempt's transaction open.
+	CausePaidInTx = "pay-in-transaction"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -239,6 +242,11 @@ var causes = map[string]Cause{
 		"store the status with the body and replay both: a 201 is replayed as 201, not as a fixed 200",
 		"재시도가 첫 번째 답의 본문을 받았지만 상태 코드가 다릅니다.",
 		"상태 코드도 본문과 함께 저장해 둘 다 다시 보내세요. 201은 고정된 200이 아니라 201로 재생됩니다."},
+	CausePaidInTx: {CausePaidInTx,
+		"the payment network was called inside the database transaction: its charge is not undone by a ROLLBACK, and the transaction's lock is held while the network answers, so every other request waits on it",
+		"call pay before db.begin() (after the claim), and open the transaction only to move the money and complete the key",
+		"데이터베이스 트랜잭션 안에서 결제망을 불렀습니다. 결제망의 청구는 ROLLBACK으로 되돌려지지 않고, 결제망이 답하는 동안 트랜잭션의 잠금이 잡혀 있어 다른 요청이 모두 기다립니다.",
+		"pay는 (선점한 뒤) db.begin() 전에 부르고, 트랜잭션은 돈을 옮기고 키를 완료할 때만 여세요."},
 	CauseKeyUnchecked: {CauseKeyUnchecked,
 		"a key that is not one Structured Field string of 1 to 255 printable characters in double quotes was taken as a key (or as none) instead of refused: two clients' different keys may meet as one, and a request the client meant to refuse may move money",
 		"parse the Idempotency-Key header with lab.parseKey (or a Structured Field parser) and answer 400 before anything is claimed or moved when it gives no key",

@@ -97,10 +97,12 @@ type HandlerAttempt struct {
 	// let run (it ended first: an await left out); LeftOpen says that it
 	// answered with its transaction still open, so the lab rolled back
 	// what it wrote since BEGIN; Dropped are its db.run calls given a
-	// statement that only reads, whose rows run threw away.
+	// statement that only reads, whose rows run threw away; PaidInTx are
+	// its calls to the network made with its transaction open.
 	Unawaited []HandlerCall `json:"unawaited,omitempty"`
 	LeftOpen  bool          `json:"left_open,omitempty"`
 	Dropped   []HandlerCall `json:"dropped,omitempty"`
+	PaidInTx  []HandlerCall `json:"paid_in_tx,omitempty"`
 }
 
 // HandlerCall is one call of a handler's: db.run, db.get, … or pay (Op:
@@ -1111,8 +1113,15 @@ func sameSpacedApart(a, b []byte) bool {
 // otherwise be put down to a later rung.
 func slipNotes(r HandlerRun) []Note {
 	var notes []Note
-	var unawaited, open, dropped bool
+	var unawaited, open, dropped, inTx bool
 	for _, a := range r.Attempts {
+		if len(a.PaidInTx) > 0 && !inTx {
+			inTx = true
+			c := a.PaidInTx[0]
+			notes = append(notes, causedNote(CausePaidInTx, []string{a.ID},
+				fmt.Sprintf("%s called pay%s with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and every other attempt waited on the lock for the network's answer", a.ID, atLine(c.Line, " at line %d")),
+				fmt.Sprintf("시도(%s)가 트랜잭션을 연 채로 %spay를 불렀습니다. 결제망의 청구는 다른 곳의 일이라 ROLLBACK으로 되돌릴 수 없고, 다른 시도들은 결제망이 답할 때까지 잠금을 기다렸습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "))))
+		}
 		if len(a.Unawaited) > 0 && !unawaited {
 			unawaited = true
 			c := a.Unawaited[0]

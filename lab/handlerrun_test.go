@@ -1221,3 +1221,20 @@ func TestJudgeHandlerRunBlamesTheSlip(t *testing.T) {
 	require.False(t, rr.OK)
 	assert.Equal(t, lab.CauseLeftOpen, rr.Violations[0].Cause)
 }
+
+// TestJudgeHandlerRunNotesAPaymentInATransaction: a1 called the network
+// with its transaction open. No rule breaks; the slip is noted once, at
+// its line, with a cause every rung asks for.
+func TestJudgeHandlerRunNotesAPaymentInATransaction(t *testing.T) {
+	r := keptRun()
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes)
+	r.Attempts[0].PaidInTx = []lab.HandlerCall{{Op: "pay", Line: 12}}
+	r.Attempts[1].PaidInTx = []lab.HandlerCall{{Op: "pay", Line: 12}}
+	rep := lab.JudgeHandlerRun(r)
+	assert.True(t, rep.OK)
+	if assert.Len(t, rep.Notes, 1) {
+		assert.Equal(t, lab.CausePaidInTx, rep.Notes[0].Cause)
+		assert.Equal(t, "a1 called pay at line 12 with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and every other attempt waited on the lock for the network's answer", rep.Notes[0].Message)
+		assert.Contains(t, rep.Notes[0].Fix, "call pay before db.begin()")
+	}
+}

@@ -936,3 +936,27 @@ func TestLabPageAsksForTheKeysSyntax(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "rung 2 (unique) asks for it, and so does every rung after it: this rung, rung 6 (scope, retention, lease), is not done yet")
 	assert.NotContains(t, text(t, ctx, "#lab-grade"), "holds what the top rung", "not said to hold what the top rung holds")
 }
+
+// TestLabPageSaysThePaymentIsInsideTheTransaction: the scoped reference
+// with its BEGIN moved before the payment. Every rule holds; the grade
+// notes the slip at its line, and every rung asks for it.
+func TestLabPageSaysThePaymentIsInsideTheTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped",
+		[2]string{"  await db.begin();\n  if (!answer) {", "  if (!answer) {"},
+		[2]string{"  let answer;\n", "  let answer;\n  await db.begin();\n"}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the network was called inside a transaction")
+	cause := `#lab-grade .lab-cause[data-note][data-cause=pay-in-transaction]`
+	require.NotZero(t, countIn(t, ctx, cause), text(t, ctx, "#lab-grade"))
+	row := `#lab-grade tr[data-scenario=` + eval[string](t, ctx, `document.querySelector('`+cause+`').closest('tr').dataset.scenario`) + `]`
+	assert.Regexp(t, `called pay at line \d+ with its transaction open`, text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "every rung asks for it")
+	// Played, the attempt's card says it at its line.
+	act(t, ctx, row+` button`)
+	assert.Regexp(t, `its pay at line \d+ ran with its transaction open`, text(t, ctx, `#lab-lanes [data-slip=pay-in-transaction]`))
+}

@@ -548,6 +548,9 @@ func withSlips(a *lab.HandlerAttempt, flags any) {
 	if n&4 != 0 {
 		a.Dropped = []lab.HandlerCall{{Op: "run"}}
 	}
+	if n&8 != 0 {
+		a.PaidInTx = []lab.HandlerCall{{Op: "pay"}}
+	}
 }
 
 // ledgerKey is everything a brief verdict depends on, as one string.

@@ -535,6 +535,15 @@ export function startRace({
                 '⚠ ' + w(c.line ? 'dropped' : 'droppedNoLine', { line: lineOf(c.line) }),
               ),
             );
+          // The network called with its transaction open.
+          for (const c of a.paid_in_tx || [])
+            add(
+              el(
+                'p',
+                { class: 'lab-unawaited', 'data-slip': 'pay-in-transaction' },
+                '⚠ ' + w(c.line ? 'paidInTx' : 'paidInTxNoLine', { line: lineOf(c.line) }),
+              ),
+            );
           if (a.answer && !a.error) {
             const headers = Object.entries(a.answer.headers || {});
             if (headers.length) add(el('pre', { class: 'lab-headers' }, headers.map(([k, v]) => k + ': ' + v).join('\n')));

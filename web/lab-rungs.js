@@ -98,6 +98,9 @@ export const CAUSE_RUNG = {
   // A transfer without X-Customer-ID answered with success: every rung
   // asks for the 401 the starting handler gives.
   'customer-optional': 'naive',
+  // The network called inside a transaction: the starting handler pays
+  // before BEGIN, so every rung asks for it.
+  'pay-in-transaction': 'naive',
   // A key the contract refuses taken as one, and the longest valid key
   // refused: the unique rung's, where the key first decides.
   'key-unchecked': 'unique',

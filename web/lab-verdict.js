@@ -170,7 +170,7 @@ export function verdictWords({ w, lang, label, judge }) {
   // EVERY_RUNG are the slips in the handler's JavaScript (lab-rungs.js), and
   // the 401 the contract asks from the start: every rung asks for them,
   // and naming the first rung read as a step back to a student on rung 4.
-  const EVERY_RUNG = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'customer-optional']);
+  const EVERY_RUNG = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction', 'customer-optional']);
 
   // noteWhat says in a few words what the notes of these causes are (a
   // claim never settled, a 409 without Retry-After …), each cause once.

@@ -111,6 +111,10 @@ const en = {
     'its db.run at line {line} was given a SELECT: run answers only {changes, lastInsertRowid} and throws the rows away. db.get reads one row, db.all several.',
   droppedNoLine:
     'its db.run was given a SELECT: run answers only {changes, lastInsertRowid} and throws the rows away. db.get reads one row, db.all several.',
+  paidInTx:
+    'its pay at line {line} ran with its transaction open: no ROLLBACK undoes a charge, and the lock waits on the network. Call pay before db.begin().',
+  paidInTxNoLine:
+    'its pay ran with its transaction open: no ROLLBACK undoes a charge, and the lock waits on the network. Call pay before db.begin().',
   cut: 'never answered',
   stillRunning:
     'Your handler has run for over a second without reaching its next step or its answer. A loop that never ends, or an await on something that never settles, does this: ■ Stop ends it, and the page stops it by itself after {secs} s.',
@@ -177,6 +181,7 @@ const en = {
   noteWhat_replay_headers: 'a replay came without the first Content-Type',
   noteWhat_lease_too_short: 'a retry took over a claim whose attempt was still running',
   noteWhat_key_unchecked: 'a key the contract refuses was not answered 400',
+  noteWhat_pay_in_transaction: 'the network was called inside a transaction',
   noteWhat_longest_key_refused: 'a valid key of 255 characters was refused',
   noteWhat_refusal_not_stored: 'a refusal was not stored under its key',
   noteWhat_refusal_rerendered: 'a stored refusal was rendered again',
@@ -421,6 +426,10 @@ const ko = {
   droppedNoLine:
     'db.run에 SELECT를 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주고 행은 버립니다. 한 행은 db.get, 여러 행은 db.all로 읽습니다.',
   threwNoLine: '{name} 발생: {message}',
+  paidInTx:
+    '{line}번째 줄의 pay가 트랜잭션을 연 채로 실행되었습니다. 청구는 ROLLBACK으로 되돌릴 수 없고, 잠금은 결제망의 답을 기다립니다. pay는 db.begin() 전에 부르세요.',
+  paidInTxNoLine:
+    'pay가 트랜잭션을 연 채로 실행되었습니다. 청구는 ROLLBACK으로 되돌릴 수 없고, 잠금은 결제망의 답을 기다립니다. pay는 db.begin() 전에 부르세요.',
   cut: '응답하지 않음',
   stillRunning:
     '핸들러가 1초 넘게 다음 스텝이나 응답에 이르지 못하고 있습니다. 끝나지 않는 반복문이나 끝내 정해지지 않는 await가 이렇게 만듭니다. ■ 멈추기로 끝낼 수 있고, {secs}초가 지나면 페이지가 스스로 멈춥니다.',
@@ -487,6 +496,7 @@ const ko = {
   noteWhat_replay_headers: '재생한 응답의 Content-Type이 첫 응답과 다름',
   noteWhat_lease_too_short: '재시도가 아직 실행 중인 시도의 선점을 가져감',
   noteWhat_key_unchecked: '계약이 거절하는 키에 400으로 답하지 않음',
+  noteWhat_pay_in_transaction: '트랜잭션 안에서 결제망을 부름',
   noteWhat_longest_key_refused: '255자인 올바른 키를 거절함',
   noteWhat_refusal_not_stored: '거절을 키에 저장하지 않음',
   noteWhat_refusal_rerendered: '저장한 거절을 새로 렌더링함',

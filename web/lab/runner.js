@@ -409,6 +409,9 @@ class Run {
     a.calls.shift();
     a.waiting = false;
     a.steps++;
+    // The network called with a transaction open: a slip (the network is
+    // another place, which no ROLLBACK undoes, and the lock waits on it).
+    if (c.op === 'pay' && a.tx) a.paidInTx.push({ op: 'pay', line: c.line });
     if (c.op !== 'pay') {
       a.tx = !!r.tx;
       this.setHolder(a, r.tx);
@@ -542,6 +545,7 @@ class Run {
       unawaited: studentCalls(a.unawaited),
       left_open: a.leftOpen,
       dropped: studentCalls(a.dropped),
+      paid_in_tx: studentCalls(a.paidInTx),
     }));
   }
 
@@ -639,6 +643,7 @@ class Run {
         unawaited: a.unawaited || [],
         dropped: a.dropped,
         left_open: a.leftOpen,
+        paid_in_tx: a.paidInTx,
         lost: !!a.lost,
         timed_out: !!a.timedOut,
       })),
@@ -761,6 +766,7 @@ function newAttempt(run, spec) {
     unawaited: null,
     dropped: [],
     leftOpen: false,
+    paidInTx: [],
   };
 }
 
@@ -881,7 +887,7 @@ function studentCalls(calls) {
 // call never awaited, 2 an answer with its transaction open, 4 a SELECT
 // given to db.run.
 function slips(r) {
-  return (r.unawaited.length ? 1 : 0) | (r.left_open ? 2 : 0) | (r.dropped.length ? 4 : 0);
+  return (r.unawaited.length ? 1 : 0) | (r.left_open ? 2 : 0) | (r.dropped.length ? 4 : 0) | (r.paid_in_tx.length ? 8 : 0);
 }
 
 function headerOf(headers, name) {
