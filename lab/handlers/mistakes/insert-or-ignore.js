@@ -65,7 +65,7 @@ async function complete(req, db, pay, t, key, scope) {
   const to = await db.get('SELECT id FROM accounts WHERE id = ?', t.to);
   if (!from || !to) answer = lab.problem(404, 'Account not found', `account "${from ? t.to : t.from}" does not exist; nothing moved`);
   else if (from.balance < t.amount) answer = lab.problem(402, 'Insufficient funds', `the balance is ${from.balance} won; nothing moved`);
-  else await pay({ from: t.from, to: t.to, amount: t.amount, key: req.customer + ':' + key });
+  else await pay({ from: t.from, to: t.to, amount: t.amount, key: JSON.stringify([req.customer, key]) });
 
   await db.begin();
   if (!answer) {

@@ -21,7 +21,7 @@ async function transfer(req, db, pay) {
     return { status: seen.status, headers: Object.assign(JSON.parse(seen.headers), { 'Idempotent-Replayed': 'true' }), body: seen.body };
   }
   await db.run("INSERT INTO idem_keys (customer, idem_key, state) VALUES (?, ?, 'in_progress')", req.customer, key);
-  await pay({ from: t.from, to: t.to, amount: t.amount, key: req.customer + ':' + key });
+  await pay({ from: t.from, to: t.to, amount: t.amount, key: JSON.stringify([req.customer, key]) });
   await db.begin();
   await db.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', t.amount, t.from);
   await db.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', t.amount, t.to);

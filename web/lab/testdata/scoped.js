@@ -64,7 +64,7 @@ async function transfer(req, db, pay) {
     await complete(db, req, key, answer);
     return answer;
   }
-  await pay({ from: t.from, to: t.to, amount: t.amount, key: req.customer + ':' + key });
+  await pay({ from: t.from, to: t.to, amount: t.amount, key: JSON.stringify([req.customer, key]) });
   await db.begin();
   await db.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', t.amount, t.from);
   await db.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', t.amount, t.to);
