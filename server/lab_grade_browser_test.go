@@ -111,7 +111,7 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"key: req.customer + ':' + key", "key: key"}))
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"key: JSON.stringify([req.customer, key])", "key: key"}))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	row := `#lab-grade tr[data-scenario=other-customer-same-body]`
@@ -120,7 +120,7 @@ func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	// The change is said in full on the first row that needs it (another
 	// customer's key, the row above), and this row points there.
 	assert.Equal(t, "another-customers-key", attr(t, ctx, row+" .lab-fix", "data-same-as"))
-	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=another-customers-key]`), "req.customer + ':' + 'POST /transfers' + ':' + key")
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=another-customers-key]`), "JSON.stringify([req.customer, 'POST /transfers', key])")
 }
 
 // TestLabPageSaysWhereTheHandlerThrew: a handler that releases its own
