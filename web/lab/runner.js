@@ -885,7 +885,7 @@ function studentCalls(calls) {
 
 // slips is a record's slips (record) as the brief verdict's flags: 1 a
 // call never awaited, 2 an answer with its transaction open, 4 a SELECT
-// given to db.run.
+// given to db.run, 8 a call to pay with its transaction open.
 function slips(r) {
   return (r.unawaited.length ? 1 : 0) | (r.left_open ? 2 : 0) | (r.dropped.length ? 4 : 0) | (r.paid_in_tx.length ? 8 : 0);
 }
