@@ -537,7 +537,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 
 // withSlips sets an attempt's slips from a brief answer's flags (1 a call
 // never awaited, 2 an answer with its transaction open, 4 a SELECT given
-// to db.run): a brief verdict counts the notes they make; their words
+// to db.run, 8 a call to pay with its transaction open): a brief verdict counts the notes they make; their words
 // come from the full verdict of the run replayed.
 func withSlips(a *lab.HandlerAttempt, flags any) {
 	n, _ := flags.(int64)
