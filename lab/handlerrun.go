@@ -1119,8 +1119,8 @@ func slipNotes(r HandlerRun) []Note {
 			inTx = true
 			c := a.PaidInTx[0]
 			notes = append(notes, causedNote(CausePaidInTx, []string{a.ID},
-				fmt.Sprintf("%s called pay%s with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and every other attempt waited on the lock for the network's answer", a.ID, atLine(c.Line, " at line %d")),
-				fmt.Sprintf("시도(%s)가 트랜잭션을 연 채로 %spay를 불렀습니다. 결제망의 청구는 다른 곳의 일이라 ROLLBACK으로 되돌릴 수 없고, 다른 시도들은 결제망이 답할 때까지 잠금을 기다렸습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "))))
+				fmt.Sprintf("%s called pay%s with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and the transaction's lock was held while the network answered, so any other attempt that wanted to write had to wait", a.ID, atLine(c.Line, " at line %d")),
+				fmt.Sprintf("시도(%s)가 트랜잭션을 연 채로 %spay를 불렀습니다. 결제망의 청구는 다른 곳의 일이라 ROLLBACK으로 되돌릴 수 없고, 결제망이 답하는 동안 트랜잭션의 잠금이 잡혀 있어서 쓰기를 하려는 다른 시도는 기다려야 했습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "))))
 		}
 		if len(a.Unawaited) > 0 && !unawaited {
 			unawaited = true

@@ -1234,7 +1234,7 @@ func TestJudgeHandlerRunNotesAPaymentInATransaction(t *testing.T) {
 	assert.True(t, rep.OK)
 	if assert.Len(t, rep.Notes, 1) {
 		assert.Equal(t, lab.CausePaidInTx, rep.Notes[0].Cause)
-		assert.Equal(t, "a1 called pay at line 12 with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and every other attempt waited on the lock for the network's answer", rep.Notes[0].Message)
+		assert.Equal(t, "a1 called pay at line 12 with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and the transaction's lock was held while the network answered, so any other attempt that wanted to write had to wait", rep.Notes[0].Message)
 		assert.Contains(t, rep.Notes[0].Fix, "call pay before db.begin()")
 	}
 }
