@@ -101,6 +101,14 @@ const (
 	// CausePaidInTx is the browser lab's alone too: a call to the payment
 	// network made with the attempt's transaction open.
 	CausePaidInTx = "pay-in-transaction"
+	// CauseStateBeforeFingerprint is the browser lab's alone: only its
+	// scenario of two different requests sent together under one key shows
+	// a different request told 409 (wait) where 422 was owed.
+	CauseStateBeforeFingerprint = "state-before-fingerprint"
+	// CauseTakeoverUnfingerprinted is the browser lab's alone too: only its
+	// database sees a different request take over the claim a crashed
+	// attempt left.
+	CauseTakeoverUnfingerprinted = "takeover-unfingerprinted"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -262,6 +270,16 @@ var causes = map[string]Cause{
 		"make the lease longer than any transfer can take, seconds rather than milliseconds: only a claim whose attempt died should ever be taken over",
 		"재시도가 아직 실행 중인 시도의 선점을 가져갔습니다. 리스(선점이 살아 있다고 보는 시간)가 송금에 걸릴 수 있는 시간보다 짧아서, 느린 시도의 선점이 재시도에게 넘어가고 첫 시도의 작업은 버려집니다(주인 확인이 없으면 둘 다 돈을 옮깁니다).",
 		"리스를 어떤 송금보다도 길게, 밀리초가 아니라 초 단위로 잡으세요. 넘겨받아도 되는 것은 시도가 죽은 선점뿐입니다."},
+	CauseStateBeforeFingerprint: {CauseStateBeforeFingerprint,
+		"the key's state was read before its fingerprint: a different request under a key still in progress was told 409 (come back in a second), though no retry of it can ever succeed; the contract tells it 422 at once",
+		"when the key's INSERT fails, compare the fingerprint first (422 for a different request, whatever the key's state), and only then the state: 409 while the first request is in progress, its stored answer once it is completed",
+		"키의 상태를 지문보다 먼저 읽었습니다. 아직 처리 중인 키로 다른 요청이 오자 409(잠시 뒤 다시 오라)를 받았지만, 그 요청은 몇 번을 다시 보내도 성공할 수 없습니다. 계약은 곧바로 422로 답합니다.",
+		"키의 INSERT가 실패하면 지문부터 비교하세요(다른 요청이면 키의 상태와 상관없이 422). 상태는 그다음입니다. 첫 요청이 처리 중이면 409, 완료되었으면 저장한 답을 보냅니다."},
+	CauseTakeoverUnfingerprinted: {CauseTakeoverUnfingerprinted,
+		"a different request took over the claim a crashed attempt left, once its lease ran out, and was executed: the takeover did not compare the fingerprint, so the key now answers for a request it was never claimed for, and the first request's own retry is refused",
+		"take an expired claim over only for the same request: put AND fingerprint = ? in the WHERE of the UPDATE that takes it over, and when it changes no row, read the key and answer 422 to a different request",
+		"죽은 시도가 남긴 선점을 리스가 끝난 뒤 다른 요청이 넘겨받아 실행되었습니다. 넘겨받을 때 지문을 비교하지 않아서, 키가 선점된 적 없는 요청의 답을 하게 되었고 첫 요청의 재시도는 거절당합니다.",
+		"만료된 선점은 같은 요청일 때만 넘겨받으세요. 넘겨받는 UPDATE의 WHERE에 AND fingerprint = ?를 넣고, 바뀐 행이 없으면 키를 읽어 다른 요청에는 422로 답합니다."},
 	CauseReplayHeaders: {CauseReplayHeaders,
 		"the retry got the first answer's status and body with another Content-Type (or none): the answer's headers were not stored with its bytes, or not sent again with them",
 		"store the answer's Content-Type with its status and body, and send it again on every replay: a 402 stored as application/problem+json is replayed as application/problem+json",

@@ -187,7 +187,7 @@ type checker struct {
 	charges      map[string][]string // the processor's charge ids per intent
 	byTransferID map[string]LedgerTransfer
 	keyIntent    map[keyID]string // (customer, key) → intent of its first attempt
-	firstByKey   map[keyID]int    // (customer, key) → index of its first attempt
+	firstByKey   map[keyID]int    // (customer, key) → index of the attempt the key is bound to
 	// Indexes of the attempts per (customer, key) and per intent, in order,
 	// so that a day of 100,000 attempts is checked in linear time.
 	byKey       map[keyID][]int
@@ -218,9 +218,17 @@ func newChecker(h History) *checker {
 		// A request refused 400 or 401 was answered before anything was
 		// claimed (the contract's order), so it is not the keyed request
 		// later ones are compared with: the repaired one is.
-		if _, ok := c.firstByKey[k]; !ok && a.Status != 400 && a.Status != 401 {
-			c.firstByKey[k] = i
+		if _, ok := c.keyIntent[k]; !ok && a.Status != 400 && a.Status != 401 {
 			c.keyIntent[k] = a.Intent
+		}
+		// Nor is a request told 409 (another holds the key) or 422 (the
+		// key was used for another request), nor one that failed (5xx:
+		// the contract releases a claim whose work threw): such an answer
+		// binds the key to nothing. Two different requests sent together
+		// may claim in either order, and the one that claimed is the keyed
+		// one, though the other arrived first.
+		if _, ok := c.firstByKey[k]; !ok && a.Status != 400 && a.Status != 401 && a.Status != 409 && a.Status != 422 && a.Status < 500 {
+			c.firstByKey[k] = i
 		}
 	}
 	if h.Ledger != nil {

@@ -57,6 +57,11 @@ type HandlerRun struct {
 	// updated while the attempt that wrote them was still running: the
 	// browser's lab reads them from its database, in every run.
 	TakenLive []HandlerTakenLive `json:"taken_live,omitempty"`
+	// TakenEnded are the rows of the handler's own tables that an attempt
+	// updated after the attempt that wrote them had ended (a claim taken
+	// over once its lease ran out, a key used again after its retention):
+	// the browser's lab reads them from its database, in every run.
+	TakenEnded []HandlerTakenLive `json:"taken_ended,omitempty"`
 	// Scenario is the lab scenario the run played ("" when not told): it
 	// tells the diagnosis what the run was testing, as a check's name
 	// tells the grader's.
@@ -145,8 +150,9 @@ type HandlerTakeover struct {
 }
 
 // HandlerTakenLive is a row of the handler's table Table, written by
-// the attempt From, that the attempt Attempt updated while From was still
-// running: a claim taken from a live attempt.
+// the attempt From, that the attempt Attempt updated: while From was still
+// running (HandlerRun.TakenLive, a claim taken from a live attempt), or
+// after it had ended (HandlerRun.TakenEnded).
 type HandlerTakenLive struct {
 	Attempt string `json:"attempt"`
 	From    string `json:"from"`
@@ -220,6 +226,7 @@ func (r HandlerRun) History() History {
 func JudgeHandlerRun(r HandlerRun) Report {
 	h := r.History()
 	rep := Check(h)
+	unboundFirsts(r, &rep)
 	if vs := storedRefusals(h); len(vs) > 0 {
 		for i := range rep.Rules {
 			if rr := &rep.Rules[i]; rr.Rule.N == RuleNoSilentWrong.N {
@@ -289,6 +296,16 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if id == "" && (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleConservation.N) && paidThenCrashed(r, v.Intent) {
 				id = CauseCompletedApart
 			}
+			// Two different requests sent together, both executed: the
+			// claim did not stop the second (a key looked up before it was
+			// inserted, say), whatever a fingerprint would have said.
+			if rr.Rule.N == RuleNoSilentWrong.N && id == CauseNoFingerprint && executedTogether(r, *v) {
+				id = ""
+			}
+			if rr.Rule.N == RuleNoSilentWrong.N && len(v.Attempts) == 2 && !r.Attempts[v.Attempts[0]].Answered &&
+				tookFrom(r, r.Attempts[v.Attempts[1]].ID, r.Attempts[v.Attempts[0]].ID) {
+				id = CauseTakeoverUnfingerprinted
+			}
 			// A slip in the JavaScript of an attempt of the violation (an
 			// answer before COMMIT, a call never awaited, rows thrown
 			// away) is what went wrong, whatever the answers resemble: a
@@ -306,6 +323,76 @@ func JudgeHandlerRun(r HandlerRun) Report {
 		}
 	}
 	return rep
+}
+
+// unboundFirsts judges again the violations of rule 2 whose first request
+// crashed (it never answered): whether its claim ever reached the key
+// table, its answers cannot tell. Where the later, different request took
+// over the row the crashed attempt had written (tookFrom), the claim was
+// there and the takeover let a different request through: the violation
+// stands. Where the later request made a transfer of its own and took no
+// row over, its claim found none: the crash came before the first claim
+// was committed, the key was free, and the violation is dropped. So it is
+// where the later request came after the published retention: the key
+// was anyone's to claim again, whatever the row still said.
+func unboundFirsts(r HandlerRun, rep *Report) {
+	keep := r.retention()
+	changed := false
+	for i := range rep.Rules {
+		rr := &rep.Rules[i]
+		if rr.Rule.N != RuleNoSilentWrong.N {
+			continue
+		}
+		kept := rr.Violations[:0]
+		for _, v := range rr.Violations {
+			if len(v.Attempts) == 2 {
+				first, later := r.Attempts[v.Attempts[0]], r.Attempts[v.Attempts[1]]
+				expired := keep > 0 && time.Duration(later.Now-first.Now)*time.Millisecond >= keep
+				if !first.Answered && (expired || !tookFrom(r, later.ID, first.ID) && madeTransfer(r, later.ID)) {
+					changed = true
+					continue
+				}
+			}
+			kept = append(kept, v)
+		}
+		rr.Violations = kept
+		rr.OK = len(kept) == 0
+	}
+	if changed {
+		rep.OK = true
+		for _, rr := range rep.Rules {
+			rep.OK = rep.OK && rr.OK
+		}
+	}
+}
+
+// executedTogether reports whether the two attempts of a violation each
+// made a transfer, the later one having arrived before the first answered.
+func executedTogether(r HandlerRun, v Violation) bool {
+	if len(v.Attempts) != 2 {
+		return false
+	}
+	a, b := r.Attempts[v.Attempts[0]], r.Attempts[v.Attempts[1]]
+	return a.AnsweredAt != 0 && b.Arrived != 0 && b.Arrived < a.AnsweredAt && madeTransfer(r, a.ID) && madeTransfer(r, b.ID)
+}
+
+// tookFrom reports whether attempt id took over a row of the handler's
+// own tables that attempt from had written (HandlerRun.TakenEnded,
+// TakenLive, or a traced run's Takeovers).
+func tookFrom(r HandlerRun, id, from string) bool {
+	for _, ts := range [][]HandlerTakenLive{r.TakenEnded, r.TakenLive} {
+		for _, t := range ts {
+			if t.Attempt == id && t.From == from {
+				return true
+			}
+		}
+	}
+	for _, t := range r.Takeovers {
+		if t.Attempt == id && t.From == from {
+			return true
+		}
+	}
+	return false
 }
 
 // publishedAt are the grader's words for where an endpoint publishes its
@@ -756,6 +843,7 @@ func contractNotes(r HandlerRun) []Note {
 			fmt.Sprintf("%s 시도가 %s 테이블에서 %s 시도가 쓴 행을, %s 시도가 아직 실행 중일 때 가져갔습니다. 리스가 송금에 걸리는 시간보다 짧으면 살아 있는 시도의 선점이 재시도에게 넘어갑니다.", t.Attempt, t.Table, t.From, t.From)))
 	}
 	notes = append(notes, refusedAsDifferent(r)...)
+	notes = append(notes, waitedAsSame(r)...)
 	notes = append(notes, slipNotes(r)...)
 	switch r.Scenario {
 	case "malformed-keys":
@@ -1093,6 +1181,30 @@ func refusedAsDifferent(r HandlerRun) []Note {
 			return []Note{causedNote(id, []string{a.ID, b.ID},
 				fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: a fingerprint of the canonical body knows it for the same request", b.ID, a.ID, a.ID),
 				fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 정규화한 본문의 지문이라면 같은 요청임을 알아봅니다.", b.ID, a.ID, a.ID))}
+		}
+	}
+	return nil
+}
+
+// waitedAsSame notes a different request told 409 under a key that
+// another request held, still running: the contract answers a different
+// request 422, whatever the first one's state, since no retry of it can
+// ever succeed (the mirror of refusedAsDifferent). Once a run.
+func waitedAsSame(r HandlerRun) []Note {
+	for _, b := range r.Attempts {
+		if !b.Answered || !b.Delivered || b.Status != 409 || b.Key == "" || b.AnsweredAt == 0 {
+			continue
+		}
+		for _, a := range r.Attempts {
+			if a.ID == b.ID || a.Key != b.Key || a.Customer != b.Customer || a.Arrived == 0 || a.Arrived > b.AnsweredAt ||
+				(a.AnsweredAt != 0 && a.AnsweredAt < b.AnsweredAt) || SameRequest([]byte(a.Body), []byte(b.Body)) {
+				continue
+			}
+			return []Note{causedNote(CauseStateBeforeFingerprint, []string{a.ID, b.ID},
+				fmt.Sprintf("%s was answered 409 (come back later) while %s held its key, though %s's request is not %s's (%s against %s): no retry of it can ever succeed under that key, and the contract answers it 422 at once",
+					b.ID, a.ID, b.ID, a.ID, compact([]byte(b.Body)), compact([]byte(a.Body))),
+				fmt.Sprintf("시도(%s)는 %s 시도가 키를 쥐고 있는 동안 409(나중에 다시 오라)를 받았습니다. 하지만 두 요청의 본문이 다릅니다(이 시도: %s, 키를 쥔 시도: %s). 그 키로는 몇 번을 다시 보내도 성공할 수 없으니, 계약은 곧바로 422로 답합니다.",
+					b.ID, a.ID, compact([]byte(b.Body)), compact([]byte(a.Body))))}
 		}
 	}
 	return nil

@@ -1238,3 +1238,118 @@ func TestJudgeHandlerRunNotesAPaymentInATransaction(t *testing.T) {
 		assert.Contains(t, rep.Notes[0].Fix, "call pay before db.begin()")
 	}
 }
+
+// twoRequestsOneKey is a run of two different requests under one key
+// (alice sends bob 500, then 700, both cust-1's "k-1"), sent together: a2
+// claimed the key and paid, a1 was answered status after it had arrived
+// first, on the run's clock.
+func twoRequestsOneKey(status int) lab.HandlerRun {
+	r := keptRun()
+	r.Intents = append(r.Intents, lab.Intent{ID: "i2", Customer: "cust-1", From: "alice", To: "bob", Amount: 700})
+	r.Attempts[0].Status, r.Attempts[0].Delivered = status, true
+	r.Attempts[0].Response = `{"title":"no","status":` + strconv.Itoa(status) + `}`
+	r.Attempts[0].Headers = map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}
+	r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 3
+	r.Attempts[1].Intent, r.Attempts[1].Body = "i2", `{"from":"alice","to":"bob","amount":700}`
+	r.Attempts[1].Response = strings.Replace(answer, `"amount":500,"balance_after":999500`, `"amount":700,"balance_after":999300`, 1)
+	r.Attempts[1].Headers = map[string]string{"Content-Type": "application/json"}
+	r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 2, 4
+	r.Transfers = []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 700, Attempt: "a2"}}
+	r.Charges = []lab.HandlerCharge{{ID: "ch_1", Attempt: "a2", Amount: 700}}
+	r.EndBalances = map[string]int64{"alice": 999300, "bob": 700}
+	return r
+}
+
+// TestJudgeHandlerRunKeysTheRequestThatClaimed: two different requests
+// sent together under one key may claim it in either order. The one that
+// claimed and paid is the keyed request, though the other arrived first
+// and was refused 422: no rule breaks. Refused 409 while a2 still ran,
+// a1 was told to wait for a request that is not its own: noted, with the
+// in-progress rung's cause; told 409 after a2 had answered, it was not
+// waiting on a running request, and nothing is noted.
+func TestJudgeHandlerRunKeysTheRequestThatClaimed(t *testing.T) {
+	rep := lab.JudgeHandlerRun(twoRequestsOneKey(422))
+	assert.True(t, rep.OK, "%+v", rep.Broken())
+	assert.Empty(t, rep.Notes)
+
+	rep = lab.JudgeHandlerRun(twoRequestsOneKey(409))
+	assert.True(t, rep.OK, "%+v", rep.Broken())
+	if assert.Len(t, rep.Notes, 1) {
+		n := rep.Notes[0]
+		assert.Equal(t, lab.CauseStateBeforeFingerprint, n.Cause)
+		assert.Equal(t, []string{"a2", "a1"}, n.Lanes)
+		assert.Equal(t, `a1 was answered 409 (come back later) while a2 held its key, though a1's request is not a2's ({"from":"alice","to":"bob","amount":500} against {"from":"alice","to":"bob","amount":700}): no retry of it can ever succeed under that key, and the contract answers it 422 at once`, n.Message)
+		assert.Contains(t, n.Fix, "compare the fingerprint first")
+		assert.Contains(t, n.MessageKo, "409(나중에 다시 오라)")
+	}
+
+	late := twoRequestsOneKey(409)
+	late.Attempts[0].AnsweredAt = 5
+	assert.Empty(t, lab.JudgeHandlerRun(late).Notes, "a2 had answered: a1 waited on nothing running")
+
+	same := twoRequestsOneKey(409)
+	same.Attempts[1].Body = body500
+	assert.Empty(t, lab.JudgeHandlerRun(same).Notes, "the same request told to wait: right")
+}
+
+// TestJudgeHandlerRunJudgesATakeoverByItsRequest: a1 crashed without an
+// answer; a2, a different request under its key, paid and answered 201.
+// Whether a1's claim was ever committed its answers cannot tell: where a2
+// took no row of a1's over, a2's INSERT found the key free, and rule 2
+// holds. Where a2 took over the row a1 had written (the lab's database
+// saw it), the takeover let a different request through: rule 2 breaks,
+// and the cause is the takeover's missing fingerprint; unless a2 came
+// after the published retention.
+func TestJudgeHandlerRunJudgesATakeoverByItsRequest(t *testing.T) {
+	r := twoRequestsOneKey(0)
+	r.Attempts[0].Answered, r.Attempts[0].Delivered, r.Attempts[0].AnsweredAt = false, false, 0
+	r.Attempts[0].Response, r.Attempts[0].Headers = "", nil
+	r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 3, 4
+	rep := lab.JudgeHandlerRun(r)
+	assert.True(t, rep.OK, "%+v", rep.Broken())
+
+	r.TakenEnded = []lab.HandlerTakenLive{{Attempt: "a2", From: "a1", Table: "idem_keys"}}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleNoSilentWrong)
+	require.False(t, rr.OK)
+	require.Len(t, rr.Violations, 1)
+	assert.Equal(t, lab.CauseTakeoverUnfingerprinted, rr.Violations[0].Cause)
+	assert.Contains(t, rr.Violations[0].Fix, "AND fingerprint = ?")
+	assert.Equal(t, []string{"a1", "a2"}, rr.Violations[0].Lanes)
+
+	// Ten minutes later, past a published retention of five: the key was
+	// anyone's to claim again, and the takeover was the handler's to make.
+	five := 300.0
+	r.RetentionSeconds = &five
+	r.Attempts[0].Now, r.Attempts[1].Now = 0, 10*60*1000
+	assert.True(t, lab.JudgeHandlerRun(r).Rule(lab.RuleNoSilentWrong).OK)
+}
+
+// TestJudgeHandlerRunBlamesNoFingerprintForARace: two different requests
+// under one key, both executed. Sent one after the other, the key alone
+// decided (no-fingerprint); sent together, the claim did not stop the
+// second (a key looked up before it is inserted), which no fingerprint
+// would have changed: no cause is named, and the rule's fix is given.
+func TestJudgeHandlerRunBlamesNoFingerprintForARace(t *testing.T) {
+	r := twoRequestsOneKey(201)
+	r.Attempts[0].Response, r.Attempts[0].Headers = answer, map[string]string{"Content-Type": "application/json"}
+	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a1"})
+	r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a1", Amount: 500})
+	r.EndBalances = map[string]int64{"alice": 998800, "bob": 1200}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleNoSilentWrong)
+	require.Len(t, rr.Violations, 1)
+	assert.Empty(t, rr.Violations[0].Cause, "sent together")
+	assert.Contains(t, rr.Violations[0].Fix, "store a fingerprint")
+
+	r.Attempts[1].Arrived = 3
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNoSilentWrong)
+	require.Len(t, rr.Violations, 1)
+	assert.Equal(t, lab.CauseNoFingerprint, rr.Violations[0].Cause, "one after the other")
+}
+
+// TestJudgeHandlerRunKeysNoFailedRequest: the first request threw (500)
+// and released its claim; the corrected amount under the same key was
+// then executed. A failure binds the key to nothing: no rule breaks.
+func TestJudgeHandlerRunKeysNoFailedRequest(t *testing.T) {
+	rep := lab.JudgeHandlerRun(twoRequestsOneKey(500))
+	assert.True(t, rep.Rule(lab.RuleNoSilentWrong).OK, "%+v", rep.Rule(lab.RuleNoSilentWrong).Violations)
+}

@@ -329,14 +329,15 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 	for _, g := range d.IgnoredInserts() {
 		run.Ignored = append(run.Ignored, lab.HandlerIgnored{Attempt: g.Attempt, Table: g.Table, SQL: g.SQL})
 	}
-	run.TakenLive = takenLive(d)
+	run.TakenLive, run.TakenEnded = taken(d.Takeovers()), taken(d.EndedTakeovers())
 	return run, nil
 }
 
-// takenLive is the database's record of rows taken from running attempts.
-func takenLive(d *labdb.DB) []lab.HandlerTakenLive {
+// taken is the database's record of rows taken over (from running
+// attempts, or from ended ones), in the checker's terms.
+func taken(ts []labdb.Takeover) []lab.HandlerTakenLive {
 	var out []lab.HandlerTakenLive
-	for _, t := range d.Takeovers() {
+	for _, t := range ts {
 		out = append(out, lab.HandlerTakenLive{Attempt: t.Attempt, From: t.From, Table: t.Table})
 	}
 	return out
@@ -454,7 +455,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 		}
 		charges := d.Charges()
 		calls := d.PayCalls()
-		key := ledgerKey(id, answers, accounts, transfers, charges, calls)
+		live, ended := d.Takeovers(), d.EndedTakeovers()
+		key := ledgerKey(id, answers, accounts, transfers, charges, calls, live, ended)
 		if v, ok := lb.verdicts[key]; ok {
 			return v
 		}
@@ -508,7 +510,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 			run.Charges = append(run.Charges, lab.HandlerCharge{ID: c.ID, Attempt: c.Attempt, Amount: c.Amount, NetworkKey: c.NetworkKey})
 		}
 		withPays(&run, calls)
-		run.TakenLive = takenLive(d)
+		run.TakenLive, run.TakenEnded = taken(live), taken(ended)
 		rep := lab.JudgeHandlerRun(run)
 		b := []byte(`{"ok":`)
 		b = strconv.AppendBool(b, rep.OK)
@@ -554,7 +556,7 @@ func withSlips(a *lab.HandlerAttempt, flags any) {
 }
 
 // ledgerKey is everything a brief verdict depends on, as one string.
-func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.Transfer, charges []labdb.Charge, calls []labdb.PayCall) string {
+func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.Transfer, charges []labdb.Charge, calls []labdb.PayCall, live, ended []labdb.Takeover) string {
 	b := make([]byte, 0, 256+len(answers))
 	b = append(b, db...)
 	b = append(b, 0)
@@ -594,6 +596,16 @@ func ledgerKey(db, answers string, accounts []labdb.Account, transfers []labdb.T
 		b = append(b, c.NetworkKey...)
 		b = append(b, ' ')
 		b = append(b, c.Outcome...)
+	}
+	for i, ts := range [][]labdb.Takeover{live, ended} {
+		for _, t := range ts {
+			b = append(b, byte(4+i))
+			b = append(b, t.Attempt...)
+			b = append(b, ' ')
+			b = append(b, t.From...)
+			b = append(b, ' ')
+			b = append(b, t.Table...)
+		}
 	}
 	return string(b)
 }

@@ -95,6 +95,12 @@ export const CAUSE_RUNG = {
   // the money: the lease's takeover, decided by its own UPDATE, is the
   // scoped rung's.
   'takeover-unchecked': 'scoped',
+  // A different request took over the claim a crash left: the lease's
+  // takeover, for the same request alone, is the scoped rung's.
+  'takeover-unfingerprinted': 'scoped',
+  // A different request told 409 while the first ran: the state, read
+  // after the fingerprint, is the in-progress rung's.
+  'state-before-fingerprint': 'in-progress',
   // A transfer without X-Customer-ID answered with success: every rung
   // asks for the 401 the starting handler gives.
   'customer-optional': 'naive',

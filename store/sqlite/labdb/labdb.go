@@ -125,9 +125,11 @@ type DB struct {
 	// writer is the attempt that last wrote each row of the student's
 	// tables, by table and primary key; taken are the rows an attempt
 	// changed while the attempt that wrote them was still running
-	// (Takeovers).
+	// (Takeovers), and ended the rows an attempt changed after the
+	// attempt that wrote them had ended (EndedTakeovers).
 	writer map[string]string
 	taken  []Takeover
+	ended  []Takeover
 }
 
 // Takeover is a row of the student's tables that an attempt updated
@@ -143,6 +145,13 @@ type Takeover struct {
 // Takeovers returns the rows taken from a running attempt since the last
 // Reset, in order.
 func (db *DB) Takeovers() []Takeover { return append([]Takeover{}, db.taken...) }
+
+// EndedTakeovers returns, in order since the last Reset, the rows an
+// attempt updated after the attempt that had written them ended (it
+// answered, or crashed): a claim taken over once its lease ran out, or a
+// key's row used again after its retention, each a takeover the handler
+// meant to make, which the lab judges by whose request took it.
+func (db *DB) EndedTakeovers() []Takeover { return append([]Takeover{}, db.ended...) }
 
 // wrote records that the connection's attempt wrote a row (update: by an
 // UPDATE) of the student's table number t, whose primary key is pk.
@@ -165,6 +174,7 @@ func (db *DB) wrote(attempt string, t int64, pk string, update bool) {
 			return
 		}
 	}
+	db.ended = append(db.ended, Takeover{Attempt: attempt, From: prev, Table: db.own[t]})
 }
 
 // conn is one attempt's connection. attempt is read by the lab_attempt()
@@ -460,7 +470,7 @@ func (db *DB) Reset() error {
 	db.ignored = nil
 	db.deposits = nil
 	clear(db.writer)
-	db.taken = nil
+	db.taken, db.ended = nil, nil
 	return nil
 }
 

@@ -340,8 +340,9 @@ func BenchmarkSchedule(b *testing.B) {
 
 // An attempt that updates a row of the student's tables while the attempt
 // that wrote it still holds its connection takes a live claim
-// (Takeovers); once the writer has ended, or for the attempt's own row,
-// or in the lab's own tables, it does not. Rows are told apart by their
+// (Takeovers); once the writer has ended it takes an ended one
+// (EndedTakeovers); for the attempt's own row, or in the lab's own
+// tables, neither. Rows are told apart by their
 // rowid, or by their primary key in a table WITHOUT ROWID.
 func TestTakeoversOfARunningAttempt(t *testing.T) {
 	for _, schema := range []string{keysSchema, `CREATE TABLE idem_keys (
@@ -373,9 +374,12 @@ func TestTakeoversOfARunningAttempt(t *testing.T) {
 		a4 := conn(t, db, "a4")
 		exec(t, db, a4, "run", `UPDATE idem_keys SET state = 'later'`)
 		assert.Len(t, db.Takeovers(), 2, "every writer has ended")
+		assert.Equal(t, []labdb.Takeover{{Attempt: "a4", From: "a2", Table: "idem_keys"}, {Attempt: "a4", From: "a3", Table: "idem_keys"}},
+			db.EndedTakeovers(), "rows whose writers had ended")
 
 		require.NoError(t, db.Reset())
 		assert.Empty(t, db.Takeovers())
+		assert.Empty(t, db.EndedTakeovers())
 		db.Close()
 	}
 }
