@@ -1186,6 +1186,14 @@ function scenarios() {
       name: 'corrected-amount',
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + 1000 })],
     },
+    // The teller's first request is still running when the corrected
+    // amount goes out under the same key: whichever claims the key is the
+    // keyed request, and the other is a different one, owed 422 at once,
+    // not a 409 that no retry of it can ever get past.
+    {
+      name: 'correction-while-running',
+      attempts: [one('a1'), one('a2', { intent: 'i2', body: body('alice', 'bob', 300000) })],
+    },
     {
       name: 'reordered-json',
       attempts: [one('a1', { lose: true }), one('a2', { body: body('alice', 'bob', 200000, true), now: T0 + 1000 })],
@@ -1217,6 +1225,21 @@ function scenarios() {
       random: true,
       bound: 60,
       attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 }), one('a3', { after: 'a1', now: T0 + 10 * 60 * 1000 })],
+    },
+    // A crash at any step, then, two minutes later (past a lease, within
+    // any rung's retention), the teller's corrected amount under the same
+    // key, then the first request's own retry: a claim the crash left may
+    // be taken over once its lease has run out, but only by its own
+    // request; the correction is a different one.
+    {
+      name: 'crash-then-corrected-amount',
+      crash: 'a1',
+      walkAll: true,
+      attempts: [
+        one('a1'),
+        one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + 2 * 60 * 1000 }),
+        one('a3', { after: 'a2', now: T0 + 2 * 60 * 1000 + 1000 }),
+      ],
     },
     {
       name: 'retry-after-retention',

@@ -1,0 +1,75 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLabPageSaysADifferentRequestMustNotWait: the in-progress reference
+// with its two reads after a failed INSERT swapped, the state before the
+// fingerprint. The teller's corrected amount, sent while the first
+// request still runs, is told 409 (come back later) for a key it can
+// never use. No rule breaks, but the grade notes it on that scenario's
+// row, with its cause and fix, and the rung is not done; the explorer
+// finds the order that shows it.
+func TestLabPageSaysADifferentRequestMustNotWait(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "in-progress")
+	setLabFile(t, ctx, changedHandler(t, "in-progress", [2]string{
+		"      if (row.fingerprint !== fingerprint) return lab.problem(422,",
+		"      if (row.state === 'in_progress') return lab.problem(409, 'A request with this key is still being processed', 'retry in a second', { 'Retry-After': '1' });\n" +
+			"      if (row.fingerprint !== fingerprint) return lab.problem(422,",
+	}))
+	act(t, ctx, `#btn-lab-grade`)
+	// The rules this rung asks for hold; later rungs' rules break, as
+	// they do for the reference.
+	assert.Equal(t, "1,3,4,5,7,8", attr(t, ctx, "#lab-grade", "data-broken"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the key's state was read before its fingerprint")
+	row := `#lab-grade tr[data-scenario=correction-while-running]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-cause[data-note][data-cause=state-before-fingerprint]`), text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, row), "was answered 409 (come back later) while")
+	assert.Contains(t, text(t, ctx, row), "compare the fingerprint first")
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "correction-while-running"))
+	act(t, ctx, `#btn-lab-explore`)
+	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
+	status := text(t, ctx, "#lab-run-status")
+	assert.True(t, strings.HasPrefix(status, "This rung is not done: the key's state was read before its fingerprint"), status)
+}
+
+// TestLabPageSaysATakeoverMustBeTheSameRequest: the scoped reference whose
+// lease takeover does not compare the fingerprint. An attempt crashes
+// holding its claim, and ten minutes later the teller's corrected amount
+// takes that claim over and is executed: rule 2 breaks, and the cause is
+// the takeover's (the page's database saw the corrected amount update the
+// crashed attempt's row). The explorer draws the crash point that shows
+// it. The scoped reference itself breaks nothing there (the tests that
+// explore it run every scenario).
+func TestLabPageSaysATakeoverMustBeTheSameRequest(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+		"AND fingerprint = ? AND claimed_at < ?`,\n        req.attempt, req.now, ...scope, fingerprint, req.now",
+		"AND claimed_at < ?`,\n        req.attempt, req.now, ...scope, req.now",
+	}))
+	act(t, ctx, `#btn-lab-grade`)
+	// Rule 2, and rule 4: the first request's own retry is handed the
+	// corrected amount's answer, a success without its transfer.
+	assert.Equal(t, "2,4", attr(t, ctx, "#lab-grade", "data-broken"))
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := `#lab-grade tr[data-scenario=crash-then-corrected-amount]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-cause[data-cause=takeover-unfingerprinted]`), text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, row), "AND fingerprint = ?")
+
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "crash-then-corrected-amount"))
+	act(t, ctx, `#btn-lab-explore`)
+	assert.Equal(t, "crash-then-corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
+	assert.Contains(t, text(t, ctx, "#lab-found"), "a different request took over the claim a crashed attempt left")
+}
