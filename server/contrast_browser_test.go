@@ -198,6 +198,7 @@ func assertRaceContrast(t *testing.T, ctx context.Context, where, sel string) {
 // inside them with it; TestClassroomPagesInTheDarkTheme checks that they
 // do and measures their HTML text too.
 func TestContrastOfTheRaceView(t *testing.T) {
+	t.Parallel()
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			t.Run("bench", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 // the next lesson stops a day as well. In Korean the same words are
 // Korean.
 func TestStudentStopsABigDay(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "07-full-day")

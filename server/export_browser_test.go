@@ -18,6 +18,7 @@ import (
 // serves the folder with http.FileServer, no idemlab behind it, then plays
 // the race of lesson 2 to its duplicate and lesson 2's fixed level to none.
 func TestExportedSiteWorksFromAPlainFileServer(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "site")
 	require.NoError(t, server.ExportSite(out, playgroundDir(t), false))
 	ts := httptest.NewServer(http.FileServer(http.Dir(out)))
@@ -36,6 +37,7 @@ func TestExportedSiteWorksFromAPlainFileServer(t *testing.T) {
 // a plain file server (no headers of idemlab's own): the naive handler is
 // in the editor, goes on the bench and is stepped by the runner.
 func TestExportedLabWorksFromAPlainFileServer(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "site")
 	require.NoError(t, server.ExportSite(out, playgroundDir(t), false))
 	ts := httptest.NewServer(http.FileServer(http.Dir(out)))

@@ -70,6 +70,7 @@ const handlerText = `document.getElementById('handler-box').editor.text()`
 // carried to the next rung, sent in a link that another browser opens, and
 // set aside (not lost) when a link opens over the student's own code.
 func TestLabPageKeepsTheStudentsCode(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := labTab(t, ts.URL, "")
 	assert.Equal(t, "codemirror", attr(t, ctx, "body", "data-editor"))

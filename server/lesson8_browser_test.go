@@ -15,6 +15,7 @@ import (
 // claim to the constraint holds across both servers. Then the same in
 // Korean.
 func TestTwoServersInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 

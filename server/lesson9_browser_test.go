@@ -15,6 +15,7 @@ import (
 // as answered with the first charge; in the sandbox, the downstream_key
 // knob is there and flipping it on holds. Then the same in Korean.
 func TestProcessorLessonInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	legend := func() string {

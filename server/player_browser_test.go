@@ -23,6 +23,7 @@ import (
 // where the goal names one, through the goal's own button), and read the
 // goals, the rule checks and the duplicate count the page shows.
 func TestEveryLessonPlaysInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	for _, l := range fetchLessons(t, ts.URL) {
 		t.Run(l.ID, func(t *testing.T) {
@@ -130,6 +131,7 @@ func playDay(t testing.TB, ctx context.Context, id, level string, goals []struct
 // the SQL of each step, the key table and the balances change; then the
 // URL and localStorage bring the same place back after a reload.
 func TestStudentStepsTheRaceByHand(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "02-unique")
@@ -320,6 +322,7 @@ func atoi(t testing.TB, s string) int {
 // page marks the lane info, in words: the client timed out but the server
 // committed.
 func TestStudentInjectsAFault(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "06-scoped")
@@ -371,6 +374,7 @@ func TestThemeAndKeysHelp(t *testing.T) {
 // TestLessonInKorean asks for the Korean lesson with ?lang=ko: the lesson
 // and the player's words are Korean, and the bench plays the same.
 func TestLessonInKorean(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	var index []struct {
 		ID    string   `json:"id"`
@@ -432,6 +436,7 @@ func choose(sel, value string) chromedp.Action[chromedp.Void] {
 // another knob puts the claim back, and the level's policy returns on
 // request.
 func TestSandboxFlipsOneKnobAtATime(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "02-unique")

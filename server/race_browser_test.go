@@ -19,6 +19,7 @@ import (
 // and from a replay to the stored answer, and the broken rules joining the
 // attempts they name.
 func TestRaceViewDrawsTheRace(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 
@@ -126,6 +127,7 @@ func TestRaceViewDrawsTheRace(t *testing.T) {
 // button does, and parses the file: it is well-formed, carries its own
 // style and names the same attempts as the page.
 func TestRaceViewExportsSVG(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "02-unique")
@@ -172,6 +174,7 @@ func TestRaceViewExportsSVG(t *testing.T) {
 // outcome, and choosing a moment where money moved twice opens its
 // attempts in the race view, the second payments red.
 func TestDayAsAPicture(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "01-naive")
@@ -295,6 +298,7 @@ func TestMountKeepsWhatIsTheSame(t *testing.T) {
 // mark chosen. A change that the mount missed (an attribute left from
 // the step before, a mark in the wrong order) is a difference here.
 func TestRaceViewDrawnOverItselfIsDrawnAfresh(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	const sameJS = `import('/race.js').then(({ drawRace }) => {

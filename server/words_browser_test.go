@@ -67,6 +67,7 @@ func TestWordsAgreeAfterAStorm(t *testing.T) {
 // byte-identical rule speaks of the same request sent again, not of the key
 // rent-2611 that nothing on that level reads.
 func TestBenchSaysTheCheckersWords(t *testing.T) {
+	t.Parallel()
 	ts := playground(t, playgroundDir(t))
 	ctx := tab(t)
 	openLesson(t, ctx, ts.URL, "01-naive")
