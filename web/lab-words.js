@@ -303,6 +303,7 @@ const en = {
     'A refusal (402, 404) is an answer too; only an exception should release the claim.',
     'Retry-After is a number of seconds: Retry-After: 1.',
     'The payment call stays outside the transaction (it is someone else’s database); the completion goes in the transaction that moves the money.',
+    'A corrected amount may come under the same key while the first request still runs. Can waiting ever help it? Decide which of the key’s two facts you read first.',
   ],
   goal_replay:
     'A retry must get the first answer byte for byte: store the status, the headers and the body you sent, and send them again with Idempotent-Replayed: true.',
@@ -319,6 +320,7 @@ const en = {
     'The endpoint is the method and the route, as in POST /transfers. The lab has this one endpoint, so no scenario can tell a key scoped without it: keep it for the API you build, where POST /refunds may reuse a key of POST /transfers.',
     'A claim whose attempt crashed stays in progress for ever: take it over once it is older than a lease (req.now, req.attempt as the owner). A takeover may pay again, unless the network was given the key.',
     'A lease shorter than a transfer can take hands a running attempt’s claim to its retry: seconds, not milliseconds.',
+    'Who may take a crashed claim over? Only a retry of the request that claimed it: a corrected amount under the same key is another request.',
   ],
 };
 
@@ -619,6 +621,7 @@ const ko = {
     '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
     'Retry-After는 초 단위 숫자입니다: Retry-After: 1.',
     '결제 호출은 트랜잭션 밖에 둡니다(다른 곳의 데이터베이스입니다). 완료 표시는 돈을 옮기는 트랜잭션 안에 넣습니다.',
+    '첫 요청이 아직 처리되는 동안 같은 키로 금액을 고친 요청이 올 수 있습니다. 기다리면 그 요청이 성공할 수 있을까요? 키에 적힌 두 가지 중 무엇을 먼저 읽을지 정하세요.',
   ],
   goal_replay:
     '재시도는 첫 응답을 바이트 하나까지 똑같이 받아야 합니다. 보낸 상태 코드와 헤더와 본문을 저장했다가 Idempotent-Replayed: true와 함께 다시 보내세요.',
@@ -635,6 +638,7 @@ const ko = {
     '엔드포인트는 메서드와 경로입니다. 예: POST /transfers. 이 실습에는 엔드포인트가 이것 하나뿐이라, 엔드포인트 없이 범위를 나눈 키는 어느 시나리오로도 가려낼 수 없습니다. 여러분이 만들 API에서는 꼭 넣으세요. POST /refunds가 POST /transfers의 키를 다시 쓸 수도 있습니다.',
     '죽은 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
     '리스가 송금에 걸릴 수 있는 시간보다 짧으면 아직 실행 중인 시도의 선점이 재시도에게 넘어갑니다. 밀리초가 아니라 초 단위로 잡으세요.',
+    '죽은 시도의 선점은 누가 넘겨받을 수 있을까요? 그 키를 선점한 요청의 재시도뿐입니다. 같은 키로 금액을 고친 요청은 다른 요청입니다.',
   ],
 };
 
