@@ -101,9 +101,10 @@ const (
 	// CausePaidInTx is the browser lab's alone too: a call to the payment
 	// network made with the attempt's transaction open.
 	CausePaidInTx = "pay-in-transaction"
-	// CauseStateBeforeFingerprint is the browser lab's alone: only its
-	// scenario of two different requests sent together under one key shows
-	// a different request told 409 (wait) where 422 was owed.
+	// CauseStateBeforeFingerprint: a different request told 409 (wait)
+	// where 422 was owed, while another request held its key. The
+	// browser's lab names it; the grader's correction check notes the same
+	// answer without a cause, as it notes the contract's other answers.
 	CauseStateBeforeFingerprint = "state-before-fingerprint"
 	// CauseTakeoverUnfingerprinted is the browser lab's alone too: only its
 	// database sees a different request take over the claim a crashed

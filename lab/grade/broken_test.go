@@ -1,9 +1,11 @@
 package grade_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -57,16 +59,19 @@ func TestGradeNamesEachPlantedBug(t *testing.T) {
 			p := scoped.With(func(p *engine.Policy) { p.Claim = engine.ClaimCheckThenInsert })
 			return engineServer(t, p, engine.Options{Hook: slowAt(engine.PhaseClaim, "insert", 20*time.Millisecond)}, nil)
 		},
-		target:  []string{"one-transfer-per-intent"},
-		allowed: []string{"one-transfer-per-intent", "replay-is-byte-identical"},
+		target: []string{"one-transfer-per-intent"},
+		// A corrected amount sent with the first request may see no key
+		// either, and be paid too.
+		allowed: []string{"one-transfer-per-intent", "replay-is-byte-identical", "different-request-never-succeeds"},
 	}, {
 		name: "no in-progress state: pay first, write the key after",
 		base: func(t *testing.T) string {
 			p := scoped.With(func(p *engine.Policy) { p.InProgress = engine.InProgressExecuteFirst })
 			return engineServer(t, p, engine.Options{PaymentLatency: 20 * time.Millisecond}, nil)
 		},
-		target:  []string{"one-transfer-per-intent"},
-		allowed: []string{"one-transfer-per-intent", "replay-is-byte-identical"},
+		target: []string{"one-transfer-per-intent"},
+		// A corrected amount sent with the first request is paid too.
+		allowed: []string{"one-transfer-per-intent", "replay-is-byte-identical", "different-request-never-succeeds"},
 	}, {
 		name: "key-only: no fingerprint",
 		base: func(t *testing.T) string {
@@ -194,6 +199,14 @@ func TestGradeNamesEachPlantedBug(t *testing.T) {
 		allowed: []string{"replay-is-byte-identical", "completion-has-its-transfer"},
 		more: verdict{fail: []string{"together"}, causes: []string{"completed-before-paid"},
 			report: []string{"the attempt that answered first", "answer 409 with Retry-After: 1"}},
+	}, {
+		// The key's state is read before its fingerprint: a corrected
+		// amount sent while the first request runs is told to wait.
+		name: "the state read before the fingerprint",
+		base: func(t *testing.T) string {
+			return engineServer(t, scoped, engine.Options{PaymentLatency: 20 * time.Millisecond}, stateBeforeFingerprint)
+		},
+		more: verdict{warn: []string{"correction"}, report: []string{"was answered 409, to wait; the contract says 422"}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -300,6 +313,45 @@ func storesRefusals(bank http.Handler, _ *sqlite.DB) http.Handler {
 				mu.Unlock()
 			}
 		})
+	})
+}
+
+// stateBeforeFingerprint is a middleware in front of the bank that
+// answers 409 to a request whose key (its customer's) another request
+// holds, still running, before the bank compares their fingerprints: an
+// endpoint that reads the key's state first.
+func stateBeforeFingerprint(bank http.Handler, _ *sqlite.DB) http.Handler {
+	var mu sync.Mutex
+	running := map[string]string{} // customer and key → the body being processed
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("X-Customer-ID") + "\x00" + r.Header.Get("Idempotency-Key")
+		if r.Method != "POST" || r.Header.Get("Idempotency-Key") == "" {
+			bank.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mu.Lock()
+		held, busy := running[key]
+		if !busy {
+			running[key] = string(body)
+		}
+		mu.Unlock()
+		if busy && held != string(body) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"type":"about:blank","title":"A request with this key is still being processed","status":409}`))
+			return
+		}
+		if !busy {
+			defer func() {
+				mu.Lock()
+				delete(running, key)
+				mu.Unlock()
+			}()
+		}
+		bank.ServeHTTP(w, r)
 	})
 }
 

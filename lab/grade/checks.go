@@ -23,7 +23,7 @@ var checks = []check{
 	{"retry", "a retry after the answer arrived gets that answer again, byte for byte", checkRetry},
 	{"cut", "a retry after a cut connection gets the answer the client never read, and no second transfer", checkCut},
 	{"reordered", "the same request re-spaced, reordered, or both is a retry, not a new request", checkReordered},
-	{"correction", "a corrected amount under a used key gets 422 and moves nothing", checkCorrection},
+	{"correction", "a corrected amount under a used key gets 422 and moves nothing, also while the first request still runs", checkCorrection},
 	{"refusals", "a 402 or 404 is stored under its key: after a top-up, or once the account exists, the retry still gets it byte for byte", checkRefusals},
 	{"missing-key", "a transfer without Idempotency-Key gets 400, without X-Customer-ID 401, and nothing moves", checkMissingKey},
 	{"repaired", "a transfer refused 400 (bad body) or 401 (no customer) claims nothing: the repaired request under the same key is executed", checkRepaired},
@@ -175,6 +175,9 @@ func describeStyle(style string) string {
 	return style
 }
 
+// checkCorrection sends a corrected amount under a used key, once the
+// first answer came (owed 422), and then, under a fresh key, together
+// with the first request (owed 422 too, not a wait).
 func checkCorrection(cr *checkRun) error {
 	payer, shop, err := cr.payerAndShop()
 	if err != nil {
@@ -192,6 +195,40 @@ func checkCorrection(cr *checkRun) error {
 	i := cr.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, shop, corrected)))
 	if a := cr.attempts[i]; a.Delivered && a.Status != 422 && !lab.Success(a.Status) {
 		cr.note(fmt.Sprintf("a different request under a used key (%s) was answered %d %s; the contract says 422", a.Lane, a.Status, snippet(a.Response)), first, i)
+	}
+	if a := cr.attempts[i]; !a.Delivered || a.Status != 422 {
+		// No fingerprint told the correction apart: the story below
+		// would only say so again.
+		return nil
+	}
+	// The teller corrects the amount while the first request is still
+	// being processed: the request and three corrections at the same
+	// moment, under a fresh key. Whichever claims the key is the keyed
+	// request; every other one that differs from it is owed 422 at once,
+	// whatever the claim's state, since no retry of it can succeed. A 409
+	// there tells it to wait for a request that is not its own: the
+	// endpoint read the key's state before its fingerprint.
+	k2 := cr.key()
+	in2 := cr.intent(cust, payer, shop, cr.amount())
+	fixed := keyed(cust, k2, lab.RenderBody(lab.StyleCompact, payer, shop, in2.Amount+100_030))
+	ins := []lab.Intent{in2, in2, in2, in2}
+	idx := cr.sendTogether(ins, []Request{intentRequest(in2, k2), fixed, fixed, fixed})
+	claimer := -1
+	for _, j := range idx {
+		if a := cr.attempts[j]; a.Delivered && lab.Success(a.Status) && claimer < 0 {
+			claimer = j
+		}
+	}
+	if claimer < 0 {
+		return nil
+	}
+	for _, j := range idx {
+		a := cr.attempts[j]
+		if j == claimer || !a.Delivered || a.Status != 409 || lab.SameRequest(a.Body, cr.attempts[claimer].Body) {
+			continue
+		}
+		cr.note(fmt.Sprintf("a different request (%s) sent while %s held its key was answered 409, to wait; the contract says 422 whatever the first request's state: compare the fingerprint before the state", a.Lane, cr.attempts[claimer].Lane), claimer, j)
+		break
 	}
 	return nil
 }

@@ -57,7 +57,9 @@ func TestGradePythonEndpoints(t *testing.T) {
 	}{
 		{"", nil, nil},
 		{"key-only", []string{"different-request-never-succeeds"}, nil},
-		{"check-then-insert", []string{"one-transfer-per-intent"}, []string{"one-transfer-per-intent", "replay-is-byte-identical"}},
+		// A corrected amount sent with the first request may see no key
+		// either, and be paid too (rule 2).
+		{"check-then-insert", []string{"one-transfer-per-intent"}, []string{"one-transfer-per-intent", "replay-is-byte-identical", "different-request-never-succeeds"}},
 		{"raw-bytes", []string{"replay-is-byte-identical"}, nil},
 		{"no-in-progress", []string{"replay-is-byte-identical"}, []string{"replay-is-byte-identical", "completion-has-its-transfer"}},
 		{"recompute", []string{"replay-is-byte-identical"}, nil},

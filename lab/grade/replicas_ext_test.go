@@ -99,7 +99,7 @@ func TestGradeReplicasPython(t *testing.T) {
 	}{
 		{"correct", "", 2, true, nil},
 		// Both replicas pay, and each answers its own transfer.
-		{"memory-lock", "memory-lock", 2, false, []string{"replay-is-byte-identical", "completion-has-its-transfer"}},
+		{"memory-lock", "memory-lock", 2, false, []string{"replay-is-byte-identical", "completion-has-its-transfer", "different-request-never-succeeds"}},
 		{"memory-lock on one replica", "memory-lock", 1, true, nil},
 		// A cache miss on the other replica pays again and answers anew, a
 		// corrected amount included.
@@ -151,8 +151,10 @@ func TestGradeReplicasIdemlabEngines(t *testing.T) {
 		{"scoped", engine.MustPreset(engine.LevelScoped), true, nil},
 		{"server-cache", with(func(p *engine.Policy) { p.Claim = engine.ClaimServerCache }), false,
 			[]string{"different-request-never-succeeds", "replay-is-byte-identical", "completion-has-its-transfer"}},
+		// Each replica's lock in memory lets a corrected amount sent with
+		// the first request through on the other replica too (rule 2).
 		{"memory-lock", with(func(p *engine.Policy) { p.Claim, p.Lock = engine.ClaimCheckThenInsert, engine.LockMemory }), false,
-			[]string{"replay-is-byte-identical", "completion-has-its-transfer"}},
+			[]string{"replay-is-byte-identical", "completion-has-its-transfer", "different-request-never-succeeds"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
