@@ -250,6 +250,7 @@ func JudgeHandlerRun(r HandlerRun) Report {
 		rep.Notes = append(rep.Notes, n.note)
 	}
 	check := scenarioChecks[r.Scenario]
+	unfingerprinted := unfingerprintedTakeovers(r)
 	for i := range rep.Rules {
 		rr := &rep.Rules[i]
 		for j := range rr.Violations {
@@ -302,9 +303,15 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if rr.Rule.N == RuleNoSilentWrong.N && id == CauseNoFingerprint && executedTogether(r, *v) {
 				id = ""
 			}
-			if rr.Rule.N == RuleNoSilentWrong.N && len(v.Attempts) == 2 && !r.Attempts[v.Attempts[0]].Answered &&
-				tookFrom(r, r.Attempts[v.Attempts[1]].ID, r.Attempts[v.Attempts[0]].ID) {
-				id = CauseTakeoverUnfingerprinted
+			// A different request took over a crashed attempt's claim of
+			// this key: what went wrong after it (the first request's retry
+			// handed the other's answer, say) is that takeover's doing.
+			if rr.Rule.N == RuleNoSilentWrong.N || rr.Rule.N == RuleByteReplay.N || rr.Rule.N == RuleNothingLost.N {
+				for _, k := range v.Attempts {
+					if a := r.Attempts[k]; unfingerprinted[keyID{a.Customer, a.Key}] {
+						id = CauseTakeoverUnfingerprinted
+					}
+				}
 			}
 			// A slip in the JavaScript of an attempt of the violation (an
 			// answer before COMMIT, a call never awaited, rows thrown
@@ -374,6 +381,29 @@ func executedTogether(r HandlerRun, v Violation) bool {
 	}
 	a, b := r.Attempts[v.Attempts[0]], r.Attempts[v.Attempts[1]]
 	return a.AnsweredAt != 0 && b.Arrived != 0 && b.Arrived < a.AnsweredAt && madeTransfer(r, a.ID) && madeTransfer(r, b.ID)
+}
+
+// unfingerprintedTakeovers are the keys (customer, key as sent) under
+// which a request took over the row that a crashed attempt, with another
+// request, had written (tookFrom): a takeover that did not compare the
+// fingerprint.
+func unfingerprintedTakeovers(r HandlerRun) map[keyID]bool {
+	var out map[keyID]bool
+	for _, y := range r.Attempts {
+		if y.Answered || y.Key == "" {
+			continue
+		}
+		for _, x := range r.Attempts {
+			if x.ID == y.ID || x.Key != y.Key || x.Customer != y.Customer || SameRequest([]byte(x.Body), []byte(y.Body)) || !tookFrom(r, x.ID, y.ID) {
+				continue
+			}
+			if out == nil {
+				out = map[keyID]bool{}
+			}
+			out[keyID{x.Customer, x.Key}] = true
+		}
+	}
+	return out
 }
 
 // tookFrom reports whether attempt id took over a row of the handler's
@@ -819,6 +849,12 @@ func contractNotes(r HandlerRun) []Note {
 		if a.Threw != "" {
 			en = fmt.Sprintf("%s was answered %d: the handler threw %s", a.ID, a.Status, a.Threw)
 			ko = fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 던진 예외: %s", a.ID, a.Status, a.Threw)
+		}
+		if strings.HasPrefix(a.Threw, "PaymentError") && strings.Contains(a.Threw, "was first used for another payment") {
+			// Not a bug at its line: the network refused a key it had
+			// seen with another payment.
+			en += "; the network had seen the key passed to pay with another payment: two different payments reached pay under one key (another request under the same key went on to pay, or one key served two customers)"
+			ko += " 결제망은 pay에 넘긴 키를 이미 다른 결제에서 보았습니다. 서로 다른 결제 두 건이 한 키로 pay에 왔습니다(같은 키의 다른 요청이 결제까지 갔거나, 키 하나를 두 고객이 함께 썼습니다)."
 		}
 		cause := CauseHandlerFailed
 		if purgedBefore(r, i) {

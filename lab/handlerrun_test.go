@@ -1353,3 +1353,41 @@ func TestJudgeHandlerRunKeysNoFailedRequest(t *testing.T) {
 	rep := lab.JudgeHandlerRun(twoRequestsOneKey(500))
 	assert.True(t, rep.Rule(lab.RuleNoSilentWrong).OK, "%+v", rep.Rule(lab.RuleNoSilentWrong).Violations)
 }
+
+// TestJudgeHandlerRunBlamesTheTakeoverForWhatFollows: after a2, another
+// request, took over the claim crashed a1 had left, a3 (a1's own retry)
+// was handed a2's answer: rule 4 breaks too (a success without a transfer
+// of its intent), and its cause is the takeover, not the in-progress
+// state.
+func TestJudgeHandlerRunBlamesTheTakeoverForWhatFollows(t *testing.T) {
+	r := twoRequestsOneKey(0)
+	r.Attempts[0].Answered, r.Attempts[0].Delivered, r.Attempts[0].AnsweredAt = false, false, 0
+	r.Attempts[0].Response, r.Attempts[0].Headers = "", nil
+	r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 3, 4
+	a3 := r.Attempts[1]
+	a3.ID, a3.Intent, a3.Body, a3.Arrived, a3.AnsweredAt = "a3", "i1", body500, 5, 6
+	a3.Headers = map[string]string{"Content-Type": "application/json", "Idempotent-Replayed": "true"}
+	r.Attempts = append(r.Attempts, a3)
+	r.TakenEnded = []lab.HandlerTakenLive{{Attempt: "a2", From: "a1", Table: "idem_keys"}}
+	rep := lab.JudgeHandlerRun(r)
+	for _, rule := range []lab.Rule{lab.RuleNoSilentWrong, lab.RuleNothingLost} {
+		rr := rep.Rule(rule)
+		require.False(t, rr.OK, "rule %d", rule.N)
+		for _, v := range rr.Violations {
+			assert.Equal(t, lab.CauseTakeoverUnfingerprinted, v.Cause, "rule %d: %s", rule.N, v.Message)
+		}
+	}
+}
+
+// TestJudgeHandlerRunSaysWhyThePaymentWasRefused: a handler threw the
+// network's refusal of a key it had seen with another payment. The 500's
+// note says what the refusal means, not only where it was thrown.
+func TestJudgeHandlerRunSaysWhyThePaymentWasRefused(t *testing.T) {
+	r := twoRequestsOneKey(500)
+	r.Attempts[0].Threw = `PaymentError at line 72: key "[\"cust-1\",\"k-1\"]" was first used for another payment (700 won from alice to bob)`
+	notes := lab.JudgeHandlerRun(r).Notes
+	require.NotEmpty(t, notes)
+	assert.Equal(t, lab.CauseHandlerFailed, notes[0].Cause)
+	assert.Contains(t, notes[0].Message, "the network had seen the key passed to pay with another payment")
+	assert.Contains(t, notes[0].MessageKo, "결제망은 pay에 넘긴 키를")
+}

@@ -73,3 +73,24 @@ func TestLabPageSaysATakeoverMustBeTheSameRequest(t *testing.T) {
 	assert.Equal(t, "crash-then-corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
 	assert.Contains(t, text(t, ctx, "#lab-found"), "a different request took over the claim a crashed attempt left")
 }
+
+// TestLabPageSaysAFingerprintMustHoldTheWholeRequest: the scoped reference
+// whose fingerprint holds the amount alone. The same amount sent to
+// another payee under the same key is taken for a retry and handed the
+// first answer: rule 2 breaks in "the same amount to another payee under
+// the same key", and the fix says what a fingerprint holds.
+func TestLabPageSaysAFingerprintMustHoldTheWholeRequest(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body));",
+		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + t.amount);",
+	}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Contains(t, attr(t, ctx, "#lab-grade", "data-broken"), "2")
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := `#lab-grade tr[data-scenario=corrected-payee]`
+	assert.Contains(t, text(t, ctx, row), "broke 2.", text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, row), "canonical JSON body", "the fix names what the fingerprint holds")
+}

@@ -1186,6 +1186,13 @@ function scenarios() {
       name: 'corrected-amount',
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + 1000 })],
     },
+    // The same amount to another payee, under the same key: a fingerprint
+    // of the whole request tells it apart, one of the amount alone does
+    // not.
+    {
+      name: 'corrected-payee',
+      attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'carol', 200000), now: T0 + 1000 })],
+    },
     // The teller's first request is still running when the corrected
     // amount goes out under the same key: whichever claims the key is the
     // keyed request, and the other is a different one, owed 422 at once,
