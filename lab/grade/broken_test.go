@@ -200,6 +200,16 @@ func TestGradeNamesEachPlantedBug(t *testing.T) {
 		more: verdict{fail: []string{"together"}, causes: []string{"completed-before-paid"},
 			report: []string{"the attempt that answered first", "answer 409 with Retry-After: 1"}},
 	}, {
+		// The fingerprint holds the amount alone: the same amount to
+		// another payee under a used key is taken for a retry.
+		name:   "a fingerprint of the amount alone",
+		base:   func(t *testing.T) string { return engineServer(t, scoped, engine.Options{}, amountOnlyFingerprint) },
+		target: []string{"different-request-never-succeeds"},
+		// The payee's answer names the first payee: rule 5 reads it as
+		// someone else's answer.
+		allowed: []string{"different-request-never-succeeds", "customers-see-own-responses"},
+		more:    verdict{fail: []string{"correction"}, causes: []string{"no-fingerprint"}},
+	}, {
 		// The key's state is read before its fingerprint: a corrected
 		// amount sent while the first request runs is told to wait.
 		name: "the state read before the fingerprint",
@@ -352,6 +362,43 @@ func stateBeforeFingerprint(bank http.Handler, _ *sqlite.DB) http.Handler {
 			}()
 		}
 		bank.ServeHTTP(w, r)
+	})
+}
+
+// amountOnlyFingerprint is a middleware in front of the bank that makes
+// it fingerprint a request by its amount alone: a later request under a
+// key (its customer's) with the first one's amount reaches the bank as
+// the first request's body, so that the bank takes it for a retry.
+func amountOnlyFingerprint(bank http.Handler, _ *sqlite.DB) http.Handler {
+	var mu sync.Mutex
+	first := map[string][]byte{} // customer and key → the first body
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" || r.Header.Get("Idempotency-Key") == "" {
+			bank.ServeHTTP(w, r)
+			return
+		}
+		key := r.Header.Get("X-Customer-ID") + "\x00" + r.Header.Get("Idempotency-Key")
+		body, _ := io.ReadAll(r.Body)
+		var now, was struct{ Amount json.Number }
+		mu.Lock()
+		old, seen := first[key]
+		mu.Unlock()
+		if seen && json.Unmarshal(body, &now) == nil && json.Unmarshal(old, &was) == nil && now.Amount == was.Amount {
+			body = old
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		respond(bank, w, r, func(rec *httptest.ResponseRecorder) {
+			// The key's first request is the one the bank kept: not one
+			// it refused before claiming anything (400, 401).
+			if !seen && rec.Code != 400 && rec.Code != 401 {
+				mu.Lock()
+				if _, ok := first[key]; !ok {
+					first[key] = body
+				}
+				mu.Unlock()
+			}
+		})
 	})
 }
 

@@ -176,8 +176,9 @@ func describeStyle(style string) string {
 }
 
 // checkCorrection sends a corrected amount under a used key, once the
-// first answer came (owed 422), and then, under a fresh key, together
-// with the first request (owed 422 too, not a wait).
+// first answer came (owed 422), the same amount to another payee (422
+// too), and then, under a fresh key, corrections together with the first
+// request (owed 422 as well, not a wait).
 func checkCorrection(cr *checkRun) error {
 	payer, shop, err := cr.payerAndShop()
 	if err != nil {
@@ -197,9 +198,19 @@ func checkCorrection(cr *checkRun) error {
 		cr.note(fmt.Sprintf("a different request under a used key (%s) was answered %d %s; the contract says 422", a.Lane, a.Status, snippet(a.Response)), first, i)
 	}
 	if a := cr.attempts[i]; !a.Delivered || a.Status != 422 {
-		// No fingerprint told the correction apart: the story below
+		// No fingerprint told the correction apart: the stories below
 		// would only say so again.
 		return nil
+	}
+	// The same amount to another payee, under the same key: a fingerprint
+	// of the amount alone takes it for a retry.
+	other, err := cr.account("shop-2", 0)
+	if err != nil {
+		return err
+	}
+	j := cr.send(in, keyed(cust, k, lab.RenderBody(lab.StyleCompact, payer, other, in.Amount)))
+	if a := cr.attempts[j]; a.Delivered && a.Status != 422 && !lab.Success(a.Status) {
+		cr.note(fmt.Sprintf("the same amount to another payee under a used key (%s) was answered %d %s; the contract says 422", a.Lane, a.Status, snippet(a.Response)), first, j)
 	}
 	// The teller corrects the amount while the first request is still
 	// being processed: the request and three corrections at the same
