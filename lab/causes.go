@@ -358,7 +358,14 @@ func Diagnose(check string, rule Rule, attempts []Attempt, idx []int, busy func(
 	case rule.N == RuleRetention.N:
 		// A retention too short is its own cause, whatever the run.
 		return CauseShortRetention
-	case check == "other-customer" || rule.N == RuleOwnResponses.N:
+	case check == "other-customer":
+		return CauseGlobalKeys
+	case rule.N == RuleOwnResponses.N && !usedByOthers(attempts, idx):
+		// Someone else's answer, where no other customer used the key:
+		// the same customer's other request under it was taken for a
+		// retry and handed its answer.
+		return CauseNoFingerprint
+	case rule.N == RuleOwnResponses.N:
 		return CauseGlobalKeys
 	case rule.N == RuleNothingLost.N && usedByOthers(attempts, idx):
 		return CauseGlobalKeys
