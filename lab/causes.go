@@ -106,6 +106,10 @@ const (
 	// browser's lab names it; the grader's correction check notes the same
 	// answer without a cause, as it notes the contract's other answers.
 	CauseStateBeforeFingerprint = "state-before-fingerprint"
+	// CauseClaimReplaced is the browser lab's alone: only its database
+	// sees the key's INSERT OR REPLACE replace another attempt's row
+	// instead of failing on it.
+	CauseClaimReplaced = "claim-replaced"
 	// CauseTakeoverUnfingerprinted is the browser lab's alone too: only its
 	// database sees a different request take over the claim a crashed
 	// attempt left.
@@ -271,6 +275,11 @@ var causes = map[string]Cause{
 		"make the lease longer than any transfer can take, seconds rather than milliseconds: only a claim whose attempt died should ever be taken over",
 		"재시도가 아직 실행 중인 시도의 선점을 가져갔습니다. 리스(선점이 살아 있다고 보는 시간)가 송금에 걸릴 수 있는 시간보다 짧아서, 느린 시도의 선점이 재시도에게 넘어가고 첫 시도의 작업은 버려집니다(주인 확인이 없으면 둘 다 돈을 옮깁니다).",
 		"리스를 어떤 송금보다도 길게, 밀리초가 아니라 초 단위로 잡으세요. 넘겨받아도 되는 것은 시도가 죽은 선점뿐입니다."},
+	CauseClaimReplaced: {CauseClaimReplaced,
+		"the key's INSERT found another attempt's claim and replaced it (INSERT OR REPLACE) instead of failing: no error came, so the attempt went on as if the key were its own, and the other attempt's claim was gone",
+		"let the claim fail loudly: a plain INSERT, whose ConstraintError is the verdict that another attempt has the key (catch it and answer from that key: its stored answer, 422 for a different request, or 409 while it is in progress); never OR REPLACE for the claim (an ON CONFLICT … DO UPDATE takes a claim over only with the lease in its WHERE)",
+		"키를 넣는 INSERT가 다른 시도의 선점을 만났는데 실패하지 않고 그 행을 바꿔 썼습니다(INSERT OR REPLACE). 오류가 나지 않으니 시도는 키가 자기 것인 양 계속했고, 다른 시도의 선점은 사라졌습니다.",
+		"선점이 실패를 드러내게 하세요. 평범한 INSERT를 쓰면 그 ConstraintError가 다른 시도가 키를 가졌다는 판정입니다(잡아서 그 키로 답하세요. 저장된 답, 다른 요청이면 422, 처리 중이면 409). 선점에는 OR REPLACE를 쓰지 마세요(ON CONFLICT … DO UPDATE로 넘겨받으려면 WHERE에 리스 조건이 있어야 합니다)."},
 	CauseStateBeforeFingerprint: {CauseStateBeforeFingerprint,
 		"the key's state was read before its fingerprint: a different request under a key still in progress was told 409 (come back in a second), though no retry of it can ever succeed; the contract tells it 422 at once",
 		"when the key's INSERT fails, compare the fingerprint first (422 for a different request, whatever the key's state), and only then the state: 409 while the first request is in progress, its stored answer once it is completed",

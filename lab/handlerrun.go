@@ -147,6 +147,10 @@ type HandlerTakeover struct {
 	Attempt string `json:"attempt"`
 	Key     string `json:"key"`
 	From    string `json:"from"`
+	// Insert says that the call was INSERT OR REPLACE (or REPLACE INTO):
+	// it replaced the other attempt's row instead of failing on it, a
+	// claim that throws its verdict away.
+	Insert bool `json:"insert,omitempty"`
 }
 
 // HandlerTakenLive is a row of the handler's table Table, written by
@@ -287,6 +291,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			}
 			if id == "" && ignoredClaim(r, rr.Rule, *v) {
 				id = CauseClaimIgnored
+			}
+			// An attempt of the violation whose claim's INSERT replaced
+			// another attempt's row: whatever the answers resemble, the
+			// claim never failed.
+			if replacedClaim(r, *v) {
+				id = CauseClaimReplaced
 			}
 			if id == "" && paidTwiceUnclaimed(r, rr.Rule, v.Intent) {
 				id = CausePaidUnclaimed
@@ -454,13 +464,24 @@ func tookOverTwice(r HandlerRun, v Violation) bool {
 	by := map[string]bool{}
 	named := false
 	for _, t := range r.Takeovers {
-		if intent[t.Attempt] != v.Intent {
+		if intent[t.Attempt] != v.Intent || t.Insert {
 			continue
 		}
 		by[t.Attempt] = true
 		named = named || slices.Contains(v.Lanes, t.Attempt)
 	}
 	return len(by) >= 2 && named
+}
+
+// replacedClaim reports whether an attempt of the violation made another
+// attempt's row of its key its own with an INSERT (HandlerTakeover.Insert).
+func replacedClaim(r HandlerRun, v Violation) bool {
+	for _, t := range r.Takeovers {
+		if t.Insert && slices.Contains(v.Lanes, t.Attempt) {
+			return true
+		}
+	}
+	return false
 }
 
 // paidThenCrashed reports whether an attempt of intent crashed (never

@@ -1391,3 +1391,23 @@ func TestJudgeHandlerRunSaysWhyThePaymentWasRefused(t *testing.T) {
 	assert.Contains(t, notes[0].Message, "the network had seen the key passed to pay with another payment")
 	assert.Contains(t, notes[0].MessageKo, "결제망은 pay에 넘긴 키를")
 }
+
+// TestJudgeHandlerRunNamesAReplacedClaim: a2's INSERT OR REPLACE made a1's
+// claim its own and a2 paid again (rule 1). The lab saw the row change
+// hands by an INSERT: the cause is the replaced claim, not a takeover.
+func TestJudgeHandlerRunNamesAReplacedClaim(t *testing.T) {
+	r := keptRun()
+	r.Attempts[1].Response, r.Attempts[1].Headers = answerTr, map[string]string{"Content-Type": "application/json"}
+	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+	r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+	r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+	r.KeysRead = true
+	r.Takeovers = []lab.HandlerTakeover{{Attempt: "a2", Key: `"k-1"`, From: "a1", Insert: true}}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseClaimReplaced, rr.Violations[0].Cause)
+	assert.Contains(t, rr.Violations[0].Fix, "never OR REPLACE")
+
+	r.Takeovers[0].Insert = false
+	assert.NotEqual(t, lab.CauseClaimReplaced, lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer).Violations[0].Cause)
+}

@@ -94,3 +94,23 @@ func TestLabPageSaysAFingerprintMustHoldTheWholeRequest(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "broke 2.", text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, row), "canonical JSON body", "the fix names what the fingerprint holds")
 }
+
+// TestLabPageSaysAClaimWasReplaced: the scoped reference whose claim is
+// INSERT OR REPLACE. The retry's claim raises no error and replaces the
+// first attempt's: the grade names the replaced claim, where it used to
+// blame two takeovers of a crashed attempt's claim in scenarios with no
+// crash.
+func TestLabPageSaysAClaimWasReplaced(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+		"await db.run(`INSERT INTO idem_keys (customer, endpoint, idem_key,",
+		"await db.run(`INSERT OR REPLACE INTO idem_keys (customer, endpoint, idem_key,",
+	}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-cause[data-cause=claim-replaced]`), text(t, ctx, "#lab-grade"))
+	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "two retries each took the same claim over")
+	assert.Contains(t, text(t, ctx, "#lab-grade"), "never OR REPLACE for the claim")
+}

@@ -91,6 +91,9 @@ export const CAUSE_RUNG = {
   // The key's INSERT was ignored for its conflict (OR IGNORE, DO NOTHING)
   // and the attempt went on: the unique rung's claim fails loudly.
   'claim-ignored': 'unique',
+  // The key's INSERT OR REPLACE replaced another attempt's claim: the
+  // unique rung's claim fails loudly.
+  'claim-replaced': 'unique',
   // Two retries each took a crashed attempt's claim over and each moved
   // the money: the lease's takeover, decided by its own UPDATE, is the
   // scoped rung's.

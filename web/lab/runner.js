@@ -439,7 +439,7 @@ class Run {
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
     }
-    if (this.traced && c.op !== 'pay') fields.key_rows = this.observe(a);
+    if (this.traced && c.op !== 'pay') fields.key_rows = this.observe(a, c.sql);
     this.event(a, fields);
     if (a.calls.length > 0) {
       // The handler made several calls at once (Promise.all): it is
@@ -593,8 +593,10 @@ class Run {
   // and which rows holding a scenario's key a's call took away although
   // another attempt wrote them (a purge; not a's release of its own claim,
   // nor a's takeover of a claim of its own key still in progress, deleted
-  // to be made again). It returns the rows that hold a's key.
-  observe(a) {
+  // to be made again). sql is the call's statement: a takeover that
+  // INSERT OR REPLACE made is marked as such. It returns the rows that
+  // hold a's key.
+  observe(a, sql) {
     const before = this.held;
     this.held = heldRows(before, a.id);
     for (const [key, forms] of this.keyForms) {
@@ -615,7 +617,11 @@ class Run {
       if (rows > 0) this.purges.push({ attempt: a.id, key, now: a.now, rows, clock: this.clock });
       if (key === a.key && had.length === now.length) {
         const from = gone.find((r) => r.by !== a.id);
-        if (from && now.some((r) => r.by === a.id)) this.takeovers.push({ attempt: a.id, key, from: from.by });
+        // Made by INSERT OR REPLACE (or REPLACE INTO): the claim replaced
+        // the other's instead of failing on it. (An upsert's DO UPDATE
+        // may be a takeover meant, with the lease in its WHERE.)
+        if (from && now.some((r) => r.by === a.id))
+          this.takeovers.push({ attempt: a.id, key, from: from.by, insert: /^\s*(insert\s+or\s+replace|replace)\b/i.test(sql || '') });
       }
     }
     if (this.held.some((r) => r.by === a.id)) this.claims.add(a.id);
