@@ -1254,7 +1254,7 @@ func waitedAsSame(r HandlerRun) []Note {
 		}
 		for _, a := range r.Attempts {
 			if a.ID == b.ID || a.Key != b.Key || a.Customer != b.Customer || a.Arrived == 0 || a.Arrived > b.AnsweredAt ||
-				(a.AnsweredAt != 0 && a.AnsweredAt < b.AnsweredAt) || SameRequest([]byte(a.Body), []byte(b.Body)) {
+				(a.AnsweredAt != 0 && a.AnsweredAt < b.AnsweredAt) || SameRequest([]byte(a.Body), []byte(b.Body)) || !mayHold(a) {
 				continue
 			}
 			return []Note{causedNote(CauseStateBeforeFingerprint, []string{a.ID, b.ID},
@@ -1265,6 +1265,20 @@ func waitedAsSame(r HandlerRun) []Note {
 		}
 	}
 	return nil
+}
+
+// mayHold reports whether an attempt may have held its key: one refused
+// before the claim (400, 401), told the key was taken (409, 422) or that
+// failed (5xx) held none, and a 409 said while it ran was not its doing.
+func mayHold(a HandlerAttempt) bool {
+	if !a.Answered {
+		return true
+	}
+	switch {
+	case a.Status == 400, a.Status == 401, a.Status == 409, a.Status == 422, a.Status >= 500:
+		return false
+	}
+	return true
 }
 
 // sameSpacedApart reports whether two JSON texts differ only in the

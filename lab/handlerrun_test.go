@@ -1290,6 +1290,20 @@ func TestJudgeHandlerRunKeysTheRequestThatClaimed(t *testing.T) {
 	same := twoRequestsOneKey(409)
 	same.Attempts[1].Body = body500
 	assert.Empty(t, lab.JudgeHandlerRun(same).Notes, "the same request told to wait: right")
+
+	// a1's retry told to wait while a1 ran was right, though a corrected
+	// amount, itself refused 422, was being processed at that moment: the
+	// correction held nothing.
+	retry := keptRun()
+	refuse(&retry, 409)
+	retry.Attempts[1].Headers["Retry-After"] = "1"
+	retry.Attempts[0].Arrived, retry.Attempts[0].AnsweredAt = 1, 6
+	retry.Attempts[1].Arrived, retry.Attempts[1].AnsweredAt = 2, 4
+	retry.Intents = append(retry.Intents, lab.Intent{ID: "i2", Customer: "cust-1", From: "alice", To: "bob", Amount: 700})
+	retry.Attempts = append(retry.Attempts, lab.HandlerAttempt{ID: "a3", Intent: "i2", Customer: "cust-1", Key: `"k-1"`,
+		Body: `{"from":"alice","to":"bob","amount":700}`, Answered: true, Delivered: true, Status: 422,
+		Headers: map[string]string{"Content-Type": "application/problem+json"}, Response: `{"status":422}`, Arrived: 3, AnsweredAt: 5})
+	assert.Empty(t, lab.JudgeHandlerRun(retry).Notes, "a3 refused 422 held no key")
 }
 
 // TestJudgeHandlerRunJudgesATakeoverByItsRequest: a1 crashed without an
