@@ -893,8 +893,7 @@ func contractNotes(r HandlerRun) []Note {
 		notes = append(notes, unmarkedReplay(r)...)
 	}
 	// A claim taken from an attempt still running: once a run.
-	if len(r.TakenLive) > 0 {
-		t := r.TakenLive[0]
+	if t, ok := takenTooSoon(r); ok {
 		notes = append(notes, causedNote(CauseLeaseTooShort, []string{t.From, t.Attempt},
 			fmt.Sprintf("%s took over the row %s had written in your table %s while %s was still running: a lease shorter than a transfer takes hands a live attempt's claim to its retry", t.Attempt, t.From, t.Table, t.From),
 			fmt.Sprintf("%s 시도가 %s 테이블에서 %s 시도가 쓴 행을, %s 시도가 아직 실행 중일 때 가져갔습니다. 리스가 송금에 걸리는 시간보다 짧으면 살아 있는 시도의 선점이 재시도에게 넘어갑니다.", t.Attempt, t.Table, t.From, t.From)))
@@ -950,6 +949,23 @@ func contractNotes(r HandlerRun) []Note {
 		}
 	}
 	return notes
+}
+
+// takenTooSoon returns the first row taken from a running attempt
+// (TakenLive) by an attempt sent less than a minute after it: a claim
+// taken over later than that, from an attempt stalled that long, is what
+// a lease is for.
+func takenTooSoon(r HandlerRun) (HandlerTakenLive, bool) {
+	now := map[string]int64{}
+	for _, a := range r.Attempts {
+		now[a.ID] = a.Now
+	}
+	for _, t := range r.TakenLive {
+		if now[t.Attempt]-now[t.From] < 60*1000 {
+			return t, true
+		}
+	}
+	return HandlerTakenLive{}, false
 }
 
 // waitStatuses are the answers that tell a client to come back later: the

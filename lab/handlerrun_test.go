@@ -1204,6 +1204,10 @@ func TestJudgeHandlerRunNotesALiveClaimTaken(t *testing.T) {
 		assert.Contains(t, n.MessageKo, "idem_keys 테이블에서 a1 시도가 쓴 행을")
 		assert.Contains(t, n.Fix, "make the lease longer than any transfer can take")
 	}
+	// Sent two minutes after a1, a2 took over the claim of an attempt
+	// stalled that long: what a lease is for.
+	r.Attempts[1].Now = r.Attempts[0].Now + 2*60*1000
+	assert.Empty(t, lab.JudgeHandlerRun(r).Notes)
 }
 
 // TestJudgeHandlerRunBlamesTheSlip: a1 answered 201 with its transaction

@@ -45,7 +45,7 @@ func TestLabPageSaysADifferentRequestMustNotWait(t *testing.T) {
 
 // TestLabPageSaysATakeoverMustBeTheSameRequest: the scoped reference whose
 // lease takeover does not compare the fingerprint. An attempt crashes
-// holding its claim, and ten minutes later the teller's corrected amount
+// holding its claim, and two minutes later the teller's corrected amount
 // takes that claim over and is executed: rule 2 breaks, and the cause is
 // the takeover's (the page's database saw the corrected amount update the
 // crashed attempt's row). The explorer draws the crash point that shows
@@ -113,4 +113,26 @@ func TestLabPageSaysAClaimWasReplaced(t *testing.T) {
 	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-cause[data-cause=claim-replaced]`), text(t, ctx, "#lab-grade"))
 	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "two retries each took the same claim over")
 	assert.Contains(t, text(t, ctx, "#lab-grade"), "never OR REPLACE for the claim")
+}
+
+// TestLabPageSaysACompletionMustBeTheOwners: the scoped reference whose
+// completion does not check that the claim is still the attempt's, nor
+// still in progress (a student's completion by the key alone). A
+// first attempt stalls for two minutes; its retry takes the claim over
+// (the lease ran out) and pays; the first, resuming, completes the key
+// all the same and keeps its transfer: rule 1 breaks in "a first attempt
+// that stalls for two minutes, and its retry meanwhile". The reference
+// itself breaks nothing there and is not told its lease is too short.
+func TestLabPageSaysACompletionMustBeTheOwners(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+		"WHERE customer = ? AND endpoint = ? AND idem_key = ? AND owner = ? AND state = 'in_progress'`,\n    answer.status, answer.headers['Content-Type'], answer.body, ...scope, req.attempt);",
+		"WHERE customer = ? AND endpoint = ? AND idem_key = ?`,\n    answer.status, answer.headers['Content-Type'], answer.body, ...scope);",
+	}))
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := `#lab-grade tr[data-scenario=stalled-first-attempt]`
+	assert.Contains(t, text(t, ctx, row), "broke 1.", text(t, ctx, "#lab-grade"))
 }

@@ -1216,6 +1216,15 @@ function scenarios() {
       attempts: [one('a1'), one('a2', { intent: 'i2', customer: 'cust-2', body: body('carol', 'bob', 50000) })],
     },
     { name: 'crash-at-every-step', crash: 'a1', walkAll: true, attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 1000 })] },
+    // A first attempt that stalls (a server paused for two minutes: past
+    // a lease, within every rung's retention) while its retry comes: the
+    // retry may take its claim over once the lease has run out, and the
+    // first, resuming, must then not complete the key nor keep its
+    // transfer (the completion's owner check).
+    {
+      name: 'stalled-first-attempt',
+      attempts: [one('a1'), one('a2', { now: T0 + 2 * 60 * 1000 })],
+    },
     // The same crash, and the client's retry ten minutes later: a claim
     // left by a dead attempt is taken over once its lease has run out (or
     // stays in progress), and a takeover after the payment pays again
