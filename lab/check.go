@@ -221,13 +221,11 @@ func newChecker(h History) *checker {
 		if _, ok := c.keyIntent[k]; !ok && a.Status != 400 && a.Status != 401 {
 			c.keyIntent[k] = a.Intent
 		}
-		// Nor is a request told 409 (another holds the key) or 422 (the
-		// key was used for another request), nor one that failed (5xx:
-		// the contract releases a claim whose work threw): such an answer
-		// binds the key to nothing. Two different requests sent together
-		// may claim in either order, and the one that claimed is the keyed
-		// one, though the other arrived first.
-		if _, ok := c.firstByKey[k]; !ok && a.Status != 400 && a.Status != 401 && a.Status != 409 && a.Status != 422 && a.Status < 500 {
+		// Nor is any answer that binds the key to nothing (bindsKey). Two
+		// different requests sent together may claim in either order, and
+		// the one that claimed is the keyed one, though the other arrived
+		// first.
+		if _, ok := c.firstByKey[k]; !ok && bindsKey(a.Status) {
 			c.firstByKey[k] = i
 		}
 	}
@@ -253,6 +251,16 @@ func newChecker(h History) *checker {
 		}
 	}
 	return c
+}
+
+// bindsKey reports whether an answer with this status can come from the
+// request its key is bound to: not a refusal made before anything is
+// claimed (400, 401), nor word that another holds the key (409) or that it
+// was used for another request (422), nor a failure (5xx: the contract
+// releases a claim whose work threw). 0, no answer, may: an attempt that
+// crashed may have claimed.
+func bindsKey(status int) bool {
+	return status != 400 && status != 401 && status != 409 && status != 422 && status < 500
 }
 
 func (c *checker) summary() Summary {

@@ -1283,19 +1283,10 @@ func waitedAsSame(r HandlerRun) []Note {
 	return nil
 }
 
-// mayHold reports whether an attempt may have held its key: one refused
-// before the claim (400, 401), told the key was taken (409, 422) or that
-// failed (5xx) held none, and a 409 said while it ran was not its doing.
-func mayHold(a HandlerAttempt) bool {
-	if !a.Answered {
-		return true
-	}
-	switch {
-	case a.Status == 400, a.Status == 401, a.Status == 409, a.Status == 422, a.Status >= 500:
-		return false
-	}
-	return true
-}
+// mayHold reports whether an attempt may have held its key: one that
+// never answered may, one answered otherwise only if its answer binds the
+// key (bindsKey).
+func mayHold(a HandlerAttempt) bool { return !a.Answered || bindsKey(a.Status) }
 
 // sameSpacedApart reports whether two JSON texts differ only in the
 // whitespace between their tokens.
