@@ -18,13 +18,11 @@ import (
 // finds the order that shows it.
 func TestLabPageSaysADifferentRequestMustNotWait(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "in-progress")
-	setLabFile(t, ctx, changedHandler(t, "in-progress", [2]string{
+	ctx := onRungEdited(t, "in-progress", [2]string{
 		"      if (row.fingerprint !== fingerprint) return lab.problem(422,",
 		"      if (row.state === 'in_progress') return lab.problem(409, 'A request with this key is still being processed', 'retry in a second', { 'Retry-After': '1' });\n" +
 			"      if (row.fingerprint !== fingerprint) return lab.problem(422,",
-	}))
+	})
 	act(t, ctx, `#btn-lab-grade`)
 	// The rules this rung asks for hold; later rungs' rules break, as
 	// they do for the reference.
@@ -53,12 +51,10 @@ func TestLabPageSaysADifferentRequestMustNotWait(t *testing.T) {
 // explore it run every scenario).
 func TestLabPageSaysATakeoverMustBeTheSameRequest(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+	ctx := onRungEdited(t, "scoped", [2]string{
 		"AND fingerprint = ? AND claimed_at < ?`,\n        req.attempt, req.now, ...scope, fingerprint, req.now",
 		"AND claimed_at < ?`,\n        req.attempt, req.now, ...scope, req.now",
-	}))
+	})
 	act(t, ctx, `#btn-lab-grade`)
 	// Rule 2, and rule 4: the first request's own retry is handed the
 	// corrected amount's answer, a success without its transfer.
@@ -81,12 +77,10 @@ func TestLabPageSaysATakeoverMustBeTheSameRequest(t *testing.T) {
 // the same key", and the fix says what a fingerprint holds.
 func TestLabPageSaysAFingerprintMustHoldTheWholeRequest(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+	ctx := onRungEdited(t, "scoped", [2]string{
 		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body));",
 		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + t.amount);",
-	}))
+	})
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Contains(t, attr(t, ctx, "#lab-grade", "data-broken"), "2")
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
@@ -102,12 +96,10 @@ func TestLabPageSaysAFingerprintMustHoldTheWholeRequest(t *testing.T) {
 // crash.
 func TestLabPageSaysAClaimWasReplaced(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+	ctx := onRungEdited(t, "scoped", [2]string{
 		"await db.run(`INSERT INTO idem_keys (customer, endpoint, idem_key,",
 		"await db.run(`INSERT OR REPLACE INTO idem_keys (customer, endpoint, idem_key,",
-	}))
+	})
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
 	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-cause[data-cause=claim-replaced]`), text(t, ctx, "#lab-grade"))
@@ -125,12 +117,10 @@ func TestLabPageSaysAClaimWasReplaced(t *testing.T) {
 // itself breaks nothing there and is not told its lease is too short.
 func TestLabPageSaysACompletionMustBeTheOwners(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{
+	ctx := onRungEdited(t, "scoped", [2]string{
 		"WHERE customer = ? AND endpoint = ? AND idem_key = ? AND owner = ? AND state = 'in_progress'`,\n    answer.status, answer.headers['Content-Type'], answer.body, ...scope, req.attempt);",
 		"WHERE customer = ? AND endpoint = ? AND idem_key = ?`,\n    answer.status, answer.headers['Content-Type'], answer.body, ...scope);",
-	}))
+	})
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
 	row := `#lab-grade tr[data-scenario=stalled-first-attempt]`

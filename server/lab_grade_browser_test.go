@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strconv"
@@ -40,6 +41,17 @@ func changedHandler(t *testing.T, name string, edits ...[2]string) string {
 		code = strings.Replace(code, e[0], e[1], 1)
 	}
 	return code
+}
+
+// onRungEdited opens a fresh lab page on the rung named for its reference
+// handler, and puts that handler, changed by edits (changedHandler), in
+// the editor.
+func onRungEdited(t *testing.T, rung string, edits ...[2]string) context.Context {
+	t.Helper()
+	ctx := readyLab(t)
+	goToRung(t, ctx, rung)
+	setLabFile(t, ctx, changedHandler(t, rung, edits...))
+	return ctx
 }
 
 // TestLabPageSaysAClaimIsNeverSettled: a handler that never takes over a
@@ -109,9 +121,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 // its cause, and the top rung is not done.
 func TestLabPageSaysTheNetworkKeyIsShared(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"key: JSON.stringify([req.customer, key])", "key: key"}))
+	ctx := onRungEdited(t, "scoped", [2]string{"key: JSON.stringify([req.customer, key])", "key: key"})
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	row := `#lab-grade tr[data-scenario=other-customer-same-body]`
@@ -228,10 +238,8 @@ func TestLabPageSaysAReorderedRequestWasRefused(t *testing.T) {
 // and that order ends with the exception behind the 500 it speaks of.
 func TestLabPageGradePlaysTheNotesOwnOrder(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "unique")
-	setLabFile(t, ctx, changedHandler(t, "unique", [2]string{uniqueClaim,
-		"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  if (!seen) await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  else {"}))
+	ctx := onRungEdited(t, "unique", [2]string{uniqueClaim,
+		"  const seen = await db.get('SELECT idem_key FROM idem_keys WHERE idem_key = ?', key);\n  if (!seen) await db.run('INSERT INTO idem_keys (idem_key, created_at) VALUES (?, ?)', key, req.now);\n  else {"})
 	act(t, ctx, `#btn-lab-grade`)
 	play := `#lab-grade tr[data-broke=true] .lab-note-play`
 	require.NotZero(t, countIn(t, ctx, play), "a broken row with a note of another order: %s", text(t, ctx, "#lab-grade"))
@@ -399,13 +407,11 @@ func mapKeys(m map[string]bool) []string {
 // where before only the day's 96 steps did.
 func TestLabPageCatchesAReplayBuiltAgain(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "replay")
-	setLabFile(t, ctx, changedHandler(t, "replay", [2]string{
+	ctx := onRungEdited(t, "replay", [2]string{
 		"      return { status: row.status, headers: { 'Content-Type': row.type, 'Idempotent-Replayed': 'true' }, body: row.body };",
 		`      const first = JSON.parse(row.body);
       if (first.balance_after !== undefined) first.balance_after = (await db.get('SELECT balance FROM accounts WHERE id = ?', first.from)).balance;
-      return { status: row.status, headers: { 'Content-Type': row.type, 'Idempotent-Replayed': 'true' }, body: JSON.stringify(first) };`}))
+      return { status: row.status, headers: { 'Content-Type': row.type, 'Idempotent-Replayed': 'true' }, body: JSON.stringify(first) };`})
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "retry-after-lost-answer"))
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
@@ -601,9 +607,7 @@ func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 // rung asks (two requests without a key both pay), saying so.
 func TestLabPageExplorerLooksPastALaterRungsBreak(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "unique")
-	setLabFile(t, ctx, changedHandler(t, "unique", [2]string{"  if (key === null) return", "  if (key === null && req.key !== null) return"}))
+	ctx := onRungEdited(t, "unique", [2]string{"  if (key === null) return", "  if (key === null && req.key !== null) return"})
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
@@ -882,9 +886,7 @@ func TestLabPageKeepsTheFocusWhileItWorks(t *testing.T) {
 // not done. The explorer says it too.
 func TestLabPageSaysALeaseIsTooShort(t *testing.T) {
 	t.Parallel()
-	ctx := readyLab(t)
-	goToRung(t, ctx, "scoped")
-	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{"const LEASE_SECONDS = 30;", "const LEASE_SECONDS = 0.001;"}))
+	ctx := onRungEdited(t, "scoped", [2]string{"const LEASE_SECONDS = 30;", "const LEASE_SECONDS = 0.001;"})
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Empty(t, attr(t, ctx, "#lab-grade", "data-broken"), "no rule broke")
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
