@@ -114,6 +114,21 @@ const (
 	// database sees a different request take over the claim a crashed
 	// attempt left.
 	CauseTakeoverUnfingerprinted = "takeover-unfingerprinted"
+	// CauseNetworkKeyMissing, CauseClaimNotReleased, CauseFailureStored
+	// and CauseTransferUnpaid are the browser lab's alone: only its
+	// scenarios make the payment network fail (its answer lost after it
+	// charged, or not reached at all), which the grader cannot. The retry
+	// charged again (no key, or another one, given to pay); the retry was
+	// told to wait for a claim the failed attempt kept; the retry was
+	// handed the failure itself, stored as the key's answer; a transfer
+	// was made that the network never charged.
+	CauseNetworkKeyMissing = "network-key-missing"
+	CauseClaimNotReleased  = "claim-not-released"
+	CauseFailureStored     = "failure-stored"
+	CauseTransferUnpaid    = "transfer-unpaid"
+	// CausePaidTwice is the browser lab's alone too: one attempt that the
+	// network charged twice (it called pay again without the key).
+	CausePaidTwice = "paid-twice"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -187,9 +202,9 @@ var causes = map[string]Cause{
 		"키 테이블과 같은 범위로 만든 키를 결제망에 넘기세요. 예를 들어 JSON.stringify([req.customer, 'POST /transfers', key])처럼요(구분자로 이어 붙이면 구분자가 든 고객 ID가 두 범위를 하나로 만들 수 있습니다). 그래야 두 고객의 키가 결제망에서 만나지 않습니다."},
 	CauseNeverSettled: {CauseNeverSettled,
 		"an attempt crashed holding the claim, and the client's retry long after was still told to wait: a claim whose attempt died is never settled, so this intent never gets its answer and its transfer is never made (a charge the network already made for it stays without one)",
-		"give each claim a lease: add columns to your key table for its state, who claimed it and when (say state, owner and claimed_at, filled from req.attempt and req.now), and let a retry of the same request that finds an in_progress claim older than the lease take it over with one UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease); complete only where owner is still yours. A takeover after the payment pays again unless the network was given the key",
+		"give each claim a lease: add columns to your key table for its state, who claimed it and when (say state, owner and claimed_at, filled from req.attempt and req.now), and let a retry of the same request that finds an in_progress claim older than the lease take it over with one UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease); complete only where owner is still yours. A takeover after the payment pays again unless the network was given the key. If you have a lease already, check its clock: every time in it must be req.now, the request's time on the lab's clock (Date.now() is another clock, and the lab's retries come minutes later on req.now's)",
 		"선점을 쥔 시도가 죽었고, 한참 뒤에 온 클라이언트의 재시도도 여전히 기다리라는 답을 받았습니다. 죽은 시도의 선점은 끝내 정리되지 않아 이 의도는 영영 답을 받지 못하고 송금도 이루어지지 않습니다(결제망이 이미 청구했다면 그 청구는 송금 없이 남습니다).",
-		"선점마다 리스(lease)를 두세요. 키 테이블에 상태, 선점한 시도, 선점한 시각을 담을 열을 더하고(예: state, owner, claimed_at. req.attempt와 req.now로 채웁니다), 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값) 쿼리 하나로 넘겨받게 하세요. 완료는 owner가 아직 그 시도일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다."},
+		"선점마다 리스(lease)를 두세요. 키 테이블에 상태, 선점한 시도, 선점한 시각을 담을 열을 더하고(예: state, owner, claimed_at. req.attempt와 req.now로 채웁니다), 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값) 쿼리 하나로 넘겨받게 하세요. 완료는 owner가 아직 그 시도일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다. 이미 리스가 있다면 그 시계를 확인하세요. 리스의 모든 시각은 req.now, 실습의 시계로 잰 요청의 시각이어야 합니다(Date.now()는 다른 시계이고, 실습의 재시도는 req.now의 시계로 몇 분 뒤에 옵니다)."},
 	CauseTakeoverUnchecked: {CauseTakeoverUnchecked,
 		"two retries each took over the claim a crashed attempt left, and each went on to move the money: nothing made the second takeover fail",
 		"let the UPDATE that takes the claim over decide, not a row read before it: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease), and go on only when its changes is 1, since another retry may have taken the claim a moment before; complete the key WHERE … AND owner = ? (the attempt's own) and go on only when that changes 1 row, rolling the transfer back otherwise",
@@ -285,6 +300,31 @@ var causes = map[string]Cause{
 		"when the key's INSERT fails, compare the fingerprint first (422 for a different request, whatever the key's state), and only then the state: 409 while the first request is in progress, its stored answer once it is completed",
 		"키의 상태를 지문보다 먼저 읽었습니다. 아직 처리 중인 키로 다른 요청이 오자 409(잠시 뒤 다시 오라)를 받았지만, 그 요청은 몇 번을 다시 보내도 성공할 수 없습니다. 계약은 곧바로 422로 답합니다.",
 		"키의 INSERT가 실패하면 지문부터 비교하세요(다른 요청이면 키의 상태와 상관없이 422). 상태는 그다음입니다. 첫 요청이 처리 중이면 409, 완료되었으면 저장한 답을 보냅니다."},
+	CausePaidTwice: {CausePaidTwice,
+		"one attempt called pay twice for one request, and the network, given no key (or another one the second time), charged twice",
+		"call pay once an attempt; if you retry the call (it threw, or took too long), give it the same key each time, made from the customer and the request's Idempotency-Key, so that the network answers the second call with its first charge",
+		"한 시도가 한 요청에 pay를 두 번 불렀고, 키를 받지 못한(또는 두 번째에 다른 키를 받은) 결제망은 두 번 청구했습니다.",
+		"pay는 시도마다 한 번 부르세요. 호출을 다시 해야 한다면(예외가 났거나 너무 오래 걸렸다면) 매번 같은 키를 주세요. 고객과 요청의 Idempotency-Key로 만든 키입니다. 그러면 결제망이 두 번째 호출에 첫 청구로 답합니다."},
+	CauseNetworkKeyMissing: {CauseNetworkKeyMissing,
+		"two attempts of one request each paid under a claim of their own (the first's answer from the network lost, or its claim taken over), and the network, given no key or not the same one each time, charged the second again",
+		"give pay a key that is the same for every attempt of one request, made from the customer and the request's Idempotency-Key (never from the attempt or the time): the network then answers the retry's call with its first charge (replayed: true) and charges nothing",
+		"한 요청의 두 시도가 각자 자기 선점 아래에서 결제했습니다(첫 시도가 받을 결제망의 답이 사라졌거나, 그 선점을 다른 시도가 넘겨받았습니다). 키를 받지 못한(또는 매번 다른 키를 받은) 결제망은 두 번째에도 청구했습니다.",
+		"한 요청의 모든 시도에 같은 키를 pay에 주세요. 고객과 요청의 Idempotency-Key로 만들고, 시도나 시각으로 만들지 마세요. 그러면 결제망은 재시도의 호출에 첫 청구로 답하고(replayed: true) 새로 청구하지 않습니다."},
+	CauseClaimNotReleased: {CauseClaimNotReleased,
+		"the payment network failed the first attempt, which answered with an error but kept its claim in progress: the client's retry was told 409 (come back later), and will be until the claim is taken over, while the request is neither done nor undone",
+		"when the work fails before the transfer commits (pay threw, or any error), roll back what is open and delete your own claim (DELETE … WHERE the key AND owner = ? AND state = 'in_progress') before you answer 5xx: the retry then claims the key afresh and, with the same key given to pay, gets the first charge back if there was one",
+		"결제망이 첫 시도를 실패시켰고, 그 시도는 오류로 답했지만 선점은 처리 중인 채로 남겼습니다. 클라이언트의 재시도는 409(나중에 다시 오라)를 받았고, 선점을 누가 넘겨받을 때까지 계속 그럴 것입니다. 요청은 끝나지도 취소되지도 않았습니다.",
+		"송금이 커밋되기 전에 일이 실패하면(pay가 예외를 던졌거나 다른 오류), 열린 것을 롤백하고 자기 선점을 지운 뒤(DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress') 5xx로 답하세요. 그러면 재시도가 키를 새로 선점하고, pay에 같은 키를 주므로 첫 청구가 있었다면 그것을 돌려받습니다."},
+	CauseFailureStored: {CauseFailureStored,
+		"the first attempt's failure (the payment network did not answer) was stored as the key's answer and handed to the retry: the request can never succeed under its key, though the failure was the network's, not the request's",
+		"store only the request's own answers (201, and refusals of the request itself: 402, 404); a failure of the work (5xx) says nothing about the request: release the claim instead, so that the retry runs it again",
+		"첫 시도의 실패(결제망이 답하지 않음)가 키의 답으로 저장되어 재시도에게 전해졌습니다. 실패는 요청이 아니라 결제망의 것이었는데, 이제 그 키로는 요청이 영영 성공할 수 없습니다.",
+		"요청 자체의 답만 저장하세요(201, 그리고 요청을 거절하는 402, 404). 일의 실패(5xx)는 요청에 대해 아무것도 말하지 않습니다. 대신 선점을 풀어서 재시도가 요청을 다시 실행하게 하세요."},
+	CauseTransferUnpaid: {CauseTransferUnpaid,
+		"a transfer was made that the payment network never charged: the money moved in the bank, and the network never paid it (pay threw and the handler went on, or pay came after COMMIT and never ran, or not at all)",
+		"move the money only once pay has answered: call pay before db.begin(), and let its error end the attempt (roll back, release your claim, answer 5xx) instead of catching it and going on; never pay after COMMIT",
+		"결제망이 한 번도 청구하지 않은 송금이 만들어졌습니다. 은행 안에서는 돈이 옮겨졌는데 결제망은 지급하지 않았습니다(pay가 예외를 던졌는데 핸들러가 계속했거나, pay를 COMMIT 뒤에 불러 실행되지 못했거나, 아예 부르지 않았습니다).",
+		"pay가 답한 뒤에만 돈을 옮기세요. pay는 db.begin() 전에 부르고, 그 오류를 잡아서 계속하지 말고 시도를 끝내세요(롤백, 선점 해제, 5xx 응답). COMMIT 뒤에 pay를 부르지 마세요."},
 	CauseTakeoverUnfingerprinted: {CauseTakeoverUnfingerprinted,
 		"a different request took over the claim a crashed attempt left, once its lease ran out, and was executed: the takeover did not compare the fingerprint, so the key now answers for a request it was never claimed for, and the first request's own retry is refused",
 		"take an expired claim over only for the same request: put AND fingerprint = ? in the WHERE of the UPDATE that takes it over, and when it changes no row, read the key and answer 422 to a different request",

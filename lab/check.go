@@ -387,7 +387,7 @@ func (c *checker) check(rule Rule) []Violation {
 			why := "each attempt that paid called the processor on its own"
 			whyKo := "결제한 시도마다 따로 결제 대행사를 불렀습니다"
 			if paid < n {
-				why = "the ledger's work rolled back or never done does not undo a processor's charge"
+				why = "a charge stands even where the ledger's work was rolled back or never done"
 				whyKo = "원장 쪽 작업이 롤백되거나 끝나지 않아도 결제 대행사의 청구는 되돌려지지 않습니다"
 			}
 			vs = append(vs, c.violation(rule, id,

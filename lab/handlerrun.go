@@ -94,6 +94,11 @@ type HandlerAttempt struct {
 	AnsweredAt int64 `json:"answered_at,omitempty"`
 	// Pays are the attempt's calls to the payment network, in order.
 	Pays []HandlerPay `json:"pays,omitempty"`
+	// PayFault is how the scenario made the network fail the attempt's
+	// first call to pay: "lost" (the network charged, and its answer never
+	// came back: pay threw NetworkError), "down" (the network was not
+	// reached and charged nothing: pay threw NetworkError), "" for none.
+	PayFault string `json:"pay_fault,omitempty"`
 	// Threw is what the handler threw, its name, line and message, when
 	// the attempt ended in an exception (answered 500); "" otherwise.
 	Threw string `json:"threw,omitempty"`
@@ -297,6 +302,18 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			// claim never failed.
 			if replacedClaim(r, *v) {
 				id = CauseClaimReplaced
+			}
+			// A second charge for the intent: one attempt that called pay
+			// twice, whatever else happened; or attempts that each paid
+			// under a claim of their own (a takeover, a release after the
+			// network's answer was lost) and gave pay no key, or not the
+			// same one, where the key itself was still kept.
+			if rr.Rule.N == RuleOneCharge.N {
+				if paidTwiceByOne(r, v.Intent) {
+					id = CausePaidTwice
+				} else if id == "" && networkKeyMissing(r, v.Intent) {
+					id = CauseNetworkKeyMissing
+				}
 			}
 			if id == "" && paidTwiceUnclaimed(r, rr.Rule, v.Intent) {
 				id = CausePaidUnclaimed
@@ -726,6 +743,172 @@ func chargedAlive(r HandlerRun, intent string) bool {
 	return n > 1
 }
 
+// paidTwiceByOne reports whether one attempt of intent was charged twice
+// by the network: it called pay again (a loop, a retry of the call)
+// without the key that turns the second call into the first's replay.
+func paidTwiceByOne(r HandlerRun, intent string) bool {
+	of := answeredOf(r, intent)
+	seen := map[string]bool{}
+	for _, c := range r.Charges {
+		if _, mine := of[c.Attempt]; mine {
+			if seen[c.Attempt] {
+				return true
+			}
+			seen[c.Attempt] = true
+		}
+	}
+	return false
+}
+
+// networkKeyMissing reports whether the intent's second charge came from
+// an attempt that paid under a claim of its own, after another attempt
+// of the intent was charged, with no key given to pay or another key
+// than the first charge's: every attempt that paid had claimed the key
+// (its row in the handler's table was its own: a takeover, a claim made
+// afresh after a release), or the network's answer to the first was lost
+// (the retry rightly ran again). The claim did its part; the key given
+// to pay did not.
+func networkKeyMissing(r HandlerRun, intent string) bool {
+	of := answeredOf(r, intent)
+	var charges []HandlerCharge
+	lost := false
+	for _, c := range r.Charges {
+		if _, mine := of[c.Attempt]; mine {
+			charges = append(charges, c)
+		}
+	}
+	for _, a := range r.Attempts {
+		lost = lost || a.Intent == intent && a.PayFault == "lost"
+	}
+	if len(charges) < 2 {
+		return false
+	}
+	first := charges[0].NetworkKey
+	sameKey := first != ""
+	for _, c := range charges[1:] {
+		sameKey = sameKey && c.NetworkKey == first
+	}
+	if sameKey {
+		return false // the network was given one key: not the key's fault
+	}
+	if lost {
+		return true
+	}
+	if !r.KeysRead {
+		return false
+	}
+	for _, c := range charges {
+		if !slices.Contains(r.Claims, c.Attempt) {
+			return false
+		}
+	}
+	return true
+}
+
+// replaysNetworkFailure reports whether a was handed, as it was, the 5xx
+// of an attempt of its intent whose pay the network failed: the failure
+// stored as the key's answer (networkFailed says so), not a failure of a's.
+func replaysNetworkFailure(r HandlerRun, a HandlerAttempt) bool {
+	return a.PayFault == "" && slices.ContainsFunc(r.Attempts, func(f HandlerAttempt) bool {
+		return f.PayFault != "" && f.Intent == a.Intent && f.Answered && f.Status == a.Status && f.Response == a.Response
+	})
+}
+
+// networkFault says how the network failed a call to pay, in the words
+// of a sentence "the network … when a1 called pay" (the Korean follows
+// "결제망").
+func networkFault(fault string) (string, string) {
+	if fault == "lost" {
+		return "charged it, and its answer was lost on the way back", "이 청구했지만 그 답이 돌아오는 길에 사라졌습니다"
+	}
+	return "could not be reached and charged nothing", "에 닿지 못해 아무것도 청구되지 않았습니다"
+}
+
+// unpaidTransfer notes the first transfer made for a request that the
+// network never paid: no attempt of its intent was charged, nor answered
+// with a charge already made (a replay under its key). A handler that
+// pays after COMMIT, and crashes or meets the network down between the
+// two, or that goes on when pay throws, makes one. Once a run.
+func unpaidTransfer(r HandlerRun) []Note {
+	intentOf := map[string]string{}
+	for _, a := range r.Attempts {
+		intentOf[a.ID] = a.Intent
+	}
+	paid := map[string]bool{}
+	for _, c := range r.Charges {
+		paid[intentOf[c.Attempt]] = true
+	}
+	for _, a := range r.Attempts {
+		for _, p := range a.Pays {
+			paid[a.Intent] = paid[a.Intent] || p.Outcome == "charged" || p.Outcome == "replayed"
+		}
+	}
+	for _, t := range r.Transfers {
+		intent, ok := intentOf[t.Attempt]
+		if !ok || paid[intent] {
+			continue
+		}
+		why, whyKo := "", ""
+		if i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.Intent == intent && a.PayFault != "" }); i >= 0 {
+			what, whatKo := networkFault(r.Attempts[i].PayFault)
+			why = fmt.Sprintf("the network %s when %s called pay, yet ", what, r.Attempts[i].ID)
+			whyKo = fmt.Sprintf("%s 시도가 pay를 불렀을 때 결제망%s. 그런데도 ", r.Attempts[i].ID, whatKo)
+		}
+		return []Note{causedNote(CauseTransferUnpaid, []string{t.Attempt},
+			fmt.Sprintf("%s%s made transfer tr_%d (%s won from %s to %s), and the network was never charged for its request: the money moved in the bank, and the network never paid it",
+				why, t.Attempt, t.ID, engine.GroupDigits(t.Amount), t.From, t.To),
+			fmt.Sprintf("%s%s 시도가 송금 tr_%d(보내는 계좌 %s, 받는 계좌 %s, 금액 %s원)를 만들었는데, 이 요청으로 결제망에 청구된 적은 없습니다. 은행 안에서는 돈이 옮겨졌는데 결제망은 한 번도 지급하지 않았습니다.",
+				whyKo, t.Attempt, t.ID, t.From, t.To, engine.GroupDigits(t.Amount)))}
+	}
+	return nil
+}
+
+// networkFailed notes, for a run where the network failed an attempt's
+// pay (HandlerAttempt.PayFault) and no transfer was made for its
+// request, what the retry met: a claim the failed attempt kept
+// (claim-not-released), or that attempt's failure again
+// (failure-stored). Once a run.
+func networkFailed(r HandlerRun) []Note {
+	i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.PayFault != "" })
+	if i < 0 {
+		return nil
+	}
+	failed := r.Attempts[i]
+	of := answeredOf(r, failed.Intent)
+	if slices.ContainsFunc(r.Transfers, func(t HandlerTransfer) bool { _, mine := of[t.Attempt]; return mine }) {
+		return nil // done, or made unpaid: unpaidTransfer says so
+	}
+	charged := slices.ContainsFunc(r.Charges, func(c HandlerCharge) bool { _, mine := of[c.Attempt]; return mine })
+	what, whatKo := networkFault(failed.PayFault)
+	if !failed.Answered {
+		return nil // a crash or a cut run: what its claim became is the lease's business
+	}
+	charge, chargeKo := "", ""
+	if charged {
+		charge, chargeKo = "; the network has charged for it, and no transfer was made", " 결제망은 이 요청에 청구했는데 송금은 만들어지지 않았습니다."
+	}
+	for _, b := range r.Attempts {
+		if b.ID == failed.ID || b.Intent != failed.Intent || !b.Answered || !b.Delivered || b.Arrived > 0 && failed.AnsweredAt > 0 && b.Arrived < failed.AnsweredAt {
+			continue
+		}
+		switch {
+		case b.Status == 409:
+			return []Note{causedNote(CauseClaimNotReleased, []string{failed.ID, b.ID},
+				fmt.Sprintf("the network %s when %s called pay; %s answered %d and kept its claim, so its retry %s was told 409 (come back later) by a claim no one is working on%s",
+					what, failed.ID, failed.ID, failed.Status, b.ID, charge),
+				fmt.Sprintf("%s 시도가 pay를 불렀을 때 결제망%s. %s 시도는 %d 응답을 보내고 선점을 그대로 두어서, 재시도(%s)는 아무도 처리하지 않는 선점 때문에 409(나중에 다시 오라)를 받았습니다.%s",
+					failed.ID, whatKo, failed.ID, failed.Status, b.ID, chargeKo))}
+		case !Success(b.Status) && b.Status == failed.Status && b.Response == failed.Response:
+			return []Note{causedNote(CauseFailureStored, []string{failed.ID, b.ID},
+				fmt.Sprintf("the network %s when %s called pay; %s answered %d, and its retry %s was handed the same %d again: the failure was kept as the key's answer%s",
+					what, failed.ID, failed.ID, failed.Status, b.ID, b.Status, charge),
+				fmt.Sprintf("%s 시도가 pay를 불렀을 때 결제망%s. %s 시도는 %d 응답을 보냈고, 재시도(%s)도 같은 %d 응답을 다시 받았습니다. 실패가 키의 답으로 저장되었습니다.%s",
+					failed.ID, whatKo, failed.ID, failed.Status, b.ID, b.Status, chargeKo))}
+		}
+	}
+	return nil
+}
+
 // scenarioChecks names, for the browser lab's scenarios, the grader's
 // check that tests the same thing, where the diagnosis reads the check.
 var scenarioChecks = map[string]string{
@@ -865,6 +1048,11 @@ func contractNotes(r HandlerRun) []Note {
 		if !a.Answered || a.Status < 500 {
 			continue
 		}
+		// The network failed the attempt's pay: a 5xx (or the network's
+		// own error, thrown on) is the contract's answer to that.
+		if a.PayFault != "" && (a.Threw == "" || strings.HasPrefix(a.Threw, "NetworkError")) || replaysNetworkFailure(r, a) {
+			continue
+		}
 		en := fmt.Sprintf("%s was answered %d: the handler threw or failed, and nothing the contract serves was done", a.ID, a.Status)
 		ko := fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status)
 		if a.Threw != "" {
@@ -900,6 +1088,8 @@ func contractNotes(r HandlerRun) []Note {
 	}
 	notes = append(notes, refusedAsDifferent(r)...)
 	notes = append(notes, waitedAsSame(r)...)
+	notes = append(notes, networkFailed(r)...)
+	notes = append(notes, unpaidTransfer(r)...)
 	notes = append(notes, slipNotes(r)...)
 	switch r.Scenario {
 	case "malformed-keys":
@@ -1309,7 +1499,7 @@ func slipNotes(r HandlerRun) []Note {
 			inTx = true
 			c := a.PaidInTx[0]
 			notes = append(notes, causedNote(CausePaidInTx, []string{a.ID},
-				fmt.Sprintf("%s called pay%s with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and the transaction's lock was held while the network answered, so any other attempt that wanted to write had to wait", a.ID, atLine(c.Line, " at line %d")),
+				fmt.Sprintf("%s called pay%s with its transaction open: the network's charge is made in another system, where no ROLLBACK reaches, and the transaction's lock was held while the network answered, so any other attempt that wanted to write had to wait", a.ID, atLine(c.Line, " at line %d")),
 				fmt.Sprintf("시도(%s)가 트랜잭션을 연 채로 %spay를 불렀습니다. 결제망의 청구는 다른 곳의 일이라 ROLLBACK으로 되돌릴 수 없고, 결제망이 답하는 동안 트랜잭션의 잠금이 잡혀 있어서 쓰기를 하려는 다른 시도는 기다려야 했습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "))))
 		}
 		if len(a.Unawaited) > 0 && !unawaited {

@@ -458,6 +458,7 @@ func TestJudgeHandlerRunNotesAClaimNeverSettled(t *testing.T) {
 	// in progress by a completion apart from it.
 	paid := stuck(10*60*1000, 409)
 	paid.Transfers = []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 500, Attempt: "a1"}}
+	paid.Charges = []lab.HandlerCharge{{ID: "ch_1", Attempt: "a1", Amount: 500}}
 	paid.EndBalances = map[string]int64{"alice": 999500, "bob": 500}
 	if notes := lab.JudgeHandlerRun(paid).Notes; assert.Len(t, notes, 1) {
 		assert.Equal(t, lab.CauseCompletedApart, notes[0].Cause)
@@ -512,7 +513,7 @@ func TestJudgeHandlerRunSaysWhatHappened(t *testing.T) {
 	twice.Charges = append(twice.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
 	rr = lab.JudgeHandlerRun(twice).Rule(lab.RuleOneCharge)
 	require.False(t, rr.OK)
-	assert.Contains(t, rr.Violations[0].Message, "while the ledger shows 1 transfer: the ledger's work rolled back or never done does not undo a processor's charge")
+	assert.Contains(t, rr.Violations[0].Message, "while the ledger shows 1 transfer: a charge stands even where the ledger's work was rolled back or never done")
 	twice.Transfers = append(twice.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
 	rr = lab.JudgeHandlerRun(twice).Rule(lab.RuleOneCharge)
 	assert.Contains(t, rr.Violations[0].Message, "while the ledger shows 2 transfers: each attempt that paid called the processor on its own")
@@ -1060,8 +1061,11 @@ func TestJudgeHandlerRunNotesASharedNetworkKey(t *testing.T) {
 	for i := range r.Attempts {
 		r.Attempts[i].Arrived, r.Attempts[i].AnsweredAt = int64(10*i+1), int64(10*i+2)
 	}
+	r.Attempts[1].Pays = []lab.HandlerPay{{NetworkKey: `["cust-2","k-1"]`, Outcome: "charged", Charge: "ch_2"}}
+	r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500, NetworkKey: `["cust-2","k-1"]`})
 	assert.Empty(t, lab.JudgeHandlerRun(r).Notes, "cust-2 under its own key at the network")
 
+	r.Charges = r.Charges[:1]
 	r.Attempts[1].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "replayed", Charge: "ch_1"}}
 	rep := lab.JudgeHandlerRun(r)
 	if assert.Len(t, rep.Notes, 1) {
@@ -1238,7 +1242,7 @@ func TestJudgeHandlerRunNotesAPaymentInATransaction(t *testing.T) {
 	assert.True(t, rep.OK)
 	if assert.Len(t, rep.Notes, 1) {
 		assert.Equal(t, lab.CausePaidInTx, rep.Notes[0].Cause)
-		assert.Equal(t, "a1 called pay at line 12 with its transaction open: the network's charge is another place's, which no ROLLBACK undoes, and the transaction's lock was held while the network answered, so any other attempt that wanted to write had to wait", rep.Notes[0].Message)
+		assert.Equal(t, "a1 called pay at line 12 with its transaction open: the network's charge is made in another system, where no ROLLBACK reaches, and the transaction's lock was held while the network answered, so any other attempt that wanted to write had to wait", rep.Notes[0].Message)
 		assert.Contains(t, rep.Notes[0].Fix, "call pay before db.begin()")
 	}
 }
@@ -1428,4 +1432,143 @@ func TestJudgeHandlerRunNamesAReplacedClaim(t *testing.T) {
 
 	r.Takeovers[0].Insert = false
 	assert.NotEqual(t, lab.CauseClaimReplaced, lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer).Violations[0].Cause)
+}
+
+// networkRun is the network scenarios' run as a handler that keeps the
+// contract plays it: a1's pay fails (fault) and a1 answers 500 with its
+// claim released; a2, the retry, claims afresh, pays with the request's
+// key and answers 201. Where the network charged a1 (lost), a2's call
+// is answered with that charge.
+func networkRun(fault string) lab.HandlerRun {
+	r := keptRun()
+	r.Scenario = "network-" + map[string]string{"lost": "answer-lost", "down": "down"}[fault]
+	a1 := &r.Attempts[0]
+	a1.PayFault, a1.Delivered, a1.Status, a1.Arrived, a1.AnsweredAt = fault, true, 500, 1, 3
+	a1.Threw, a1.Response = "NetworkError: the payment network did not answer in time", ""
+	a1.Headers = map[string]string{}
+	a2 := &r.Attempts[1]
+	a2.Arrived, a2.AnsweredAt = 4, 9
+	a2.Headers = map[string]string{"Content-Type": "application/json"}
+	r.Transfers[0].Attempt = "a2"
+	r.Charges[0].Attempt, r.Charges[0].NetworkKey = "a2", `["cust-1","k-1"]`
+	if fault == "lost" {
+		r.Charges[0].Attempt = "a1"
+	}
+	return r
+}
+
+// noteCausesOf lists the causes of a report's notes.
+func noteCausesOf(rep lab.Report) []string {
+	var out []string
+	for _, n := range rep.Notes {
+		out = append(out, n.Cause)
+	}
+	return out
+}
+
+// TestJudgeHandlerRunHoldsARetryAfterTheNetworkFailed: the handler that
+// keeps the contract is neither noted nor broken when the network fails
+// its first call: a1's 500 is the answer to that, not a handler failure.
+func TestJudgeHandlerRunHoldsARetryAfterTheNetworkFailed(t *testing.T) {
+	for _, fault := range []string{"lost", "down"} {
+		rep := lab.JudgeHandlerRun(networkRun(fault))
+		assert.True(t, rep.OK, "%s: %v", fault, rep.Broken())
+		assert.Empty(t, noteCausesOf(rep), fault)
+	}
+	// Another error thrown after the network's is the handler's own.
+	r := networkRun("down")
+	r.Attempts[0].Threw = "TypeError at line 12: row is undefined"
+	assert.Equal(t, []string{lab.CauseHandlerFailed}, noteCausesOf(lab.JudgeHandlerRun(r)))
+}
+
+// TestJudgeHandlerRunNamesTheNetworksKeyAfterALostAnswer: the retry that
+// paid again after the network's answer to a1 was lost breaks rule 8, for
+// want of the key given to pay, not of a claim (both attempts answered);
+// so do two attempts that each paid under a claim of their own with keys
+// that differ; one attempt charged twice is named as such.
+func TestJudgeHandlerRunNamesTheNetworksKeyAfterALostAnswer(t *testing.T) {
+	r := networkRun("lost")
+	r.Charges = []lab.HandlerCharge{{ID: "ch_1", Attempt: "a1", Amount: 500}, {ID: "ch_2", Attempt: "a2", Amount: 500}}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleOneCharge)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseNetworkKeyMissing, rr.Violations[0].Cause)
+	assert.Contains(t, rr.Violations[0].Fix, "the same for every attempt of one request")
+	// Without the lost answer, two live attempts that both paid: the claim,
+	// unless the page saw each pay under a claim of its own.
+	r.Attempts[0].PayFault = ""
+	assert.Equal(t, lab.CausePaidUnclaimed, lab.JudgeHandlerRun(r).Rule(lab.RuleOneCharge).Violations[0].Cause)
+	r.KeysRead, r.Claims = true, []string{"a1", "a2"}
+	r.Charges[0].NetworkKey, r.Charges[1].NetworkKey = "a1", "a2"
+	assert.Equal(t, lab.CauseNetworkKeyMissing, lab.JudgeHandlerRun(r).Rule(lab.RuleOneCharge).Violations[0].Cause)
+	// One key for both: the network's key did its part (it cannot have
+	// charged twice under it); whatever else happened, not this cause.
+	r.Charges[1].NetworkKey = "a1"
+	assert.NotEqual(t, lab.CauseNetworkKeyMissing, lab.JudgeHandlerRun(r).Rule(lab.RuleOneCharge).Violations[0].Cause)
+	// One attempt charged twice.
+	r.Charges[1].Attempt, r.Charges[1].NetworkKey = "a1", ""
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleOneCharge)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CausePaidTwice, rr.Violations[0].Cause)
+	assert.Contains(t, rr.Violations[0].Diagnosis, "one attempt called pay twice")
+}
+
+// TestJudgeHandlerRunSaysWhatBecameOfAFailedPayment: after the network
+// failed a1's pay, the retry told 409 by the claim a1 kept, the retry
+// handed a1's failure again, and a transfer the network never charged,
+// each named; a crashed a1 is the lease's business.
+func TestJudgeHandlerRunSaysWhatBecameOfAFailedPayment(t *testing.T) {
+	kept := func(fault string) lab.HandlerRun {
+		r := networkRun(fault)
+		r.Transfers, r.EndBalances = nil, map[string]int64{"alice": 1000000, "bob": 0}
+		r.Charges = r.Charges[:0]
+		if fault == "lost" {
+			r.Charges = []lab.HandlerCharge{{ID: "ch_1", Attempt: "a1", Amount: 500}}
+		}
+		return r
+	}
+	r := kept("lost")
+	refuse(&r, 409)
+	r.Attempts[1].Headers["Retry-After"] = "1"
+	rep := lab.JudgeHandlerRun(r)
+	require.Equal(t, []string{lab.CauseClaimNotReleased}, noteCausesOf(rep))
+	assert.Contains(t, rep.Notes[0].Message, "a2 was told 409 (come back later) by a claim no one is working on; the network has charged for it, and no transfer was made")
+
+	r = kept("down")
+	r.Attempts[0].Response = `{"title":"Bad Gateway","status":502}`
+	r.Attempts[0].Status, r.Attempts[0].Threw = 502, ""
+	r.Attempts[1].Status, r.Attempts[1].Response = 502, r.Attempts[0].Response
+	rep = lab.JudgeHandlerRun(r)
+	require.Equal(t, []string{lab.CauseFailureStored}, noteCausesOf(rep))
+	assert.Contains(t, rep.Notes[0].Message, "the network could not be reached and charged nothing when a1 called pay; a1 answered 502, and its retry a2 was handed the same 502 again")
+	assert.NotContains(t, rep.Notes[0].Message, "has charged")
+
+	// The transfer made though pay failed, replayed to the retry.
+	r = networkRun("down")
+	r.Transfers[0].Attempt, r.Charges = "a1", nil
+	r.Attempts[0].Status, r.Attempts[0].Threw, r.Attempts[0].Response = 201, "", answer
+	r.Attempts[0].Headers = map[string]string{"Content-Type": "application/json"}
+	r.Attempts[1].Headers["Idempotent-Replayed"] = "true"
+	rep = lab.JudgeHandlerRun(r)
+	require.Equal(t, []string{lab.CauseTransferUnpaid}, noteCausesOf(rep))
+	assert.Contains(t, rep.Notes[0].Message, "the network could not be reached and charged nothing when a1 called pay, yet a1 made transfer tr_1 (500 won from alice to bob), and the network was never charged for its request")
+	// Paid after COMMIT, and crashed between the two: no network failure.
+	r = keptRun()
+	r.Charges = nil
+	r.Attempts[0].Answered, r.Attempts[0].Status = false, 0
+	rep = lab.JudgeHandlerRun(r)
+	require.Equal(t, []string{lab.CauseTransferUnpaid}, noteCausesOf(rep))
+	assert.True(t, strings.HasPrefix(rep.Notes[0].Message, "a1 made transfer tr_1"), rep.Notes[0].Message)
+	// Answered with another customer's charge under a shared network key:
+	// the network answered the call, and network-key-shared says the rest.
+	r = keptRun()
+	r.Charges = nil
+	r.Attempts[0].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "replayed", Charge: "ch_9"}}
+	assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseTransferUnpaid)
+
+	// a1 crashed: no note (its claim is the lease's to settle).
+	r = kept("lost")
+	refuse(&r, 409)
+	r.Attempts[1].Headers["Retry-After"] = "1"
+	r.Attempts[0].Answered, r.Attempts[0].Status = false, 0
+	assert.Empty(t, noteCausesOf(lab.JudgeHandlerRun(r)))
 }

@@ -156,7 +156,10 @@ export function labRaceInput(state, lineOf = (n) => n) {
           Object.assign(base(e), {
             phase: 'execute',
             outcome: e.outcome === 'charged' || e.outcome === 'replayed' ? 'executed' : 'error',
-            charge: e.outcome === 'charged' || e.outcome === 'replayed' ? e.outcome : '',
+            // A call the network failed after it charged (its answer lost):
+            // the step failed for the handler, and the charge stands.
+            charge:
+              e.outcome === 'charged' || e.outcome === 'replayed' ? e.outcome : e.charge_id ? (e.replayed ? 'replayed' : 'charged') : '',
             charge_id: e.charge_id || '',
             amount: e.amount || 0,
             sql: 'pay(' + JSON.stringify((e.params && e.params[0]) || {}) + ')',

@@ -104,6 +104,20 @@ export const CAUSE_RUNG = {
   // A different request told 409 while the first ran: the state, read
   // after the fingerprint, is the in-progress rung's.
   'state-before-fingerprint': 'in-progress',
+  // The network failed an attempt's pay (the browser's network
+  // scenarios). A retry charged again: the network's key is the scoped
+  // rung's. A retry told to wait by a claim the failed attempt kept: the
+  // release on an error is the in-progress rung's. The failure stored as
+  // the key's answer: what is stored is the replay rung's. Money moved that
+  // the network never charged: the starting handler pays before BEGIN and
+  // lets pay's error end the attempt, so every rung asks for it.
+  'network-key-missing': 'scoped',
+  'claim-not-released': 'in-progress',
+  'failure-stored': 'replay',
+  'transfer-unpaid': 'naive',
+  // One attempt charged twice (pay called again without the key): the
+  // starting handler calls pay once, so every rung asks for it.
+  'paid-twice': 'naive',
   // A transfer without X-Customer-ID answered with success: every rung
   // asks for the 401 the starting handler gives.
   'customer-optional': 'naive',

@@ -424,6 +424,16 @@ class Run {
         error_code: r.err.code || '',
         message: r.err.message,
       });
+      // The network failed the call: whether it charged is the picture's
+      // to show, though the handler is told only that no answer came.
+      if (r.fault && r.charged)
+        Object.assign(fields, {
+          network_fault: r.fault,
+          charge_id: r.charged.charge_id,
+          amount: r.charged.amount,
+          replayed: r.charged.replayed,
+        });
+      else if (r.fault) fields.network_fault = r.fault;
     } else if (c.op === 'pay') {
       Object.assign(fields, {
         outcome: r.ok.replayed ? 'replayed' : 'charged',
@@ -546,6 +556,7 @@ class Run {
       left_open: a.leftOpen,
       dropped: studentCalls(a.dropped),
       paid_in_tx: studentCalls(a.paidInTx),
+      pay_fault: a.payFault,
     }));
   }
 
@@ -754,6 +765,8 @@ function newAttempt(run, spec) {
     after: spec.after || '',
     setBalance: spec.setBalance || null,
     lost: !!spec.lose,
+    payFault: spec.payFault || '',
+    payFaulted: false,
     timedOut: false,
     run,
     state: 'new',
@@ -946,6 +959,11 @@ function release(run, a) {
   return !!r.rolled_back;
 }
 
+// What pay throws when a scenario makes the network fail (payFault): one
+// error for both failures, as a real client cannot tell a lost answer
+// from a network never reached. The bench's event says which it was.
+const NETWORK_FAILED = 'the payment network did not answer in time: it may or may not have charged';
+
 function execute(run, a, c) {
   if (c.op === 'pay') {
     const args = c.params[0];
@@ -954,9 +972,16 @@ function execute(run, a, c) {
     const amount = Number(args.amount);
     if (!Number.isSafeInteger(amount)) return { err: { name: 'PaymentError', message: 'the amount must be a whole number of won' } };
     const key = args.key === null || args.key === undefined ? null : String(args.key);
-    return JSON.parse(
+    // The scenario's network failure, on the attempt's first call: not
+    // reached (nothing charged), or its answer lost after it charged.
+    const fault = a.payFault && !a.payFaulted ? a.payFault : '';
+    a.payFaulted = a.payFaulted || !!fault;
+    if (fault === 'down') return { err: { name: 'NetworkError', message: NETWORK_FAILED }, fault };
+    const r = JSON.parse(
       api.labPay(dbId, JSON.stringify([a.id, a.customer || '', requestKey, String(args.from), String(args.to), amount, key])),
     );
+    if (fault === 'lost' && !r.err) return { err: { name: 'NetworkError', message: NETWORK_FAILED }, fault, charged: r.ok };
+    return r;
   }
   for (const p of c.params) {
     if (p !== null && typeof p !== 'string' && typeof p !== 'number') {
@@ -1010,6 +1035,7 @@ function setScenario(scenario) {
       key: a.key || '',
       body: a.body,
       now: a.now,
+      pay_fault: a.payFault || '',
     })),
     retention_seconds: handler.retentionSeconds ?? null,
     scenario: scenario.name,
@@ -1110,6 +1136,10 @@ function body(from, to, amount, reorder) {
 //   after: 'aN'     it starts once attempt aN has ended, or once aN's
 //                   client gave up on it (a time-out set on the bench);
 //   lose: true      its answer never reaches the client;
+//   payFault: 'lost' | 'down'
+//                   its first call to pay fails (NetworkError): the
+//                   network charged and its answer was lost, or it was
+//                   never reached and charged nothing;
 //   setBalance: {account, balance}
 //                   before it starts, the lab (not the handler) sets the
 //                   account's balance, opening the account if there is
@@ -1143,6 +1173,9 @@ function labDay() {
   if (!dayScenario) {
     const d = JSON.parse(api.labDay('1', String(T0)));
     if (d.err) throw new Error('day: ' + d.err.message);
+    // The day names its attempts after their intents (i000005.1); the
+    // page names attempts a1, a2, … everywhere, in the order they are sent.
+    const ids = new Map(d.attempts.map((a, i) => [a.id, 'a' + (i + 1)]));
     dayScenario = {
       name: 'day',
       random: true,
@@ -1150,14 +1183,14 @@ function labDay() {
       bound: d.attempts.length * 16,
       accounts: d.accounts,
       attempts: d.attempts.map((a) => ({
-        id: a.id,
+        id: ids.get(a.id),
         intent: a.intent,
         customer: a.customer,
         key: a.key || null,
         body: a.body,
         now: a.now,
         lose: a.lose,
-        after: a.after || '',
+        after: a.after ? ids.get(a.after) || a.after : '',
       })),
     };
   }
@@ -1262,6 +1295,21 @@ function scenarios() {
         one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + 2 * 60 * 1000 }),
         one('a3', { after: 'a2', now: T0 + 2 * 60 * 1000 + 1000 }),
       ],
+    },
+    // The payment network fails the first attempt's call: it charges, and
+    // its answer is lost on the way back (pay throws NetworkError); then
+    // the client's retry, told 5xx. The retry must find the key free (the
+    // failed attempt released its claim) and, giving pay the same key, get
+    // the first charge back instead of a second.
+    {
+      name: 'network-answer-lost',
+      attempts: [one('a1', { payFault: 'lost' }), one('a2', { after: 'a1', now: T0 + 1000 })],
+    },
+    // The same, but the network was never reached and charged nothing:
+    // no transfer may be made without its charge, and the retry pays.
+    {
+      name: 'network-down',
+      attempts: [one('a1', { payFault: 'down' }), one('a2', { after: 'a1', now: T0 + 1000 })],
     },
     {
       name: 'retry-after-retention',
