@@ -348,6 +348,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if c := slipOf(r, v.Lanes); c != "" {
 				id = c
 			}
+			// A retry refused 422 as a different request, where only
+			// another customer had sent a different request under its key
+			// string: the key was read without its customer.
+			if rr.Rule.N == RuleByteReplay.N && refusedForAnother(r, *v) {
+				id = CauseGlobalKeys
+			}
 			if c, ok := CauseOf(id); ok {
 				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
 			} else {
@@ -743,6 +749,34 @@ func chargedAlive(r HandlerRun, intent string) bool {
 	return n > 1
 }
 
+// refusedForAnother reports whether an attempt of violation v was refused
+// 422 (a different request under its key) where no request of its own
+// customer under that key differed from it, but another customer's did:
+// the handler compared it with that customer's row.
+func refusedForAnother(r HandlerRun, v Violation) bool {
+	for _, k := range v.Attempts {
+		a := r.Attempts[k]
+		if a.Status != 422 || a.Key == "" {
+			continue
+		}
+		mine, others := false, false
+		for _, b := range r.Attempts {
+			if b.ID == a.ID || b.Key != a.Key || b.Body == a.Body {
+				continue
+			}
+			if b.Customer == a.Customer {
+				mine = true
+			} else {
+				others = true
+			}
+		}
+		if others && !mine {
+			return true
+		}
+	}
+	return false
+}
+
 // paidTwiceByOne reports whether one attempt of intent was charged twice
 // by the network: it called pay again (a loop, a retry of the call)
 // without the key that turns the second call into the first's replay.
@@ -857,7 +891,7 @@ func unpaidTransfer(r HandlerRun) []Note {
 		return []Note{causedNote(CauseTransferUnpaid, []string{t.Attempt},
 			fmt.Sprintf("%s%s made transfer tr_%d (%s won from %s to %s), and the network was never charged for its request: the money moved in the bank, and the network never paid it",
 				why, t.Attempt, t.ID, engine.GroupDigits(t.Amount), t.From, t.To),
-			fmt.Sprintf("%s%s 시도가 송금 tr_%d(보내는 계좌 %s, 받는 계좌 %s, 금액 %s원)를 만들었는데, 이 요청으로 결제망에 청구된 적은 없습니다. 은행 안에서는 돈이 옮겨졌는데 결제망은 한 번도 지급하지 않았습니다.",
+			fmt.Sprintf("%s%s 시도가 송금을 만들었는데(tr_%d: 보내는 계좌 %s, 받는 계좌 %s, 금액 %s원), 이 요청으로 결제망에 청구된 적은 없습니다. 은행 안에서는 돈이 옮겨졌는데 결제망은 한 번도 지급하지 않았습니다.",
 				whyKo, t.Attempt, t.ID, t.From, t.To, engine.GroupDigits(t.Amount)))}
 	}
 	return nil

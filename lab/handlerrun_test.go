@@ -1572,3 +1572,37 @@ func TestJudgeHandlerRunSaysWhatBecameOfAFailedPayment(t *testing.T) {
 	r.Attempts[0].Answered, r.Attempts[0].Status = false, 0
 	assert.Empty(t, noteCausesOf(lab.JudgeHandlerRun(r)))
 }
+
+// TestJudgeHandlerRunSaysTheLookupForgotTheCustomer: cust-2's transfer
+// under cust-1's key string, answered 201 and lost; its retry refused 422,
+// where only cust-1's request under that key differs from it: the lookup
+// read cust-1's row (keys global to the handler's reads), whatever the key
+// table's primary key says. Refused where cust-2 itself had sent a
+// different request under the key, the 422 is its own business.
+func TestJudgeHandlerRunSaysTheLookupForgotTheCustomer(t *testing.T) {
+	r := keptRun()
+	body2 := `{"from":"carol","to":"bob","amount":500}`
+	r.Intents = append(r.Intents, lab.Intent{ID: "i2", Customer: "cust-2", From: "carol", To: "bob", Amount: 500})
+	r.StartBalances["carol"], r.EndBalances["carol"] = 1000, 500
+	r.EndBalances["bob"] = 1000
+	r.Attempts[0].Delivered = true
+	r.Attempts[0].Headers = map[string]string{"Content-Type": "application/json"}
+	a2 := lab.HandlerAttempt{ID: "a2", Intent: "i2", Customer: "cust-2", Key: `"k-1"`, Body: body2, Answered: true, Status: 201,
+		Headers: map[string]string{"Content-Type": "application/json"}, Response: answerTr, Arrived: 3, AnsweredAt: 4}
+	a3 := a2
+	a3.ID, a3.Delivered, a3.Arrived, a3.AnsweredAt = "a3", true, 5, 6
+	a3.Status, a3.Response = 422, `{"title":"This key was used for a different request","status":422}`
+	a3.Headers = map[string]string{"Content-Type": "application/problem+json"}
+	r.Attempts = []lab.HandlerAttempt{r.Attempts[0], a2, a3}
+	r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 2
+	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "carol", To: "bob", Amount: 500, Attempt: "a2"})
+	r.Charges = append(r.Charges, lab.HandlerCharge{ID: "ch_2", Attempt: "a2", Amount: 500})
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseGlobalKeys, rr.Violations[0].Cause)
+
+	r.Attempts[0].Customer, r.Intents[0].Customer = "cust-2", "cust-2"
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	assert.NotEqual(t, lab.CauseGlobalKeys, rr.Violations[0].Cause)
+}

@@ -43,7 +43,7 @@ func TestLabPageSaysADifferentRequestMustNotWait(t *testing.T) {
 
 // TestLabPageSaysATakeoverMustBeTheSameRequest: the scoped reference whose
 // lease takeover does not compare the fingerprint. An attempt crashes
-// holding its claim, and two minutes later the teller's corrected amount
+// holding its claim, and shortly before the keys' retention ends the teller's corrected amount
 // takes that claim over and is executed: rule 2 breaks, and the cause is
 // the takeover's (the page's database saw the corrected amount update the
 // crashed attempt's row). The explorer draws the crash point that shows
@@ -103,7 +103,7 @@ func TestLabPageSaysAClaimWasReplaced(t *testing.T) {
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
 	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-cause[data-cause=claim-replaced]`), text(t, ctx, "#lab-grade"))
-	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "two retries each took the same claim over")
+	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "two attempts each made the same claim their own")
 	assert.Contains(t, text(t, ctx, "#lab-grade"), "never OR REPLACE for the claim")
 }
 
@@ -125,4 +125,24 @@ func TestLabPageSaysACompletionMustBeTheOwners(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
 	row := `#lab-grade tr[data-scenario=stalled-first-attempt]`
 	assert.Contains(t, text(t, ctx, row), "broke 1.", text(t, ctx, "#lab-grade"))
+}
+
+// TestLabPageSaysEveryStatementNamesTheCustomer: the scoped reference
+// whose key table is scoped, but whose lookup after a failed INSERT reads
+// the key alone. Another customer's transfer under the same key string,
+// retried after a lost answer, is answered from the first customer's row:
+// a scenario that sends that retry breaks a rule, and the fix names the
+// customer in every statement about a key.
+func TestLabPageSaysEveryStatementNamesTheCustomer(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"FROM idem_keys\n                                 WHERE customer = ? AND endpoint = ? AND idem_key = ?`, ...scope);",
+		"FROM idem_keys\n                                 WHERE idem_key = ?`, key);",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	row := `#lab-grade tr[data-scenario=another-customers-key-then-retry]`
+	t.Logf("%s: %s", attr(t, ctx, row, "data-rule-causes"), text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "✘", text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, row), "req.customer")
 }

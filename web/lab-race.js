@@ -596,7 +596,7 @@ export function startRace({
             { 'data-outcome': e.outcome || '' },
             e.lane +
               ' · ' +
-              (e.op ? (e.op === 'pay' ? 'pay' : 'db.' + e.op) : e.phase) +
+              (e.op ? (e.op === 'pay' ? 'pay' + payKey(e) : 'db.' + e.op) : e.phase) +
               (e.line ? ' (' + lineOf(e.line) + ')' : '') +
               ' → ' +
               (e.outcome || ''),
@@ -605,6 +605,13 @@ export function startRace({
           ),
         ),
     );
+  }
+
+  // payKey says the key a call to pay was given (the network's own
+  // idempotency), or that it was given none: the bench's only view of it.
+  function payKey(e) {
+    const args = (e.params && e.params[0]) || {};
+    return args.key === undefined || args.key === null ? ' ' + w('payNoKey') : ' ' + w('payKey', { key: String(args.key) });
   }
 
   // renderVerdict shows the checker's verdict once every attempt has
@@ -703,7 +710,8 @@ export function startRace({
       const notes = r.notes || [];
       const asked = askedNotes(notes);
       status(
-        (asked.length ? w('exploredNoteFirst', { what: noteWhat(asked.map((n) => n.cause)) }) + ' ' : '') +
+        (r.retentionBroken ? w('exploredSevenFirst') + ' ' : '') +
+          (asked.length ? w('exploredNoteFirst', { what: noteWhat(asked.map((n) => n.cause)) }) + ' ' : '') +
           w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }),
       );
       if (!r.retentionBroken && !notes.length) return;

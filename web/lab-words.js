@@ -143,6 +143,9 @@ const en = {
   exploredNone:
     'No break found in any of the {n} scenarios (“{chosen}” first): {tried} schedules tried in {ms} ms (every order of two attempts up to {bound} steps, random orders of three or more). Not a proof: a bigger bound might find one.',
   exploredNoteFirst: 'This rung is not done: {what}; see below. Besides that:',
+  exploredSevenFirst: 'Rule 7 is broken, in every order alike: see below. Besides that:',
+  payKey: '(key {key})',
+  payNoKey: '(no key)',
   exploredBroke:
     'Broke rule {n} ({title}) in “{scenario}”, the scenario you chose, after {tried} schedule{s}: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredBrokeOther:
@@ -164,7 +167,7 @@ const en = {
   noteWhat_raw_bytes_fingerprint: 'the same request, re-spaced, was refused as a different one',
   noteWhat_key_purged_early: 'a purge deleted a key before the published retention ran out',
   noteWhat_claim_ignored: 'the key’s INSERT was ignored for its conflict, and the attempt went on',
-  noteWhat_takeover_unchecked: 'two retries each took the same claim over',
+  noteWhat_takeover_unchecked: 'two attempts each made the same claim their own',
   noteWhat_claim_replaced: "the key's INSERT replaced another attempt's claim",
   noteWhat_takeover_unfingerprinted: "a different request took over a crashed attempt's claim",
   noteWhat_customer_optional: 'a transfer without X-Customer-ID was answered with success',
@@ -198,7 +201,7 @@ const en = {
   noteWhat_transfer_unpaid: 'money moved that the network never charged',
   noteWhat_paid_twice: 'one attempt was charged twice by the network',
   gradeTopNoted:
-    'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short: the top rung is not reached yet.',
+    'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short before the ladder is complete.',
   replayFound: '▶ Play that order on the bench',
   replayLater: '▶ Play the later rungs’ order on the bench',
   played: 'Played on the bench: “{scenario}”, in the order {schedule}.',
@@ -213,11 +216,13 @@ const en = {
   scenario_corrected_payee: 'the same amount to another payee under the same key',
   scenario_reordered_json: 'a retry with its JSON members reordered',
   scenario_another_customers_key: 'another customer using the same key',
+  scenario_another_customers_key_then_retry: 'another customer using the same key, then its retry after a lost answer',
   scenario_crash_at_every_step: 'a crash at any step, then a retry',
   scenario_crash_then_late_retry: 'a crash at any step, then a retry ten minutes later',
   scenario_stalled_first_attempt: 'a first attempt that stalls for two minutes, and its retry meanwhile',
   scenario_crash_then_two_late_retries: 'a crash right after paying, then two retries together ten minutes later',
-  scenario_crash_then_corrected_amount: 'a crash at any step, then a corrected amount and the first retry, two minutes later',
+  scenario_crash_then_corrected_amount:
+    'a crash at any step, then a corrected amount and the first retry, just before the keys’ retention ends',
   scenario_network_answer_lost: 'the payment network charges but its answer is lost, then the retry',
   scenario_network_down: 'the payment network cannot be reached, then the retry',
   scenario_retry_after_retention: 'a retry at the end of the clients’ retry hour',
@@ -474,6 +479,9 @@ const ko = {
   exploredNone:
     '시나리오 {n}개 모두에서 깨지는 순서를 찾지 못했습니다(“{chosen}”부터). {ms}ms 동안 {tried}가지 순서를 시험했습니다(두 시도는 {bound}스텝까지의 모든 순서, 세 시도 이상은 무작위 순서). 증명은 아닙니다. 범위를 넓히면 찾을 수도 있습니다.',
   exploredNoteFirst: '이 단계는 아직 끝나지 않았습니다: {what}. 아래를 보세요. 그 밖에:',
+  exploredSevenFirst: '규칙 7은 어떤 순서에서든 똑같이 깨집니다. 아래를 보세요. 그 밖에는:',
+  payKey: '(키 {key})',
+  payNoKey: '(키 없음)',
   exploredBroke:
     '고른 시나리오 “{scenario}”에서 깨진 규칙: {n}. {title}. {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   exploredBrokeOther:
@@ -495,7 +503,7 @@ const ko = {
   noteWhat_raw_bytes_fingerprint: '공백만 다른 같은 요청을 다른 요청으로 거절함',
   noteWhat_key_purged_early: '공개한 보존 기간이 끝나기 전에 정리 작업이 키를 지움',
   noteWhat_claim_ignored: '키를 넣는 INSERT가 충돌로 무시됐는데도 시도가 계속함',
-  noteWhat_takeover_unchecked: '두 재시도가 같은 선점을 각각 넘겨받음',
+  noteWhat_takeover_unchecked: '두 시도가 같은 선점을 각각 자기 것으로 만듦',
   noteWhat_claim_replaced: '키를 넣는 INSERT가 다른 시도의 선점을 바꿔 씀',
   noteWhat_takeover_unfingerprinted: '죽은 시도의 선점을 다른 요청이 넘겨받음',
   noteWhat_customer_optional: 'X-Customer-ID 없는 송금이 성공 응답을 받음',
@@ -529,7 +537,7 @@ const ko = {
   noteWhat_transfer_unpaid: '결제망이 한 번도 청구하지 않은 돈이 옮겨짐',
   noteWhat_paid_twice: '한 시도가 결제망에 두 번 청구됨',
   gradeTopNoted:
-    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 위의 참고 사항이 아직 모자란 점을 말합니다. 아직 맨 위 단계에 이르지 못했습니다.',
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 사다리를 끝까지 오르기 전에 아직 모자란 점을 위의 참고 사항이 말합니다.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
   replayLater: '▶ 다음 단계들의 순서를 벤치에서 재생',
   played: '벤치에서 재생한 시나리오: “{scenario}”. 순서: {schedule}.',
@@ -544,11 +552,12 @@ const ko = {
   scenario_corrected_payee: '같은 키로 받는 사람만 바꿔 보낸 같은 금액',
   scenario_reordered_json: 'JSON 멤버 순서만 바뀐 재시도',
   scenario_another_customers_key: '같은 키를 쓰는 다른 고객',
+  scenario_another_customers_key_then_retry: '같은 키를 쓰는 다른 고객, 그리고 응답을 잃은 그 고객의 재시도',
   scenario_crash_at_every_step: '어느 스텝에서든 시도가 죽은 뒤의 재시도',
   scenario_crash_then_late_retry: '어느 스텝에서든 시도가 죽은 뒤, 10분 늦게 온 재시도',
   scenario_stalled_first_attempt: '2분 동안 멈춘 첫 시도와, 그사이에 온 재시도',
   scenario_crash_then_two_late_retries: '결제 직후 시도가 죽은 뒤, 10분 늦게 함께 온 재시도 두 개',
-  scenario_crash_then_corrected_amount: '어느 스텝에서든 시도가 죽은 뒤, 2분 늦게 온 정정 금액과 첫 요청의 재시도',
+  scenario_crash_then_corrected_amount: '어느 스텝에서든 시도가 죽은 뒤, 키 보존 기간이 끝나기 직전에 온 정정 금액과 첫 요청의 재시도',
   scenario_network_answer_lost: '결제망이 청구했지만 그 답이 사라진 뒤의 재시도',
   scenario_network_down: '결제망에 닿지 못한 뒤의 재시도',
   scenario_retry_after_retention: '클라이언트의 재시도 한 시간이 끝날 무렵의 재시도',
@@ -583,7 +592,7 @@ const ko = {
   gradeFixSame: '고칠 점: 위의 시나리오 “{scenario}” 줄에 적힌 것과 같음.',
   noteNeverSettled: '끝나지 않는 의도: {says}',
   gradeNotedSettle: '{tried}가지 순서에서 규칙은 깨지지 않았지만, 끝나지 않는 의도가 있음',
-  gradeAnswers: '한 순서에서 받은 응답: {answers}',
+  gradeAnswers: '어느 실행 순서 하나에서 받은 응답: {answers}',
   exploredNoted: '규칙은 깨지지 않았지만, 아래 참고 사항({n}개)이 바로잡을 점을 말합니다:',
   gradeCause: '무엇이 잘못됐나: {says}',
   gradeFix: '고칠 점: {fix}',

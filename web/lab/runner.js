@@ -1281,19 +1281,19 @@ function scenarios() {
       bound: 60,
       attempts: [one('a1'), one('a2', { after: 'a1', now: T0 + 10 * 60 * 1000 }), one('a3', { after: 'a1', now: T0 + 10 * 60 * 1000 })],
     },
-    // A crash at any step, then, two minutes later (past a lease, within
-    // any rung's retention), the teller's corrected amount under the same
-    // key, then the first request's own retry: a claim the crash left may
-    // be taken over once its lease has run out, but only by its own
-    // request; the correction is a different one.
+    // A crash at any step, then, shortly before the keys' retention runs
+    // out (past any lease shorter than it), the teller's corrected amount
+    // under the same key, then the first request's own retry: a claim the
+    // crash left may be taken over once its lease has run out, but only by
+    // its own request; the correction is a different one.
     {
       name: 'crash-then-corrected-amount',
       crash: 'a1',
       walkAll: true,
       attempts: [
         one('a1'),
-        one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + 2 * 60 * 1000 }),
-        one('a3', { after: 'a2', now: T0 + 2 * 60 * 1000 + 1000 }),
+        one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'bob', 300000), now: T0 + Math.min(retention, HOUR) - 2000 }),
+        one('a3', { after: 'a2', now: T0 + Math.min(retention, HOUR) - 1000 }),
       ],
     },
     // The payment network fails the first attempt's call: it charges, and
@@ -1316,6 +1316,18 @@ function scenarios() {
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', now: T0 + Math.min(retention, HOUR) - 1000 })],
     },
     { name: 'three-retries', random: true, attempts: [one('a1'), one('a2'), one('a3')] },
+    // Another customer uses the same key string for a transfer of its own,
+    // and retries it after a lost answer: every statement about a key (the
+    // claim, the lookup after a failed INSERT, the completion) names the
+    // customer, or the retry is answered from the first customer's row.
+    {
+      name: 'another-customers-key-then-retry',
+      attempts: [
+        one('a1'),
+        one('a2', { after: 'a1', intent: 'i2', customer: 'cust-2', body: body('carol', 'bob', 50000), now: T0 + 1000, lose: true }),
+        one('a3', { after: 'a2', intent: 'i2', customer: 'cust-2', body: body('carol', 'bob', 50000), now: T0 + 2000 }),
+      ],
+    },
     // Another customer sends exactly the first one's body under the same
     // key string: their own new transfer, not the first one's answer.
     {
