@@ -398,6 +398,12 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 		assert.Contains(t, rep.Notes[0].Message, "a valid key of exactly 255 characters (a1) was answered 400")
 		assert.Equal(t, lab.CauseLongestKeyRefused, rep.Notes[0].Cause)
 	}
+	// A 500 is the handler's failure, said once, not a refusal of the key.
+	longest.Attempts[0].Status, longest.Attempts[0].Response = 500, `{"status":500}`
+	longest.Attempts[1].Status, longest.Attempts[1].Response = 500, `{"status":500}`
+	for _, n := range lab.JudgeHandlerRun(longest).Notes {
+		assert.NotEqual(t, lab.CauseLongestKeyRefused, n.Cause, n.Message)
+	}
 	// Another scenario says nothing of keys.
 	other := malformed(201)
 	other.Scenario = "simultaneous-retries"

@@ -284,7 +284,7 @@ func browserRules(t testing.TB, ctx context.Context, name, src, opts string) (ma
 	}
 	require.Subset(t, names, []string{"simultaneous-retries", "retry-after-lost-answer", "retry-after-another-transfer", "corrected-amount", "corrected-payee", "correction-while-running", "reordered-json",
 		"another-customers-key", "crash-at-every-step", "stalled-first-attempt", "crash-then-late-retry", "crash-then-two-late-retries", "crash-then-corrected-amount", "network-answer-lost", "network-down", "retry-after-retention", "three-retries",
-		"another-customers-key-then-retry", "other-customer-same-body", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "retry-three-ways", "malformed-keys", "longest-key",
+		"another-customers-key-then-retry", "other-customer-same-body", "two-transfers-one-balance", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "retry-three-ways", "malformed-keys", "longest-key",
 		"reordered-after-answer", "day"}, "the explorer's scenarios")
 	for _, s := range scs {
 		t.Logf("%s: %-24s broke=%-5v steps=%-3d tried=%-4d %5.0f ms %v", name, s.Name, s.Broke, s.Steps, s.Tried, s.Ms, s.Broken)

@@ -68,3 +68,21 @@ func TestLabPageSaysWhatANetworkFailureOwes(t *testing.T) {
 		})
 	}
 }
+
+// TestLabPageReachesTheBranchWhereTheBalanceIsGone: the scoped reference
+// whose debit, finding the balance gone after the check (another transfer
+// of the same account got there first), answers 402 at once, its
+// transaction still open. Only two different transfers racing for one
+// balance reach that branch; the grade notes the open transaction there.
+func TestLabPageReachesTheBranchWhereTheBalanceIsGone(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"answer = lab.problem(402, 'Insufficient funds', 'the balance changed meanwhile; nothing moved');",
+		"return lab.problem(402, 'Insufficient funds', 'the balance changed meanwhile; nothing moved');",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	row := `#lab-grade tr[data-scenario=two-transfers-one-balance]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-cause[data-cause=transaction-left-open]`), text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, row), "402")
+}

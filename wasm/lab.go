@@ -539,7 +539,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 
 // withSlips sets an attempt's slips from a brief answer's flags (1 a call
 // never awaited, 2 an answer with its transaction open, 4 a SELECT given
-// to db.run, 8 a call to pay with its transaction open): a brief verdict counts the notes they make; their words
+// to db.run, 8 a call to pay with its transaction open, 16 a call to pay
+// the scenario's network failed): a brief verdict counts the notes they make; their words
 // come from the full verdict of the run replayed.
 func withSlips(a *lab.HandlerAttempt, flags any) {
 	n, _ := flags.(int64)
@@ -552,6 +553,11 @@ func withSlips(a *lab.HandlerAttempt, flags any) {
 	}
 	if n&8 != 0 {
 		a.PaidInTx = []lab.HandlerCall{{Op: "pay"}}
+	}
+	// The scenario's network failure (set with the scenario) counts only
+	// where the attempt called pay and met it.
+	if n&16 == 0 {
+		a.PayFault = ""
 	}
 }
 

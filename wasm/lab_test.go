@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ type labAnswer struct {
 	Conn   string          `json:"conn"`
 	OK     json.RawMessage `json:"ok"`
 	Broken []string        `json:"broken"`
+	Notes  int             `json:"notes"`
 	Err    *struct {
 		Name, Code, Message string
 	} `json:"err"`
@@ -105,4 +107,27 @@ func TestLabBridgeVerdict(t *testing.T) {
 	assert.NotContains(t, labDecode(t, lb.verdict(d, same)).Broken, "replay-is-byte-identical")
 	untyped := strings.Replace(same, `1,3,4,0,"application/json"`, `1,3,4,0,""`, 1)
 	assert.Contains(t, labDecode(t, lb.verdict(d, untyped)).Broken, "replay-is-byte-identical")
+}
+
+// TestLabBridgeCountsANetworkFailureMet: the scenario says the network
+// fails a1's first call to pay; a brief verdict counts it only where a1
+// met it (the slips' flag 16). a1 answered 500 and its retry a2 made the
+// transfer: where a1's pay failed, that 500 is the contract's answer to
+// the network's failure; where a1 threw before it ever called pay, it is
+// a handler that failed (one note more). (a2's transfer, with no charge
+// in this test's database, is noted either way.)
+func TestLabBridgeCountsANetworkFailureMet(t *testing.T) {
+	lb := newLabBridge()
+	defer lb.closeAll()
+	d := labDecode(t, lb.open(labSchema, `[{"id":"alice","balance":1000},{"id":"bob","balance":0}]`)).DB
+	require.Equal(t, `{}`, lb.scenario(d, `{"intents":[{"id":"i1","customer":"cust","from":"alice","to":"bob","amount":100}],"attempts":[
+	 {"id":"a1","intent":"i1","customer":"cust","key":"\"k\"","body":"{\"from\":\"alice\",\"to\":\"bob\",\"amount\":100}","pay_fault":"down"},
+	 {"id":"a2","intent":"i1","customer":"cust","key":"\"k\"","body":"{\"from\":\"alice\",\"to\":\"bob\",\"amount\":100}"}]}`))
+	c := labDecode(t, lb.conn(d, "a2")).Conn
+	require.Nil(t, labDecode(t, lb.exec(d, c, "run", "INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)", `["alice", "bob", 100, 1]`)).Err)
+	answers := func(flag int) string {
+		return `[["a1",1,1,500,"{\"status\":500}",0,1,2,` + strconv.Itoa(flag) + `,"application/problem+json"],["a2",1,1,201,"{\"transfer_id\":\"tr_1\"}",0,3,4,0,"application/json"]]`
+	}
+	assert.Equal(t, 1, labDecode(t, lb.verdict(d, answers(16))).Notes, "the network's failure met: a1's 500 is owed")
+	assert.Equal(t, 2, labDecode(t, lb.verdict(d, answers(0))).Notes, "never met: a1's 500 is the handler's")
 }

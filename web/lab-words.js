@@ -225,6 +225,7 @@ const en = {
     'a crash at any step, then a corrected amount and the first retry, just before the keys’ retention ends',
   scenario_network_answer_lost: 'the payment network charges but its answer is lost, then the retry',
   scenario_network_down: 'the payment network cannot be reached, then the retry',
+  scenario_two_transfers_one_balance: 'two transfers at once that the balance cannot both cover',
   scenario_retry_after_retention: 'a retry at the end of the clients’ retry hour',
   scenario_three_retries: 'three identical requests, in random orders',
   scenario_other_customer_same_body: 'another customer sending the same body under the same key',
@@ -309,7 +310,7 @@ const en = {
     'Tell a retry from a different request under the same key: store a fingerprint of the request with the key, and answer 422 when a request under a used key differs.',
   hints_fingerprint: [
     'Two bodies with the same members in another order are the same request.',
-    'lab.canonical and lab.sha256 are there for this: hash the endpoint (method and route) with the canonical body.',
+    'lab.canonical and lab.sha256 are there for this: hash the endpoint (method and route) with the canonical body, joined by a character neither can hold, say a newline.',
   ],
   goal_in_progress:
     'A retry that arrives while the first attempt is still running must not be told “done”: claim the key as in progress, answer 409 with Retry-After meanwhile, and mark it completed in the same transaction that moves the money.',
@@ -560,6 +561,7 @@ const ko = {
   scenario_crash_then_corrected_amount: '어느 스텝에서든 시도가 죽은 뒤, 키 보존 기간이 끝나기 직전에 온 정정 금액과 첫 요청의 재시도',
   scenario_network_answer_lost: '결제망이 청구했지만 그 답이 사라진 뒤의 재시도',
   scenario_network_down: '결제망에 닿지 못한 뒤의 재시도',
+  scenario_two_transfers_one_balance: '잔액으로 둘 다 감당할 수 없는 두 송금이 동시에',
   scenario_retry_after_retention: '클라이언트의 재시도 한 시간이 끝날 무렵의 재시도',
   scenario_three_retries: '같은 요청 세 개, 무작위 순서',
   scenario_other_customer_same_body: '같은 키로 같은 본문을 보내는 다른 고객',
@@ -641,7 +643,7 @@ const ko = {
     '같은 키로 온 재시도와 다른 요청을 구별하세요. 요청의 지문을 키와 함께 저장하고, 이미 쓴 키로 온 요청이 다르면 422로 응답합니다.',
   hints_fingerprint: [
     '같은 멤버를 다른 순서로 쓴 두 본문은 같은 요청입니다.',
-    'lab.canonical과 lab.sha256을 쓰세요. 엔드포인트(메서드와 경로)를 정규화한 본문과 함께 해시합니다.',
+    'lab.canonical과 lab.sha256을 쓰세요. 엔드포인트(메서드와 경로)와 정규화한 본문을, 둘 다 담을 수 없는 문자(예: 줄바꿈)로 이어 붙여 해시합니다.',
   ],
   goal_in_progress:
     '첫 시도가 아직 실행 중일 때 도착한 재시도에 “완료”라고 답하면 안 됩니다. 키를 처리 중으로 선점하고, 그동안은 Retry-After와 함께 409로 응답하며, 돈을 옮기는 바로 그 트랜잭션에서 완료로 표시하세요.',

@@ -556,7 +556,9 @@ class Run {
       left_open: a.leftOpen,
       dropped: studentCalls(a.dropped),
       paid_in_tx: studentCalls(a.paidInTx),
-      pay_fault: a.payFault,
+      // The scenario's network failure, where it happened: the attempt
+      // called pay (an attempt that ended before it never met it).
+      pay_fault: a.payFaulted ? a.payFault : '',
     }));
   }
 
@@ -906,7 +908,13 @@ function studentCalls(calls) {
 // call never awaited, 2 an answer with its transaction open, 4 a SELECT
 // given to db.run, 8 a call to pay with its transaction open.
 function slips(r) {
-  return (r.unawaited.length ? 1 : 0) | (r.left_open ? 2 : 0) | (r.dropped.length ? 4 : 0) | (r.paid_in_tx.length ? 8 : 0);
+  return (
+    (r.unawaited.length ? 1 : 0) |
+    (r.left_open ? 2 : 0) |
+    (r.dropped.length ? 4 : 0) |
+    (r.paid_in_tx.length ? 8 : 0) |
+    (r.pay_fault ? 16 : 0)
+  );
 }
 
 function headerOf(headers, name) {
@@ -1333,6 +1341,17 @@ function scenarios() {
     {
       name: 'other-customer-same-body',
       attempts: [one('a1'), one('a2', { after: 'a1', intent: 'i2', customer: 'cust-2', now: T0 + 1000 })],
+    },
+    // Two transfers of alice's at once, different wishes under their own
+    // keys, which her balance cannot both cover: one is refused 402, and
+    // the branch that finds the balance gone after the check (a debit that
+    // changed no row) must end its transaction like any other.
+    {
+      name: 'two-transfers-one-balance',
+      attempts: [
+        one('a1', { body: body('alice', 'bob', 600000) }),
+        one('a2', { intent: 'i2', key: '"k-2"', body: body('alice', 'carol', 600000) }),
+      ],
     },
     // More than alice has is refused 402; alice is topped up; the retry
     // under the same key must get the same 402 and move nothing.
