@@ -906,7 +906,8 @@ function studentCalls(calls) {
 
 // slips is a record's slips (record) as the brief verdict's flags: 1 a
 // call never awaited, 2 an answer with its transaction open, 4 a SELECT
-// given to db.run, 8 a call to pay with its transaction open.
+// given to db.run, 8 a call to pay with its transaction open, 16 a call
+// to pay that the scenario's network failed.
 function slips(r) {
   return (
     (r.unawaited.length ? 1 : 0) |
