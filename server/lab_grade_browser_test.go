@@ -377,6 +377,13 @@ func TestLabPageGradesEveryHandler(t *testing.T) {
 			run(t, ctx, click("#btn-lab-next-rung"), waitJS(`document.body.dataset.rung === 'fingerprint'`))
 			assert.Equal(t, "rung-title", eval[string](t, ctx, `document.activeElement.id`))
 		}
+		if name == "fingerprint" {
+			// A break the checker finds no cause for still says what
+			// happened, above its fix: the key said done, no transfer.
+			row := `#lab-grade tr[data-scenario=crash-at-every-step]`
+			assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "4:", text(t, ctx, row))
+			assert.Contains(t, text(t, ctx, row+" .lab-why"), "What happened: ", text(t, ctx, row))
+		}
 		assert.Equal(t, sorted(handlers.RungBreaks(name)), nonNil(graderView(t, name, broken)), "%s: the page's grade against the grader's", name)
 		// Rule 8: naive claims no key; below scoped, which gives the
 		// network a key, a retry that runs again after the network's answer

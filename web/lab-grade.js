@@ -18,7 +18,7 @@ export function gradePanel(ctx) {
   const { w, label, rung, goRung, runner, panel, status, load, clearBench, clearFound, clearGrade, scenarioWords, guard, replay } = ctx;
   const onGraded = ctx.onGraded || (() => {});
   const { rulesOf, fixRungs, later, askedNotes, laterNotes } = ctx;
-  const { ruleWords, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = ctx;
+  const { ruleWords, whyOf, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = ctx;
 
   // notDone says that the rung is not done, and why: in one sentence for
   // one reason; for several, the sentence's head once and a list of the
@@ -210,6 +210,7 @@ export function gradePanel(ctx) {
                     ),
                     ...(r.broke
                       ? [
+                          whatHappened(firstViolation(r.verdict)),
                           ...causeLines(firstViolation(r.verdict)),
                           ...others.map((x) => alsoBroke(sc.name, x, r.perRule[x.rule.name])),
                           ...(r.notes || []).filter((n) => n.cause).flatMap((n) => notePlayed(sc.name, n, r.schedule)),
@@ -342,6 +343,14 @@ export function gradePanel(ctx) {
 
   // firstViolation is the first broken rule's first violation of a
   // verdict's report ({} when none).
+  // whatHappened is a broken rule's own sentence, on a row whose
+  // violation has no diagnosed cause: without it the row gave a fix with
+  // no word of what went wrong.
+  function whatHappened(v) {
+    if (!v || v.diagnosis || !v.message) return null;
+    return el('div', { class: 'lab-why' }, w('gradeWhat'), ...whyOf(v));
+  }
+
   function firstViolation(verdict) {
     const broken = rulesOf(verdict).find((x) => !x.ok);
     return (broken && broken.violations && broken.violations[0]) || {};

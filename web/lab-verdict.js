@@ -4,7 +4,7 @@
 // scenario's answers, the notes of answers the contract does not give,
 // and the order that broke a rule (scheduleRuns, switchesOf).
 //
-//   const { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = verdictWords({ w, lang, label, judge });
+//   const { ruleTitle, ruleWords, rulesList, whyOf, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven } = verdictWords({ w, lang, label, judge });
 //
 // w(key, vars) gives the page's words in lang; label(r) names a rung; judge
 // is what the rung asks (lab-rungs.js rungJudge).
@@ -193,7 +193,7 @@ export function verdictWords({ w, lang, label, judge }) {
     return el('p', { class: 'lab-grade-unknown', 'data-rule': '7' }, '✘ ' + w('gradeBroken7', { seconds }));
   }
 
-  return { ruleTitle, ruleWords, rulesList, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven };
+  return { ruleTitle, ruleWords, rulesList, whyOf, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven };
 }
 
 // scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the

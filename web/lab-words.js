@@ -264,6 +264,7 @@ const en = {
   gradeAnswers: 'Answered, in one order: {answers}',
   exploredNoted: 'No rule broke, but the notes below ({n}) say what is not as it should be:',
   gradeCause: 'What went wrong: {says}',
+  gradeWhat: 'What happened: ',
   gradeFix: 'What to change: {fix}',
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scope, retention, lease) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
@@ -597,6 +598,7 @@ const ko = {
   gradeAnswers: '어느 실행 순서 하나에서 받은 응답: {answers}',
   exploredNoted: '규칙은 깨지지 않았지만, 아래 참고 사항({n}개)이 바로잡을 점을 말합니다:',
   gradeCause: '무엇이 잘못됐나: {says}',
+  gradeWhat: '일어난 일: ',
   gradeFix: '고칠 점: {fix}',
   gradeTop:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위, 보존 기간, 리스)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
