@@ -53,6 +53,29 @@ var slowEngineFlag = flag.Duration("slow-engine", 0, "make the page's engine ans
 // (go test ./server/ -args -slow-network 50ms)
 var slowNetworkFlag = flag.Duration("slow-network", 0, "delay each write of the browser tests' servers by this much")
 
+// optimizingTierFlag runs the tests' Chromium with V8's optimizing
+// WebAssembly tier, as a student's browser runs the page. Without it the
+// tests run the baseline tier alone (--liftoff-only): the same module and
+// the same semantics, but each tab no longer compiles the 13.8 MB engine a
+// second time in the background, which was about a third of the package's
+// CPU on a 2-core machine (the suite 553 s → 376 s, docs/PERFORMANCE.md).
+// Benchmarks always run with it: they measure what a student's browser does.
+// (go test ./server/ -args -optimizing-tier)
+var optimizingTierFlag = flag.Bool("optimizing-tier", false, "run the browser tests' Chromium with V8's optimizing WebAssembly tier, as students' browsers do (benchmarks always do)")
+
+// baselineTierOnly says whether the shared Chromium runs WebAssembly with
+// the baseline tier alone: in tests, unless -optimizing-tier; never when
+// benchmarks run.
+func baselineTierOnly() bool {
+	if *optimizingTierFlag {
+		return false
+	}
+	if b := flag.Lookup("test.bench"); b != nil && b.Value.String() != "" {
+		return false
+	}
+	return true
+}
+
 // browserServer starts a test server for the browser tests, slowed by
 // -slow-network when it is set.
 func browserServer(h http.Handler) *httptest.Server {
@@ -156,6 +179,9 @@ func startBrowser(t testing.TB) {
 			chromedp.Flag("disable-quic", true),
 			chromedp.WindowSize(1600, 1000),
 		)
+		if baselineTierOnly() {
+			opts = append(opts, chromedp.Flag("js-flags", "--liftoff-only"))
+		}
 		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 		if err := chromedp.Do(browserCtx); err != nil {
