@@ -155,6 +155,15 @@ func TestLabPageSaysWhereTheHandlerThrew(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "threw Error at line 5: not for cust-2", text(t, ctx, row))
 	assert.NotContains(t, text(t, ctx, "#lab-grade"), "purge")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade [data-cause=key-purged-early]`))
+
+	// An answer the lab cannot send has no line of its own (a returned
+	// value carries none): the words name what was returned instead.
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n"+
+		"  return { status: '201', headers: {}, body: '{}' };\n"+
+		"}\n", "")
+	act(t, ctx, `#btn-lab-grade`)
+	row = `#lab-grade tr[data-scenario=simultaneous-retries]`
+	assert.Contains(t, text(t, ctx, row), `the answer's status must be a whole number from 100 to 599, not "201" (a string)`, text(t, ctx, row))
 }
 
 // TestLabPageNamesAnEarlyPurge: the scoped reference, publishing a day's

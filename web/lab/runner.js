@@ -923,12 +923,30 @@ function headerOf(headers, name) {
   return '';
 }
 
+// answerProblem says what is wrong with what transfer returned, naming the
+// value it got: the exception it becomes has no line of the student's (a
+// returned value carries none), so the value is what points at the return.
 function answerProblem(v) {
-  if (!v || typeof v !== 'object') return 'transfer must return {status, headers, body}';
-  if (!Number.isInteger(v.status) || v.status < 100 || v.status > 599) return "the answer's status must be a whole number from 100 to 599";
-  if (v.body !== undefined && typeof v.body !== 'string') return "the answer's body must be a string (JSON.stringify it, or use lab.json)";
-  if (v.headers !== undefined && (typeof v.headers !== 'object' || v.headers === null)) return "the answer's headers must be an object";
+  if (!v || typeof v !== 'object') return 'transfer must return {status, headers, body}, not ' + shown(v);
+  if (!Number.isInteger(v.status) || v.status < 100 || v.status > 599)
+    return "the answer's status must be a whole number from 100 to 599, not " + shown(v.status);
+  if (v.body !== undefined && typeof v.body !== 'string')
+    return "the answer's body must be a string (JSON.stringify it, or use lab.json), not " + shown(v.body);
+  if (v.headers !== undefined && (typeof v.headers !== 'object' || v.headers === null))
+    return "the answer's headers must be an object, not " + shown(v.headers);
   return '';
+}
+
+// shown writes a value short, with its kind where its look would hide it:
+// '"201" (a string)', 'undefined (was a return left out?)', '{…} (an object)'.
+function shown(x) {
+  if (x === undefined) return 'undefined (was a return left out?)';
+  if (x === null) return 'null';
+  if (typeof x === 'string') return JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x) + ' (a string)';
+  if (typeof x === 'number' || typeof x === 'boolean') return String(x);
+  if (Array.isArray(x)) return 'an array';
+  if (typeof x === 'object') return typeof x.then === 'function' ? 'a Promise (was an await left out?)' : 'an object';
+  return 'a ' + typeof x;
 }
 
 // fail ends the attempt with the exception it threw: no answer is
