@@ -58,7 +58,7 @@ var slowNetworkFlag = flag.Duration("slow-network", 0, "delay each write of the 
 // tests run the baseline tier alone (--liftoff-only): the same module and
 // the same semantics, but each tab no longer compiles the 13.8 MB engine a
 // second time in the background, which was about a third of the package's
-// CPU on a 2-core machine (the suite 553 s → 376 s, docs/PERFORMANCE.md).
+// CPU on a 2-core machine (the package 542 s → 396 s, docs/PERFORMANCE.md).
 // Benchmarks always run with it: they measure what a student's browser does.
 // (go test ./server/ -args -optimizing-tier)
 var optimizingTierFlag = flag.Bool("optimizing-tier", false, "run the browser tests' Chromium with V8's optimizing WebAssembly tier, as students' browsers do (benchmarks always do)")
