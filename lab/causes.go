@@ -157,9 +157,9 @@ func RuleFixKo(name string) string { return ruleFixesKo[name] }
 var causes = map[string]Cause{
 	CauseHandlerFailed: {CauseHandlerFailed,
 		"the handler answered 500: it threw, or said so itself, so the client learned nothing, and the rules had nothing to judge",
-		"find the error at its line (the bench and the list under the editor show it) and answer every request the contract serves: 201 for a transfer, its 4xx for a refusal; check that your tables exist (the tables box is kept for each rung). A ConstraintError from your key's INSERT is not a failure: it is the verdict that another attempt claimed the key first, to catch and answer from that key",
+		"find the error at its line (the bench and the list under the editor show it; an error with no line, such as an answer the lab cannot send, names what your transfer returned) and answer every request the contract serves: 201 for a transfer, its 4xx for a refusal; check that your tables exist (the tables box is kept for each rung). A ConstraintError from your key's INSERT is not a failure: it is the verdict that another attempt claimed the key first, to catch and answer from that key",
 		"핸들러가 500으로 답했습니다. 예외를 던졌거나 스스로 500을 보냈으니, 클라이언트는 아무것도 알 수 없고 규칙도 판정할 것이 없었습니다.",
-		"오류가 난 줄을 찾아(벤치와 편집기 아래 목록에 나옵니다) 계약이 처리하는 모든 요청에 답하세요. 송금에는 201, 거절에는 그 4xx입니다. 테이블이 있는지도 확인하세요(테이블 상자는 단계마다 따로 보관됩니다). 키를 넣는 INSERT에서 나온 ConstraintError는 실패가 아닙니다. 다른 시도가 먼저 키를 선점했다는 판정이니, 잡아서 그 키로 답하세요."},
+		"오류가 난 줄을 찾아(벤치와 편집기 아래 목록에 나옵니다. 보낼 수 없는 응답처럼 줄이 없는 오류는 transfer가 돌려준 값을 알려 줍니다) 계약이 처리하는 모든 요청에 답하세요. 송금에는 201, 거절에는 그 4xx입니다. 테이블이 있는지도 확인하세요(테이블 상자는 단계마다 따로 보관됩니다). 키를 넣는 INSERT에서 나온 ConstraintError는 실패가 아닙니다. 다른 시도가 먼저 키를 선점했다는 판정이니, 잡아서 그 키로 답하세요."},
 	CauseNotAwaited: {CauseNotAwaited,
 		"a call into db or pay was made without await, and the attempt ended before it ran: the statement never ran, though the code after it went on as if it had",
 		"put await before every call into db and into pay (const row = await db.get(…)): each call is a step the attempt waits for, and what it answers is known only once it has run",

@@ -164,6 +164,7 @@ func TestLabPageSaysWhereTheHandlerThrew(t *testing.T) {
 	act(t, ctx, `#btn-lab-grade`)
 	row = `#lab-grade tr[data-scenario=simultaneous-retries]`
 	assert.Contains(t, text(t, ctx, row), `the answer's status must be a whole number from 100 to 599, not "201" (a string)`, text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "an error with no line, such as an answer the lab cannot send, names what your transfer returned")
 }
 
 // TestLabPageNamesAnEarlyPurge: the scoped reference, publishing a day's
