@@ -556,8 +556,8 @@ func (c *checker) check(rule Rule) []Violation {
 			}
 			for acct, v := range c.h.EndBalances {
 				if want[acct] != v {
-					vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s holds %d won, but its ledger says %d", acct, v, want[acct]),
-						MessageKo: fmt.Sprintf("계좌 %s에는 %d원이 있지만, 원장대로라면 %d원이어야 합니다", acct, v, want[acct])})
+					vs = append(vs, Violation{Rule: rule, Message: fmt.Sprintf("account %s holds %s won, but its ledger says %s", acct, GroupDigits(v), GroupDigits(want[acct])),
+						MessageKo: fmt.Sprintf("계좌 %s에는 %s원이 있지만, 원장대로라면 %s원이어야 합니다", acct, GroupDigits(v), GroupDigits(want[acct]))})
 				}
 			}
 		}

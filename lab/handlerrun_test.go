@@ -1612,3 +1612,25 @@ func TestJudgeHandlerRunSaysTheLookupForgotTheCustomer(t *testing.T) {
 	require.False(t, rr.OK)
 	assert.NotEqual(t, lab.CauseGlobalKeys, rr.Violations[0].Cause)
 }
+
+// TestJudgeHandlerRunSaysWhereMoneyWentWrong: a debit written as a number
+// read before (balance = ?) loses another transfer's debit. The rule's
+// sentence writes the won as every other sentence does (1,000,000), and
+// its fix names the guarded debit, not only the one transaction the
+// student may already have.
+func TestJudgeHandlerRunSaysWhereMoneyWentWrong(t *testing.T) {
+	r := keptRun()
+	r.EndBalances = map[string]int64{"alice": 1000000, "bob": 500}
+	rep := lab.JudgeHandlerRun(r)
+	var got *lab.Violation
+	for _, rr := range rep.Rules {
+		if rr.Rule.Name == lab.RuleConservation.Name && len(rr.Violations) > 0 {
+			got = &rr.Violations[0]
+		}
+	}
+	require.NotNil(t, got, "%+v", rep.Rules)
+	assert.Equal(t, "account alice holds 1,000,000 won, but its ledger says 999,500", got.Message)
+	assert.Equal(t, "계좌 alice에는 1,000,000원이 있지만, 원장대로라면 999,500원이어야 합니다", got.MessageKo)
+	assert.Contains(t, got.Fix, "AND balance >= ?")
+	assert.Contains(t, got.FixKo, "AND balance >= ?")
+}

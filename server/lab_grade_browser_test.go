@@ -448,7 +448,7 @@ func TestLabPageCatchesAReplayBuiltAgain(t *testing.T) {
 	require.Equal(t, "broke", attr(t, ctx, "body", "data-lab-explored"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "retry-after-another-transfer", attr(t, ctx, "#lab-found", "data-scenario"), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "replay-is-byte-identical", attr(t, ctx, "#lab-found", "data-rule"))
-	assert.Contains(t, text(t, ctx, "#lab-found"), "rebuilt from the ledger as it is now")
+	assert.Contains(t, text(t, ctx, "#lab-found"), "rendered from the ledger as it is now (another balance or time)")
 }
 
 // TestLabPageCatchesTwoTakeovers: the scoped reference made to take a
