@@ -165,6 +165,21 @@ func TestLabPageSaysWhereTheHandlerThrew(t *testing.T) {
 	row = `#lab-grade tr[data-scenario=simultaneous-retries]`
 	assert.Contains(t, text(t, ctx, row), `the answer's status must be a whole number from 100 to 599, not "201" (a string)`, text(t, ctx, row))
 	assert.Contains(t, text(t, ctx, row), "an error with no line, such as an answer the lab cannot send, names what your transfer returned")
+
+	// A helper of the student's that makes every statement: the error is
+	// said at the line that wrote the statement, not the helper's (line 9).
+	setCode(t, ctx, "async function transfer(req, db, pay) {\n"+
+		"  const t = lab.parseTransfer(req.body);\n"+
+		"  await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);\n"+
+		"  await q(db,\n"+
+		"    'UPDATE accounts SET balanc = balance - ? WHERE id = ?', t.amount, t.from);\n"+
+		"  return lab.json(201, {});\n"+
+		"}\n"+
+		"async function q(db, sql, ...args) {\n"+
+		"  return db.run(sql, ...args);\n"+
+		"}\n", "")
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Contains(t, text(t, ctx, row), "threw SQLError at line 4: ", text(t, ctx, row))
 }
 
 // TestLabPageNamesAnEarlyPurge: the scoped reference, publishing a day's

@@ -128,9 +128,39 @@ function lineOf(stack) {
   return m ? Number(m[1]) - lineOffset : 0;
 }
 
-function callerLine() {
-  return lineOf(new Error().stack);
+// callerLine is the student's line of the call being made: the innermost
+// frame in their file, unless the call's SQL is written further out. A
+// helper of the student's (async function q(sql, ...args) { return
+// db.run(sql, ...args); }) is the innermost frame of every statement, so
+// the frame whose line (or the next, where the SQL starts on its own
+// line) holds the statement's first words is the one the student means.
+function callerLine(sql) {
+  const stack = String(new Error().stack || '');
+  const lines = [];
+  for (const m of stack.matchAll(/handler\.js:(\d+):\d+/g)) lines.push(Number(m[1]) - lineOffset);
+  if (!lines.length) return 0;
+  const probe = sqlProbe(sql);
+  if (probe && lines.length > 1) {
+    const at = lines.find((l) => spaced(sourceLines.slice(l - 1, l + 1).join(' ')).includes(probe));
+    if (at) return at;
+  }
+  return lines[0];
 }
+
+// sqlProbe is a statement's first words, spaces collapsed, for finding
+// where it is written.
+function sqlProbe(text) {
+  return spaced(text).slice(0, 24);
+}
+
+function spaced(text) {
+  return String(text || '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+// sourceLines are the lines of the file last loaded (callerLine).
+let sourceLines = [];
 
 // describe turns what a handler threw into {name, message, line}. An
 // error a db call or pay rejected with was made here, so its stack has no
@@ -237,6 +267,7 @@ let shownAt = 0;
 // load evaluates the student's file and opens its database.
 async function load(source, accounts, shift) {
   shownAt = Number(shift) > 0 ? Number(shift) : 0;
+  sourceLines = String(source).split('\n');
   let made;
   const body =
     String(source) +
@@ -825,7 +856,7 @@ function startAttempt(run, a) {
     return new Promise((resolve, reject) => {
       // The line costs a stack trace: only a traced run (the bench, the
       // kept counterexample) shows it, not the explorer's thousands.
-      a.calls.push({ op, sql, params, line: run.traced ? callerLine() : 0, resolve, reject });
+      a.calls.push({ op, sql, params, line: run.traced ? callerLine(sql) : 0, resolve, reject });
       if (a.calls.length === 1) {
         a.state = 'parked';
         wake(a);
