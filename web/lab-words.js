@@ -470,7 +470,7 @@ const ko = {
   ruleBroken: '위반',
   ruleUnknown7: '알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없음',
   ruleExpected: '이 단계에서는 예상된 결과: {rung}에서 고칩니다',
-  ruleAsked: '{rung}, 곧 이 단계가 요구하는 것입니다. 아직 끝나지 않았습니다.',
+  ruleAsked: '지금 단계인 {rung}에서 요구하는 것입니다. 이 단계는 아직 끝나지 않았습니다.',
   ruleAskedEarlier: '{rung}부터 모든 단계가 요구하는 것입니다. 그래서 지금 단계도 아직 끝나지 않았습니다: {here}.',
   ruleAskedEvery: '모든 단계가 핸들러의 응답을 요구합니다: 이 단계는 아직 끝나지 않음',
   ruleAskedAlways: '모든 단계가 요구합니다: 이 단계는 아직 끝나지 않음',
@@ -539,7 +539,7 @@ const ko = {
   noteWhat_transfer_unpaid: '결제망이 한 번도 청구하지 않은 돈이 옮겨짐',
   noteWhat_paid_twice: '한 시도가 결제망에 두 번 청구됨',
   gradeTopNoted:
-    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 사다리를 끝까지 오르기 전에 아직 모자란 점을 위의 참고 사항이 말합니다.',
+    '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 맨 위 단계까지 가려면 아직 모자란 점이 있습니다. 위의 참고 사항을 보세요.',
   replayFound: '▶ 그 순서를 벤치에서 재생',
   replayLater: '▶ 다음 단계들의 순서를 벤치에서 재생',
   played: '벤치에서 재생한 시나리오: “{scenario}”. 순서: {schedule}.',
