@@ -959,6 +959,7 @@ function headerOf(headers, name) {
 // returned value carries none), so the value is what points at the return.
 function answerProblem(v) {
   if (!v || typeof v !== 'object') return 'transfer must return {status, headers, body}, not ' + shown(v);
+  if (v.status === undefined) return 'the answer has no status (a whole number from 100 to 599)';
   if (!Number.isInteger(v.status) || v.status < 100 || v.status > 599)
     return "the answer's status must be a whole number from 100 to 599, not " + shown(v.status);
   if (v.body !== undefined && typeof v.body !== 'string')
@@ -969,7 +970,7 @@ function answerProblem(v) {
 }
 
 // shown writes a value short, with its kind where its look would hide it:
-// '"201" (a string)', 'undefined (was a return left out?)', '{…} (an object)'.
+// '"201" (a string)', 'undefined (was a return left out?)', 'an object'.
 function shown(x) {
   if (x === undefined) return 'undefined (was a return left out?)';
   if (x === null) return 'null';
