@@ -391,7 +391,7 @@ var ruleFixesKo = map[string]string{
 	RuleByteReplay.Name:    "첫 번째 답(상태 코드, 헤더, 본문)을 키와 함께 저장하고, 재시도마다 그 바이트를 Idempotent-Replayed: true와 함께 다시 보내세요.",
 	RuleNothingLost.Name:   "송금이 없는 키에 성공으로 답하지 마세요. 키의 완료는 송금과 같은 트랜잭션에서 하세요.",
 	RuleOwnResponses.Name:  "키를 고객별로 나누세요. 키 테이블의 기본 키가 (customer, endpoint, key)이면 한 고객의 키가 다른 고객의 키와 만나지 않습니다.",
-	RuleConservation.Name:  "출금과 입금을 한 트랜잭션에서 하고, 잔액 확인은 출금 문장 자체에 맡기세요(UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ? 다음에 changes를 읽습니다. 0이면 돈이 없는 것입니다). 먼저 읽어 둔 잔액은 다른 송금이 커밋하면 낡은 값이 되고, 읽어 둔 숫자로 잔액을 덮어쓰면 그 송금의 출금이 사라집니다. 돈을 만들거나 없애지 마세요.",
+	RuleConservation.Name:  "출금과 입금을 한 트랜잭션에서 하고, 잔액 확인은 출금하는 SQL 문 자체에 맡기세요(UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ? 다음에 changes를 읽습니다. 0이면 돈이 없는 것입니다). 먼저 읽어 둔 잔액은 다른 송금이 커밋하면 낡은 값이 되고, 읽어 둔 숫자로 잔액을 덮어쓰면 그 송금의 출금이 사라집니다. 돈을 만들거나 없애지 마세요.",
 	RuleOneCharge.Name:     "결제할 때마다 고객별로 나눈 멱등성 키를 결제 대행사에 넘기세요(실습의 핸들러에서는 pay({from, to, amount, key})). 그러면 같은 키로 다시 온 호출(죽은 시도 뒤의 재시도, 선점을 넘겨받은 재시도)은 다시 청구되지 않고 첫 번째 청구를 돌려받습니다.",
 	RuleRetention.Name:     "클라이언트가 재시도하는 기간보다 오래 키를 보존하고(랩의 클라이언트는 최대 한 시간 재시도하므로 3600초보다 길게) 그 기간을 공개하세요. GET {base}가 {\"retention_seconds\": N}으로 답합니다.",
 }
