@@ -1557,6 +1557,11 @@ func TestJudgeHandlerRunSaysWhatBecameOfAFailedPayment(t *testing.T) {
 	rep = lab.JudgeHandlerRun(r)
 	require.Equal(t, []string{lab.CauseTransferUnpaid}, noteCausesOf(rep))
 	assert.Contains(t, rep.Notes[0].Message, "the network could not be reached and charged nothing when a1 called pay, yet a1 made transfer tr_1 (500 won from alice to bob), and the network was never charged for its request")
+	// A pay left without its await fails unseen in the same way: the
+	// cause's words name it beside a swallowed error.
+	assert.Contains(t, rep.Notes[0].Diagnosis, "pay was called without await so that its error was never seen")
+	assert.Contains(t, rep.Notes[0].DiagnosisKo, "pay를 await 없이 불러 그 오류를 보지 못했거나")
+	assert.Contains(t, rep.Notes[0].Fix, "call await pay(…) before db.begin()")
 	// Paid after COMMIT, and crashed between the two: no network failure.
 	r = keptRun()
 	r.Charges = nil
