@@ -103,8 +103,9 @@ type HandlerAttempt struct {
 	// the attempt ended in an exception (answered 500); "" otherwise.
 	Threw string `json:"threw,omitempty"`
 	// The slips a handler makes that no rule sees, which the browser's
-	// lab watches for: Unawaited are the calls the attempt made and never
-	// let run (it ended first: an await left out); LeftOpen says that it
+	// lab watches for: Unawaited are the calls the attempt made without
+	// await, those it never let run (it ended first) before those that
+	// ran with nothing waiting for their answer; LeftOpen says that it
 	// answered with its transaction still open, so the lab rolled back
 	// what it wrote since BEGIN; Dropped are its db.run calls given a
 	// statement that only reads, whose rows run threw away; PaidInTx are
@@ -121,6 +122,10 @@ type HandlerAttempt struct {
 type HandlerCall struct {
 	Op   string `json:"op"`
 	Line int    `json:"line,omitempty"`
+	// Ran (an unawaited call's) says that the call ran but nothing ever
+	// asked for its answer: pay(…) without await, whose error no one
+	// sees. Without it the call never ran at all.
+	Ran bool `json:"ran,omitempty"`
 }
 
 // HandlerPay is one call to the payment network: the key the handler
@@ -1541,9 +1546,13 @@ func slipNotes(r HandlerRun) []Note {
 		if len(a.Unawaited) > 0 && !unawaited {
 			unawaited = true
 			c := a.Unawaited[0]
-			notes = append(notes, causedNote(CauseNotAwaited, []string{a.ID},
-				fmt.Sprintf("%s ended while its %s%s was still waiting to run, so that statement never ran", a.ID, callName(c.Op), atLine(c.Line, " at line %d")),
-				fmt.Sprintf("시도(%s)는 %s%s 호출이 실행되기도 전에 끝나서, 그 호출은 실행되지 않았습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))))
+			what := fmt.Sprintf("%s ended while its %s%s was still waiting to run, so that statement never ran", a.ID, callName(c.Op), atLine(c.Line, " at line %d"))
+			whatKo := fmt.Sprintf("시도(%s)는 %s%s 호출이 실행되기도 전에 끝나서, 그 호출은 실행되지 않았습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))
+			if c.Ran {
+				what = fmt.Sprintf("%s called %s%s without await: the call ran, but nothing waited for its answer, so the code after it went on without knowing how it ended, and an error from it (a network that failed) would never be seen", a.ID, callName(c.Op), atLine(c.Line, " at line %d"))
+				whatKo = fmt.Sprintf("시도(%s)가 %s%s 호출을 await 없이 했습니다. 호출은 실행되었지만 아무도 그 결과를 기다리지 않았습니다. 그래서 뒤의 코드는 호출이 어떻게 끝났는지 모른 채 계속했고, 호출이 오류를 내도(결제망 장애 등) 아무도 보지 못합니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))
+			}
+			notes = append(notes, causedNote(CauseNotAwaited, []string{a.ID}, what, whatKo))
 		}
 		if a.LeftOpen && !open {
 			open = true

@@ -843,6 +843,14 @@ func TestJudgeHandlerRunNotesTheSlipsNoRuleSees(t *testing.T) {
 	assert.Contains(t, causes[lab.CauseLeftOpen].Message, "a1 answered 201 with its transaction still open")
 	assert.Contains(t, causes[lab.CauseRowsDropped].Message, "a1 gave a SELECT to db.run at line 3:")
 	assert.NotEmpty(t, causes[lab.CauseRowsDropped].Fix)
+
+	// A call that ran with nothing waiting for its answer is said as such.
+	r.Attempts[1].Unawaited = []lab.HandlerCall{{Op: "pay", Line: 22, Ran: true}}
+	notes := lab.JudgeHandlerRun(r).Notes
+	i := slices.IndexFunc(notes, func(n lab.Note) bool { return n.Cause == lab.CauseNotAwaited })
+	require.GreaterOrEqual(t, i, 0, "%v", notes)
+	assert.Equal(t, "a2 called pay at line 22 without await: the call ran, but nothing waited for its answer, so the code after it went on without knowing how it ended, and an error from it (a network that failed) would never be seen", notes[i].Message)
+	assert.Contains(t, notes[i].MessageKo, "22번째 줄의 pay 호출을 await 없이")
 }
 
 // TestJudgeHandlerRunBlamesAPurgeForA500: a day in which a purge deleted

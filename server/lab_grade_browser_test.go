@@ -840,12 +840,13 @@ func TestLabPageFailsAHandlerThatThrows(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "the notes above say what is still short")
 }
 
-// TestLabPageGradeNamesTheSlipsNoRuleSees: three beginner's slips in the
-// naive handler that no rule sees on every order, each said on the
-// attempt's card and keeping the first rung from being done: db.commit()
-// left without its await (the attempt answers first: the call never runs,
-// and its transaction is rolled back), and a SELECT given to db.run (its
-// row is thrown away: the balance check reads undefined).
+// TestLabPageGradeNamesTheSlipsNoRuleSees: beginner's slips in the naive
+// handler that no rule sees on every order, each said on the attempt's
+// card and keeping the first rung from being done: db.commit() left
+// without its await (the attempt answers first: the call never runs, and
+// its transaction is rolled back), pay(…) left without its await (it
+// runs, but its answer is never looked at), and a SELECT given to db.run
+// (its row is thrown away: the balance check reads undefined).
 func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
@@ -856,7 +857,11 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 		says  []string // the rung's sum
 	}{
 		{"commit not awaited", [2]string{"  await db.commit();", "  db.commit();"}, []string{"left-open"},
-			[]string{"a call into db or pay without await never ran", "your handler answered before COMMIT"}},
+			[]string{"a call into db or pay was made without await", "your handler answered before COMMIT"}},
+		// The call runs (the next call waits behind it), but nothing asks
+		// for its answer: a network that failed would go unseen.
+		{"pay not awaited", [2]string{"  await pay({", "  pay({"}, []string{"not-awaited"},
+			[]string{"a call into db or pay was made without await"}},
 		{"select given to run", [2]string{"const from = await db.get(", "const from = await db.run("}, []string{"dropped"},
 			[]string{"a SELECT given to db.run threw its rows away"}},
 	} {

@@ -515,15 +515,18 @@ export function startRace({
           add(el('p', { class: 'lab-end', 'data-end': 'new' }, spec.after ? w('notSentAfter', { after: spec.after }) : w('notSent')));
         } else {
           add(el('p', { class: 'lab-end', 'data-end': a.state }, endWords(a)));
-          // Calls it made and never awaited: they never ran.
-          for (const c of a.unawaited || [])
+          // Calls it made and never awaited: they never ran, or ran with
+          // nothing waiting for their answer (ran).
+          for (const c of a.unawaited || []) {
+            const words = (c.ran ? 'unawaitedRan' : 'unawaited') + (c.line ? '' : 'NoLine');
             add(
               el(
                 'p',
-                { class: 'lab-unawaited', 'data-op': c.op },
-                '⚠ ' + w(c.line ? 'unawaited' : 'unawaitedNoLine', { call: c.op === 'pay' ? 'pay' : 'db.' + c.op, line: lineOf(c.line) }),
+                { class: 'lab-unawaited', 'data-op': c.op, 'data-slip': c.ran ? 'not-awaited' : null },
+                '⚠ ' + w(words, { call: c.op === 'pay' ? 'pay' : 'db.' + c.op, line: lineOf(c.line) }),
               ),
             );
+          }
           // Answered before its COMMIT: the runner rolled it back.
           if (a.left_open) add(el('p', { class: 'lab-unawaited', 'data-slip': 'left-open' }, '⚠ ' + w('leftOpen')));
           // SELECTs given to db.run: their rows were thrown away.

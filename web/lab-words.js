@@ -105,6 +105,8 @@ const en = {
   threwNoLine: 'threw {name}: {message}',
   unawaited: 'its {call} at line {line} never ran: the attempt ended first. A missing await?',
   unawaitedNoLine: 'its {call} never ran: the attempt ended first. A missing await?',
+  unawaitedRan: 'its {call} at line {line} ran, but nothing waited for its answer: an error from it would go unseen. A missing await?',
+  unawaitedRanNoLine: 'its {call} ran, but nothing waited for its answer: an error from it would go unseen. A missing await?',
   leftOpen:
     'it answered with its transaction still open: the lab rolled it back, so nothing it wrote after BEGIN was kept. A missing COMMIT?',
   dropped:
@@ -171,7 +173,7 @@ const en = {
   noteWhat_claim_replaced: "the key's INSERT replaced another attempt's claim",
   noteWhat_takeover_unfingerprinted: "a different request took over a crashed attempt's claim",
   noteWhat_customer_optional: 'a transfer without X-Customer-ID was answered with success',
-  noteWhat_call_not_awaited: 'a call into db or pay without await never ran',
+  noteWhat_call_not_awaited: 'a call into db or pay was made without await',
   noteWhat_transaction_left_open: 'your handler answered before COMMIT, so its writes were rolled back',
   noteWhat_rows_dropped: 'a SELECT given to db.run threw its rows away',
   noteWhat_key_optional: 'a request without a key was executed',
@@ -443,6 +445,10 @@ const ko = {
   threw: '{line}번째 줄에서 {name} 발생: {message}',
   unawaited: '{line}번째 줄의 {call} 호출은 실행되지 않았습니다. 시도가 먼저 끝났습니다. await를 빠뜨리지 않았나요?',
   unawaitedNoLine: '{call} 호출은 실행되지 않았습니다. 시도가 먼저 끝났습니다. await를 빠뜨리지 않았나요?',
+  unawaitedRan:
+    '{line}번째 줄의 {call} 호출은 실행되었지만 아무도 결과를 기다리지 않았습니다. 오류가 나도 보이지 않습니다. await를 빠뜨리지 않았나요?',
+  unawaitedRanNoLine:
+    '{call} 호출은 실행되었지만 아무도 결과를 기다리지 않았습니다. 오류가 나도 보이지 않습니다. await를 빠뜨리지 않았나요?',
   leftOpen: '트랜잭션을 연 채로 응답했습니다. 랩이 롤백했으니 BEGIN 뒤에 쓴 것은 남지 않았습니다. COMMIT을 빠뜨리지 않았나요?',
   dropped:
     '{line}번째 줄의 db.run에 SELECT를 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주고 행은 버립니다. 한 행은 db.get, 여러 행은 db.all로 읽습니다.',
@@ -492,8 +498,8 @@ const ko = {
     '고른 시나리오 “{chosen}”에서는 다음 단계들이 고칠 규칙만 깨졌습니다({triedChosen}가지 순서). 이 단계의 규칙을 찾아 나머지 시나리오를 시험해 보니 “{scenario}”에서 깨진 규칙: {n}. {title}. 모두 {tried}가지 순서를 시험했고, 찾은 가장 짧은 순서는 {steps}스텝이며 시도 사이를 {switches}번 오갑니다.',
   exploredLater:
     '여기서 깨진 규칙은 모두 다음 단계들이 고칠 규칙이라 {rung}에서는 예상된 결과이며, 이 단계가 요구하는 규칙을 깬 시나리오는 없었습니다. 이 단계가 모든 시나리오에서 지켜지는지는 ✓ 모든 시나리오 검사로 확인하세요.',
-  exploredAsked: '이 단계는 아직 끝나지 않았습니다({rung}). 이 단계가 요구하는 규칙이 여기서 깨졌습니다(규칙 {rules}{why}).',
-  exploredAskedNote: '이 단계는 아직 끝나지 않았습니다({rung}). 아래 참고: {what}.',
+  exploredAsked: '아직 끝나지 않은 단계: {rung}. 이 단계가 요구하는 규칙이 여기서 깨졌습니다. 규칙 {rules}{why}.',
+  exploredAskedNote: '아직 끝나지 않은 단계: {rung}. 아래 참고: {what}.',
   exploredLaterToo: '아래 순서는 “{scenario}”에서 다음 단계들이 고칠 규칙만 깼습니다. 이 단계에서는 예상된 결과입니다.',
   noteWhat_claim_never_settled: '죽은 시도가 남긴 선점이 끝내 정리되지 않음',
   noteWhat_completed_apart: '송금을 커밋한 뒤 죽어서 키가 처리 중으로 남음',
@@ -509,7 +515,7 @@ const ko = {
   noteWhat_claim_replaced: '키를 넣는 INSERT가 다른 시도의 선점을 바꿔 씀',
   noteWhat_takeover_unfingerprinted: '죽은 시도의 선점을 다른 요청이 넘겨받음',
   noteWhat_customer_optional: 'X-Customer-ID 없는 송금이 성공 응답을 받음',
-  noteWhat_call_not_awaited: 'await 없이 한 db나 pay 호출이 실행되지 않음',
+  noteWhat_call_not_awaited: 'db나 pay 호출을 await 없이 함',
   noteWhat_transaction_left_open: 'COMMIT 전에 응답해서 쓴 것이 롤백됨',
   noteWhat_rows_dropped: 'db.run에 넘긴 SELECT가 읽은 행을 버림',
   noteWhat_key_optional: '키 없는 요청이 실행됨',
@@ -540,9 +546,9 @@ const ko = {
   noteWhat_paid_twice: '한 시도가 결제망에 두 번 청구됨',
   gradeTopNoted:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 맨 위 단계까지 가려면 아직 모자란 점이 있습니다. 위의 참고 사항을 보세요.',
-  replayFound: '▶ 그 순서를 벤치에서 재생',
-  replayLater: '▶ 다음 단계들의 순서를 벤치에서 재생',
-  played: '벤치에서 재생한 시나리오: “{scenario}”. 순서: {schedule}.',
+  replayFound: '▶ 그 순서를 벤치에서 돌려 보기',
+  replayLater: '▶ 다음 단계들의 순서를 벤치에서 돌려 보기',
+  played: '벤치에서 돌려 본 시나리오: “{scenario}”. 순서: {schedule}.',
   scheduleWords: '순서: {schedule}',
   traceHeading: '지금까지의 모든 스텝',
   gradeAll: '✓ 모든 시나리오 검사',
@@ -604,7 +610,7 @@ const ko = {
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위, 보존 기간, 리스)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. {one} 고치는 가장 앞 단계: {rung}.',
   gradeNextBelow:
-    '어딘가에서 깨진 규칙: {rules}. {one} 고치는 방법은 이 단계가 딛고 선 앞 단계에서 배웁니다({rung}). 여기서 바꿀 점은 위의 줄에 있습니다.',
+    '어딘가에서 깨진 규칙: {rules}. {one} 고치는 방법은 이 단계가 딛고 선 앞 단계인 {rung}에서 배웁니다. 여기서 바꿀 점은 위의 줄에 있습니다.',
   oneOfThem: '그중 하나를',
   itAlone: '이 규칙을',
   rungDone: '✔ {rung} 통과: 모든 시나리오가 이 단계가 요구하는 것을 지킵니다.',
@@ -650,7 +656,7 @@ const ko = {
   goal_in_progress:
     '첫 시도가 아직 실행 중일 때 도착한 재시도에 “완료”라고 답하면 안 됩니다. 키를 처리 중으로 선점하고, 그동안은 Retry-After와 함께 409로 응답하며, 돈을 옮기는 바로 그 트랜잭션에서 완료로 표시하세요.',
   hints_in_progress: [
-    '송금과 완료 표시 사이에 시도가 죽으면 어떻게 될까요? 이것은 이 단계에서 풀 문제입니다. (선점과 송금 사이에 죽으면 선점이 처리 중으로 남는데, 이것은 마지막 단계에서 리스로 정리합니다.)',
+    '송금과 완료 표시 사이에 시도가 죽으면 어떻게 될까요? 이것은 이 단계에서 풀 문제입니다. 선점과 송금 사이에 죽으면 선점이 처리 중으로 남는데, 그것은 마지막 단계에서 리스로 정리합니다.',
     '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
     'Retry-After는 초 단위 숫자입니다: Retry-After: 1.',
     '결제 호출은 트랜잭션 밖에 둡니다(다른 곳의 데이터베이스입니다). 완료 표시는 돈을 옮기는 트랜잭션 안에 넣습니다.',

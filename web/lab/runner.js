@@ -438,6 +438,9 @@ class Run {
     this.schedule.push(a.id);
     if (a.arrived < 0) a.arrived = this.steps;
     a.calls.shift();
+    // Ran while nothing was waiting for its answer yet: kept, to see at
+    // the attempt's end whether anything ever did (unawaited).
+    if (!c.promise.observed) a.unseen.push(c);
     a.waiting = false;
     a.steps++;
     // The network called with a transaction open: a slip (the network is
@@ -816,6 +819,7 @@ function newAttempt(run, spec) {
     answer: null,
     error: null,
     unawaited: null,
+    unseen: [],
     dropped: [],
     leftOpen: false,
     paidInTx: [],
@@ -853,15 +857,19 @@ function startAttempt(run, a) {
   });
   const call = (op, sql, params) => {
     if (a.ended || run.gen !== gen) return new Promise(() => {}); // a crashed attempt runs no more
-    return new Promise((resolve, reject) => {
-      // The line costs a stack trace: only a traced run (the bench, the
-      // kept counterexample) shows it, not the explorer's thousands.
-      a.calls.push({ op, sql, params, line: run.traced ? callerLine(sql) : 0, resolve, reject });
-      if (a.calls.length === 1) {
-        a.state = 'parked';
-        wake(a);
-      }
+    // The line costs a stack trace: only a traced run (the bench, the
+    // kept counterexample) shows it, not the explorer's thousands.
+    const c = { op, sql, params, line: run.traced ? callerLine(sql) : 0, resolve: null, reject: null, promise: null };
+    c.promise = new Awaited((resolve, reject) => {
+      c.resolve = resolve;
+      c.reject = reject;
     });
+    a.calls.push(c);
+    if (a.calls.length === 1) {
+      a.state = 'parked';
+      wake(a);
+    }
+    return c.promise;
   };
   const sqlOf = (sql) => (typeof sql === 'string' ? sql : String(sql));
   const db = Object.freeze({
@@ -920,19 +928,37 @@ function finish(run, a, v) {
   wake(a);
 }
 
-// unawaited lists the calls an attempt made and never let run: it ended
-// (answered or threw) while they were still waiting for their step. A
-// handler does that when it leaves out an await: db.get(…) without
-// await returns a Promise, the code goes on, and the statement never
-// runs. [{op, line}]
+// unawaited lists the calls an attempt made without awaiting them, as it
+// ends (answered or threw): first those it never let run (still waiting
+// for their step: db.commit() without await, then return), then those
+// that ran but whose answer nothing ever asked for (ran: true; pay(…)
+// without await, whose NetworkError no one would see). [{op, line, ran}]
 function unawaited(a) {
-  return a.calls.map((c) => ({ op: c.op, line: c.line }));
+  const never = a.calls.map((c) => ({ op: c.op, line: c.line }));
+  const unseen = a.unseen.filter((c) => !c.promise.observed).map((c) => ({ op: c.op, line: c.line, ran: true }));
+  a.unseen = [];
+  return never.concat(unseen);
+}
+
+// Awaited is the Promise a call into db or pay returns, which remembers
+// whether anything asked for its answer: await, .then, .catch, .finally,
+// Promise.all and return all reach its then (a Promise of another class
+// is adopted through then, never taken as it is). What it derives is a
+// plain Promise.
+class Awaited extends Promise {
+  static get [Symbol.species]() {
+    return Promise;
+  }
+  then(onFulfilled, onRejected) {
+    this.observed = true;
+    return super.then(onFulfilled, onRejected);
+  }
 }
 
 // studentCalls are calls ({op, line}) with their lines in the student's
 // file (0: not known), as the checker's notes say them.
 function studentCalls(calls) {
-  return (calls || []).map((c) => ({ op: c.op, line: c.line > shownAt ? c.line - shownAt : 0 }));
+  return (calls || []).map((c) => ({ op: c.op, line: c.line > shownAt ? c.line - shownAt : 0, ...(c.ran ? { ran: true } : {}) }));
 }
 
 // slips is a record's slips (record) as the brief verdict's flags: 1 a
