@@ -1582,7 +1582,10 @@ func slipOf(r HandlerRun, lanes []string) string {
 		switch {
 		case a.LeftOpen:
 			return CauseLeftOpen
-		case len(a.Unawaited) > 0 && cause == "":
+		case slices.ContainsFunc(a.Unawaited, func(c HandlerCall) bool { return !c.Ran }) && cause == "":
+			// A call that never ran changed what the attempt did; one that
+			// ran in its turn, unawaited, did not (what the network's
+			// failure then made is transfer-unpaid's to say).
 			cause = CauseNotAwaited
 		case len(a.Dropped) > 0 && cause == "":
 			cause = CauseRowsDropped

@@ -1238,6 +1238,16 @@ func TestJudgeHandlerRunBlamesTheSlip(t *testing.T) {
 	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
 	require.False(t, rr.OK)
 	assert.NotEqual(t, lab.CauseLeftOpen, rr.Violations[0].Cause, "no slip, no slip's cause")
+	// A call that ran in its turn with no await on it changed nothing the
+	// attempt did: not the rule's cause. One that never ran is.
+	r.Attempts[0].Unawaited = []lab.HandlerCall{{Op: "pay", Ran: true}}
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK)
+	assert.NotEqual(t, lab.CauseNotAwaited, rr.Violations[0].Cause, "a call that ran is no rule's cause")
+	r.Attempts[0].Unawaited = []lab.HandlerCall{{Op: "commit"}}
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseNotAwaited, rr.Violations[0].Cause)
 	r.Attempts[0].LeftOpen = true
 	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
 	require.False(t, rr.OK)

@@ -851,19 +851,22 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
 	for _, c := range []struct {
-		name  string
-		edit  [2]string
-		slips []string // the cards' data-slip, in order
-		says  []string // the rung's sum
+		name   string
+		edit   [2]string
+		slips  []string // the cards' data-slip, in order
+		says   []string // the rung's sum
+		unsaid []string // not in the rung's sum
 	}{
 		{"commit not awaited", [2]string{"  await db.commit();", "  db.commit();"}, []string{"left-open"},
-			[]string{"a call into db or pay was made without await", "your handler answered before COMMIT"}},
+			[]string{"a call into db or pay was made without await", "your handler answered before COMMIT"}, nil},
 		// The call runs (the next call waits behind it), but nothing asks
 		// for its answer: a network that failed would go unseen.
+		// Nor is it what broke the naive rung's rules (no key is): they are
+		// a later rung's, as without the slip.
 		{"pay not awaited", [2]string{"  await pay({", "  pay({"}, []string{"not-awaited"},
-			[]string{"a call into db or pay was made without await"}},
+			[]string{"a call into db or pay was made without await"}, []string{"what it asks broke"}},
 		{"select given to run", [2]string{"const from = await db.get(", "const from = await db.run("}, []string{"dropped"},
-			[]string{"a SELECT given to db.run threw its rows away"}},
+			[]string{"a SELECT given to db.run threw its rows away"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			setLabFile(t, ctx, changedHandler(t, "naive", c.edit))
@@ -871,6 +874,9 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 			assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 			for _, s := range c.says {
 				assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
+			}
+			for _, s := range c.unsaid {
+				assert.NotContains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
 			}
 			// A slip is every rung's business: its note names no rung (the
 			// first rung's name read as a step back on rung 4).

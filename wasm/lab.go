@@ -538,14 +538,18 @@ func (lb *labBridge) verdict(id, answers string) string {
 }
 
 // withSlips sets an attempt's slips from a brief answer's flags (1 a call
-// never awaited, 2 an answer with its transaction open, 4 a SELECT given
-// to db.run, 8 a call to pay with its transaction open, 16 a call to pay
-// the scenario's network failed): a brief verdict counts the notes they make; their words
+// never awaited that never ran, 2 an answer with its transaction open, 4
+// a SELECT given to db.run, 8 a call to pay with its transaction open, 16
+// a call to pay the scenario's network failed, 32 a call that ran with
+// nothing awaiting it): a brief verdict counts the notes they make; their words
 // come from the full verdict of the run replayed.
 func withSlips(a *lab.HandlerAttempt, flags any) {
 	n, _ := flags.(int64)
 	if n&1 != 0 {
 		a.Unawaited = []lab.HandlerCall{{Op: "run"}}
+	}
+	if n&32 != 0 {
+		a.Unawaited = append(a.Unawaited, lab.HandlerCall{Op: "pay", Ran: true})
 	}
 	a.LeftOpen = n&2 != 0
 	if n&4 != 0 {

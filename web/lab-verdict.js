@@ -144,7 +144,7 @@ export function verdictWords({ w, lang, label, judge }) {
             'data-cause': n.cause || '',
             'data-expected': fixer ? String(expected) : null,
           },
-          w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : 'gradeNote', { says }),
+          w(n.cause === 'claim-never-settled' ? 'noteNeverSettled' : SLIPS.has(n.cause) ? 'noteSlip' : 'gradeNote', { says }),
           more ? ' ' + w('noteMore', { n: more, s: more === 1 ? '' : 's' }) : null,
         ),
         // A 500 is no rung's feature: every rung asks that the handler
@@ -171,6 +171,9 @@ export function verdictWords({ w, lang, label, judge }) {
   // the 401 the contract asks from the start: every rung asks for them,
   // and naming the first rung read as a step back to a student on rung 4.
   const EVERY_RUNG = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction', 'customer-optional']);
+  // SLIPS are those in the JavaScript: what they say is the code's, not
+  // an answer the contract forbids.
+  const SLIPS = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction']);
 
   // noteWhat says in a few words what the notes of these causes are (a
   // claim never settled, a 409 without Retry-After …), each cause once.

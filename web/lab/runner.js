@@ -962,12 +962,14 @@ function studentCalls(calls) {
 }
 
 // slips is a record's slips (record) as the brief verdict's flags: 1 a
-// call never awaited, 2 an answer with its transaction open, 4 a SELECT
-// given to db.run, 8 a call to pay with its transaction open, 16 a call
-// to pay that the scenario's network failed.
+// call never awaited that never ran, 2 an answer with its transaction
+// open, 4 a SELECT given to db.run, 8 a call to pay with its transaction
+// open, 16 a call to pay that the scenario's network failed, 32 a call
+// that ran with nothing awaiting its answer.
 function slips(r) {
   return (
-    (r.unawaited.length ? 1 : 0) |
+    (r.unawaited.some((c) => !c.ran) ? 1 : 0) |
+    (r.unawaited.some((c) => c.ran) ? 32 : 0) |
     (r.left_open ? 2 : 0) |
     (r.dropped.length ? 4 : 0) |
     (r.paid_in_tx.length ? 8 : 0) |
