@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
+	"idemlab/lab/handlers"
 )
 
 // openLabRunner opens the runner's test page with a step budget (ms) and
@@ -220,6 +221,11 @@ type benchState struct {
 			Status int    `json:"status"`
 			Body   string `json:"body"`
 		} `json:"answer"`
+		Unawaited []struct {
+			Op   string `json:"op"`
+			Line int    `json:"line"`
+			Ran  bool   `json:"ran"`
+		} `json:"unawaited"`
 		Error *struct {
 			Name    string `json:"name"`
 			Message string `json:"message"`
@@ -295,6 +301,53 @@ func TestLabRuntimeStepByHandPaysTwice(t *testing.T) {
 	require.NotNil(t, s.Verdict)
 	assert.False(t, s.Verdict.OK)
 	assert.Contains(t, s.Verdict.Broken, "one-transfer-per-intent")
+}
+
+// A call into pay that ran with no await on it is said, at its line, as
+// one that ran; asking for its answer in any of JavaScript's ways (later,
+// through Promise.all, .then or .catch) is not a slip.
+func TestLabRuntimeSaysACallNobodyAwaited(t *testing.T) {
+	t.Parallel()
+	ctx, _ := openLabRunner(t, 5000)
+	const paid = "  await pay({ from: t.from, to: t.to, amount: t.amount });"
+	for _, c := range []struct {
+		name, call string
+		slip       bool
+	}{
+		{"no await", "  pay({ from: t.from, to: t.to, amount: t.amount });", true},
+		{"awaited later", "  const charge = pay({ from: t.from, to: t.to, amount: t.amount }); await null; await charge;", false},
+		{"Promise.all", "  await Promise.all([pay({ from: t.from, to: t.to, amount: t.amount })]);", false},
+		{"then", "  await pay({ from: t.from, to: t.to, amount: t.amount }).then((c) => c);", false},
+		{"catch", "  await pay({ from: t.from, to: t.to, amount: t.amount }).catch((e) => { throw e; });", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := handlers.Source("naive")
+			require.NoError(t, err)
+			src := string(b)
+			require.Contains(t, src, paid)
+			src = strings.Replace(src, paid, c.call, 1)
+			labLoad(t, ctx, src)
+			s := labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
+			for i := 0; i < 30 && s.Attempts[s.attempt(t, "a1")].Answer == nil; i++ {
+				s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
+			}
+			for i := 0; i < 30 && !s.Done; i++ {
+				s = labJS[benchState](t, ctx, `labRunner.step('a2')`)
+			}
+			require.True(t, s.Done)
+			a1 := s.Attempts[s.attempt(t, "a1")]
+			require.NotNil(t, a1.Answer)
+			assert.Equal(t, 201, a1.Answer.Status, "the call ran in its turn")
+			if !c.slip {
+				assert.Empty(t, a1.Unawaited)
+				return
+			}
+			require.Len(t, a1.Unawaited, 1)
+			assert.Equal(t, "pay", a1.Unawaited[0].Op)
+			assert.True(t, a1.Unawaited[0].Ran)
+			assert.Equal(t, lineOf(t, src, c.call), a1.Unawaited[0].Line)
+		})
+	}
 }
 
 // A crash inside the transaction: the attempt's connection closes, its
