@@ -124,8 +124,11 @@ type HandlerCall struct {
 	Line int    `json:"line,omitempty"`
 	// Ran (an unawaited call's) says that the call ran but nothing ever
 	// asked for its answer: pay(…) without await, whose error no one
-	// sees. Without it the call never ran at all.
-	Ran bool `json:"ran,omitempty"`
+	// sees. Without it the call never ran at all. Failed is the name of
+	// the error such a call failed with, which no one saw (a claim's
+	// ConstraintError): the attempt went on as if it had succeeded.
+	Ran    bool   `json:"ran,omitempty"`
+	Failed string `json:"failed,omitempty"`
 }
 
 // HandlerPay is one call to the payment network: the key the handler
@@ -1545,12 +1548,24 @@ func slipNotes(r HandlerRun) []Note {
 		}
 		if len(a.Unawaited) > 0 && !unawaited {
 			unawaited = true
+			// The call whose error no one saw is what went wrong, if any.
 			c := a.Unawaited[0]
+			if i := slices.IndexFunc(a.Unawaited, func(c HandlerCall) bool { return c.Failed != "" }); i >= 0 {
+				c = a.Unawaited[i]
+			}
 			what := fmt.Sprintf("%s ended while its %s%s was still waiting to run, so that statement never ran", a.ID, callName(c.Op), atLine(c.Line, " at line %d"))
 			whatKo := fmt.Sprintf("시도(%s)는 %s%s 호출이 실행되기도 전에 끝나서, 그 호출은 실행되지 않았습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))
-			if c.Ran {
-				what = fmt.Sprintf("%s called %s%s without await: the call ran, but nothing waited for its answer, so the code after it went on without knowing how it ended, and an error from it (a network that failed) would never be seen", a.ID, callName(c.Op), atLine(c.Line, " at line %d"))
-				whatKo = fmt.Sprintf("시도(%s)가 %s%s 호출을 await 없이 했습니다. 호출은 실행되었지만 아무도 그 결과를 기다리지 않았습니다. 그래서 뒤의 코드는 호출이 어떻게 끝났는지 모른 채 계속했고, 호출이 오류를 내도(결제망 장애 등) 아무도 보지 못합니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op))
+			switch {
+			case c.Failed != "":
+				what = fmt.Sprintf("%s called %s%s without await: the call failed with %s, and nothing saw it, so the code after it went on as if it had succeeded", a.ID, callName(c.Op), atLine(c.Line, " at line %d"), c.Failed)
+				whatKo = fmt.Sprintf("시도(%s)가 %s%s 호출을 await 없이 했습니다. 호출은 %s 오류로 실패했지만 아무도 보지 못해서, 뒤의 코드는 성공한 것처럼 계속했습니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op), c.Failed)
+			case c.Ran:
+				err, errKo := "a ConstraintError", "ConstraintError"
+				if c.Op == "pay" {
+					err, errKo = "a network that failed", "결제망 장애"
+				}
+				what = fmt.Sprintf("%s called %s%s without await: the call ran, but nothing waited for its answer, so the code after it went on without knowing how it ended, and an error from it (%s) would never be seen", a.ID, callName(c.Op), atLine(c.Line, " at line %d"), err)
+				whatKo = fmt.Sprintf("시도(%s)가 %s%s 호출을 await 없이 했습니다. 호출은 실행되었지만 아무도 그 결과를 기다리지 않았습니다. 그래서 뒤의 코드는 호출이 어떻게 끝났는지 모른 채 계속했고, 호출이 오류를 내도(%s 등) 아무도 보지 못합니다.", a.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op), errKo)
 			}
 			notes = append(notes, causedNote(CauseNotAwaited, []string{a.ID}, what, whatKo))
 		}
@@ -1582,10 +1597,11 @@ func slipOf(r HandlerRun, lanes []string) string {
 		switch {
 		case a.LeftOpen:
 			return CauseLeftOpen
-		case slices.ContainsFunc(a.Unawaited, func(c HandlerCall) bool { return !c.Ran }) && cause == "":
-			// A call that never ran changed what the attempt did; one that
-			// ran in its turn, unawaited, did not (what the network's
-			// failure then made is transfer-unpaid's to say).
+		case slices.ContainsFunc(a.Unawaited, func(c HandlerCall) bool { return !c.Ran || c.Failed != "" }) && cause == "":
+			// A call that never ran changed what the attempt did, and so did
+			// one whose error no one saw; one that ran in its turn and
+			// succeeded, unawaited, did not (what the network's failure
+			// then made is transfer-unpaid's to say).
 			cause = CauseNotAwaited
 		case len(a.Dropped) > 0 && cause == "":
 			cause = CauseRowsDropped

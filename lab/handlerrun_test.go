@@ -851,6 +851,13 @@ func TestJudgeHandlerRunNotesTheSlipsNoRuleSees(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, "%v", notes)
 	assert.Equal(t, "a2 called pay at line 22 without await: the call ran, but nothing waited for its answer, so the code after it went on without knowing how it ended, and an error from it (a network that failed) would never be seen", notes[i].Message)
 	assert.Contains(t, notes[i].MessageKo, "22번째 줄의 pay 호출을 await 없이")
+
+	// One whose error no one saw is the one said.
+	r.Attempts[1].Unawaited = append(r.Attempts[1].Unawaited, lab.HandlerCall{Op: "run", Line: 21, Ran: true, Failed: "ConstraintError"})
+	notes = lab.JudgeHandlerRun(r).Notes
+	i = slices.IndexFunc(notes, func(n lab.Note) bool { return n.Cause == lab.CauseNotAwaited })
+	require.GreaterOrEqual(t, i, 0, "%v", notes)
+	assert.Equal(t, "a2 called db.run at line 21 without await: the call failed with ConstraintError, and nothing saw it, so the code after it went on as if it had succeeded", notes[i].Message)
 }
 
 // TestJudgeHandlerRunBlamesAPurgeForA500: a day in which a purge deleted
@@ -1244,6 +1251,10 @@ func TestJudgeHandlerRunBlamesTheSlip(t *testing.T) {
 	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
 	require.False(t, rr.OK)
 	assert.NotEqual(t, lab.CauseNotAwaited, rr.Violations[0].Cause, "a call that ran is no rule's cause")
+	r.Attempts[0].Unawaited = []lab.HandlerCall{{Op: "run", Ran: true, Failed: "ConstraintError"}}
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseNotAwaited, rr.Violations[0].Cause, "an error no one saw is the cause")
 	r.Attempts[0].Unawaited = []lab.HandlerCall{{Op: "commit"}}
 	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleNothingLost)
 	require.False(t, rr.OK)

@@ -855,16 +855,18 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 		edit   [2]string
 		slips  []string // the cards' data-slip, in order
 		says   []string // the rung's sum
-		unsaid []string // not in the rung's sum
+		unsaid []string // not among the scenarios whose rules the slip broke
 	}{
 		{"commit not awaited", [2]string{"  await db.commit();", "  db.commit();"}, []string{"left-open"},
 			[]string{"a call into db or pay was made without await", "your handler answered before COMMIT"}, nil},
 		// The call runs (the next call waits behind it), but nothing asks
 		// for its answer: a network that failed would go unseen.
-		// Nor is it what broke the naive rung's rules (no key is): they are
-		// a later rung's, as without the slip.
+		// Nor is it what broke the naive rung's rules where pay succeeded
+		// (no key is): they are a later rung's, as without the slip. Where
+		// the network failed, its NetworkError went unseen and the money
+		// moved unpaid: there the slip is the cause.
 		{"pay not awaited", [2]string{"  await pay({", "  pay({"}, []string{"not-awaited"},
-			[]string{"a call into db or pay was made without await"}, []string{"what it asks broke"}},
+			[]string{"a call into db or pay was made without await"}, []string{"two identical requests at the same moment"}},
 		{"select given to run", [2]string{"const from = await db.get(", "const from = await db.run("}, []string{"dropped"},
 			[]string{"a SELECT given to db.run threw its rows away"}, nil},
 	} {
@@ -876,7 +878,11 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 				assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
 			}
 			for _, s := range c.unsaid {
-				assert.NotContains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
+				assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade .lab-rung-sum li')].filter((l) => l.textContent.includes('what it asks broke')).map((l) => l.textContent).join(' ')`), s)
+			}
+			if c.name == "pay not awaited" {
+				assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-expected"))
+				assert.Contains(t, attr(t, ctx, `#lab-grade tr[data-scenario=network-down]`, "data-rule-causes"), ":"+lab.CauseNotAwaited)
 			}
 			// A slip is every rung's business: its note names no rung (the
 			// first rung's name read as a step back on rung 4).

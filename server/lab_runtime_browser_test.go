@@ -222,9 +222,10 @@ type benchState struct {
 			Body   string `json:"body"`
 		} `json:"answer"`
 		Unawaited []struct {
-			Op   string `json:"op"`
-			Line int    `json:"line"`
-			Ran  bool   `json:"ran"`
+			Op     string `json:"op"`
+			Line   int    `json:"line"`
+			Ran    bool   `json:"ran"`
+			Failed string `json:"failed"`
 		} `json:"unawaited"`
 		Error *struct {
 			Name    string `json:"name"`
@@ -348,6 +349,39 @@ func TestLabRuntimeSaysACallNobodyAwaited(t *testing.T) {
 			assert.Equal(t, lineOf(t, src, c.call), a1.Unawaited[0].Line)
 		})
 	}
+}
+
+// A claim's INSERT left without its await: the retry's INSERT fails with
+// the ConstraintError that is the verdict, no one sees it, and the retry
+// goes on and pays. The call is said as one that failed, with its error.
+func TestLabRuntimeSaysAnErrorNobodySaw(t *testing.T) {
+	t.Parallel()
+	ctx, _ := openLabRunner(t, 5000)
+	const claim = "    await db.run('INSERT INTO idem_keys"
+	b, err := handlers.Source("unique")
+	require.NoError(t, err)
+	src := string(b)
+	require.Contains(t, src, claim)
+	src = strings.Replace(src, claim, "    db.run('INSERT INTO idem_keys", 1)
+	labLoad(t, ctx, src)
+	s := labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
+	for i := 0; i < 30 && s.Attempts[s.attempt(t, "a1")].Answer == nil; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
+	}
+	for i := 0; i < 30 && !s.Done; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a2')`)
+	}
+	require.True(t, s.Done)
+	a2 := s.Attempts[s.attempt(t, "a2")]
+	require.NotNil(t, a2.Answer)
+	assert.Equal(t, 201, a2.Answer.Status, "the retry went on past its claim's error")
+	require.Len(t, a2.Unawaited, 1)
+	assert.Equal(t, "run", a2.Unawaited[0].Op)
+	assert.Equal(t, "ConstraintError", a2.Unawaited[0].Failed)
+	assert.Equal(t, lineOf(t, src, "db.run('INSERT INTO idem_keys"), a2.Unawaited[0].Line)
+	a1 := s.Attempts[s.attempt(t, "a1")]
+	require.Len(t, a1.Unawaited, 1, "a1's INSERT succeeded, unawaited")
+	assert.Empty(t, a1.Unawaited[0].Failed)
 }
 
 // A crash inside the transaction: the attempt's connection closes, its

@@ -518,12 +518,12 @@ export function startRace({
           // Calls it made and never awaited: they never ran, or ran with
           // nothing waiting for their answer (ran).
           for (const c of a.unawaited || []) {
-            const words = (c.ran ? 'unawaitedRan' : 'unawaited') + (c.line ? '' : 'NoLine');
+            const words = (c.failed ? 'unawaitedFailed' : c.ran ? 'unawaitedRan' : 'unawaited') + (c.line ? '' : 'NoLine');
             add(
               el(
                 'p',
                 { class: 'lab-unawaited', 'data-op': c.op, 'data-slip': c.ran ? 'not-awaited' : null },
-                '⚠ ' + w(words, { call: c.op === 'pay' ? 'pay' : 'db.' + c.op, line: lineOf(c.line) }),
+                '⚠ ' + w(words, { call: c.op === 'pay' ? 'pay' : 'db.' + c.op, line: lineOf(c.line), error: c.failed }),
               ),
             );
           }

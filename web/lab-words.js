@@ -107,6 +107,9 @@ const en = {
   unawaitedNoLine: 'its {call} never ran: the attempt ended first. A missing await?',
   unawaitedRan: 'its {call} at line {line} ran, but nothing waited for its answer: an error from it would go unseen. A missing await?',
   unawaitedRanNoLine: 'its {call} ran, but nothing waited for its answer: an error from it would go unseen. A missing await?',
+  unawaitedFailed:
+    'its {call} at line {line} failed with {error}, and nothing saw it: the code went on as if it had succeeded. A missing await?',
+  unawaitedFailedNoLine: 'its {call} failed with {error}, and nothing saw it: the code went on as if it had succeeded. A missing await?',
   leftOpen:
     'it answered with its transaction still open: the lab rolled it back, so nothing it wrote after BEGIN was kept. A missing COMMIT?',
   dropped:
@@ -450,6 +453,10 @@ const ko = {
     '{line}번째 줄의 {call} 호출은 실행되었지만 아무도 결과를 기다리지 않았습니다. 오류가 나도 보이지 않습니다. await를 빠뜨리지 않았나요?',
   unawaitedRanNoLine:
     '{call} 호출은 실행되었지만 아무도 결과를 기다리지 않았습니다. 오류가 나도 보이지 않습니다. await를 빠뜨리지 않았나요?',
+  unawaitedFailed:
+    '{line}번째 줄의 {call} 호출이 {error} 오류로 실패했지만 아무도 보지 못해서, 코드는 성공한 것처럼 계속했습니다. await를 빠뜨리지 않았나요?',
+  unawaitedFailedNoLine:
+    '{call} 호출이 {error} 오류로 실패했지만 아무도 보지 못해서, 코드는 성공한 것처럼 계속했습니다. await를 빠뜨리지 않았나요?',
   leftOpen: '트랜잭션을 연 채로 응답했습니다. 랩이 롤백했으니 BEGIN 뒤에 쓴 것은 남지 않았습니다. COMMIT을 빠뜨리지 않았나요?',
   dropped:
     '{line}번째 줄의 db.run에 SELECT를 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주고 행은 버립니다. 한 행은 db.get, 여러 행은 db.all로 읽습니다.',

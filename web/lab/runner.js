@@ -439,8 +439,12 @@ class Run {
     if (a.arrived < 0) a.arrived = this.steps;
     a.calls.shift();
     // Ran while nothing was waiting for its answer yet: kept, to see at
-    // the attempt's end whether anything ever did (unawaited).
-    if (!c.promise.observed) a.unseen.push(c);
+    // the attempt's end whether anything ever did (unawaited), with its
+    // error if it failed (a ConstraintError nobody saw).
+    if (!c.promise.observed) {
+      c.failed = r.err ? r.err.name : '';
+      a.unseen.push(c);
+    }
     a.waiting = false;
     a.steps++;
     // The network called with a transaction open: a slip (the network is
@@ -932,10 +936,14 @@ function finish(run, a, v) {
 // ends (answered or threw): first those it never let run (still waiting
 // for their step: db.commit() without await, then return), then those
 // that ran but whose answer nothing ever asked for (ran: true; pay(…)
-// without await, whose NetworkError no one would see). [{op, line, ran}]
+// without await, whose NetworkError no one would see), with the name of
+// the error each failed with (failed: a claim's ConstraintError that the
+// code went on past). [{op, line, ran, failed}]
 function unawaited(a) {
   const never = a.calls.map((c) => ({ op: c.op, line: c.line }));
-  const unseen = a.unseen.filter((c) => !c.promise.observed).map((c) => ({ op: c.op, line: c.line, ran: true }));
+  const unseen = a.unseen
+    .filter((c) => !c.promise.observed)
+    .map((c) => ({ op: c.op, line: c.line, ran: true, ...(c.failed ? { failed: c.failed } : {}) }));
   a.unseen = [];
   return never.concat(unseen);
 }
@@ -958,18 +966,24 @@ class Awaited extends Promise {
 // studentCalls are calls ({op, line}) with their lines in the student's
 // file (0: not known), as the checker's notes say them.
 function studentCalls(calls) {
-  return (calls || []).map((c) => ({ op: c.op, line: c.line > shownAt ? c.line - shownAt : 0, ...(c.ran ? { ran: true } : {}) }));
+  return (calls || []).map((c) => ({
+    op: c.op,
+    line: c.line > shownAt ? c.line - shownAt : 0,
+    ...(c.ran ? { ran: true } : {}),
+    ...(c.failed ? { failed: c.failed } : {}),
+  }));
 }
 
 // slips is a record's slips (record) as the brief verdict's flags: 1 a
 // call never awaited that never ran, 2 an answer with its transaction
 // open, 4 a SELECT given to db.run, 8 a call to pay with its transaction
 // open, 16 a call to pay that the scenario's network failed, 32 a call
-// that ran with nothing awaiting its answer.
+// that ran with nothing awaiting its answer, 64 one that failed so.
 function slips(r) {
   return (
     (r.unawaited.some((c) => !c.ran) ? 1 : 0) |
-    (r.unawaited.some((c) => c.ran) ? 32 : 0) |
+    (r.unawaited.some((c) => c.ran && !c.failed) ? 32 : 0) |
+    (r.unawaited.some((c) => c.failed) ? 64 : 0) |
     (r.left_open ? 2 : 0) |
     (r.dropped.length ? 4 : 0) |
     (r.paid_in_tx.length ? 8 : 0) |
