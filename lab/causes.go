@@ -129,6 +129,11 @@ const (
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
+	// CauseWaitForNobody is the browser lab's: every attempt of a request
+	// was told to wait (409) though none of them, nor any other attempt
+	// under its key, was working on it. The grader's stories end at the
+	// first answer, so it does not ask.
+	CauseWaitForNobody = "wait-for-nobody"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -325,6 +330,11 @@ var causes = map[string]Cause{
 		"move the money only once pay has answered: call await pay(…) before db.begin(), and let its error end the attempt (roll back, release your claim, answer 5xx) instead of catching it and going on; never pay after COMMIT",
 		"결제망이 한 번도 청구하지 않은 송금이 만들어졌습니다. 은행 안에서는 돈이 옮겨졌는데 결제망은 지급하지 않았습니다(pay가 예외를 던졌는데 핸들러가 계속했거나, pay를 await 없이 불러 그 오류를 보지 못했거나, pay를 COMMIT 뒤에 불러 실행되지 못했거나, 아예 부르지 않았습니다).",
 		"pay가 답한 뒤에만 돈을 옮기세요. await pay(…)는 db.begin() 전에 부르고, 그 오류를 잡아서 계속하지 말고 시도를 끝내세요(롤백, 선점 해제, 5xx 응답). COMMIT 뒤에 pay를 부르지 마세요."},
+	CauseWaitForNobody: {CauseWaitForNobody,
+		"every attempt of a request was told to come back later (409) while no attempt was working on it: the request is never served, however long its client retries, and its transfer is never made",
+		"answer 409 only when the key's row shows another attempt still working on it (state 'in_progress'); in the catch around your key's INSERT, go on only when e.name is 'ConstraintError', and let every other error end the attempt so that you see it (a missing table or column, a misspelt name, a row your SELECT did not find)",
+		"요청의 모든 시도가 나중에 다시 오라(409)는 답을 받았는데, 그 요청을 처리하던 시도는 하나도 없었습니다. 클라이언트가 아무리 재시도해도 요청은 처리되지 않고 송금도 이루어지지 않습니다.",
+		"409는 키의 행이 다른 시도가 아직 처리 중(state 'in_progress')이라고 할 때만 보내세요. 키를 넣는 INSERT를 감싼 catch에서는 e.name이 'ConstraintError'일 때만 계속하고, 다른 오류는 시도를 끝내게 두어 눈에 보이게 하세요. 테이블이나 열이 없거나, 이름에 오타가 있거나, SELECT가 행을 찾지 못한 경우입니다."},
 	CauseTakeoverUnfingerprinted: {CauseTakeoverUnfingerprinted,
 		"a different request took over the claim a crashed attempt left, once its lease ran out, and was executed: the takeover did not compare the fingerprint, so the key now answers for a request it was never claimed for, and the first request's own retry is refused",
 		"take an expired claim over only for the same request: put AND fingerprint = ? in the WHERE of the UPDATE that takes it over, and when it changes no row, read the key and answer 422 to a different request",

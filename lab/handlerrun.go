@@ -1132,6 +1132,7 @@ func contractNotes(r HandlerRun) []Note {
 	notes = append(notes, waitedAsSame(r)...)
 	notes = append(notes, networkFailed(r)...)
 	notes = append(notes, unpaidTransfer(r)...)
+	notes = append(notes, waitedForNobody(r)...)
 	notes = append(notes, slipNotes(r)...)
 	switch r.Scenario {
 	case "malformed-keys":
@@ -1259,6 +1260,43 @@ func neverSettled(r HandlerRun) []Note {
 		}
 	}
 	return notes
+}
+
+// waitedForNobody notes the first request of a run all of whose attempts
+// the handler answered with a status that says come back later (409,
+// 503, …), no transfer made, while no attempt under its customer and key
+// did anything else (crashed, ran on, or answered otherwise): the wait
+// was for no one, and the request is never served. A catch-all around
+// the key's INSERT that answers 409 makes one. Once a run.
+func waitedForNobody(r HandlerRun) []Note {
+	moved := map[string]bool{}
+	for _, t := range r.Transfers {
+		moved[t.Attempt] = true
+	}
+	waited := func(b HandlerAttempt) bool { return b.Answered && waitStatuses[b.Status] && !moved[b.ID] }
+	for _, a := range r.Attempts {
+		if !waited(a) {
+			continue
+		}
+		var lanes, said []string
+		mine := func(b HandlerAttempt) bool {
+			return b.Intent == a.Intent || b.Key != "" && b.Key == a.Key && b.Customer == a.Customer
+		}
+		if !slices.ContainsFunc(r.Attempts, func(b HandlerAttempt) bool { return mine(b) && !waited(b) }) {
+			for _, b := range r.Attempts {
+				if b.Intent == a.Intent {
+					lanes = append(lanes, b.ID)
+					said = append(said, fmt.Sprintf("%s %d", b.ID, b.Status))
+				}
+			}
+			return []Note{causedNote(CauseWaitForNobody, lanes,
+				fmt.Sprintf("every attempt of %s was told to come back later (%s), and none of them, nor any other attempt under its key, was working on it: the request is never served, however long its client retries",
+					a.Intent, strings.Join(said, ", ")),
+				fmt.Sprintf("%s의 모든 시도가 나중에 다시 오라는 답을 받았는데(%s), 그 요청을 처리하던 시도는 그중에도, 같은 키의 다른 시도 중에도 없었습니다. 클라이언트가 아무리 재시도해도 요청은 처리되지 않습니다.",
+					a.Intent, strings.Join(said, ", ")))}
+		}
+	}
+	return nil
 }
 
 // unmarkedReplay notes the first retry of a run answered with the bytes

@@ -1668,3 +1668,41 @@ func TestJudgeHandlerRunSaysWhereMoneyWentWrong(t *testing.T) {
 	assert.Contains(t, got.Fix, "AND balance >= ?")
 	assert.Contains(t, got.FixKo, "AND balance >= ?")
 }
+
+// TestJudgeHandlerRunNotesAWaitForNobody: every attempt of a request told
+// 409 while none was working on it (a catch-all around the key's INSERT
+// answering 409 to a table that was never made) breaks no rule, since
+// nothing moved and nothing was said wrong; the request is never served,
+// and that is noted. A 409 beside an attempt that did the work, or one
+// that crashed holding the claim, is no such wait.
+func TestJudgeHandlerRunNotesAWaitForNobody(t *testing.T) {
+	never := func() lab.HandlerRun {
+		r := keptRun()
+		refuse(&r, 409)
+		r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Headers = r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Headers
+		r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+		return r
+	}
+	rep := lab.JudgeHandlerRun(never())
+	assert.True(t, rep.OK, "no rule breaks")
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseWaitForNobody })
+	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	assert.Equal(t, []string{"a1", "a2"}, rep.Notes[i].Lanes)
+	assert.Equal(t, "every attempt of i1 was told to come back later (a1 409, a2 409), and none of them, nor any other attempt under its key, was working on it: the request is never served, however long its client retries", rep.Notes[i].Message)
+	assert.Contains(t, rep.Notes[i].MessageKo, "i1의 모든 시도가")
+	assert.Contains(t, rep.Notes[i].Fix, "e.name is 'ConstraintError'")
+
+	for name, change := range map[string]func(*lab.HandlerRun){
+		"a1 did the work": func(r *lab.HandlerRun) {
+			k := keptRun()
+			r.Attempts[0], r.Transfers, r.Charges, r.EndBalances = k.Attempts[0], k.Transfers, k.Charges, k.EndBalances
+		},
+		"a1 crashed holding the claim": func(r *lab.HandlerRun) {
+			r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response = false, 0, ""
+		},
+	} {
+		r := never()
+		change(&r)
+		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseWaitForNobody, name)
+	}
+}

@@ -115,6 +115,9 @@ export const CAUSE_RUNG = {
   'claim-not-released': 'in-progress',
   'failure-stored': 'replay',
   'transfer-unpaid': 'naive',
+  // Every attempt of a request told to wait, with no one working on it:
+  // the starting handler serves every request, so every rung asks for it.
+  'wait-for-nobody': 'naive',
   // One attempt charged twice (pay called again without the key): the
   // starting handler calls pay once, so every rung asks for it.
   'paid-twice': 'naive',

@@ -204,6 +204,7 @@ const en = {
   noteWhat_claim_not_released: 'a claim kept after the network failed made the retry wait',
   noteWhat_failure_stored: 'the network’s failure was stored as the key’s answer',
   noteWhat_transfer_unpaid: 'money moved that the network never charged',
+  noteWhat_wait_for_nobody: 'a request was told to wait though no attempt was working on it',
   noteWhat_paid_twice: 'one attempt was charged twice by the network',
   gradeTopNoted:
     'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short before the ladder is complete.',
@@ -551,6 +552,7 @@ const ko = {
   noteWhat_claim_not_released: '결제망이 실패한 뒤 남긴 선점 때문에 재시도가 기다림',
   noteWhat_failure_stored: '결제망의 실패가 키의 답으로 저장됨',
   noteWhat_transfer_unpaid: '결제망이 한 번도 청구하지 않은 돈이 옮겨짐',
+  noteWhat_wait_for_nobody: '처리하는 시도가 없는데도 요청이 기다리라는 답을 받음',
   noteWhat_paid_twice: '한 시도가 결제망에 두 번 청구됨',
   gradeTopNoted:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 맨 위 단계까지 가려면 아직 모자란 점이 있습니다. 위의 참고 사항을 보세요.',
