@@ -526,6 +526,12 @@ func (c *checker) check(rule Rule) []Violation {
 				if j == i || f.Customer == a.Customer || f.Customer == "" || f.Key != a.Key || f.Arrived == 0 || f.Arrived >= a.Arrived {
 					continue
 				}
+				// Refused alike, the other customer's request decided
+				// nothing: the endpoint refuses everyone so (a 409 to every
+				// request), which is not about whose key it is.
+				if f.Delivered && f.Status == a.Status && bytes.Equal(f.Response, a.Response) {
+					continue
+				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("customer %s's own request under key %q was refused %d %s and never paid, after customer %s had sent that key: another customer's key must never stop a customer's own request",
 					a.Customer, a.Key, a.Status, compact(a.Response), f.Customer),
 					fmt.Sprintf("%s 고객이 %q 키로 보낸 요청이 응답(%d %s)으로 거절되어 처리되지 않았습니다. %s 고객이 먼저 그 키를 보냈기 때문입니다: 다른 고객의 키가 고객 자신의 요청을 막아서는 안 됩니다",

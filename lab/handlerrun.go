@@ -1166,8 +1166,10 @@ func contractNotes(r HandlerRun) []Note {
 			if first == nil {
 				first = a
 				// A 5xx is the handler's failure, said once for the run
-				// (handler-failed), not a refusal of the key.
-				if !Success(a.Status) && a.Status < 500 {
+				// (handler-failed), not a refusal of the key; a 409 told to
+				// the first attempt of a fresh key is a wait for no one
+				// (wait-for-nobody), not about the key's length.
+				if !Success(a.Status) && a.Status < 500 && !waitStatuses[a.Status] {
 					notes = append(notes, causedNote(CauseLongestKeyRefused, []string{a.ID},
 						fmt.Sprintf("a valid key of exactly 255 characters (%s) was answered %d; the contract allows 1 to 255 characters between the quotes (a limit that counts the quotes, or the header's bytes, refuses it)",
 							a.ID, a.Status),

@@ -126,6 +126,17 @@ func TestJudgeHandlerRun(t *testing.T) {
 			r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
 		}, broken: []string{lab.RuleOwnResponses.Name}},
 		{name: "another customer's refusal with no clock is not judged", change: otherCustomer},
+		// Both customers refused alike: the endpoint refuses everyone so,
+		// whose key it was decided nothing (rule 5 holds; the wait for
+		// no one is a note's).
+		{name: "both customers refused alike", change: func(r *lab.HandlerRun) {
+			otherCustomer(r)
+			refuse(r, 409)
+			r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Headers = r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Headers
+			r.Attempts[0].Delivered = true
+			r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+			r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt, r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 1, 2, 3, 4
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

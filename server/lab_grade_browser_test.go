@@ -1025,3 +1025,28 @@ func TestLabPageSaysThePaymentIsInsideTheTransaction(t *testing.T) {
 	act(t, ctx, row+` button`)
 	assert.Regexp(t, `its pay at line \d+ ran with its transaction open`, text(t, ctx, `#lab-lanes [data-slip=pay-in-transaction]`))
 }
+
+// TestLabPageSaysARequestWaitsForNobody: the scoped handler with a catch
+// around its key's INSERT that goes on past any error, a misspelt column
+// in that INSERT, and a 409 when the key's row is not there: every
+// request of every scenario is told to come back later, nothing moves,
+// and no rule breaks. The grade does not pass it: every attempt of a
+// request waited for no one. Nor does it blame the key's scope or
+// length, which the handler never looked at.
+func TestLabPageSaysARequestWaitsForNobody(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped",
+		[2]string{"    if (e.name !== 'ConstraintError') throw e;\n", ""},
+		[2]string{"INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint,", "INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprnt,"},
+		[2]string{"      if (row.fingerprint !== fingerprint)", "      if (!row) return lab.problem(409, 'A request with this key is still being processed', 'retry in a second', { 'Retry-After': '1' });\n      if (row.fingerprint !== fingerprint)"})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a request was told to wait though no attempt was working on it")
+	row := `#lab-grade tr[data-scenario=simultaneous-retries]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=wait-for-nobody]`), text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "every attempt of i1 was told to come back later (a1 409, a2 409)")
+	// Whose key it was decided nothing, nor did the key's length: the
+	// handler refuses every request alike.
+	assert.NotContains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "5")
+	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=longest-key-refused]`), text(t, ctx, `#lab-grade tr[data-scenario=longest-key]`))
+}
