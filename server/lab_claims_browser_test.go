@@ -89,6 +89,24 @@ func TestLabPageSaysAFingerprintMustHoldTheWholeRequest(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "canonical JSON body", "the fix names what the fingerprint holds")
 }
 
+// TestLabPageSaysAFingerprintMustHoldThePayer: a fingerprint of the amount
+// and the payee, as the ninth simulated student wrote it, passed every
+// scenario: none changed the account the money comes from. "The same
+// amount from another account under the same key" breaks rule 2 there.
+func TestLabPageSaysAFingerprintMustHoldThePayer(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body));",
+		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + t.amount + '\\n' + t.to);",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := `#lab-grade tr[data-scenario=corrected-payer]`
+	assert.Contains(t, text(t, ctx, row), "broke 2.", text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, row), "canonical JSON body", "the fix names what the fingerprint holds")
+	assert.Equal(t, "false", attr(t, ctx, `#lab-grade tr[data-scenario=corrected-payee]`, "data-broke"), "the payee is in this fingerprint")
+}
+
 // TestLabPageSaysAClaimWasReplaced: the scoped reference whose claim is
 // INSERT OR REPLACE. The retry's claim raises no error and replaces the
 // first attempt's: the grade names the replaced claim, where it used to

@@ -197,7 +197,7 @@ func TestLabRuntimeExplorerFindsNoBreakInScoped(t *testing.T) {
 		names = append(names, s.Name)
 		assert.Positive(t, s.Tried, s.Name)
 	}
-	assert.Equal(t, []string{"simultaneous-retries", "retry-after-lost-answer", "retry-after-another-transfer", "corrected-amount", "corrected-payee", "correction-while-running", "reordered-json",
+	assert.Equal(t, []string{"simultaneous-retries", "retry-after-lost-answer", "retry-after-another-transfer", "corrected-amount", "corrected-payee", "corrected-payer", "correction-while-running", "reordered-json",
 		"another-customers-key", "crash-at-every-step", "stalled-first-attempt", "crash-then-late-retry", "crash-then-two-late-retries", "crash-then-corrected-amount", "network-answer-lost", "network-down", "retry-after-retention", "three-retries",
 		"another-customers-key-then-retry", "other-customer-same-body", "two-transfers-one-balance", "refusal-then-top-up", "unknown-payee-then-opened", "missing-key", "repaired-body", "repaired-auth", "retry-three-ways", "malformed-keys", "longest-key",
 		"reordered-after-answer", "day"}, names)

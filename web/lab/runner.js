@@ -1333,6 +1333,13 @@ function scenarios() {
       name: 'corrected-payee',
       attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', intent: 'i2', body: body('alice', 'carol', 200000), now: T0 + 1000 })],
     },
+    // The same amount to the same payee from another of the customer's
+    // accounts: a fingerprint of the amount and the payee alone does not
+    // tell it apart.
+    {
+      name: 'corrected-payer',
+      attempts: [one('a1', { lose: true }), one('a2', { after: 'a1', intent: 'i2', body: body('carol', 'bob', 200000), now: T0 + 1000 })],
+    },
     // The teller's first request is still running when the corrected
     // amount goes out under the same key: whichever claims the key is the
     // keyed request, and the other is a different one, owed 422 at once,
