@@ -33,5 +33,5 @@ async function transfer(req, db, pay) {
   const after = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
   await db.commit();
   return lab.json(201, { transfer_id: 'tr_' + tr.lastInsertRowid, from: t.from, to: t.to, amount: t.amount,
-                         balance_after: after.balance, created_at: new Date(req.now).toISOString() });
+      balance_after: after.balance, created_at: new Date(req.now).toISOString() });
 }

@@ -98,7 +98,7 @@ async function complete(req, db, pay, t, key, scope) {
       const tr = await db.run('INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)', t.from, t.to, t.amount, req.now);
       const after = await db.get('SELECT balance FROM accounts WHERE id = ?', t.from);
       answer = lab.json(201, { transfer_id: 'tr_' + tr.lastInsertRowid, from: t.from, to: t.to, amount: t.amount,
-                               balance_after: after.balance, created_at: new Date(req.now).toISOString() });
+          balance_after: after.balance, created_at: new Date(req.now).toISOString() });
     }
   }
   const done = await db.run(`UPDATE idem_keys SET state = 'completed', status = ?, type = ?, body = ?
