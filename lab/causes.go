@@ -229,7 +229,7 @@ var causes = map[string]Cause{
 		"keys are global: another customer's earlier use of the same key string decided this customer's request",
 		"scope keys by customer: make the key table's primary key (customer, endpoint, key), and fill its customer from the request's X-Customer-ID (req.customer in the lab) in every statement that claims, reads or completes a key, so that each customer's new request under a key string someone else used is executed as the new request it is",
 		"키가 고객별로 나뉘어 있지 않습니다. 다른 고객이 먼저 쓴 같은 키 문자열이 이 고객의 요청을 결정했습니다.",
-		"키를 고객별로 나누세요. 키 테이블의 기본 키를 (customer, endpoint, key)로 두고, 키를 선점하거나 읽거나 완료하는 모든 문에서 customer를 요청의 X-Customer-ID(랩에서는 req.customer)로 채우세요. 그러면 다른 사람이 쓴 키 문자열로 온 이 고객의 새 요청도 새 요청으로 실행됩니다."},
+		"키를 고객별로 나누세요. 키 테이블의 기본 키를 (customer, endpoint, key)로 두고, 키를 선점하거나 읽거나 완료하는 모든 SQL 문에서 customer를 요청의 X-Customer-ID(실습에서는 req.customer)로 채우세요. 그러면 다른 사람이 쓴 키 문자열로 온 이 고객의 새 요청도 새 요청으로 실행됩니다."},
 	CauseRawBytes: {CauseRawBytes,
 		"the fingerprint compares the body's raw bytes: the same request with other spacing was taken for a different request",
 		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that re-spaced and reordered bodies are the same request",
@@ -292,9 +292,9 @@ var causes = map[string]Cause{
 		"파싱한 뒤 따옴표 사이의 1~255자를 세세요. 따옴표와 이스케이프는 키에 들어가지 않습니다."},
 	CauseLeaseTooShort: {CauseLeaseTooShort,
 		"a retry took over the claim of an attempt that was still running: the lease (how long a claim counts as alive) is shorter than a transfer can take, so a slow attempt's claim goes to its retry, and the first attempt's work is thrown away (or, without an owner check, both move the money)",
-		"make the lease longer than any transfer can take, seconds rather than milliseconds, and measure it on one clock, the request's: claimed_at = req.now, and a takeover WHERE claimed_at < req.now minus the lease (Date.now() is another clock than req.now, so a lease read against it expires at once or never): only a claim whose attempt died should ever be taken over",
+		"make the lease longer than any transfer can take, tens of seconds or more rather than a few milliseconds (req.now counts milliseconds), and measure it on one clock, the request's: claimed_at = req.now, and a takeover WHERE claimed_at < req.now minus the lease (Date.now() is another clock than req.now, so a lease read against it expires at once or never): only a claim whose attempt died should ever be taken over",
 		"재시도가 아직 실행 중인 시도의 선점을 가져갔습니다. 리스(선점이 살아 있다고 보는 시간)가 송금에 걸릴 수 있는 시간보다 짧아서, 느린 시도의 선점이 재시도에게 넘어가고 첫 시도의 작업은 버려집니다(주인 확인이 없으면 둘 다 돈을 옮깁니다).",
-		"리스를 어떤 송금보다도 길게, 밀리초가 아니라 초 단위로 잡고, 요청의 시계 하나로 재세요. claimed_at = req.now로 쓰고, 넘겨받을 때는 WHERE claimed_at < (req.now에서 리스를 뺀 값)으로 비교합니다(Date.now()는 req.now와 다른 시계라서, 그것으로 잰 리스는 곧바로 끝나거나 영영 끝나지 않습니다). 넘겨받아도 되는 것은 시도가 죽은 선점뿐입니다."},
+		"리스는 어떤 송금보다도 길게, 몇 밀리초가 아니라 수십 초 이상으로 잡고(req.now는 밀리초입니다), 요청의 시계 하나로 재세요. claimed_at = req.now로 쓰고, 넘겨받을 때는 WHERE claimed_at < (req.now에서 리스를 뺀 값)으로 비교합니다(Date.now()는 req.now와 다른 시계라서, 그것으로 잰 리스는 곧바로 끝나거나 영영 끝나지 않습니다). 넘겨받아도 되는 것은 시도가 죽은 선점뿐입니다."},
 	CauseClaimReplaced: {CauseClaimReplaced,
 		"the key's INSERT found another attempt's claim and replaced it (INSERT OR REPLACE) instead of failing: no error came, so the attempt went on as if the key were its own, and the other attempt's claim was gone",
 		"let the claim fail loudly: a plain INSERT, whose ConstraintError is the verdict that another attempt has the key (catch it and answer from that key: its stored answer, 422 for a different request, or 409 while it is in progress); never OR REPLACE for the claim (an ON CONFLICT … DO UPDATE takes a claim over only with the lease in its WHERE)",
@@ -379,7 +379,7 @@ var causes = map[string]Cause{
 		"the published retention is not longer than the clients' retry horizon",
 		"keep keys for longer than the clients retry: more than 3600 s for the lab (idemlab's scoped keeps 86400), and publish it at GET {base} as {\"retention_seconds\": N}",
 		"공개한 보존 기간이 클라이언트가 재시도하는 기간보다 길지 않습니다.",
-		"클라이언트가 재시도하는 기간보다 오래 키를 보존하세요. 랩에서는 3600초보다 길게(idemlab의 scoped는 86400초) 보존하고, GET {base}에서 {\"retention_seconds\": N}으로 공개하세요."},
+		"클라이언트가 재시도하는 기간보다 오래 키를 보존하세요. 실습에서는 3600초보다 길게(idemlab의 scoped는 86400초) 보존하고, GET {base}에서 {\"retention_seconds\": N}으로 공개하세요."},
 }
 
 // ruleFixes say, per rule, what a student's endpoint must do when the

@@ -468,8 +468,8 @@ func (c *checker) check(rule Rule) []Violation {
 				}
 				vs = append(vs, c.violation(rule, a.Intent, fmt.Sprintf("a retry under key %q (%s) came after %s had been answered %d, and was refused %d %s: it must get that answer",
 					a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)),
-					fmt.Sprintf("%q 키로 보낸 재시도(%s)는 %s 시도가 %d 응답을 받은 뒤에 왔는데 응답(%d %s)으로 거절되었습니다: 그 응답을 받아야 합니다",
-						a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response)), j, i))
+					fmt.Sprintf("%q 키로 보낸 재시도(%s)는 %s 시도가 %d 응답을 받은 뒤에 왔는데 응답(%d %s)으로 거절되었습니다: %s 시도가 받은 %d 응답을 그대로 받아야 합니다",
+						a.Key, a.Lane, f.Lane, f.Status, a.Status, compact(a.Response), f.Lane, f.Status), j, i))
 				break
 			}
 		}
@@ -482,7 +482,7 @@ func (c *checker) check(rule Rule) []Violation {
 				if a := c.h.Attempts[i]; Success(a.Status) && c.ownsKey(a) {
 					vs = append(vs, c.violation(rule, id, fmt.Sprintf("intent %s was answered %d %s, but no transfer exists for it",
 						id, a.Status, compact(a.Response)),
-						fmt.Sprintf("%s 의도는 응답(%d %s)을 받았지만, 그 송금은 없습니다", id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
+						fmt.Sprintf("의도 %s에 응답(%d %s)을 보냈지만, 그 송금은 없습니다", id, a.Status, compact(a.Response)), c.attemptsOf(id)...))
 					break
 				}
 			}

@@ -344,14 +344,14 @@ const en = {
     'pay({ …, key }) answers a repeated key with its first charge.',
     'The endpoint is the method and the route, as in POST /transfers. The lab has this one endpoint, so no scenario can tell a key scoped without it: keep it for the API you build, where POST /refunds may reuse a key of POST /transfers.',
     'A claim whose attempt crashed stays in progress for ever: take it over once it is older than a lease (req.now, req.attempt as the owner). A takeover may pay again, unless the network was given the key.',
-    'A lease shorter than a transfer can take hands a running attempt’s claim to its retry: seconds, not milliseconds.',
+    'A lease shorter than a transfer can take hands a running attempt’s claim to its retry: make it tens of seconds or more, not a few milliseconds (req.now counts milliseconds).',
     'Who may take a crashed claim over? Only a retry of the request that claimed it: a corrected amount under the same key is another request.',
   ],
 };
 
 const ko = {
   labTitle: '내 엔드포인트',
-  labTagline: '송금 핸들러를 직접 작성하고 경합시켜 보세요',
+  labTagline: '송금 핸들러를 직접 작성하고 동시에 돌려 보세요',
   backToLessons: '◀ 레슨',
   theme: '테마',
   language: '언어',
@@ -371,7 +371,7 @@ const ko = {
   handlerLabel: '나의 핸들러(JavaScript): async function transfer(req, db, pay)',
   schemaLabel: '나의 테이블(SQL): 실습의 accounts, transfers 테이블 다음에 한 번 실행됩니다',
   apiLink: 'API: req, db, pay, lab',
-  rulesAll: '검사기가 판정하는 규칙(채점은 번호로 부릅니다)',
+  rulesAll: '검사기가 판정하는 규칙(채점 결과에서는 규칙을 번호로 가리킵니다)',
   apiFailed: 'API 설명을 불러오지 못했습니다({error}). 소스의 docs/lab-handler.ko.md에 있습니다.',
   download: '⤓ 내려받기',
   openFile: '⤒ 파일 열기',
@@ -411,7 +411,7 @@ const ko = {
   editorMissing:
     '코드 편집기가 빌드되지 않았습니다. make run을 실행하면 빌드됩니다. 새로고침하기 전까지는 아래의 일반 입력 상자에서 편집할 수 있습니다.',
   startMissing: 'naive 핸들러를 불러오지 못했습니다: {error}',
-  raceHeading: '경합시키기',
+  raceHeading: '동시에 돌려 보기',
   raceIntro:
     '시나리오를 벤치에 올리고 다음에 실행할 시도를 고르세요. 핸들러의 await 하나하나가 한 스텝이며, 곧 실행될 SQL 문이 표시됩니다. 또는 탐색기에게 맡기세요. 두 시도의 모든 순서와 세 시도의 무작위 순서를 시험해 보고, 규칙을 깨는 가장 짧은 순서를 보여 줍니다. 고른 시나리오를 먼저 시험하고, 그다음 나머지를 시험합니다.',
   raceKeys: '벤치에서는 ←, → 키로 시도 사이를 오갑니다.',
@@ -488,8 +488,8 @@ const ko = {
   ruleExpected: '이 단계에서는 예상된 결과: {rung}에서 고칩니다',
   ruleAsked: '지금 단계인 {rung}에서 요구하는 것입니다. 이 단계는 아직 끝나지 않았습니다.',
   ruleAskedEarlier: '{rung}부터 모든 단계가 요구하는 것입니다. 그래서 지금 단계도 아직 끝나지 않았습니다: {here}.',
-  ruleAskedEvery: '모든 단계가 핸들러의 응답을 요구합니다: 이 단계는 아직 끝나지 않음',
-  ruleAskedAlways: '모든 단계가 요구합니다: 이 단계는 아직 끝나지 않음',
+  ruleAskedEvery: '모든 단계에서 핸들러의 응답을 요구합니다. 그래서 이 단계도 아직 끝나지 않았습니다.',
+  ruleAskedAlways: '모든 단계에서 요구합니다. 그래서 이 단계도 아직 끝나지 않았습니다.',
   exploring: '탐색기가 고른 시나리오 “{scenario}”의 실행 순서를 시험하는 중…',
   exploringOthers: '“{scenario}”에서는 깨지지 않았습니다. 탐색기가 나머지 시나리오를 시험하는 중…',
   exploringOthersLater:
@@ -529,7 +529,7 @@ const ko = {
   noteWhat_transaction_left_open: 'COMMIT 전에 응답해서 쓴 것이 롤백됨',
   noteWhat_rows_dropped: 'db.run에 넘긴 SELECT가 읽은 행을 버림',
   noteWhat_key_optional: '키 없는 요청이 실행됨',
-  noteWhat_global_keys: '다른 고객의 키가 고객의 요청을 결정함',
+  noteWhat_global_keys: '다른 고객이 쓴 같은 키가 이 고객의 요청에 영향을 줌',
   noteWhat_order_sensitive_fingerprint: '지문이 멤버의 순서에 따라 달라짐',
   noteWhat_no_fingerprint: '이미 쓴 키로 온 다른 요청을 재시도로 봄',
   noteWhat_key_ignored: '키를 보지 않음',
@@ -577,7 +577,7 @@ const ko = {
   scenario_crash_then_late_retry: '어느 스텝에서든 시도가 죽은 뒤, 10분 늦게 온 재시도',
   scenario_stalled_first_attempt: '2분 동안 멈춘 첫 시도와, 그사이에 온 재시도',
   scenario_crash_then_two_late_retries: '결제 직후 시도가 죽은 뒤, 10분 늦게 함께 온 재시도 두 개',
-  scenario_crash_then_corrected_amount: '어느 스텝에서든 시도가 죽은 뒤, 키 보존 기간이 끝나기 직전에 온 정정 금액과 첫 요청의 재시도',
+  scenario_crash_then_corrected_amount: '어느 스텝에서든 시도가 죽은 뒤, 키 보존 기간이 끝나기 직전에 온, 금액을 고친 요청과 첫 요청의 재시도',
   scenario_network_answer_lost: '결제망이 청구했지만 그 답이 사라진 뒤의 재시도',
   scenario_network_down: '결제망에 닿지 못한 뒤의 재시도',
   scenario_two_transfers_one_balance: '잔액으로 둘 다 감당할 수 없는 두 송금이 동시에',
@@ -623,7 +623,7 @@ const ko = {
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위, 보존 기간, 리스)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. {one} 고치는 가장 앞 단계: {rung}.',
   gradeNextBelow:
-    '어딘가에서 깨진 규칙: {rules}. {one} 고치는 방법은 이 단계가 딛고 선 앞 단계인 {rung}에서 배웁니다. 여기서 바꿀 점은 위의 줄에 있습니다.',
+    '어딘가에서 깨진 규칙: {rules}. {one} 고치는 방법은 앞 단계인 {rung}에서 배웠습니다. 여기서 바꿀 점은 위의 줄에 있습니다.',
   oneOfThem: '그중 하나를',
   itAlone: '이 규칙을',
   rungDone: '✔ {rung} 통과: 모든 시나리오가 이 단계가 요구하는 것을 지킵니다.',
@@ -641,7 +641,7 @@ const ko = {
   rungWhyNote: '{what}: {scenarios}.',
   andMore: '{list} 외 {n}개',
   gradeUnknown7:
-    '규칙 7은 알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없습니다. idemlab grade는 이 규칙을 알 수 없음으로 두고, 공개할 때까지 통과시키지 않습니다(클라이언트의 재시도 한 시간보다 길게).',
+    '규칙 7은 알 수 없음: 파일이 retentionSeconds를 공개하지 않아, 키를 얼마나 보관하는지 어떤 클라이언트도 알 수 없습니다. idemlab grade는 이 규칙을 알 수 없음으로 두고, 클라이언트의 재시도 기간인 한 시간보다 긴 값을 공개할 때까지 통과시키지 않습니다.',
   gradeTopUnknown:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 파일이 retentionSeconds를 공개할 때까지 규칙 7은 알 수 없습니다(6단계, 범위, 보존 기간, 리스).',
 
@@ -652,7 +652,7 @@ const ko = {
     '실습은 잔액과 결제망의 청구 기록으로 판정하며, 여러분의 테이블은 보지 않습니다.',
   ],
   goal_unique:
-    'Idempotency-Key를 선점하세요. 키를 기본 키로 하는 키 테이블을 만들고, INSERT 한 번으로 선점합니다. 같은 키의 두 번째 INSERT는 실패해야 하며, 그 실패가 곧 판정입니다. 재시도는 돈을 옮기면 안 됩니다.',
+    'Idempotency-Key를 선점하세요. Idempotency-Key 값을 PRIMARY KEY로 하는 테이블(예: idem_keys)을 만들고, INSERT 한 번으로 선점합니다. 같은 키의 두 번째 INSERT는 실패해야 하며, 그 실패가 곧 판정입니다. 재시도는 돈을 옮기면 안 됩니다.',
   hints_unique: [
     '키는 lab.parseKey(req.key)로 읽습니다. 유효한 키가 없으면 아무것도 옮기기 전에 400으로 응답하세요.',
     '먼저 조회하고 나중에 삽입하지 마세요. 동시에 온 두 재시도가 모두 “없음”을 봅니다.',
@@ -673,7 +673,7 @@ const ko = {
     '거절(402, 404)도 응답입니다. 선점을 풀어야 하는 것은 예외가 났을 때뿐입니다.',
     'Retry-After는 초 단위 숫자입니다: Retry-After: 1.',
     '결제 호출은 트랜잭션 밖에 둡니다(다른 곳의 데이터베이스입니다). 완료 표시는 돈을 옮기는 트랜잭션 안에 넣습니다.',
-    '첫 요청이 아직 처리되는 동안 같은 키로 금액을 고친 요청이 올 수 있습니다. 그 요청은 그 키로 몇 번을 다시 보내도 성공할 수 없으니 409(기다리라)는 헛걸음만 시킵니다. INSERT가 실패했을 때 저장된 행의 지문과 상태 중 무엇이 먼저 답을 정해야 할까요?',
+    '첫 요청이 아직 처리되는 동안 같은 키로 금액을 고친 요청이 올 수 있습니다. 그 요청은 그 키로 몇 번을 다시 보내도 성공할 수 없으니 409(잠시 뒤 다시 시도)는 소용이 없습니다. INSERT가 실패했을 때 저장된 행의 지문과 상태 중 무엇이 먼저 답을 정해야 할까요?',
   ],
   goal_replay:
     '재시도는 첫 응답을 바이트 하나까지 똑같이 받아야 합니다. 보낸 상태 코드와 헤더와 본문을 저장했다가 Idempotent-Replayed: true와 함께 다시 보내세요.',
@@ -689,7 +689,7 @@ const ko = {
     'pay({ …, key })는 같은 키가 다시 오면 첫 청구로 답합니다.',
     '엔드포인트는 메서드와 경로입니다. 예: POST /transfers. 이 실습에는 엔드포인트가 이것 하나뿐이라, 엔드포인트 없이 범위를 나눈 키는 어느 시나리오로도 가려낼 수 없습니다. 여러분이 만들 API에서는 꼭 넣으세요. POST /refunds가 POST /transfers의 키를 다시 쓸 수도 있습니다.',
     '죽은 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
-    '리스가 송금에 걸릴 수 있는 시간보다 짧으면 아직 실행 중인 시도의 선점이 재시도에게 넘어갑니다. 밀리초가 아니라 초 단위로 잡으세요.',
+    '리스가 송금에 걸릴 수 있는 시간보다 짧으면 아직 실행 중인 시도의 선점이 재시도에게 넘어갑니다. 몇 밀리초가 아니라 수십 초 이상으로 잡으세요(req.now는 밀리초입니다).',
     '죽은 시도의 선점은 누가 넘겨받을 수 있을까요? 그 키를 선점한 요청의 재시도뿐입니다. 같은 키로 금액을 고친 요청은 다른 요청입니다.',
   ],
 };
