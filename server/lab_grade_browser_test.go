@@ -43,6 +43,18 @@ func changedHandler(t *testing.T, name string, edits ...[2]string) string {
 	return code
 }
 
+// rowSays is what a grade's row says, with the words it points to on an
+// earlier row ("What went wrong: as for … above") read there.
+func rowSays(t *testing.T, ctx context.Context, row string) string {
+	t.Helper()
+	return eval[string](t, ctx, `(() => { const r = document.querySelector(`+quoteJS(row)+`); if (!r) return '';
+		let s = r.textContent;
+		for (const e of r.querySelectorAll('[data-same-as]')) {
+			for (const first of document.querySelectorAll('#lab-grade tr[data-scenario="' + e.dataset.sameAs + '"] .' + e.classList[0] + ':not([data-same-as])')) s += ' ' + first.textContent;
+		}
+		return s; })()`)
+}
+
 // onRungEdited opens a fresh lab page on the rung named for its reference
 // handler, and puts that handler, changed by edits (changedHandler), in
 // the editor.

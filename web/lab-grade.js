@@ -277,17 +277,25 @@ export function gradePanel(ctx) {
     box.scrollIntoView({ block: 'start' });
   }
 
-  // fixOnce says each change in full on the first row that needs it: a
-  // later row (a rule's or a note's) with the same change points to that
-  // row. A student on a phone read the same paragraphs row after row.
+  // fixOnce says each change, and each cause's words, in full on the
+  // first row that needs them: a later row (a rule's or a note's) with the
+  // same words points to that row. Students read the same paragraphs row
+  // after row, on a phone and in 28 rows of a laptop's grade.
   function fixOnce(box) {
-    const seen = new Map();
-    for (const fix of box.querySelectorAll('tr[data-scenario] .lab-fix')) {
-      const name = fix.closest('tr').dataset.scenario;
-      const first = seen.get(fix.textContent);
-      if (!first) seen.set(fix.textContent, name);
-      else if (first !== name)
-        fix.replaceWith(el('div', { class: 'lab-fix', 'data-same-as': first }, w('gradeFixSame', { scenario: scenarioWords(first) })));
+    for (const [kind, same] of [
+      ['lab-fix', 'gradeFixSame'],
+      ['lab-cause', 'gradeCauseSame'],
+    ]) {
+      const seen = new Map();
+      for (const said of box.querySelectorAll('tr[data-scenario] .' + kind)) {
+        const name = said.closest('tr').dataset.scenario;
+        const first = seen.get(said.textContent);
+        if (!first) seen.set(said.textContent, name);
+        else if (first !== name) {
+          said.dataset.sameAs = first;
+          said.textContent = w(same, { scenario: scenarioWords(first) });
+        }
+      }
     }
   }
 
