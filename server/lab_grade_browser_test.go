@@ -908,6 +908,15 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 			stepAll(t, ctx)
 			got := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane[data-attempt=a1] [data-slip]')].map((e) => e.dataset.slip)`)
 			assert.Equal(t, c.slips, got, text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`))
+			// A rule the slip broke says on the bench, as in the grade, that
+			// every rung asks for it (not the first rung and each after it).
+			notes := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-verdict li')].filter((l) => l.querySelector('.lab-cause[data-cause=transaction-left-open], .lab-cause[data-cause=call-not-awaited], .lab-cause[data-cause=rows-dropped]')).map((l) => l.querySelector('.lab-rung-note').textContent)`)
+			if c.name == "commit not awaited" {
+				require.NotEmpty(t, notes, "a1's transfer rolled back under its 201: %s", text(t, ctx, "#lab-verdict"))
+			}
+			for _, note := range notes {
+				assert.Equal(t, "every rung asks for it: this rung is not done", note)
+			}
 		})
 	}
 	// The select's card names its line, as the editor numbers it.

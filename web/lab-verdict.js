@@ -75,7 +75,15 @@ export function verdictWords({ w, lang, label, judge }) {
                   (unknown ? (lang === 'ko' && r.why_ko) || r.why || w('ruleUnknown7') : w(r.ok ? 'ruleHolds' : 'ruleBroken')),
               ),
               broken && fixer
-                ? el('div', { class: 'lab-rung-note' }, expected ? w('ruleExpected', { rung: label(fixer) }) : askedBy(fixer))
+                ? el(
+                    'div',
+                    { class: 'lab-rung-note' },
+                    expected
+                      ? w('ruleExpected', { rung: label(fixer) })
+                      : EVERY_RUNG.has(((r.violations || [])[0] || {}).cause)
+                        ? w('ruleAskedAlways')
+                        : askedBy(fixer),
+                  )
                 : null,
               ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, ...whyOf(v))),
               ...(r.violations || []).slice(0, 1).flatMap(causeLines),
