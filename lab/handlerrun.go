@@ -111,9 +111,13 @@ type HandlerAttempt struct {
 	// statement that only reads, whose rows run threw away; PaidInTx are
 	// its calls to the network made with its transaction open.
 	Unawaited []HandlerCall `json:"unawaited,omitempty"`
-	LeftOpen  bool          `json:"left_open,omitempty"`
-	Dropped   []HandlerCall `json:"dropped,omitempty"`
-	PaidInTx  []HandlerCall `json:"paid_in_tx,omitempty"`
+	// Failed are the attempt's first calls that failed (Failed the
+	// error's name, Message its words), whatever the handler did with
+	// the error after.
+	Failed   []HandlerCall `json:"failed,omitempty"`
+	LeftOpen bool          `json:"left_open,omitempty"`
+	Dropped  []HandlerCall `json:"dropped,omitempty"`
+	PaidInTx []HandlerCall `json:"paid_in_tx,omitempty"`
 }
 
 // HandlerCall is one call of a handler's: db.run, db.get, … or pay (Op:
@@ -129,6 +133,8 @@ type HandlerCall struct {
 	// ConstraintError): the attempt went on as if it had succeeded.
 	Ran    bool   `json:"ran,omitempty"`
 	Failed string `json:"failed,omitempty"`
+	// Message is a failed call's error message (HandlerAttempt.Failed).
+	Message string `json:"message,omitempty"`
 }
 
 // HandlerPay is one call to the payment network: the key the handler
@@ -1291,11 +1297,25 @@ func waitedForNobody(r HandlerRun) []Note {
 					said = append(said, fmt.Sprintf("%s %d", b.ID, b.Status))
 				}
 			}
+			// The error a catch went on past, if a call failed otherwise
+			// than with the key's ConstraintError: what to mend first.
+			past, pastKo := "", ""
+			for _, b := range r.Attempts {
+				if b.Intent != a.Intent {
+					continue
+				}
+				if i := slices.IndexFunc(b.Failed, func(c HandlerCall) bool { return c.Failed != "ConstraintError" && c.Op != "rollback" }); i >= 0 {
+					c := b.Failed[i]
+					past = fmt.Sprintf("; %s's %s%s failed with %s (%s), and the handler went on past it", b.ID, callName(c.Op), atLine(c.Line, " at line %d"), c.Failed, c.Message)
+					pastKo = fmt.Sprintf(" %s 시도의 %s%s 호출이 %s 오류(%s)로 실패했는데, 핸들러는 그 오류를 지나쳐 계속했습니다.", b.ID, atLine(c.Line, "%d번째 줄의 "), callName(c.Op), c.Failed, c.Message)
+					break
+				}
+			}
 			return []Note{causedNote(CauseWaitForNobody, lanes,
-				fmt.Sprintf("every attempt of %s was told to come back later (%s), and none of them, nor any other attempt under its key, was working on it: the request is never served, however long its client retries",
-					a.Intent, strings.Join(said, ", ")),
-				fmt.Sprintf("%s의 모든 시도가 나중에 다시 오라는 답을 받았는데(%s), 그 요청을 처리하던 시도는 그중에도, 같은 키의 다른 시도 중에도 없었습니다. 클라이언트가 아무리 재시도해도 요청은 처리되지 않습니다.",
-					a.Intent, strings.Join(said, ", ")))}
+				fmt.Sprintf("every attempt of %s was told to come back later (%s), and none of them, nor any other attempt under its key, was working on it: the request is never served, however long its client retries%s",
+					a.Intent, strings.Join(said, ", "), past),
+				fmt.Sprintf("%s의 모든 시도가 나중에 다시 오라는 답을 받았는데(%s), 그 요청을 처리하던 시도는 그중에도, 같은 키의 다른 시도 중에도 없었습니다. 클라이언트가 아무리 재시도해도 요청은 처리되지 않습니다.%s",
+					a.Intent, strings.Join(said, ", "), pastKo))}
 		}
 	}
 	return nil

@@ -1703,6 +1703,16 @@ func TestJudgeHandlerRunNotesAWaitForNobody(t *testing.T) {
 	assert.Contains(t, rep.Notes[i].MessageKo, "i1의 모든 시도가")
 	assert.Contains(t, rep.Notes[i].Fix, "e.name is 'ConstraintError'")
 
+	// The error the catch went on past is said, at its line.
+	r := never()
+	r.Attempts[0].Failed = []lab.HandlerCall{{Op: "rollback", Failed: "SQLError", Message: "no transaction is active"},
+		{Op: "run", Line: 20, Failed: "SQLError", Message: "table idem_keys has no column named lease_untill"}}
+	rep = lab.JudgeHandlerRun(r)
+	i = slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseWaitForNobody })
+	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	assert.True(t, strings.HasSuffix(rep.Notes[i].Message, "; a1's db.run at line 20 failed with SQLError (table idem_keys has no column named lease_untill), and the handler went on past it"), rep.Notes[i].Message)
+	assert.Contains(t, rep.Notes[i].MessageKo, "20번째 줄의 db.run 호출이 SQLError 오류")
+
 	for name, change := range map[string]func(*lab.HandlerRun){
 		"a1 did the work": func(r *lab.HandlerRun) {
 			k := keptRun()

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -725,7 +726,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
 	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique), this rung, asks for it")
 	// The cause that makes a rule this rung's is said with its number.
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8: two attempts both paid, and nothing stopped the second).")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8, because two attempts both paid, and nothing stopped the second).")
 
 	// The unique rung's own handler there: what still breaks is a later
 	// rung's, said as expected, not as this rung's failure.
@@ -743,7 +744,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"))
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rule 2: a different request under a used key was taken for a retry).")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rule 2, because a different request under a used key was taken for a retry).")
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 
 	// The top rung's handler breaks nothing anywhere: every scenario was
@@ -1056,16 +1057,23 @@ func TestLabPageSaysThePaymentIsInsideTheTransaction(t *testing.T) {
 // length, which the handler never looked at.
 func TestLabPageSaysARequestWaitsForNobody(t *testing.T) {
 	t.Parallel()
-	ctx := onRungEdited(t, "scoped",
-		[2]string{"    if (e.name !== 'ConstraintError') throw e;\n", ""},
-		[2]string{"INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint,", "INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprnt,"},
-		[2]string{"      if (row.fingerprint !== fingerprint)", "      if (!row) return lab.problem(409, 'A request with this key is still being processed', 'retry in a second', { 'Retry-After': '1' });\n      if (row.fingerprint !== fingerprint)"})
+	edits := [][2]string{
+		{"    if (e.name !== 'ConstraintError') throw e;\n", ""},
+		{"INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprint,", "INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprnt,"},
+		{"      if (row.fingerprint !== fingerprint)", "      if (!row) return lab.problem(409, 'A request with this key is still being processed', 'retry in a second', { 'Retry-After': '1' });\n      if (row.fingerprint !== fingerprint)"},
+	}
+	ctx := onRungEdited(t, "scoped", edits...)
+	insert := lineOf(t, eval[string](t, ctx, handlerText), "INSERT INTO idem_keys (customer, endpoint, idem_key, fingerprnt,") // as the editor numbers it
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a request was told to wait though no attempt was working on it")
 	row := `#lab-grade tr[data-scenario=simultaneous-retries]`
 	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=wait-for-nobody]`), text(t, ctx, row))
 	assert.Contains(t, text(t, ctx, row), "every attempt of i1 was told to come back later (a1 409, a2 409)")
+	// Every rung asks for it (the first rung never answers 409).
+	assert.Contains(t, text(t, ctx, row), "every rung asks for it: this rung is not done")
+	// And the error the catch went on past, at its line: what to mend.
+	assert.Contains(t, text(t, ctx, row), fmt.Sprintf("db.run at line %d failed with SQLError (table idem_keys has no column named fingerprnt), and the handler went on past it", insert))
 	// Whose key it was decided nothing, nor did the key's length: the
 	// handler refuses every request alike.
 	assert.NotContains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "5")

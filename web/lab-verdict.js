@@ -175,10 +175,18 @@ export function verdictWords({ w, lang, label, judge }) {
     });
   }
 
-  // EVERY_RUNG are the slips in the handler's JavaScript (lab-rungs.js), and
-  // the 401 the contract asks from the start: every rung asks for them,
+  // EVERY_RUNG are the slips in the handler's JavaScript (lab-rungs.js),
+  // the 401 the contract asks from the start, and a request served at
+  // all (no 409 for nobody): every rung asks for them,
   // and naming the first rung read as a step back to a student on rung 4.
-  const EVERY_RUNG = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction', 'customer-optional']);
+  const EVERY_RUNG = new Set([
+    'call-not-awaited',
+    'transaction-left-open',
+    'rows-dropped',
+    'pay-in-transaction',
+    'customer-optional',
+    'wait-for-nobody',
+  ]);
   // SLIPS are those in the JavaScript: what they say is the code's, not
   // an answer the contract forbids.
   const SLIPS = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction']);
@@ -195,7 +203,9 @@ export function verdictWords({ w, lang, label, judge }) {
   // a reason; "" when no cause was told.
   function causesSaid(rules) {
     const causes = askedCauses(rules);
-    return causes.length ? ': ' + noteWhat(causes) : '';
+    // Said as the cause, not after a colon: "(rule 3: a call … without
+    // await)" read as if rule 3 were the await rule.
+    return causes.length ? w('causedBy', { what: noteWhat(causes) }) : '';
   }
 
   // brokenSeven says rule 7 broken by the retention a file publishes

@@ -290,6 +290,7 @@ const en = {
   rungDoneMark: 'its last grade said done',
   rungNotDoneHead: '✘ This rung, {rung}, is not done yet:',
   rungWhyRules: 'what it asks broke (rule{s} {rules}{why}) in: {scenarios}.',
+  causedBy: ', because {what}',
   rungWhy7: 'it asks you to publish retentionSeconds (rule 7).',
   rungWhy7Short: 'the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
   gradeBroken7:
@@ -637,6 +638,7 @@ const ko = {
   rungDoneMark: '마지막 검사에서 통과',
   rungNotDoneHead: '✘ 아직 통과하지 못한 단계: {rung}.',
   rungWhyRules: '이 단계가 요구하는 규칙이 깨진 시나리오: {scenarios}(규칙 {rules}{why}).',
+  causedBy: ', 원인: {what}',
   rungWhy7: '이 단계는 retentionSeconds를 공개하라고 요구합니다(규칙 7).',
   rungWhy7Short: '파일이 공개한 보존 기간이 클라이언트가 재시도하는 한 시간보다 길지 않습니다(규칙 7).',
   gradeBroken7:

@@ -445,6 +445,10 @@ class Run {
       c.failed = r.err ? r.err.name : '';
       a.unseen.push(c);
     }
+    // The first calls that failed, whatever the handler then did with
+    // the error: a note says the one a catch went on past.
+    if (r.err && r.err.name !== 'Busy' && a.failed.length < 3)
+      a.failed.push({ op: c.op, line: c.line, failed: r.err.name, message: String(r.err.message || '').slice(0, 200) });
     a.waiting = false;
     a.steps++;
     // The network called with a transaction open: a slip (the network is
@@ -591,6 +595,7 @@ class Run {
       threw: a.error ? a.error.name + (a.error.line > shownAt ? ' at line ' + (a.error.line - shownAt) : '') + ': ' + a.error.message : '',
       // Its slips that no rule sees, at the student's lines.
       unawaited: studentCalls(a.unawaited),
+      failed: studentCalls(a.failed),
       left_open: a.leftOpen,
       dropped: studentCalls(a.dropped),
       paid_in_tx: studentCalls(a.paidInTx),
@@ -824,6 +829,7 @@ function newAttempt(run, spec) {
     error: null,
     unawaited: null,
     unseen: [],
+    failed: [],
     dropped: [],
     leftOpen: false,
     paidInTx: [],
@@ -971,6 +977,7 @@ function studentCalls(calls) {
     line: c.line > shownAt ? c.line - shownAt : 0,
     ...(c.ran ? { ran: true } : {}),
     ...(c.failed ? { failed: c.failed } : {}),
+    ...(c.message ? { message: c.message } : {}),
   }));
 }
 
