@@ -294,7 +294,7 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			// Two retries that each took the same claim over and each moved
 			// the money: whatever the answers look like, the second
 			// takeover should have failed.
-			if (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleByteReplay.N || rr.Rule.N == RuleConservation.N) && tookOverTwice(r, *v) {
+			if (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleByteReplay.N || rr.Rule.N == RuleConservation.N) && (tookOverTwice(r, *v) || lostClaimWentOn(r, *v)) {
 				id = CauseTakeoverUnchecked
 			}
 			if check == "reordered" && rr.Rule.N == RuleByteReplay.N {
@@ -508,6 +508,31 @@ func tookOverTwice(r HandlerRun, v Violation) bool {
 		named = named || slices.Contains(v.Lanes, t.Attempt)
 	}
 	return len(by) >= 2 && named
+}
+
+// lostClaimWentOn reports whether an attempt of the violation's intent
+// whose claim another attempt took over (a takeover from it) made a
+// transfer, and so did the attempt that took it: the first went on with a
+// claim no longer its own, its completion's owner not checked (or its
+// changes not read), where it should have rolled its transfer back.
+func lostClaimWentOn(r HandlerRun, v Violation) bool {
+	if !r.KeysRead {
+		return false
+	}
+	moved := map[string]bool{}
+	for _, t := range r.Transfers {
+		moved[t.Attempt] = true
+	}
+	intent := map[string]string{}
+	for _, a := range r.Attempts {
+		intent[a.ID] = a.Intent
+	}
+	for _, t := range r.Takeovers {
+		if !t.Insert && t.From != "" && t.From != t.Attempt && intent[t.From] == v.Intent && intent[t.Attempt] == v.Intent && moved[t.From] && moved[t.Attempt] {
+			return true
+		}
+	}
+	return false
 }
 
 // replacedClaim reports whether an attempt of the violation made another

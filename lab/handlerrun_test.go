@@ -1727,3 +1727,21 @@ func TestJudgeHandlerRunNotesAWaitForNobody(t *testing.T) {
 		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseWaitForNobody, name)
 	}
 }
+
+// TestJudgeHandlerRunBlamesAClaimLostAndUsed: a2 took over the claim of a
+// stalled a1, and a1, resuming, completed and moved the money all the
+// same (its completion's changes never read): rule 1 breaks, and the
+// cause is the takeover's check, not a claim never made.
+func TestJudgeHandlerRunBlamesAClaimLostAndUsed(t *testing.T) {
+	r := keptRun()
+	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+	r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
+	r.KeysRead = true
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
+	assert.NotEqual(t, lab.CauseTakeoverUnchecked, rr.Violations[0].Cause, "no takeover, no takeover's cause")
+	r.Takeovers = []lab.HandlerTakeover{{Attempt: "a2", From: "a1", Key: `"k-1"`}}
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseTakeoverUnchecked, rr.Violations[0].Cause)
+}

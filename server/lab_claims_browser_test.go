@@ -164,3 +164,18 @@ func TestLabPageSaysEveryStatementNamesTheCustomer(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "✘", text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, row), "req.customer")
 }
+
+// TestLabPageSaysACompletionMustReadItsChanges: the scoped reference whose
+// completion keeps its owner check but never reads its changes (the tenth
+// simulated student's). The stalled first attempt, resuming after its
+// retry took its claim over, moves the money too: the grade names the
+// takeover's check, not a claim never made.
+func TestLabPageSaysACompletionMustReadItsChanges(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{"  if (done.changes === 0) {", "  if (false) {"})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := `#lab-grade tr[data-scenario=stalled-first-attempt]`
+	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "1:takeover-unchecked", text(t, ctx, row))
+	assert.Contains(t, rowSays(t, ctx, row), "go on only when that changes 1 row")
+}
