@@ -134,6 +134,9 @@ const (
 	// under its key, was working on it. The grader's stories end at the
 	// first answer, so it does not ask.
 	CauseWaitForNobody = "wait-for-nobody"
+	// CauseAnswerUnreturned is the browser lab's slip too: a refusal built
+	// with lab.problem and not returned, the attempt answering success.
+	CauseAnswerUnreturned = "answer-not-returned"
 )
 
 // CauseOf returns the cause with that ID (a copy), and whether there is one.
@@ -330,6 +333,11 @@ var causes = map[string]Cause{
 		"move the money only once pay has answered: call await pay(…) before db.begin(), and let its error end the attempt (roll back, release your claim, answer 5xx) instead of catching it and going on; never pay after COMMIT",
 		"결제망이 한 번도 청구하지 않은 송금이 만들어졌습니다. 은행 안에서는 돈이 옮겨졌는데 결제망은 지급하지 않았습니다(pay가 예외를 던졌는데 핸들러가 계속했거나, pay를 await 없이 불러 그 오류를 보지 못했거나, pay를 COMMIT 뒤에 불러 실행되지 못했거나, 아예 부르지 않았습니다).",
 		"pay가 답한 뒤에만 돈을 옮기세요. await pay(…)는 db.begin() 전에 부르고, 그 오류를 잡아서 계속하지 말고 시도를 끝내세요(롤백, 선점 해제, 5xx 응답). COMMIT 뒤에 pay를 부르지 마세요."},
+	CauseAnswerUnreturned: {CauseAnswerUnreturned,
+		"a refusal was built with lab.problem but never returned: the code went on past it as if the request were fine, and answered with success",
+		"return the refusal where you build it: return lab.problem(…); a lab.problem that is not returned does nothing",
+		"lab.problem으로 거절 응답을 만들었지만 돌려주지 않았습니다. 코드는 요청에 문제가 없는 것처럼 그 거절을 지나쳐 계속했고 성공으로 답했습니다.",
+		"거절은 만든 자리에서 돌려주세요: return lab.problem(…). 돌려주지 않은 lab.problem은 아무 일도 하지 않습니다."},
 	CauseWaitForNobody: {CauseWaitForNobody,
 		"every attempt of a request was told to come back later (409) while no attempt was working on it: the request is never served, however long its client retries, and its transfer is never made",
 		"answer 409 only when the key's row shows another attempt still working on it (state 'in_progress'); in the catch around your key's INSERT, go on only when e.name is 'ConstraintError', and let every other error end the attempt so that you see it (a missing table or column, a misspelt name, a row your SELECT did not find)",

@@ -114,10 +114,14 @@ type HandlerAttempt struct {
 	// Failed are the attempt's first calls that failed (Failed the
 	// error's name, Message its words), whatever the handler did with
 	// the error after.
-	Failed   []HandlerCall `json:"failed,omitempty"`
-	LeftOpen bool          `json:"left_open,omitempty"`
-	Dropped  []HandlerCall `json:"dropped,omitempty"`
-	PaidInTx []HandlerCall `json:"paid_in_tx,omitempty"`
+	Failed []HandlerCall `json:"failed,omitempty"`
+	// Unreturned is a refusal the attempt built with lab.problem (Op
+	// "problem", its Status) and did not return, while it answered with
+	// success: a return left out, the code going on past the refusal.
+	Unreturned []HandlerCall `json:"unreturned,omitempty"`
+	LeftOpen   bool          `json:"left_open,omitempty"`
+	Dropped    []HandlerCall `json:"dropped,omitempty"`
+	PaidInTx   []HandlerCall `json:"paid_in_tx,omitempty"`
 }
 
 // HandlerCall is one call of a handler's: db.run, db.get, … or pay (Op:
@@ -135,6 +139,8 @@ type HandlerCall struct {
 	Failed string `json:"failed,omitempty"`
 	// Message is a failed call's error message (HandlerAttempt.Failed).
 	Message string `json:"message,omitempty"`
+	// Status is an unreturned refusal's (HandlerAttempt.Unreturned).
+	Status int `json:"status,omitempty"`
 }
 
 // HandlerPay is one call to the payment network: the key the handler
@@ -1622,8 +1628,15 @@ func sameSpacedApart(a, b []byte) bool {
 // otherwise be put down to a later rung.
 func slipNotes(r HandlerRun) []Note {
 	var notes []Note
-	var unawaited, open, dropped, inTx bool
+	var unawaited, open, dropped, inTx, unreturned bool
 	for _, a := range r.Attempts {
+		if len(a.Unreturned) > 0 && !unreturned {
+			unreturned = true
+			c := a.Unreturned[0]
+			notes = append(notes, causedNote(CauseAnswerUnreturned, []string{a.ID},
+				fmt.Sprintf("%s built the refusal lab.problem(%d, …)%s and never returned it: the code went on past it and answered %d", a.ID, c.Status, atLine(c.Line, " at line %d"), a.Status),
+				fmt.Sprintf("시도(%s)가 %s거절 응답 lab.problem(%d, …)을 만들고 돌려주지 않았습니다. 코드는 그 거절을 지나쳐 계속했고 %d 응답을 보냈습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "), c.Status, a.Status)))
+		}
 		if len(a.PaidInTx) > 0 && !inTx {
 			inTx = true
 			c := a.PaidInTx[0]
@@ -1682,6 +1695,8 @@ func slipOf(r HandlerRun, lanes []string) string {
 		switch {
 		case a.LeftOpen:
 			return CauseLeftOpen
+		case len(a.Unreturned) > 0:
+			return CauseAnswerUnreturned
 		case slices.ContainsFunc(a.Unawaited, func(c HandlerCall) bool { return !c.Ran || c.Failed != "" }) && cause == "":
 			// A call that never ran changed what the attempt did, and so did
 			// one whose error no one saw; one that ran in its turn and

@@ -1745,3 +1745,19 @@ func TestJudgeHandlerRunBlamesAClaimLostAndUsed(t *testing.T) {
 	require.False(t, rr.OK)
 	assert.Equal(t, lab.CauseTakeoverUnchecked, rr.Violations[0].Cause)
 }
+
+// TestJudgeHandlerRunNotesARefusalNotReturned: a refusal built with
+// lab.problem and dropped, a success answered: noted at its line, and the
+// cause of the rule it broke.
+func TestJudgeHandlerRunNotesARefusalNotReturned(t *testing.T) {
+	r := keptRun()
+	r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+	r.Attempts[1].Unreturned = []lab.HandlerCall{{Op: "problem", Line: 26, Status: 422}}
+	rep := lab.JudgeHandlerRun(r)
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseAnswerUnreturned })
+	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	assert.Equal(t, "a2 built the refusal lab.problem(422, …) at line 26 and never returned it: the code went on past it and answered 201", rep.Notes[i].Message)
+	rr := rep.Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseAnswerUnreturned, rr.Violations[0].Cause)
+}

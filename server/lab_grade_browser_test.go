@@ -1079,3 +1079,24 @@ func TestLabPageSaysARequestWaitsForNobody(t *testing.T) {
 	assert.NotContains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "5")
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=longest-key-refused]`), text(t, ctx, `#lab-grade tr[data-scenario=longest-key]`))
 }
+
+// TestLabPageSaysARefusalWasNotReturned: the scoped reference with the
+// return left out before its 422 (the tenth simulated student's slip):
+// the refusal is built and dropped, the code goes on, and a different
+// request under a used key is answered as the first. The grade names the
+// dropped refusal at its line, as what broke rule 2, where it used to
+// say the fingerprint was never compared.
+func TestLabPageSaysARefusalWasNotReturned(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"if (row.fingerprint !== fingerprint) return lab.problem(422,",
+		"if (row.fingerprint !== fingerprint) lab.problem(422,",
+	})
+	line := lineOf(t, eval[string](t, ctx, handlerText), "if (row.fingerprint !== fingerprint) lab.problem(422,")
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := `#lab-grade tr[data-scenario=corrected-amount]`
+	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "2:answer-not-returned", text(t, ctx, row))
+	assert.Contains(t, rowSays(t, ctx, row), fmt.Sprintf("built the refusal lab.problem(422, …) at line %d and never returned it", line))
+	assert.Contains(t, rowSays(t, ctx, row), "return lab.problem(…)")
+}

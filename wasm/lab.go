@@ -541,7 +541,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 // never awaited that never ran, 2 an answer with its transaction open, 4
 // a SELECT given to db.run, 8 a call to pay with its transaction open, 16
 // a call to pay the scenario's network failed, 32 a call that ran with
-// nothing awaiting it, 64 one that failed so): a brief verdict counts the
+// nothing awaiting it, 64 one that failed so, 128 a refusal built and
+// not returned): a brief verdict counts the
 // notes they make; their words
 // come from the full verdict of the run replayed.
 func withSlips(a *lab.HandlerAttempt, flags any) {
@@ -554,6 +555,9 @@ func withSlips(a *lab.HandlerAttempt, flags any) {
 	}
 	if n&64 != 0 {
 		a.Unawaited = append(a.Unawaited, lab.HandlerCall{Op: "run", Ran: true, Failed: "Error"})
+	}
+	if n&128 != 0 {
+		a.Unreturned = []lab.HandlerCall{{Op: "problem"}}
 	}
 	a.LeftOpen = n&2 != 0
 	if n&4 != 0 {

@@ -527,6 +527,15 @@ export function startRace({
               ),
             );
           }
+          // A refusal built and not returned: a return left out.
+          for (const c of a.unreturned || [])
+            add(
+              el(
+                'p',
+                { class: 'lab-unawaited', 'data-slip': 'not-returned' },
+                '⚠ ' + w(c.line ? 'unreturned' : 'unreturnedNoLine', { status: c.status, line: lineOf(c.line) }),
+              ),
+            );
           // Answered before its COMMIT: the runner rolled it back.
           if (a.left_open) add(el('p', { class: 'lab-unawaited', 'data-slip': 'left-open' }, '⚠ ' + w('leftOpen')));
           // SELECTs given to db.run: their rows were thrown away.

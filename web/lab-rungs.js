@@ -118,6 +118,9 @@ export const CAUSE_RUNG = {
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.
   'wait-for-nobody': 'naive',
+  // A refusal built and not returned (a return left out): the starting
+  // handler returns each of its refusals, so every rung asks for it.
+  'answer-not-returned': 'naive',
   // One attempt charged twice (pay called again without the key): the
   // starting handler calls pay once, so every rung asks for it.
   'paid-twice': 'naive',

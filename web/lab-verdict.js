@@ -186,10 +186,11 @@ export function verdictWords({ w, lang, label, judge }) {
     'pay-in-transaction',
     'customer-optional',
     'wait-for-nobody',
+    'answer-not-returned',
   ]);
   // SLIPS are those in the JavaScript: what they say is the code's, not
   // an answer the contract forbids.
-  const SLIPS = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction']);
+  const SLIPS = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction', 'answer-not-returned']);
 
   // noteWhat says in a few words what the notes of these causes are (a
   // claim never settled, a 409 without Retry-After …), each cause once.

@@ -234,15 +234,16 @@ const labGlobal = Object.freeze({
   // The bytes idemlab lab serve writes (engine.Problem in Go): its type,
   // detail left out when not given, and <, >, &, U+2028 and U+2029
   // escaped as Go's encoding/json escapes them.
-  problem: (status, title, detail, headers) => ({
-    status,
-    headers: Object.assign({ 'Content-Type': 'application/problem+json' }, headers || {}),
-    body: JSON.stringify(
-      detail === undefined || detail === null
-        ? { type: 'about:blank', title: String(title), status }
-        : { type: 'about:blank', title: String(title), status, detail: String(detail) },
-    ).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
-  }),
+  problem: (status, title, detail, headers) =>
+    built({
+      status,
+      headers: Object.assign({ 'Content-Type': 'application/problem+json' }, headers || {}),
+      body: JSON.stringify(
+        detail === undefined || detail === null
+          ? { type: 'about:blank', title: String(title), status }
+          : { type: 'about:blank', title: String(title), status, detail: String(detail) },
+      ).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
+    }),
   log: (...values) => {
     if (current)
       current.logs.push({
@@ -255,6 +256,14 @@ const labGlobal = Object.freeze({
 
 // current is the run whose attempt is running now (for lab.log).
 let current = null;
+
+// built keeps a refusal lab.problem made with the attempt that made it,
+// to see as it answers whether the refusal was returned (unreturned).
+function built(answer) {
+  const a = current && current.attempts.find((x) => x.id === current.attempt);
+  if (a && !a.ended && a.built.length < 8) a.built.push({ answer, line: current.traced ? callerLine() : 0 });
+  return answer;
+}
 
 let handler = null; // {transfer, schema, retentionSeconds}
 let dbId = '';
@@ -596,6 +605,7 @@ class Run {
       // Its slips that no rule sees, at the student's lines.
       unawaited: studentCalls(a.unawaited),
       failed: studentCalls(a.failed),
+      unreturned: studentCalls(a.unreturned),
       left_open: a.leftOpen,
       dropped: studentCalls(a.dropped),
       paid_in_tx: studentCalls(a.paidInTx),
@@ -706,6 +716,7 @@ class Run {
         dropped: a.dropped,
         left_open: a.leftOpen,
         paid_in_tx: a.paidInTx,
+        unreturned: a.unreturned,
         lost: !!a.lost,
         timed_out: !!a.timedOut,
       })),
@@ -830,6 +841,8 @@ function newAttempt(run, spec) {
     unawaited: null,
     unseen: [],
     failed: [],
+    built: [],
+    unreturned: [],
     dropped: [],
     leftOpen: false,
     paidInTx: [],
@@ -927,6 +940,13 @@ function finish(run, a, v) {
   // Answered before its COMMIT: what it wrote is gone, and its client was
   // told otherwise.
   a.leftOpen = rolled;
+  // A refusal built and dropped, and a success answered: the code went
+  // on past the refusal (lab.problem(…) without its return).
+  if (a.answer.status >= 200 && a.answer.status < 300) {
+    const dropped = a.built.find((b) => b.answer !== v && b.answer.status >= 400 && b.answer.status < 500);
+    if (dropped) a.unreturned = [{ op: 'problem', line: dropped.line, status: dropped.answer.status }];
+  }
+  a.built = [];
   run.event(a, {
     phase: 'answer',
     outcome: a.lost ? 'lost' : a.timedOut ? 'timed-out' : 'answered',
@@ -978,6 +998,7 @@ function studentCalls(calls) {
     ...(c.ran ? { ran: true } : {}),
     ...(c.failed ? { failed: c.failed } : {}),
     ...(c.message ? { message: c.message } : {}),
+    ...(c.status ? { status: c.status } : {}),
   }));
 }
 
@@ -985,12 +1006,14 @@ function studentCalls(calls) {
 // call never awaited that never ran, 2 an answer with its transaction
 // open, 4 a SELECT given to db.run, 8 a call to pay with its transaction
 // open, 16 a call to pay that the scenario's network failed, 32 a call
-// that ran with nothing awaiting its answer, 64 one that failed so.
+// that ran with nothing awaiting its answer, 64 one that failed so, 128
+// a refusal built and not returned while a success was.
 function slips(r) {
   return (
     (r.unawaited.some((c) => !c.ran) ? 1 : 0) |
     (r.unawaited.some((c) => c.ran && !c.failed) ? 32 : 0) |
     (r.unawaited.some((c) => c.failed) ? 64 : 0) |
+    (r.unreturned.length ? 128 : 0) |
     (r.left_open ? 2 : 0) |
     (r.dropped.length ? 4 : 0) |
     (r.paid_in_tx.length ? 8 : 0) |
