@@ -1074,6 +1074,14 @@ func TestLabPageSaysARequestWaitsForNobody(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "every rung asks for it: this rung is not done")
 	// And the error the catch went on past, at its line: what to mend.
 	assert.Contains(t, text(t, ctx, row), fmt.Sprintf("db.run at line %d failed with SQLError (table idem_keys has no column named fingerprnt), and the handler went on past it", insert))
+	// On the bench, the attempt's card says it too.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
+	act(t, ctx, `#btn-lab-start`)
+	stepAll(t, ctx)
+	card := `#lab-lanes .lab-lane[data-attempt=a1] [data-slip=failed-call]`
+	require.NotZero(t, countIn(t, ctx, card), text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`))
+	assert.Contains(t, text(t, ctx, card), fmt.Sprintf("its db.run at line %d failed (SQLError: ", insert))
+	assert.Contains(t, text(t, ctx, card), "no column named fingerprnt")
 	// Whose key it was decided nothing, nor did the key's length: the
 	// handler refuses every request alike.
 	assert.NotContains(t, strings.Split(attr(t, ctx, "#lab-grade", "data-broken"), ","), "5")

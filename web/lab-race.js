@@ -527,6 +527,22 @@ export function startRace({
               ),
             );
           }
+          // Calls that failed otherwise than with the key's verdict, the
+          // handler going on past them: a misspelt column a catch hid.
+          if (a.state === 'answered')
+            for (const c of (a.failed || []).filter((c) => c.failed !== 'ConstraintError' && c.op !== 'rollback'))
+              add(
+                el(
+                  'p',
+                  { class: 'lab-unawaited', 'data-slip': 'failed-call' },
+                  '⚠ ' +
+                    w(c.line ? 'failedCall' : 'failedCallNoLine', {
+                      call: c.op === 'pay' ? 'pay' : 'db.' + c.op,
+                      line: lineOf(c.line),
+                      error: c.failed + ': ' + c.message,
+                    }),
+                ),
+              );
           // A refusal built and not returned: a return left out.
           for (const c of a.unreturned || [])
             add(

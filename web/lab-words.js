@@ -209,6 +209,8 @@ const en = {
   unreturned:
     'it built lab.problem({status}, …) at line {line} and never returned it: the code went on past the refusal. A missing return?',
   unreturnedNoLine: 'it built lab.problem({status}, …) and never returned it: the code went on past the refusal. A missing return?',
+  failedCall: 'its {call} at line {line} failed ({error}), and it went on and answered all the same',
+  failedCallNoLine: 'its {call} failed ({error}), and it went on and answered all the same',
   noteWhat_paid_twice: 'one attempt was charged twice by the network',
   gradeTopNoted:
     'No scenario broke a rule within the explorer’s bound, but the notes above say what is still short before the ladder is complete.',
@@ -565,6 +567,8 @@ const ko = {
     '{line}번째 줄에서 lab.problem({status}, …)을 만들고 돌려주지 않았습니다. 코드가 그 거절을 지나쳐 계속했습니다. return을 빠뜨리지 않았나요?',
   unreturnedNoLine:
     'lab.problem({status}, …)을 만들고 돌려주지 않았습니다. 코드가 그 거절을 지나쳐 계속했습니다. return을 빠뜨리지 않았나요?',
+  failedCall: '{line}번째 줄의 {call} 호출이 실패했는데({error}), 시도는 그대로 계속해서 응답했습니다.',
+  failedCallNoLine: '{call} 호출이 실패했는데({error}), 시도는 그대로 계속해서 응답했습니다.',
   noteWhat_paid_twice: '한 시도가 결제망에 두 번 청구됨',
   gradeTopNoted:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오는 없지만, 맨 위 단계까지 가려면 아직 모자란 점이 있습니다. 위의 참고 사항을 보세요.',

@@ -717,6 +717,7 @@ class Run {
         left_open: a.leftOpen,
         paid_in_tx: a.paidInTx,
         unreturned: a.unreturned,
+        failed: a.failed,
         lost: !!a.lost,
         timed_out: !!a.timedOut,
       })),
