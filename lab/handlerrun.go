@@ -517,14 +517,11 @@ func tookOverTwice(r HandlerRun, v Violation) bool {
 }
 
 // lostClaimWentOn reports whether an attempt of the violation's intent
-// whose claim another attempt took over (a takeover from it) made a
-// transfer, and so did the attempt that took it: the first went on with a
+// whose row another attempt took while it still ran made a transfer, and
+// the attempt that took it made one too: the first went on with a
 // claim no longer its own, its completion's owner not checked (or its
 // changes not read), where it should have rolled its transfer back.
 func lostClaimWentOn(r HandlerRun, v Violation) bool {
-	if !r.KeysRead {
-		return false
-	}
 	moved := map[string]bool{}
 	for _, t := range r.Transfers {
 		moved[t.Attempt] = true
@@ -533,8 +530,11 @@ func lostClaimWentOn(r HandlerRun, v Violation) bool {
 	for _, a := range r.Attempts {
 		intent[a.ID] = a.Intent
 	}
-	for _, t := range r.Takeovers {
-		if !t.Insert && t.From != "" && t.From != t.Attempt && intent[t.From] == v.Intent && intent[t.Attempt] == v.Intent && moved[t.From] && moved[t.Attempt] {
+	// Taken while the first still ran (TakenLive): it went on after the
+	// takeover. A claim taken from an attempt that had ended (a crash, a
+	// key kept too short a time) is their causes' story.
+	for _, t := range r.TakenLive {
+		if t.From != t.Attempt && intent[t.From] == v.Intent && intent[t.Attempt] == v.Intent && moved[t.From] && moved[t.Attempt] {
 			return true
 		}
 	}

@@ -1743,6 +1743,10 @@ func TestJudgeHandlerRunBlamesAClaimLostAndUsed(t *testing.T) {
 	r.Takeovers = []lab.HandlerTakeover{{Attempt: "a2", From: "a1", Key: `"k-1"`}}
 	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
 	require.False(t, rr.OK)
+	assert.NotEqual(t, lab.CauseTakeoverUnchecked, rr.Violations[0].Cause, "taken once a1 had ended: a purge's or a crash's story")
+	r.TakenLive = []lab.HandlerTakenLive{{Attempt: "a2", From: "a1", Table: "idem_keys"}}
+	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
 	assert.Equal(t, lab.CauseTakeoverUnchecked, rr.Violations[0].Cause)
 }
 

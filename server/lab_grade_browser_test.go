@@ -513,7 +513,7 @@ func TestLabPageCatchesTwoTakeovers(t *testing.T) {
 	act(t, ctx, `#btn-lab-grade`)
 	row := `#lab-grade tr[data-scenario=crash-then-two-late-retries]`
 	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "1:takeover-unchecked", text(t, ctx, row))
-	assert.Contains(t, text(t, ctx, row), "UPDATE that takes the claim over decide", text(t, ctx, row))
+	assert.Contains(t, rowSays(t, ctx, row), "UPDATE that takes the claim over decide", text(t, ctx, row))
 }
 
 // TestLabPageSaysAChargeIsNotSettled: the scoped reference on the bench,
