@@ -24,7 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"idemlab/engine"
-	"idemlab/lab/handlers"
 )
 
 // openLabRunner opens the runner's test page with a step budget (ms) and
@@ -322,20 +321,9 @@ func TestLabRuntimeSaysACallNobodyAwaited(t *testing.T) {
 		{"catch", "  await pay({ from: t.from, to: t.to, amount: t.amount }).catch((e) => { throw e; });", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := handlers.Source("naive")
-			require.NoError(t, err)
-			src := string(b)
-			require.Contains(t, src, paid)
-			src = strings.Replace(src, paid, c.call, 1)
+			src := changedHandler(t, "naive", [2]string{paid, c.call})
 			labLoad(t, ctx, src)
-			s := labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
-			for i := 0; i < 30 && s.Attempts[s.attempt(t, "a1")].Answer == nil; i++ {
-				s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
-			}
-			for i := 0; i < 30 && !s.Done; i++ {
-				s = labJS[benchState](t, ctx, `labRunner.step('a2')`)
-			}
-			require.True(t, s.Done)
+			s := oneThenTheOther(t, ctx)
 			a1 := s.Attempts[s.attempt(t, "a1")]
 			require.NotNil(t, a1.Answer)
 			assert.Equal(t, 201, a1.Answer.Status, "the call ran in its turn")
@@ -351,19 +339,10 @@ func TestLabRuntimeSaysACallNobodyAwaited(t *testing.T) {
 	}
 }
 
-// A claim's INSERT left without its await: the retry's INSERT fails with
-// the ConstraintError that is the verdict, no one sees it, and the retry
-// goes on and pays. The call is said as one that failed, with its error.
-func TestLabRuntimeSaysAnErrorNobodySaw(t *testing.T) {
-	t.Parallel()
-	ctx, _ := openLabRunner(t, 5000)
-	const claim = "    await db.run('INSERT INTO idem_keys"
-	b, err := handlers.Source("unique")
-	require.NoError(t, err)
-	src := string(b)
-	require.Contains(t, src, claim)
-	src = strings.Replace(src, claim, "    db.run('INSERT INTO idem_keys", 1)
-	labLoad(t, ctx, src)
+// oneThenTheOther plays twoRetries on the bench, a1 to its answer and
+// then a2 to its own, and answers the bench's state at the end.
+func oneThenTheOther(t *testing.T, ctx context.Context) benchState {
+	t.Helper()
 	s := labJS[benchState](t, ctx, `labRunner.start(`+twoRetries+`)`)
 	for i := 0; i < 30 && s.Attempts[s.attempt(t, "a1")].Answer == nil; i++ {
 		s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
@@ -372,6 +351,19 @@ func TestLabRuntimeSaysAnErrorNobodySaw(t *testing.T) {
 		s = labJS[benchState](t, ctx, `labRunner.step('a2')`)
 	}
 	require.True(t, s.Done)
+	return s
+}
+
+// A claim's INSERT left without its await: the retry's INSERT fails with
+// the ConstraintError that is the verdict, no one sees it, and the retry
+// goes on and pays. The call is said as one that failed, with its error.
+func TestLabRuntimeSaysAnErrorNobodySaw(t *testing.T) {
+	t.Parallel()
+	ctx, _ := openLabRunner(t, 5000)
+	const claim = "    await db.run('INSERT INTO idem_keys"
+	src := changedHandler(t, "unique", [2]string{claim, "    db.run('INSERT INTO idem_keys"})
+	labLoad(t, ctx, src)
+	s := oneThenTheOther(t, ctx)
 	a2 := s.Attempts[s.attempt(t, "a2")]
 	require.NotNil(t, a2.Answer)
 	assert.Equal(t, 201, a2.Answer.Status, "the retry went on past its claim's error")
