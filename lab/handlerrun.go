@@ -500,10 +500,7 @@ func tookOverTwice(r HandlerRun, v Violation) bool {
 	if !r.KeysRead {
 		return false
 	}
-	intent := map[string]string{}
-	for _, a := range r.Attempts {
-		intent[a.ID] = a.Intent
-	}
+	intent := intents(r)
 	by := map[string]bool{}
 	named := false
 	for _, t := range r.Takeovers {
@@ -516,20 +513,32 @@ func tookOverTwice(r HandlerRun, v Violation) bool {
 	return len(by) >= 2 && named
 }
 
+// transferred are the attempts of a run that made a transfer.
+func transferred(r HandlerRun) map[string]bool {
+	moved := map[string]bool{}
+	for _, t := range r.Transfers {
+		moved[t.Attempt] = true
+	}
+	return moved
+}
+
+// intents maps each attempt of a run to its intent.
+func intents(r HandlerRun) map[string]string {
+	intent := map[string]string{}
+	for _, a := range r.Attempts {
+		intent[a.ID] = a.Intent
+	}
+	return intent
+}
+
 // lostClaimWentOn reports whether an attempt of the violation's intent
 // whose row another attempt took while it still ran made a transfer, and
 // the attempt that took it made one too: the first went on with a
 // claim no longer its own, its completion's owner not checked (or its
 // changes not read), where it should have rolled its transfer back.
 func lostClaimWentOn(r HandlerRun, v Violation) bool {
-	moved := map[string]bool{}
-	for _, t := range r.Transfers {
-		moved[t.Attempt] = true
-	}
-	intent := map[string]string{}
-	for _, a := range r.Attempts {
-		intent[a.ID] = a.Intent
-	}
+	moved := transferred(r)
+	intent := intents(r)
 	// Taken while the first still ran (TakenLive): it went on after the
 	// takeover. A claim taken from an attempt that had ended (a crash, a
 	// key kept too short a time) is their causes' story.
@@ -909,10 +918,7 @@ func networkFault(fault string) (string, string) {
 // pays after COMMIT, and crashes or meets the network down between the
 // two, or that goes on when pay throws, makes one. Once a run.
 func unpaidTransfer(r HandlerRun) []Note {
-	intentOf := map[string]string{}
-	for _, a := range r.Attempts {
-		intentOf[a.ID] = a.Intent
-	}
+	intentOf := intents(r)
 	paid := map[string]bool{}
 	for _, c := range r.Charges {
 		paid[intentOf[c.Attempt]] = true
@@ -1262,10 +1268,7 @@ var waitStatuses = map[int]bool{409: true, 425: true, 429: true, 503: true}
 // let a retry pay again.
 func neverSettled(r HandlerRun) []Note {
 	const long = 5 * 60 * 1000 // ms
-	moved := map[string]bool{}
-	for _, t := range r.Transfers {
-		moved[t.Attempt] = true
-	}
+	moved := transferred(r)
 	var notes []Note
 	for i, a := range r.Attempts {
 		if a.Answered || a.Key == "" {
@@ -1308,10 +1311,7 @@ func neverSettled(r HandlerRun) []Note {
 // was for no one, and the request is never served. A catch-all around
 // the key's INSERT that answers 409 makes one. Once a run.
 func waitedForNobody(r HandlerRun) []Note {
-	moved := map[string]bool{}
-	for _, t := range r.Transfers {
-		moved[t.Attempt] = true
-	}
+	moved := transferred(r)
 	waited := func(b HandlerAttempt) bool { return b.Answered && waitStatuses[b.Status] && !moved[b.ID] }
 	for _, a := range r.Attempts {
 		if !waited(a) {
