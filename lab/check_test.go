@@ -143,7 +143,7 @@ func TestAnswerDifferenceSaysItOutright(t *testing.T) {
 }
 
 // TestExtraPaymentsCountsThePaymentsAfterTheFirst: the one sentence for
-// money paid more than once counts the payments after each wish's first,
+// money moved more than once counts the transfers after each wish's first,
 // never "twice" when it was forty times, in English and in Korean.
 func TestExtraPaymentsCountsThePaymentsAfterTheFirst(t *testing.T) {
 	cases := []struct {
@@ -153,14 +153,14 @@ func TestExtraPaymentsCountsThePaymentsAfterTheFirst(t *testing.T) {
 		lang string
 		want string
 	}{
-		{"none", 0, 0, "en", "no extra payments"},
-		{"one", 1, 10_000, "en", "1 extra payment: 10,000 won paid more than once"},
-		{"a naive storm of forty", 39, 390_000, "en", "39 extra payments: 390,000 won paid more than once"},
-		{"thousands", 1_234, 12_340_000, "en", "1,234 extra payments: 12,340,000 won paid more than once"},
-		{"none in Korean", 0, 0, "ko", "추가 결제 없음"},
-		{"one in Korean", 1, 10_000, "ko", "추가 결제 1건: 10,000원이 중복 지급됨"},
-		{"forty in Korean", 39, 390_000, "ko", "추가 결제 39건: 390,000원이 중복 지급됨"},
-		{"an unknown language is English", 2, 20_000, "fr", "2 extra payments: 20,000 won paid more than once"},
+		{"none", 0, 0, "en", "no extra transfers"},
+		{"one", 1, 10_000, "en", "1 extra transfer: 10,000 won moved more than once"},
+		{"a naive storm of forty", 39, 390_000, "en", "39 extra transfers: 390,000 won moved more than once"},
+		{"thousands", 1_234, 12_340_000, "en", "1,234 extra transfers: 12,340,000 won moved more than once"},
+		{"none in Korean", 0, 0, "ko", "추가 송금 없음"},
+		{"one in Korean", 1, 10_000, "ko", "추가 송금 1건: 10,000원이 중복 송금됨"},
+		{"forty in Korean", 39, 390_000, "ko", "추가 송금 39건: 390,000원이 중복 송금됨"},
+		{"an unknown language is English", 2, 20_000, "fr", "2 extra transfers: 20,000 won moved more than once"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestExtraPaymentsCountsThePaymentsAfterTheFirst(t *testing.T) {
 }
 
 // TestRuleOneSaysTheTallysWords: a wish paid forty times breaks rule 1 in
-// the tally's own words and numbers (39 extra payments, 390,000 won), and
+// the tally's own words and numbers (39 extra transfers, 390,000 won), and
 // never says "twice".
 func TestRuleOneSaysTheTallysWords(t *testing.T) {
 	h := lab.History{
@@ -190,8 +190,8 @@ func TestRuleOneSaysTheTallysWords(t *testing.T) {
 	rr := rep.Rule(lab.RuleOneTransfer)
 	require.False(t, rr.OK)
 	v := rr.Violations[0]
-	assert.Equal(t, "39 extra payments: 390,000 won paid more than once (intent i0: 10,000 won sent 40 times from alice to bob)", v.Message)
-	assert.Equal(t, "추가 결제 39건: 390,000원이 중복 지급됨 (의도 i0: alice 계좌에서 bob 계좌로 10,000원이 40번 지급됨)", v.MessageKo)
+	assert.Equal(t, "39 extra transfers: 390,000 won moved more than once (intent i0: 10,000 won sent 40 times from alice to bob)", v.Message)
+	assert.Equal(t, "추가 송금 39건: 390,000원이 중복 송금됨 (의도 i0: alice 계좌에서 bob 계좌로 10,000원이 40번 지급됨)", v.MessageKo)
 	for _, m := range []string{v.Message, v.MessageKo} {
 		assert.True(t, strings.HasPrefix(m, lab.ExtraPayments(rep.Summary.Duplicates, rep.Summary.PaidTwice, map[bool]string{true: "ko", false: "en"}[m == v.MessageKo])),
 			"the rule opens with the tally's sentence: %s", m)

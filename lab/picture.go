@@ -92,7 +92,7 @@ func (c *OutcomeCounts) add(o Outcome) {
 }
 
 // Picture is a judged history drawn over its clock: the attempts of each
-// moment by outcome, the money paid more than once as it piles up, and the broken
+// moment by outcome, the money moved more than once as it piles up, and the broken
 // rules that caused the loss. It is plain data, the same in Go, in the
 // browser (as JSON) and in the classroom's report; SVG draws it.
 type Picture struct {
@@ -139,7 +139,7 @@ type PictureBucket struct {
 	Attempts   int           `json:"attempts"`
 	Counts     OutcomeCounts `json:"counts"`
 	Unanswered int           `json:"unanswered"`
-	// PaidTwice is the money paid more than once from the start of the clock to
+	// PaidTwice is the money moved more than once from the start of the clock to
 	// the end of this bucket, in won.
 	PaidTwice int64 `json:"paid_twice"`
 	// Sample lists at most Picture.Samples of the bucket's attempts in the

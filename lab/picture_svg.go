@@ -18,7 +18,7 @@ var pictureWords = map[string]map[string]string{
 		"attempts-1":  "%s attempt",
 		"axis":        "attempts",
 		"column":      "a column is %s",
-		"paid-twice":  "paid more than once: %s won",
+		"paid-twice":  "moved more than once: %s won",
 		"causes":      "Causes of loss",
 		"holds":       "Every rule holds: no money lost.",
 		"times":       "broken %s times",
@@ -96,7 +96,7 @@ const (
 // SVG draws the picture as a self-contained SVG document (no scripts, no
 // links, no fonts of its own): stacked columns of attempts by outcome over
 // the clock, each outcome with its colour, pattern and word in a legend;
-// the money paid more than once as a line with its final sum in words; and the
+// the money moved more than once as a line with its final sum in words; and the
 // causes of loss. Every column is a <g> with data-bucket, data-from-ms,
 // data-to-ms, data-attempts and data-paid-twice, and each of its rects
 // carries data-outcome and data-count, so that a page can make a column
@@ -195,7 +195,7 @@ func (p Picture) SVG(lang string) []byte {
 	}
 	w("</g>\n")
 
-	// The money paid more than once, as a step line on a scale of its own.
+	// The money moved more than once, as a step line on a scale of its own.
 	moneyTop := max(p.PaidTwice, 1)
 	yMoney := func(v int64) float64 { return plotY1 - float64(v)/float64(moneyTop)*(plotH-6) }
 	var pts []string

@@ -125,12 +125,12 @@ func TestPictureSVGIsASelfContainedDocument(t *testing.T) {
 				assert.Equal(t, "ko", langOf(doc.root))
 				assert.Regexp(t, `규칙 1 · [^·]+ · [0-9,]+번 위반`, doc.text, "a count of violations says what it counts")
 			} else {
-				assert.Contains(t, doc.title, "paid more than once: 10,000 won")
+				assert.Contains(t, doc.title, "moved more than once: 10,000 won")
 				for _, word := range []string{"paid once", "paid again", "409 in progress", "422 other request", "replayed",
 					"answer lost", "refused (4xx)", "other (5xx)", "Causes of loss", "at most one transfer per intent"} {
 					assert.Contains(t, doc.text, word)
 				}
-				// "· once" beside "39 extra payments" read as a contradiction:
+				// "· once" beside "39 extra transfers" read as a contradiction:
 				// the count is of the rule's violations, and says so.
 				assert.Regexp(t, `rule 1 · [^·]+ · broken (once|[0-9,]+ times)`, doc.text, "a count of violations says what it counts")
 			}

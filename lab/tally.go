@@ -269,8 +269,8 @@ func (t Tally) WriteText(w io.Writer) error {
 	row("attempts", t.Attempts)
 	row("responses lost on the way", s.Lost)
 	row("transfers", s.Transfers)
-	row("extra payments", s.Duplicates)
-	row("won paid more than once", GroupDigits(s.PaidTwice))
+	row("extra transfers", s.Duplicates)
+	row("won moved more than once", GroupDigits(s.PaidTwice))
 	row("409 still in progress", s.Conflicts)
 	row("422 key reused for another request", s.Mismatches)
 	row("replays", s.Replays)
@@ -361,11 +361,11 @@ func StatusList(statuses map[int]int) string {
 func GroupDigits(n int64) string { return engine.GroupDigits(n) }
 
 // WriteLadder writes one line per tally, for a day replayed at every level:
-// the extra payments and the won they moved fall rung by rung, and the
+// the extra transfers and the won they moved fall rung by rung, and the
 // broken rules with them.
 func WriteLadder(w io.Writer, tallies []Tally) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-12s %9s %14s %25s %7s %7s %8s  %s\n", "level", "transfers", "extra payments", "won paid more than once", "409", "422", "replays", "broken rules")
+	fmt.Fprintf(&b, "%-12s %9s %15s %25s %7s %7s %8s  %s\n", "level", "transfers", "extra transfers", "won moved more than once", "409", "422", "replays", "broken rules")
 	for _, t := range tallies {
 		s := t.Report.Summary
 		var broken []string
@@ -378,7 +378,7 @@ func WriteLadder(w io.Writer, tallies []Tally) error {
 		if rules == "" {
 			rules = "none"
 		}
-		fmt.Fprintf(&b, "%-12s %9d %14d %25s %7d %7d %8d  %s\n", t.Level, s.Transfers, s.Duplicates, GroupDigits(s.PaidTwice),
+		fmt.Fprintf(&b, "%-12s %9d %15d %25s %7d %7d %8d  %s\n", t.Level, s.Transfers, s.Duplicates, GroupDigits(s.PaidTwice),
 			s.Conflicts, s.Mismatches, s.Replays, rules)
 	}
 	b.WriteString("\nRules: ")

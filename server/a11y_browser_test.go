@@ -67,7 +67,7 @@ func TestClassroomPagesAreAccessible(t *testing.T) {
 	run(t, phone, waitJS(`document.querySelector('#choices button') !== null`))
 	check("the phone with a vote open", phone)
 	projectorStorm(t, presenter, "naive", 6, 2, 2, 20)
-	run(t, phone, waitJS(`!document.getElementById('room-verdict').hidden && document.getElementById('room-verdict').textContent.includes('extra payments')`),
+	run(t, phone, waitJS(`!document.getElementById('room-verdict').hidden && document.getElementById('room-verdict').textContent.includes('extra transfers')`),
 		click("#basement"), click("#send"), waitJS(`document.getElementById('result').textContent.includes('No answer')`))
 	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && document.getElementById('tally').dataset.duplicates === '10' && !document.getElementById('picture-box').hidden`))
 	run(t, presenter, waitJS(`!document.getElementById('picture-box').hidden`))

@@ -129,7 +129,7 @@ func TestClassroomInTheBrowser(t *testing.T) {
 	run(t, phoneA, waitJS(`document.getElementById('voted').classList.contains('right')`))
 	assert.Contains(t, text(t, phoneA, "#voted"), "You predicted it")
 	run(t, phoneB, waitJS(`document.getElementById('voted').classList.contains('wrong')`))
-	assert.Contains(t, text(t, phoneA, "#room-verdict"), "10 extra payments: 100,000 won paid more than once")
+	assert.Contains(t, text(t, phoneA, "#room-verdict"), "10 extra transfers: 100,000 won moved more than once")
 
 	// At scoped, the same storm moves each wish's money once.
 	storm("scoped", 6)

@@ -176,7 +176,7 @@ func TestClassroomSurvivesANetworkCut(t *testing.T) {
 	assert.Equal(t, before, roomPicture(t, proj), "the projector shows the same room, storm and verdict")
 	assert.Equal(t, "ana", text(t, phone, "#me"), "the phone is the same student")
 	assert.True(t, eval[bool](t, phone, `document.getElementById('enter').hidden && document.getElementById('enter-error').textContent === ''`), "the phone never said the room was gone")
-	run(t, phone, waitJS(`document.getElementById('room-verdict').textContent.includes('10 extra payments')`))
+	run(t, phone, waitJS(`document.getElementById('room-verdict').textContent.includes('10 extra transfers')`))
 }
 
 // idemlabBinary builds cmd/idemlab once for the tests that run it as a
@@ -426,8 +426,8 @@ func TestClassroomPagesSpeakKorean(t *testing.T) {
 	projectorStorm(t, presenter, "naive", 4, 1, 2, 10)
 	run(t, screen, waitJS(`document.querySelector('#race svg.race') !== null && !document.getElementById('picture-box').hidden && document.querySelector('#picture svg') !== null`))
 	assert.True(t, hangul.MatchString(text(t, screen, "#rules")), "the rules' titles in Korean")
-	assert.Regexp(t, `^[\d,]+원$`, text(t, screen, "#tally .tile.fail:nth-child(2) .tval"), "money in Korean: the tile of the won paid more than once")
-	assert.Contains(t, text(t, screen, "#rules li.fail"), "원이 중복 지급됨", "the broken rule's sentence in Korean")
+	assert.Regexp(t, `^[\d,]+원$`, text(t, screen, "#tally .tile.fail:nth-child(2) .tval"), "money in Korean: the tile of the won moved more than once")
+	assert.Contains(t, text(t, screen, "#rules li.fail"), "원이 중복 송금됨", "the broken rule's sentence in Korean")
 	assert.Equal(t, "계좌", text(t, screen, "#balances th"))
 	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#race svg.race').textContent`)), "the race view's words in Korean")
 	assert.True(t, hangul.MatchString(eval[string](t, screen, `document.querySelector('#picture svg').textContent`)), "the storm's picture in Korean")

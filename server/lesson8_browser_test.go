@@ -88,7 +88,7 @@ func TestTwoServersInTheBrowser(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"]`), "의도 하나에 송금은 최대 한 번")
 	vio := svgText(t, ctx, `#race .violation-text[data-violation="one-transfer-per-intent"]`)
 	assert.Contains(t, vio, "의도 하나에 송금은 최대 한 번")
-	assert.Contains(t, vio, "추가 결제 1건", "the violation itself is said in Korean")
+	assert.Contains(t, vio, "추가 송금 1건", "the violation itself is said in Korean")
 	assert.Contains(t, text(t, ctx, `#rules li[data-rule="one-transfer-per-intent"] .violations`), "서버 1, 2에 닿았고")
 	assert.Contains(t, text(t, ctx, `.last-verdict`), "깨뜨린 규칙: 의도 하나에 송금은 최대 한 번")
 }

@@ -213,7 +213,7 @@ func TestProjectorDrawsStormsAsARace(t *testing.T) {
 		"signs at the start: %v", eval[[]string](t, proj, `[...document.querySelectorAll('#race [data-decided] .v-icon')].map((e) => e.textContent)`))
 	assert.True(t, eval[bool](t, proj, `document.getElementById('tally').hidden && !document.getElementById('tally-now').hidden`))
 	assert.Contains(t, text(t, proj, "#tally-now"), "Up to event 0, the moment shown:")
-	assert.Contains(t, text(t, proj, "#tally-now"), "0\nextra payments so far")
+	assert.Contains(t, text(t, proj, "#tally-now"), "0\nextra transfers so far")
 
 	// Replay in slow motion from the recorded events: the cursor moves on
 	// by itself, and stops when paused.

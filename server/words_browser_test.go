@@ -1,6 +1,6 @@
 package server_test
 
-// One sentence for money paid more than once, wherever a page shows it, and
+// One sentence for money moved more than once, wherever a page shows it, and
 // the classroom's pages in the machine's theme. The words are read as a
 // person reads them: the tiles, the race view's ledger, the checker's rules,
 // the phone's verdict, the bench's summary.
@@ -18,7 +18,7 @@ import (
 )
 
 // TestWordsAgreeAfterAStorm: a naive storm of twenty clients sending twice
-// for one wish pays it forty times, 39 extra payments of 10,000 won. The
+// for one wish pays it forty times, 39 extra transfers of 10,000 won. The
 // presenter's tiles read as that sentence, and the race view's ledger total,
 // the checker's rule 1 and the phone's verdict say it whole, in the words
 // lab.ExtraPayments says; the room's screen says it in Korean. None of them

@@ -22,13 +22,13 @@ for (const lang of ['en', 'ko']) {
 process.stdout.write(JSON.stringify(out));
 `, []string{"classroom/words.js"}, []string{}, &got)
 	assert.Equal(t, []string{
-		"0 replays", "0 lost answers", "0 transfers", "0 extra payments so far",
-		"1 replay", "1 lost answer", "1 transfer", "1 extra payment so far",
-		"2 replays", "2 lost answers", "2 transfers", "2 extra payments so far",
+		"0 replays", "0 lost answers", "0 transfers", "0 extra transfers so far",
+		"1 replay", "1 lost answer", "1 transfer", "1 extra transfer so far",
+		"2 replays", "2 lost answers", "2 transfers", "2 extra transfers so far",
 	}, got["en"])
 	assert.Equal(t, []string{
-		"0 재생", "0 잃은 응답", "0 송금", "0 지금까지 추가 결제",
-		"1 재생", "1 잃은 응답", "1 송금", "1 지금까지 추가 결제",
-		"2 재생", "2 잃은 응답", "2 송금", "2 지금까지 추가 결제",
+		"0 재생", "0 잃은 응답", "0 송금", "0 지금까지 추가 송금",
+		"1 재생", "1 잃은 응답", "1 송금", "1 지금까지 추가 송금",
+		"2 재생", "2 잃은 응답", "2 송금", "2 지금까지 추가 송금",
 	}, got["ko"])
 }

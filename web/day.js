@@ -1,6 +1,6 @@
 // day.js draws a replayed day of traffic as a picture: the day's clock in
 // columns, each column's attempts stacked by outcome (paid once, paid
-// again, 409, 422, replayed, lost, refused), the money paid more than once as it
+// again, 409, 422, replayed, lost, refused), the money moved more than once as it
 // piles up, and the causes of loss. The picture itself is drawn in Go
 // (lab.Picture.SVG, the same one `idemlab day replay --svg` writes and the
 // classroom shows after a storm); this module puts it on the page, makes

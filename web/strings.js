@@ -184,15 +184,15 @@ const en = {
   ruleBroken: 'broken',
   ruleNotChecked: 'not checked yet',
   summary: 'intents: {intents} · transfers: {transfers} · {extra} · 409: {conflicts} · 422: {mismatches} · replays: {replays}',
-  // Money paid more than once, in one sentence wherever it is shown (the
+  // Money moved more than once, in one sentence wherever it is shown (the
   // summary, the race view's ledger, the classroom's tally and verdict);
   // the checker's rule 1 says it in the same words (lab/words.go).
-  extraPaymentsNone: 'no extra payments',
-  extraPaymentsOne: '1 extra payment: {amount} won paid more than once',
-  extraPayments: '{n} extra payments: {amount} won paid more than once',
+  extraPaymentsNone: 'no extra transfers',
+  extraPaymentsOne: '1 extra transfer: {amount} won moved more than once',
+  extraPayments: '{n} extra transfers: {amount} won moved more than once',
   // The same two halves as the classroom's tiles: a count, then the won.
-  extraPaymentsLabel: 'extra payments',
-  paidMoreLabel: 'paid more than once',
+  extraPaymentsLabel: 'extra transfers',
+  paidMoreLabel: 'moved more than once',
 
   sandbox: 'Sandbox: can you still break it?',
   sandboxIntro:
@@ -305,7 +305,7 @@ const en = {
   raceNoKeyTable: 'no key table: nothing remembers this request',
   raceNoKeyTableShort: 'no key table',
   raceBreak: 'a quiet {ms}, drawn shorter',
-  racePaidAgainCount: '✘ {n} extra payments',
+  racePaidAgainCount: '✘ {n} extra transfers',
   raceAbsent: 'no row',
   raceInProgress: 'in_progress · {owner}',
   raceCompleted: 'completed {status} · {owner}',
@@ -546,10 +546,10 @@ const ko = {
   ruleBroken: '위반',
   ruleNotChecked: '아직 확인 전',
   summary: '의도: {intents} · 송금: {transfers} · {extra} · 409: {conflicts} · 422: {mismatches} · 재생: {replays}',
-  extraPaymentsNone: '추가 결제 없음',
-  extraPaymentsOne: '추가 결제 1건: {amount}원이 중복 지급됨',
-  extraPayments: '추가 결제 {n}건: {amount}원이 중복 지급됨',
-  extraPaymentsLabel: '추가 결제',
+  extraPaymentsNone: '추가 송금 없음',
+  extraPaymentsOne: '추가 송금 1건: {amount}원이 중복 송금됨',
+  extraPayments: '추가 송금 {n}건: {amount}원이 중복 송금됨',
+  extraPaymentsLabel: '추가 송금',
   paidMoreLabel: '더 나간 돈',
 
   sandbox: '샌드박스: 아직도 깨뜨릴 수 있나요?',
@@ -652,7 +652,7 @@ const ko = {
   raceNoKeyTable: '키 테이블 없음: 이 요청을 기억하는 곳이 없습니다',
   raceNoKeyTableShort: '키 테이블 없음',
   raceBreak: '아무 일도 없던 {ms}, 줄여서 그림',
-  racePaidAgainCount: '✘ 추가 결제 {n}건',
+  racePaidAgainCount: '✘ 추가 송금 {n}건',
   raceAbsent: '행 없음',
   raceInProgress: 'in_progress · {owner}',
   raceCompleted: 'completed {status} · {owner}',
@@ -751,8 +751,8 @@ export function ruleTitle(rule, l = lang) {
 }
 
 // extraPayments says n payments beyond each wish's first, which moved
-// amount won in all, in the page's language (or l): "39 extra payments:
-// 390,000 won paid more than once". lab.ExtraPayments says the same.
+// amount won in all, in the page's language (or l): "39 extra transfers:
+// 390,000 won moved more than once". lab.ExtraPayments says the same.
 export function extraPayments(n, amount, l = lang) {
   const table = messages[l] || en;
   const key = n === 0 ? 'extraPaymentsNone' : n === 1 ? 'extraPaymentsOne' : 'extraPayments';

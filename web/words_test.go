@@ -26,7 +26,7 @@ process.stdout.write(JSON.stringify(out));
 `
 
 // TestExtraPaymentsSaysWhatTheCheckerSays runs web/strings.js in Node and
-// holds its sentence for money paid more than once to lab.ExtraPayments,
+// holds its sentence for money moved more than once to lab.ExtraPayments,
 // which the checker's rule 1 opens with: the bench's summary, the race
 // view's ledger total, the classroom's tally and verdict and the rule say
 // one sentence, in English and in Korean.

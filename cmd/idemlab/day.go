@@ -155,7 +155,7 @@ func dayReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	prefix := fs.String("prefix", "fresh", "over HTTP: prefix for every id and key so the day never meets an earlier run ('fresh': a random one, '': none)")
 	concurrency := fs.Int("concurrency", grade.DefaultConcurrency, "over HTTP: groups of attempts in flight at once")
 	asJSON := fs.Bool("json", false, "print the tally as JSON")
-	svgPath := fs.String("svg", "", "also draw the day as a picture into this SVG file: attempts over the day's clock by outcome, the money paid more than once, the causes of loss")
+	svgPath := fs.String("svg", "", "also draw the day as a picture into this SVG file: attempts over the day's clock by outcome, the money moved more than once, the causes of loss")
 	lang := fs.String("lang", "en", "language of the picture's words: en or ko")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

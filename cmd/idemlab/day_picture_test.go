@@ -28,7 +28,7 @@ func TestDayReplayDrawsThePicture(t *testing.T) {
 	cases := []struct {
 		lang, words string
 	}{
-		{"", "paid more than once: "},
+		{"", "moved more than once: "},
 		{"ko", "더 나간 돈: "},
 	}
 	for _, tc := range cases {

@@ -39,11 +39,11 @@ func TestDayGenerateAndReplay(t *testing.T) {
 	out, _, err := runCmd(t, "day", "replay", file, "--level", "naive")
 	require.NoError(t, err)
 	assert.Contains(t, out, "one-transfer-per-intent            BROKEN")
-	assert.NotContains(t, out, "extra payments                     0\n")
+	assert.NotContains(t, out, "extra transfers                    0\n")
 
 	out, _, err = runCmd(t, "day", "replay", "--level", "scoped", "--db", filepath.Join(t.TempDir(), "x.db"), file)
 	require.NoError(t, err)
-	assert.Contains(t, out, "extra payments                     0\n")
+	assert.Contains(t, out, "extra transfers                    0\n")
 	assert.Contains(t, out, "Every rule holds")
 
 	out, _, err = runCmd(t, "day", "replay", file, "--policy", `{"fingerprint":"none"}`)

@@ -215,7 +215,7 @@ func TestClassThroughNginxWithTLS(t *testing.T) {
 	})()`), clickOn("#fire"))
 	waitFor(t, proj, `document.getElementById('tally').dataset.duplicates === '10'`)
 	for _, p := range tabs {
-		waitFor(t, p, `document.getElementById('room-verdict').textContent.includes('10 extra payments')`)
+		waitFor(t, p, `document.getElementById('room-verdict').textContent.includes('10 extra transfers')`)
 	}
 
 	// Wrong secrets from one machine behind the proxy: that machine is

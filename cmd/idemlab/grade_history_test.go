@@ -85,7 +85,7 @@ func TestGradeSinceTheLastRun(t *testing.T) {
 	assert.Contains(t, broke, "    rule 1, one-transfer-per-intent: holds → broken\n")
 	assert.Contains(t, broke, "    rule 2, different-request-never-succeeds: holds → broken\n")
 	assert.Contains(t, broke, "    check together: ok → FAIL (", "together paid twice")
-	assert.Regexp(t, `day: extra payments 0 → [1-9]`, third)
+	assert.Regexp(t, `day: extra transfers 0 → [1-9]`, third)
 
 	// --no-history neither compares nor keeps: the next run still compares
 	// with the naive one.

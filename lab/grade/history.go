@@ -168,8 +168,8 @@ var dayCounts = []struct {
 	name string
 	get  func(*DaySummary) int64
 }{
-	{"extra payments", func(d *DaySummary) int64 { return int64(d.Duplicates) }},
-	{"won paid more than once", func(d *DaySummary) int64 { return d.PaidTwice }},
+	{"extra transfers", func(d *DaySummary) int64 { return int64(d.Duplicates) }},
+	{"won moved more than once", func(d *DaySummary) int64 { return d.PaidTwice }},
 	{"never paid", func(d *DaySummary) int64 { return int64(d.Unpaid) }},
 	{"409 answers", func(d *DaySummary) int64 { return int64(d.Conflicts) }},
 	{"422 answers", func(d *DaySummary) int64 { return int64(d.Mismatches) }},

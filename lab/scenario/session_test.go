@@ -590,7 +590,7 @@ func TestNaiveBenchSpeaksOfTheSameRequestSentAgain(t *testing.T) {
 	assert.True(t, strings.HasPrefix(v.MessageKo, "다시 보낸 같은 요청이 응답(201 "), v.MessageKo)
 	assert.NotContains(t, v.Message, "rent-2611")
 	one := st.Report.Rule(lab.RuleOneTransfer).Violations[0]
-	assert.True(t, strings.HasPrefix(one.Message, "1 extra payment: 500,000 won paid more than once"), one.Message)
+	assert.True(t, strings.HasPrefix(one.Message, "1 extra transfer: 500,000 won moved more than once"), one.Message)
 
 	st = finish(t, open(t, rent, func(p *engine.Policy) { p.Claim = engine.ClaimInsertOrIgnore }))
 	rr = st.Report.Rule(lab.RuleByteReplay)

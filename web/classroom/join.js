@@ -355,7 +355,7 @@ function renderResult(r) {
 }
 
 // renderResultBox says what the last transfer got and, once the trace
-// shows it, whether the wish was paid more than once: the answer and the
+// shows it, whether the wish's money moved more than once: the answer and the
 // trace arrive separately, so both redraw it.
 function renderResultBox() {
   const r = lastResult;

@@ -349,7 +349,7 @@ export class RoomRace {
   // renderMoment shows, while the picture is at a moment before the end,
   // the counts up to that moment in place of the ledger's final ones: a
   // paused storm never says at once "no payment yet" in its picture and
-  // "39 extra payments" in its tiles. At the end the final ones are back.
+  // "39 extra transfers" in its tiles. At the end the final ones are back.
   renderMoment(model, cursor) {
     const past = !!model && cursor < model.events.length;
     // A replay calls it every frame: the same moment is not counted again.

@@ -89,7 +89,7 @@ function drawPicture(msg, race) {
   });
 }
 
-// extraTile is one half of the extra payments' sentence as a tile; both
+// extraTile is one half of the extra transfers' sentence as a tile; both
 // carry the whole sentence (data-extra), the one the race view's ledger
 // and the checker's rule 1 say (server/words_browser_test.go).
 function extraTile(label, value, s) {
@@ -108,8 +108,8 @@ export function renderReport(msg, race, screen) {
     : t('levelLabel', { level: msg.level });
   $('run-label').textContent = `(${t('ledgerN', { n: msg.run })}, ${label})`;
   $('tally').replaceChildren(
-    // The extra payments in the two halves of their one sentence ("39
-    // extra payments" · "390,000 won paid more than once"), which the
+    // The extra transfers in the two halves of their one sentence ("39
+    // extra transfers" · "390,000 won moved more than once"), which the
     // race view's ledger and the checker's rule 1 say whole.
     extraTile(words('extraPaymentsLabel'), won(s.duplicates), s),
     extraTile(words('paidMoreLabel'), t('amountWon', { n: won(s.paid_twice) }), s),

@@ -130,7 +130,7 @@ const en = {
     '{n} key(s) stuck in_progress and nothing paid: the crash left a claim with no owner. Its lease is what frees it (scoped has one; this level has none).',
   picture: 'The storm as a picture',
   pictureHelp:
-    "Attempts over the storm's clock by outcome, and the money paid more than once as it piles up. Choose a column to move the race to that moment.",
+    "Attempts over the storm's clock by outcome, and the money moved more than once as it piles up. Choose a column to move the race to that moment.",
 
   tile_409: '409s',
   tile_422: '422s',
@@ -142,8 +142,8 @@ const en = {
   tile_transfers_one: 'transfer',
   tile_moved: 'money moved',
   tallyNow: 'Up to event {n}, the moment shown:',
-  tile_liveDup: 'extra payments so far',
-  tile_liveDup_one: 'extra payment so far',
+  tile_liveDup: 'extra transfers so far',
+  tile_liveDup_one: 'extra transfer so far',
   tile_crashed: 'crashed',
 
   // The phone.
@@ -174,7 +174,7 @@ const en = {
   alreadyProcessed: '“Already processed” (200), but the answer has no transfer in it: you cannot tell what happened to your money.',
   roomVerdict: "The room's storm: {verdict}",
   verdictHeld: 'every rule held: each wish paid once',
-  verdictNoPay: 'nothing was paid more than once, but {n} wish(es) were never paid',
+  verdictNoPay: 'no money moved more than once, but {n} wish(es) were never carried out',
 };
 
 const ko = {
@@ -311,7 +311,7 @@ const ko = {
   tile_transfers: '송금',
   tile_moved: '옮겨진 돈',
   tallyNow: '보이는 순간(이벤트 {n})까지:',
-  tile_liveDup: '지금까지 추가 결제',
+  tile_liveDup: '지금까지 추가 송금',
   tile_crashed: '크래시',
 
   roomCode: '방 코드',
