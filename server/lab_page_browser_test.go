@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -402,6 +405,43 @@ func TestLabPageShowsErrorsAtTheirLine(t *testing.T) {
 	setCode(t, ctx, okHandler, schema)
 	act(t, ctx, `#btn-lab-start`)
 	assert.Empty(t, text(t, ctx, "#schema-errors"))
+}
+
+// TestLabPageSaysAHandlerDeclaredTwice: a student pasted their handler
+// above the starter instead of over it. JavaScript keeps the last
+// declaration of a function without a word, so the starter's naive
+// transfer ran and was graded in place of the student's. The page now
+// refuses to run the file and says at the second declaration's line that
+// transfer is declared twice, and where the first is, in English and in
+// Korean.
+func TestLabPageSaysAHandlerDeclaredTwice(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	naive, err := handlers.Source("naive")
+	require.NoError(t, err)
+	mine := "async function transfer(req, db, pay) {\n  return lab.json(201, { mine: true });\n}\n"
+	second := 3 + 1 + slices.IndexFunc(strings.Split(string(naive), "\n"), func(l string) bool { return strings.HasPrefix(l, "async function transfer(") })
+	for _, c := range []struct{ lang, says string }{
+		{"", fmt.Sprintf("line %d: SyntaxError: transfer is declared twice, first at line 1: only the last declaration counts", second)},
+		{"?lang=ko", fmt.Sprintf("%d번째 줄: SyntaxError: 두 번 선언된 이름: transfer(처음 선언은 1번째 줄)", second)},
+	} {
+		ctx := labTab(t, ts.URL, c.lang)
+		labRunnerReady(t, ctx)
+		setCode(t, ctx, mine+string(naive), "")
+		act(t, ctx, `#btn-lab-start`)
+		assert.Contains(t, text(t, ctx, "#lab-run-status"), c.says)
+		assert.Equal(t, strconv.Itoa(second), attr(t, ctx, "#handler-errors p", "data-line"), "said beside the editor, at the declaration that would have run")
+		assert.Empty(t, eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane')].map((l) => l.dataset.attempt)`), "nothing ran")
+		act(t, ctx, `#btn-lab-grade`)
+		assert.True(t, eval[bool](t, ctx, `document.getElementById('lab-grade').hidden`), "nothing was graded")
+		assert.Contains(t, text(t, ctx, "#lab-run-status"), c.says, "the grade says it too")
+
+		// One declaration kept: it runs.
+		setCode(t, ctx, mine, "")
+		act(t, ctx, `#btn-lab-start`)
+		assert.Empty(t, text(t, ctx, "#handler-errors"))
+		assert.NotEmpty(t, eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-lanes .lab-lane')].map((l) => l.dataset.attempt)`), "the lanes are drawn")
+	}
 }
 
 // TestLabPageListsTheScenariosOfABrokenFile: a file kept broken in the

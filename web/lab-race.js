@@ -182,11 +182,16 @@ export function startRace({
       // the first token that no longer fits, lines below; where the braces
       // do not balance, the indentation tells where it was left out
       // (lab-brace.js).
-      const brace = r.error.name === 'SyntaxError' ? unclosedBrace(src) : null;
+      const twice = r.error.code === 'declared-twice';
+      const brace = r.error.name === 'SyntaxError' && !twice ? unclosedBrace(src) : null;
       if (brace) {
         r.error.line = brace.before;
         said = 'SyntaxError: ' + w('braceMissing', { open: lineOf(brace.open) });
       }
+      if (twice)
+        said =
+          'SyntaxError: ' +
+          w(r.error.first ? 'declaredTwice' : 'declaredTwiceNoLine', { name: r.error.what, first: lineOf(r.error.first) });
       showErrors(r.error.line ? [{ line: r.error.line, message: said }] : []);
       status(w('loadFailed', { error: (r.error.line ? w('atLine', { line: lineOf(r.error.line) }) + ': ' : '') + said }));
       return false;

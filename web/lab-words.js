@@ -60,6 +60,11 @@ const en = {
   syntaxError:
     'Syntax error at line {line}, near “{near}”: the code cannot be read from here. Put it on the bench to see the JavaScript engine’s own message.',
   braceMissing: 'a } is missing before this line: the { at line {open} is never closed',
+  // A name declared twice: the last declaration wins in JavaScript, so a
+  // handler pasted above the starter's never ran (runner.js declaredTwice).
+  declaredTwice:
+    '{name} is declared twice, first at line {first}: only the last declaration counts, so the code of the first never runs. Keep one',
+  declaredTwiceNoLine: '{name} is declared twice: only the last declaration counts, so the code of the first never runs. Keep one',
   atLine: 'line {line}',
   goToLine: 'Line {line}',
   goToLineLabel: 'Go to line {line} in the editor',
@@ -412,6 +417,9 @@ const ko = {
   syntaxError:
     '{line}번째 줄, “{near}” 근처의 문법 오류: 여기서부터 코드를 읽을 수 없습니다. 벤치에 올리면 JavaScript 엔진의 메시지를 볼 수 있습니다.',
   braceMissing: '이 줄 앞에 }가 빠졌습니다. {open}번째 줄의 {가 닫히지 않았습니다',
+  declaredTwice:
+    '두 번 선언된 이름: {name}(처음 선언은 {first}번째 줄). 마지막 선언만 쓰이므로 앞의 코드는 한 번도 실행되지 않습니다. 하나만 남기세요',
+  declaredTwiceNoLine: '두 번 선언된 이름: {name}. 마지막 선언만 쓰이므로 앞의 코드는 한 번도 실행되지 않습니다. 하나만 남기세요',
   atLine: '{line}번째 줄',
   goToLine: '{line}번째 줄',
   goToLineLabel: '편집기에서 {line}번째 줄로 이동',

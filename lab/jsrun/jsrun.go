@@ -34,6 +34,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -179,6 +181,9 @@ func Load(name string, src []byte, o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s does not compile: %w", name, err)
 	}
+	if err := declaredTwice(name, src); err != nil {
+		return nil, err
+	}
 	h := &Handler{name: name, prog: prog, opts: o, log: log.New(o.Log, "", log.LstdFlags),
 		idle: make(chan *sqlite3.Conn, 64), process: processTag()}
 	schema, err := h.declared()
@@ -194,6 +199,26 @@ func Load(name string, src []byte, o Options) (*Handler, error) {
 	}
 	return h, nil
 }
+
+// declaredTwice refuses a file that declares a name twice, most often
+// transfer: JavaScript keeps the last declaration of a function without a
+// word, so a handler pasted above another never runs. In strict code a
+// block's declarations must differ, so the file is compiled once more
+// that way, only to ask (the browser's lab asks the same).
+func declaredTwice(name string, src []byte) error {
+	_, err := goja.Compile(name, "\"use strict\"; {\n"+string(src)+"\n}", true)
+	if err == nil {
+		return nil
+	}
+	m := redeclared.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil
+	}
+	line, _ := strconv.Atoi(m[2])
+	return fmt.Errorf("%s declares %s twice (again at line %d): only the last declaration counts, so the code of the first never runs; keep one", name, m[1], line-1)
+}
+
+var redeclared = regexp.MustCompile(`Identifier '([^']+)' has already been declared at [^:]*:(\d+):`)
 
 // declared runs the file once, within the budget, and reads its
 // declarations: transfer, and the schema it returns.

@@ -489,3 +489,20 @@ async function transfer(req, db) {
 async function transfer() {}`), jsrun.Options{DB: filepath.Join(t.TempDir(), "new.db"), Log: newLogTail(t)})
 	require.ErrorContains(t, err, "its schema failed")
 }
+
+// TestAHandlerDeclaredTwiceIsRefused: a file with two declarations of
+// transfer (a handler pasted above another) would serve the last one
+// without a word; it is refused at load, naming the name and the line of
+// the declaration that would have run.
+func TestAHandlerDeclaredTwiceIsRefused(t *testing.T) {
+	mine := "async function transfer(req, db, pay) {\n  return lab.json(201, { mine: true });\n}\n"
+	other := "// the starter\nasync function transfer(req, db, pay) {\n  return lab.json(201, { starter: true });\n}\n"
+	_, err := jsrun.Load("handler.js", []byte(mine+other), jsrun.Options{DB: filepath.Join(t.TempDir(), "bank.db"), Log: newLogTail(t)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "handler.js declares transfer twice (again at line 5): only the last declaration counts")
+
+	// One declaration, and a helper of the same name inside it (another
+	// scope), load.
+	url, _ := start(t, "async function transfer(req, db, pay) {\n  function transfer() {}\n  return lab.json(201, { mine: true });\n}\n", jsrun.Options{})
+	assert.Equal(t, 201, post(t, url, `{"from":"alice","to":"bob","amount":1}`, "X-Customer-ID", "c1").status)
+}

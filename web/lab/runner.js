@@ -203,6 +203,47 @@ function syntaxLine(body) {
   });
 }
 
+// declaredTwice finds a name the file declares twice, most often a
+// function: JavaScript lets the last declaration of a function win
+// without a word, so a handler pasted above the starter's never runs and
+// the starter's is graded in its place. In strict code a block's
+// declarations must differ, so the file is compiled once more that way,
+// only to ask. It answers the error said at the second declaration's
+// line (code 'declared-twice', with the name and the first one's line),
+// or null.
+async function declaredTwice(source) {
+  const text = '"use strict"; {\n' + source + '\n}';
+  let name = '';
+  try {
+    new Function('lab', text);
+    return null;
+  } catch (e) {
+    const m = e instanceof SyntaxError && /'([^']+)' has already been declared|redeclaration of (?:\w+ )?(\S+)/.exec(e.message);
+    if (!m) return null;
+    name = m[1] || m[2];
+  }
+  // The strict text's first line is its own.
+  const line = Math.max(0, (await syntaxLine(text)) - 1);
+  const esc = name.replace(/[$]/g, '\\$');
+  const decl = new RegExp('\\bfunction\\s*\\*?\\s*' + esc + '\\s*\\(|\\b(?:const|let|var|class)\\s+' + esc + '\\b');
+  const first =
+    String(source)
+      .split('\n')
+      .findIndex((l) => decl.test(l)) + 1;
+  return {
+    name: 'SyntaxError',
+    message:
+      name +
+      ' is declared twice' +
+      (first && first !== line ? ' (first at line ' + (first - shownAt) + ')' : '') +
+      ': only the last declaration counts, so the code of the first never runs; keep one',
+    line,
+    code: 'declared-twice',
+    what: name,
+    first: first !== line ? first : 0,
+  };
+}
+
 // helper runs one of the global lab's helpers: the engine's own parsers,
 // not steps. They are pure, and the explorer asks the same few thousands
 // of times, so each answer is kept (a copy is handed out: the handler may
@@ -294,6 +335,8 @@ async function load(source, accounts, shift) {
     if (e instanceof SyntaxError && !error.line) error.line = Math.min(await syntaxLine(body), String(source).trimEnd().split('\n').length);
     return { error };
   }
+  const twice = await declaredTwice(String(source));
+  if (twice) return { error: twice };
   if (typeof made.transfer !== 'function') {
     return { error: { name: 'Error', message: 'the file declares no async function transfer(req, db, pay)', line: 0 } };
   }
