@@ -134,6 +134,11 @@ const (
 	// under its key, was working on it. The grader's stories end at the
 	// first answer, so it does not ask.
 	CauseWaitForNobody = "wait-for-nobody"
+	// CauseClaimLeft is the browser lab's too: an attempt answered (a
+	// refusal, most often) and left its claim in progress, so a retry
+	// sent after that answer was told to wait by a claim no attempt was
+	// working on.
+	CauseClaimLeft = "claim-left-by-answer"
 	// CauseAnswerUnreturned is the browser lab's slip too: a refusal built
 	// with lab.problem and not returned, the attempt answering success.
 	CauseAnswerUnreturned = "answer-not-returned"
@@ -343,6 +348,11 @@ var causes = map[string]Cause{
 		"answer 409 only when the key's row shows another attempt still working on it (state 'in_progress'); in the catch around your key's INSERT, go on only when e.name is 'ConstraintError', and let every other error end the attempt so that you see it (a missing table or column, a misspelt name, a row your SELECT did not find)",
 		"요청의 모든 시도가 나중에 다시 오라(409)는 답을 받았는데, 그 요청을 처리하던 시도는 하나도 없었습니다. 클라이언트가 아무리 재시도해도 요청은 처리되지 않고 송금도 이루어지지 않습니다.",
 		"409는 키의 행이 다른 시도가 아직 처리 중(state 'in_progress')이라고 할 때만 보내세요. 키를 넣는 INSERT를 감싼 catch에서는 e.name이 'ConstraintError'일 때만 계속하고, 다른 오류는 시도를 끝내게 두어 눈에 보이게 하세요. 테이블이나 열이 없거나, 이름에 오타가 있거나, SELECT가 행을 찾지 못한 경우입니다."},
+	CauseClaimLeft: {CauseClaimLeft,
+		"an attempt answered (a refusal, or a success) and left its claim in progress: a retry sent after that answer was told 409 (come back later) by a claim no attempt was working on, and will be until the claim is taken over",
+		"settle the claim on every path that answers: complete the key with the answer in the same transaction (a 402 or a 404 is an answer too: stored and replayed), or delete your own claim before you answer what you do not store; a return between the claim and the completion leaves the claim in progress",
+		"어떤 시도가 답을 보내면서(거절이든 성공이든) 자기 선점을 처리 중인 채로 남겼습니다. 그 답 뒤에 온 재시도는 아무도 처리하지 않는 선점 때문에 409(나중에 다시 오라)를 받았고, 누가 선점을 넘겨받을 때까지 계속 그럴 것입니다.",
+		"답하는 모든 경로에서 선점을 마무리하세요. 같은 트랜잭션에서 답과 함께 키를 완료하거나(402나 404도 답이므로 저장하고 재생합니다), 저장하지 않는 답이라면 답하기 전에 자기 선점을 지우세요. 선점과 완료 사이에서 return하면 선점이 처리 중으로 남습니다."},
 	CauseTakeoverUnfingerprinted: {CauseTakeoverUnfingerprinted,
 		"a different request took over the claim a crashed attempt left, once its lease ran out, and was executed: the takeover did not compare the fingerprint, so the key now answers for a request it was never claimed for, and the first request's own retry is refused",
 		"take an expired claim over only for the same request: put AND fingerprint = ? in the WHERE of the UPDATE that takes it over, and when it changes no row, read the key and answer 422 to a different request",

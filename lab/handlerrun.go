@@ -1176,6 +1176,7 @@ func contractNotes(r HandlerRun) []Note {
 	notes = append(notes, networkFailed(r)...)
 	notes = append(notes, unpaidTransfer(r)...)
 	notes = append(notes, waitedForNobody(r)...)
+	notes = append(notes, claimLeftByAnswer(r)...)
 	notes = append(notes, slipNotes(r)...)
 	switch r.Scenario {
 	case "malformed-keys":
@@ -1348,6 +1349,44 @@ func waitedForNobody(r HandlerRun) []Note {
 				fmt.Sprintf("%s의 모든 시도가 나중에 다시 오라는 답을 받았는데(%s), 그 요청을 처리하던 시도는 그중에도, 같은 키의 다른 시도 중에도 없었습니다. 클라이언트가 아무리 재시도해도 요청은 처리되지 않습니다.%s",
 					a.Intent, strings.Join(said, ", "), pastKo))}
 		}
+	}
+	return nil
+}
+
+// claimLeftByAnswer notes a retry told to come back later (409, …)
+// after an earlier attempt of the same request had answered otherwise (a
+// 402, say) and while no other attempt under its key was running: the
+// answering attempt left its claim in progress, and the wait is for no
+// one. An attempt that crashed or threw may still hold its claim on
+// purpose (the lease and claim-not-released say so): it is not counted as
+// an answer. Once a run.
+func claimLeftByAnswer(r HandlerRun) []Note {
+	moved := transferred(r)
+	for _, b := range r.Attempts {
+		if !b.Answered || !waitStatuses[b.Status] || moved[b.ID] || b.Key == "" || b.Arrived == 0 {
+			continue
+		}
+		sameKey := func(c HandlerAttempt) bool { return c.ID != b.ID && c.Customer == b.Customer && c.Key == b.Key }
+		// Someone under the key may be working: one that arrived before b
+		// and had not answered by then (or never did).
+		if slices.ContainsFunc(r.Attempts, func(c HandlerAttempt) bool {
+			return sameKey(c) && c.Arrived < b.Arrived && (!c.Answered || c.AnsweredAt == 0 || c.AnsweredAt > b.Arrived)
+		}) {
+			continue
+		}
+		i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool {
+			return sameKey(a) && a.Answered && !waitStatuses[a.Status] && a.Status < 500 && a.AnsweredAt > 0 && a.AnsweredAt <= b.Arrived &&
+				SameRequest([]byte(a.Body), []byte(b.Body))
+		})
+		if i < 0 {
+			continue
+		}
+		a := r.Attempts[i]
+		return []Note{causedNote(CauseClaimLeft, []string{a.ID, b.ID},
+			fmt.Sprintf("%s answered %d and left its claim in progress: its retry %s, sent after that answer, was told %d (come back later) by a claim no attempt was working on",
+				a.ID, a.Status, b.ID, b.Status),
+			fmt.Sprintf("%s 시도는 %d 응답을 보내면서 자기 선점을 처리 중인 채로 남겼습니다. 그 답 뒤에 보낸 재시도(%s)는 아무도 처리하지 않는 선점 때문에 %d(나중에 다시 오라) 응답을 받았습니다.",
+				a.ID, a.Status, b.ID, b.Status))}
 	}
 	return nil
 }

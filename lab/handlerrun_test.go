@@ -1765,3 +1765,47 @@ func TestJudgeHandlerRunNotesARefusalNotReturned(t *testing.T) {
 	require.False(t, rr.OK)
 	assert.Equal(t, lab.CauseAnswerUnreturned, rr.Violations[0].Cause)
 }
+
+// TestJudgeHandlerRunNotesAClaimLeftByAnAnswer: a1 answered 402 and left
+// its claim in progress (a return before the key was completed); its
+// retry a2, sent after that answer with no one else running, was told
+// 409. No rule sees it; the note names both attempts.
+func TestJudgeHandlerRunNotesAClaimLeftByAnAnswer(t *testing.T) {
+	left := func() lab.HandlerRun {
+		r := keptRun()
+		r.Attempts[0].Status, r.Attempts[0].Response = 402, `{"title":"Insufficient funds","status":402}`
+		r.Attempts[0].Headers = map[string]string{"Content-Type": "application/problem+json"}
+		r.Attempts[0].Delivered = true
+		refuse(&r, 409)
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 5
+		r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 10, 12
+		r.Transfers, r.Charges, r.EndBalances = nil, nil, r.StartBalances
+		return r
+	}
+	rep := lab.JudgeHandlerRun(left())
+	assert.True(t, rep.OK, "no rule breaks: %v", rep.Broken())
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseClaimLeft })
+	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	assert.Equal(t, []string{"a1", "a2"}, rep.Notes[i].Lanes)
+	assert.Equal(t, "a1 answered 402 and left its claim in progress: its retry a2, sent after that answer, was told 409 (come back later) by a claim no attempt was working on", rep.Notes[i].Message)
+	assert.Contains(t, rep.Notes[i].MessageKo, "a1 시도는 402 응답을 보내면서")
+	assert.Contains(t, rep.Notes[i].Fix, "settle the claim on every path that answers")
+	assert.NotContains(t, noteCausesOf(rep), lab.CauseWaitForNobody, "a1 was not told to wait")
+
+	for name, change := range map[string]func(*lab.HandlerRun){
+		"a1 still running when a2 came": func(r *lab.HandlerRun) { r.Attempts[0].AnsweredAt = 11 },
+		"a1 crashed holding the claim": func(r *lab.HandlerRun) {
+			r.Attempts[0].Answered, r.Attempts[0].Status, r.Attempts[0].Response = false, 0, ""
+		},
+		"a1 failed with a 5xx": func(r *lab.HandlerRun) { r.Attempts[0].Status = 502 },
+		"a2 another request":   func(r *lab.HandlerRun) { r.Attempts[1].Body = `{"from":"alice","to":"bob","amount":700}` },
+		"a2 got the 402 again": func(r *lab.HandlerRun) {
+			r.Attempts[1].Status, r.Attempts[1].Response, r.Attempts[1].Headers = 402, r.Attempts[0].Response, r.Attempts[0].Headers
+		},
+		"the clock not told": func(r *lab.HandlerRun) { r.Attempts[1].Arrived = 0 },
+	} {
+		r := left()
+		change(&r)
+		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseClaimLeft, name)
+	}
+}

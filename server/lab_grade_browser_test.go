@@ -1108,3 +1108,26 @@ func TestLabPageSaysARefusalWasNotReturned(t *testing.T) {
 	assert.Contains(t, rowSays(t, ctx, row), fmt.Sprintf("built the refusal lab.problem(422, …) at line %d and never returned it", line))
 	assert.Contains(t, rowSays(t, ctx, row), "return lab.problem(…)")
 }
+
+// TestLabPageSaysAClaimLeftByAnAnswer: the scoped reference returning its
+// 402 before the key is completed (the eleventh simulated student's
+// mistake): the claim stays in progress, and the retry after the top-up is
+// told 409 by a claim no one works on. No rule sees it (a 409 is no
+// answer), and the grade passed it; it is now a note the in-progress rung
+// asks for.
+func TestLabPageSaysAClaimLeftByAnAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"  else if (from.balance < t.amount) answer = lab.problem(402,",
+		"  else if (from.balance < t.amount) return lab.problem(402,",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	row := `#lab-grade tr[data-scenario=refusal-then-top-up]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=claim-left-by-answer]`), text(t, ctx, row))
+	assert.Contains(t, text(t, ctx, row), "a1 answered 402 and left its claim in progress: its retry a2, sent after that answer, was told 409 (come back later) by a claim no attempt was working on")
+	assert.Contains(t, rowSays(t, ctx, row), "settle the claim on every path that answers")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "an attempt answered and left its claim in progress, so its retry was told to wait")
+	// (The reference as it is, which settles its claim on every path, is
+	// graded done in TestLabPageGradesEveryHandler.)
+}

@@ -118,6 +118,10 @@ export const CAUSE_RUNG = {
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.
   'wait-for-nobody': 'naive',
+  // A retry told to wait by the claim of an attempt that had answered
+  // (a 402 returned before the key was completed): settling the claim on
+  // every path is the in-progress rung's.
+  'claim-left-by-answer': 'in-progress',
   // A refusal built and not returned (a return left out): the starting
   // handler returns each of its refusals, so every rung asks for it.
   'answer-not-returned': 'naive',

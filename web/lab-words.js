@@ -210,6 +210,7 @@ const en = {
   noteWhat_failure_stored: 'the network’s failure was stored as the key’s answer',
   noteWhat_transfer_unpaid: 'money moved that the network never charged',
   noteWhat_wait_for_nobody: 'a request was told to wait though no attempt was working on it',
+  noteWhat_claim_left_by_answer: 'an attempt answered and left its claim in progress, so its retry was told to wait',
   noteWhat_answer_not_returned: 'a refusal built with lab.problem was never returned',
   unreturned:
     'it built lab.problem({status}, …) at line {line} and never returned it: the code went on past the refusal. A missing return?',
@@ -570,6 +571,7 @@ const ko = {
   noteWhat_failure_stored: '결제망의 실패가 키의 답으로 저장됨',
   noteWhat_transfer_unpaid: '결제망이 한 번도 청구하지 않은 돈이 옮겨짐',
   noteWhat_wait_for_nobody: '처리하는 시도가 없는데도 요청이 기다리라는 답을 받음',
+  noteWhat_claim_left_by_answer: '답을 보낸 시도가 선점을 처리 중으로 남겨서 재시도가 기다리라는 답을 받음',
   noteWhat_answer_not_returned: 'lab.problem으로 만든 거절을 돌려주지 않음',
   unreturned:
     '{line}번째 줄에서 lab.problem({status}, …)을 만들고 돌려주지 않았습니다. 코드가 그 거절을 지나쳐 계속했습니다. return을 빠뜨리지 않았나요?',
