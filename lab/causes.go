@@ -139,6 +139,15 @@ const (
 	// sent after that answer was told to wait by a claim no attempt was
 	// working on.
 	CauseClaimLeft = "claim-left-by-answer"
+	// CauseFingerprintUnstable is the browser lab's: a retry that sent the
+	// very bytes of its customer's first request under the same key was
+	// refused 422, so the fingerprint is not a function of the request
+	// alone (it holds req.attempt, the time, a random value).
+	CauseFingerprintUnstable = "fingerprint-unstable"
+	// CauseInProgressNot409 is the browser lab's: a request whose key was
+	// still in progress was answered 429 (or 425), where the contract
+	// says 409.
+	CauseInProgressNot409 = "in-progress-not-409"
 	// CauseAnswerUnreturned is the browser lab's slip too: a refusal built
 	// with lab.problem and not returned, the attempt answering success.
 	CauseAnswerUnreturned = "answer-not-returned"
@@ -198,6 +207,11 @@ var causes = map[string]Cause{
 		"answer 409 with Retry-After: 1 (a number of seconds) while the key is in progress",
 		"409 응답에 올바른 Retry-After가 없어서 클라이언트는 언제 다시 와야 할지 모릅니다.",
 		"키가 처리 중인 동안에는 Retry-After: 1(초 단위 숫자)과 함께 409로 답하세요."},
+	CauseInProgressNot409: {CauseInProgressNot409,
+		"a retry that came while its request was still being processed was answered 429 (Too Many Requests) or 425, not 409: a client reads 429 as a rate limit, of its own sending, and may back off for long or give up",
+		"answer 409 Conflict with Retry-After: 1 while the key is in progress, as the contract and the IETF draft say: a request with this key is still being processed",
+		"요청이 아직 처리 중일 때 온 재시도가 409가 아니라 429(Too Many Requests)나 425 응답을 받았습니다. 클라이언트는 429를 자기가 너무 많이 보냈다는 속도 제한으로 읽고, 오래 기다리거나 포기할 수 있습니다.",
+		"키가 처리 중인 동안에는 계약과 IETF 초안대로 Retry-After: 1과 함께 409 Conflict로 답하세요. 이 키의 요청은 아직 처리 중이라는 뜻입니다."},
 	CauseCompletedApart: {CauseCompletedApart,
 		"an attempt crashed after its transfer committed but before its key was completed: the key still said in progress, so a retry was told to wait for ever, or took the claim over and moved the money again (and, without the network's key, paid again)",
 		"complete the key in the transaction that moves the money: the UPDATE that marks it completed (with the answer) goes between BEGIN and the COMMIT of the transfer, so that the money and the completion commit together or not at all",
@@ -243,6 +257,11 @@ var causes = map[string]Cause{
 		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that re-spaced and reordered bodies are the same request",
 		"지문이 본문의 바이트를 그대로 비교합니다. 공백만 다른 같은 요청을 다른 요청으로 보았습니다.",
 		"본문을 정규화한 JSON으로 지문을 만드세요(RFC 8785: 멤버를 이름순으로 정렬하고 의미 없는 공백을 뺍니다). 그러면 공백이나 순서만 다른 본문도 같은 요청이 됩니다."},
+	CauseFingerprintUnstable: {CauseFingerprintUnstable,
+		"a retry that sent the very bytes of the first request, under the same key and from the same customer, was refused 422 as a different request: the fingerprint changes from one attempt to the next, so it was made from something besides the request (the attempt, the time, a random value)",
+		"make the fingerprint from the request alone: the method, the route and the canonical body (lab.canonical(req.body)), and nothing that differs between attempts of one request: not req.attempt, not req.now, not a random value",
+		"첫 요청과 바이트까지 같은 재시도가 같은 키, 같은 고객으로 왔는데 다른 요청이라며 422로 거절되었습니다. 지문이 시도마다 달라집니다. 요청이 아닌 것(시도, 시각, 난수)으로 지문을 만들었습니다.",
+		"지문은 요청만으로 만드세요. 메서드, 경로, 정규화한 본문(lab.canonical(req.body))으로 만들고, 한 요청의 시도마다 달라지는 것(req.attempt, req.now, 난수)은 넣지 마세요."},
 	CauseReorderedRefused: {CauseReorderedRefused,
 		"the same request with its members in another order was refused as a different request (422): the fingerprint depends on the order of the members, either because it compares the body's raw bytes or because it writes the parsed body again without sorting",
 		"fingerprint the canonical JSON of the body (RFC 8785: members sorted by name, no insignificant whitespace), so that a client library that orders fields differently sends the same request",

@@ -374,6 +374,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			if rr.Rule.N == RuleByteReplay.N && refusedForAnother(r, *v) {
 				id = CauseGlobalKeys
 			}
+			// A retry refused 422 though every request of its customer
+			// under its key sent the same bytes: the fingerprint is not
+			// the request's.
+			if refusedAsItself(r, *v) {
+				id = CauseFingerprintUnstable
+			}
 			if c, ok := CauseOf(id); ok {
 				v.Cause, v.Diagnosis, v.DiagnosisKo, v.Fix, v.FixKo = c.ID, c.Says, c.SaysKo, c.Fix, c.FixKo
 			} else {
@@ -831,6 +837,40 @@ func refusedForAnother(r HandlerRun, v Violation) bool {
 	return false
 }
 
+// refusedAsItself reports whether an attempt of violation v was refused
+// as a different request though it sent the very bytes of an earlier one
+// (sameBytesRefused).
+func refusedAsItself(r HandlerRun, v Violation) bool {
+	return slices.ContainsFunc(v.Attempts, func(k int) bool { return sameBytesRefused(r, k) >= 0 })
+}
+
+// sameBytesRefused is, for attempt k refused 422 (a different request
+// under its key), the earlier attempt of its customer under that key
+// that sent the very same bytes, where every attempt of its customer
+// under that key did, and no other customer sent a request under that
+// key string (whose row a lookup without the customer may have read
+// instead: refusedForAnother). -1 when there is none: the 422 may be
+// owed.
+func sameBytesRefused(r HandlerRun, k int) int {
+	a := r.Attempts[k]
+	if a.Status != 422 || a.Key == "" {
+		return -1
+	}
+	earlier := -1
+	for j, b := range r.Attempts {
+		if j == k || b.Key != a.Key {
+			continue
+		}
+		if b.Customer != a.Customer || b.Body != a.Body {
+			return -1
+		}
+		if earlier < 0 && (b.Arrived < a.Arrived || a.Arrived == 0 && j < k) {
+			earlier = j
+		}
+	}
+	return earlier
+}
+
 // paidTwiceByOne reports whether one attempt of intent was charged twice
 // by the network: it called pay again (a loop, a retry of the call)
 // without the key that turns the second call into the first's replay.
@@ -1114,6 +1154,24 @@ func contractNotes(r HandlerRun) []Note {
 			break
 		}
 	}
+	// A retry told 429 (or 425) while the same request ran under its key:
+	// the contract says 409, once a run.
+	for _, b := range r.Attempts {
+		if !b.Answered || !b.Delivered || b.Status != 429 && b.Status != 425 || b.Key == "" || b.AnsweredAt == 0 {
+			continue
+		}
+		i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool {
+			return a.ID != b.ID && a.Customer == b.Customer && a.Key == b.Key && SameRequest([]byte(a.Body), []byte(b.Body)) &&
+				a.Arrived > 0 && a.Arrived < b.AnsweredAt && (!a.Answered || a.AnsweredAt > b.AnsweredAt)
+		})
+		if i < 0 {
+			continue
+		}
+		notes = append(notes, causedNote(CauseInProgressNot409, []string{r.Attempts[i].ID, b.ID},
+			fmt.Sprintf("%s was answered %d while %s, the same request under its key, was still running: the contract answers 409 Conflict with Retry-After: 1 while a key is in progress", b.ID, b.Status, r.Attempts[i].ID),
+			fmt.Sprintf("시도(%s)는 같은 키의 같은 요청(%s)이 아직 실행 중일 때 %d 응답을 받았습니다. 계약은 키가 처리 중인 동안 Retry-After: 1과 함께 409 Conflict로 답합니다.", b.ID, r.Attempts[i].ID, b.Status)))
+		break
+	}
 	// A transfer without X-Customer-ID answered with success: the contract
 	// says 401 before anything is claimed or moved (the grader notes it in
 	// its missing-key check). Once a run.
@@ -1172,6 +1230,7 @@ func contractNotes(r HandlerRun) []Note {
 			fmt.Sprintf("%s 시도가 %s 테이블에서 %s 시도가 쓴 행을, %s 시도가 아직 실행 중일 때 가져갔습니다. 리스가 송금에 걸리는 시간보다 짧으면 살아 있는 시도의 선점이 재시도에게 넘어갑니다.", t.Attempt, t.Table, t.From, t.From)))
 	}
 	notes = append(notes, refusedAsDifferent(r)...)
+	notes = append(notes, refusedAsItselfNote(r)...)
 	notes = append(notes, waitedAsSame(r)...)
 	notes = append(notes, networkFailed(r)...)
 	notes = append(notes, unpaidTransfer(r)...)
@@ -1618,6 +1677,26 @@ func refusedAsDifferent(r HandlerRun) []Note {
 			return []Note{causedNote(id, []string{a.ID, b.ID},
 				fmt.Sprintf("%s was refused 422 as a different request, though it is %s's request with its body written another way, sent while %s was still running: a fingerprint of the canonical body knows it for the same request", b.ID, a.ID, a.ID),
 				fmt.Sprintf("시도(%s)가 다른 요청이라며 422로 거절당했습니다. 하지만 본문만 다르게 쓴 시도(%s)의 같은 요청이고, 시도(%s)가 아직 실행 중일 때 왔습니다. 정규화한 본문의 지문이라면 같은 요청임을 알아봅니다.", b.ID, a.ID, a.ID))}
+		}
+	}
+	return nil
+}
+
+// refusedAsItselfNote notes a request refused 422 as a different one
+// though it sent the very bytes of an earlier attempt of its customer
+// under the same key (sameBytesRefused): whether it came while that one
+// ran or after its answer, no rule judges a 422 (it is no replay), so the
+// wrong refusal would go unsaid. Once a run.
+func refusedAsItselfNote(r HandlerRun) []Note {
+	for k, b := range r.Attempts {
+		if !b.Answered || !b.Delivered {
+			continue
+		}
+		if j := sameBytesRefused(r, k); j >= 0 {
+			a := r.Attempts[j]
+			return []Note{causedNote(CauseFingerprintUnstable, []string{a.ID, b.ID},
+				fmt.Sprintf("%s sent the very bytes of %s's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprint was not the same for two attempts of one request", b.ID, a.ID),
+				fmt.Sprintf("시도(%s)는 %s 시도와 바이트까지 같은 요청을 같은 키, 같은 고객으로 보냈는데 다른 요청이라며 422로 거절당했습니다. 한 요청의 두 시도에서 지문이 같지 않았습니다.", b.ID, a.ID))}
 		}
 	}
 	return nil

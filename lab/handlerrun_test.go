@@ -1809,3 +1809,69 @@ func TestJudgeHandlerRunNotesAClaimLeftByAnAnswer(t *testing.T) {
 		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseClaimLeft, name)
 	}
 }
+
+// TestJudgeHandlerRunSaysAFingerprintChangesPerAttempt: the retry sent
+// the very bytes of a1 under the same key and customer, and was refused
+// 422 (the eleventh simulated student put req.attempt in the
+// fingerprint). No rule judges a 422, which is no replay; a note names
+// both attempts and the fingerprint, where the grade used to guess
+// another customer's key or the body's spacing from other scenarios.
+func TestJudgeHandlerRunSaysAFingerprintChangesPerAttempt(t *testing.T) {
+	refused := func() lab.HandlerRun {
+		r := keptRun()
+		refuse(&r, 422)
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 4
+		r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 2, 3
+		return r
+	}
+	rep := lab.JudgeHandlerRun(refused())
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseFingerprintUnstable })
+	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	assert.Equal(t, []string{"a1", "a2"}, rep.Notes[i].Lanes)
+	assert.Equal(t, "a2 sent the very bytes of a1's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprint was not the same for two attempts of one request", rep.Notes[i].Message)
+	assert.Contains(t, rep.Notes[i].Fix, "not req.attempt, not req.now")
+	assert.Contains(t, rep.Notes[i].MessageKo, "바이트까지 같은 요청")
+
+	for name, change := range map[string]func(*lab.HandlerRun){
+		"re-spaced, another note's": func(r *lab.HandlerRun) {
+			r.Attempts[1].Body = strings.Replace(r.Attempts[1].Body, ",", ", ", 1)
+		},
+		"another customer used the key string": func(r *lab.HandlerRun) {
+			r.Attempts = append(r.Attempts, lab.HandlerAttempt{ID: "a3", Intent: "i2", Customer: "cust-2", Key: `"k-1"`,
+				Body: `{"from":"carol","to":"bob","amount":500}`, Answered: true, Status: 201})
+		},
+		"the retry answered 201": func(r *lab.HandlerRun) { r.Attempts[1] = keptRun().Attempts[1] },
+	} {
+		r := refused()
+		change(&r)
+		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseFingerprintUnstable, name)
+	}
+}
+
+// TestJudgeHandlerRunNotesA429ForAKeyInProgress: a2, the same request
+// as a1 under its key, came while a1 ran and was answered 429 (the
+// eleventh simulated student's handler passed the grade so): the contract
+// answers 409.
+func TestJudgeHandlerRunNotesA429ForAKeyInProgress(t *testing.T) {
+	busy := func() lab.HandlerRun {
+		r := keptRun()
+		refuse(&r, 429)
+		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 4
+		r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 2, 3
+		return r
+	}
+	rep := lab.JudgeHandlerRun(busy())
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseInProgressNot409 })
+	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	assert.Equal(t, "a2 was answered 429 while a1, the same request under its key, was still running: the contract answers 409 Conflict with Retry-After: 1 while a key is in progress", rep.Notes[i].Message)
+	for name, change := range map[string]func(*lab.HandlerRun){
+		"a1 had answered":  func(r *lab.HandlerRun) { r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 5, 6 },
+		"a 409":            func(r *lab.HandlerRun) { refuse(r, 409) },
+		"another request":  func(r *lab.HandlerRun) { r.Attempts[1].Body = `{"from":"alice","to":"bob","amount":700}` },
+		"the clock untold": func(r *lab.HandlerRun) { r.Attempts[1].AnsweredAt = 0 },
+	} {
+		r := busy()
+		change(&r)
+		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseInProgressNot409, name)
+	}
+}

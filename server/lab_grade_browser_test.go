@@ -1131,3 +1131,43 @@ func TestLabPageSaysAClaimLeftByAnAnswer(t *testing.T) {
 	// (The reference as it is, which settles its claim on every path, is
 	// graded done in TestLabPageGradesEveryHandler.)
 }
+
+// TestLabPageSaysAFingerprintChangesPerAttempt: the scoped reference with
+// req.attempt in its fingerprint (the eleventh simulated student's
+// mistake). A retry of the very same bytes is refused 422; the grade said
+// another customer's key had decided it, and that the body's spacing or
+// order was compared. The row of the simultaneous retries now says that
+// the fingerprint differed between two attempts of one request, and what
+// it must be made of.
+func TestLabPageSaysAFingerprintChangesPerAttempt(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body));",
+		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body) + req.attempt);",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	row := `#lab-grade tr[data-scenario=simultaneous-retries]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=fingerprint-unstable]`), text(t, ctx, row))
+	assert.Regexp(t, `a\d sent the very bytes of a\d's request, under the same key and from the same customer, and was refused 422 as a different request`, text(t, ctx, row))
+	assert.Contains(t, rowSays(t, ctx, row), "make the fingerprint from the request alone")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the same request, byte for byte, was refused as a different one")
+	assert.NotContains(t, text(t, ctx, row), "another customer", "no other customer sent anything there")
+}
+
+// TestLabPageSaysAKeyInProgressIsAnswered409: the scoped reference
+// answering 429 where its key is still in progress (the eleventh
+// simulated student's change, which the grade passed): the rung is not
+// done, and the note says the contract's 409.
+func TestLabPageSaysAKeyInProgressIsAnswered409(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"if (row.state === 'in_progress') return lab.problem(409,",
+		"if (row.state === 'in_progress') return lab.problem(429,",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=in-progress-not-409]`), text(t, ctx, "#lab-grade"))
+	assert.Regexp(t, `a\d was answered 429 while a\d, the same request under its key, was still running: the contract answers 409 Conflict`, text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a retry of a request in progress got 429, not 409")
+}

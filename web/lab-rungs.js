@@ -56,6 +56,9 @@ export const CAUSE_RUNG = {
   'no-fingerprint': 'fingerprint',
   'reordered-refused': 'fingerprint',
   'raw-bytes-fingerprint': 'fingerprint',
+  // A retry of the very same bytes refused 422: a fingerprint made of
+  // more than the request (req.attempt, the time).
+  'fingerprint-unstable': 'fingerprint',
   'order-sensitive-fingerprint': 'fingerprint',
   'completed-before-paid': 'in-progress',
   'in-process-lock': 'in-progress',
@@ -142,6 +145,9 @@ export const CAUSE_RUNG = {
   // without Retry-After (the in-progress rung's), a replay without
   // Idempotent-Replayed: true (the replay rung's).
   'conflict-without-retry-after': 'in-progress',
+  // A retry told 429 (or 425) while its key was in progress: the
+  // contract's 409 is the in-progress rung's.
+  'in-progress-not-409': 'in-progress',
   'replay-unmarked': 'replay',
   // A handler that answered 500: every rung asks that it answer.
   'handler-failed': 'naive',
