@@ -1125,6 +1125,17 @@ func TestJudgeHandlerRunNotesASharedNetworkKey(t *testing.T) {
 		}
 	}
 	assert.NotZero(t, broken, "cust-2's own transfer refused breaks a rule")
+
+	// The handler let the network's PaymentError out (a 500): the network
+	// key's note says why, and the generic advice on a throw, which the
+	// eleventh simulated student read first, is not said beside it.
+	thrown := refused
+	thrown.Attempts = slices.Clone(refused.Attempts)
+	thrown.Attempts[1].Status, thrown.Attempts[1].Response = 500, `{"title":"Internal Server Error","status":500}`
+	thrown.Attempts[1].Threw = `PaymentError at line 49: key "k-1" was first used for another payment (500 won from alice to bob)`
+	causes := noteCausesOf(lab.JudgeHandlerRun(thrown))
+	assert.Contains(t, causes, lab.CauseNetworkKeyShared)
+	assert.NotContains(t, causes, lab.CauseHandlerFailed)
 }
 
 // TestJudgeHandlerRunNamesAReorderedRefusal: a fingerprint of the raw

@@ -726,7 +726,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	assert.Equal(t, "false", attr(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`, "data-expected"))
 	assert.Contains(t, text(t, ctx, `#lab-found li[data-rule=one-transfer-per-intent]`), "rung 2 (unique), this rung, asks for it")
 	// The cause that makes a rule this rung's is said with its number.
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rules 1, 8, because two attempts both paid, and nothing stopped the second).")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: it asks for rules 1, 8, which broke here, because two attempts both paid, and nothing stopped the second.")
 
 	// The unique rung's own handler there: what still breaks is a later
 	// rung's, said as expected, not as this rung's failure.
@@ -744,7 +744,7 @@ func TestLabPageExplorerSearchesTheChosenScenarioFirst(t *testing.T) {
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "corrected-amount"))
 	act(t, ctx, `#btn-lab-explore`)
 	require.Equal(t, "corrected-amount", attr(t, ctx, "#lab-found", "data-scenario"))
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: what it asks broke here (rule 2, because a different request under a used key was taken for a retry).")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "is not done: it asks for rule 2, which broke here, because a different request under a used key was taken for a retry.")
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "simultaneous-retries"))
 
 	// The top rung's handler breaks nothing anywhere: every scenario was
@@ -891,7 +891,7 @@ func TestLabPageGradeNamesTheSlipsNoRuleSees(t *testing.T) {
 				assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), s)
 			}
 			for _, s := range c.unsaid {
-				assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade .lab-rung-sum li')].filter((l) => l.textContent.includes('what it asks broke')).map((l) => l.textContent).join(' ')`), s)
+				assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade .lab-rung-sum li')].filter((l) => l.textContent.includes('which broke in')).map((l) => l.textContent).join(' ')`), s)
 			}
 			if c.name == "pay not awaited" {
 				assert.Equal(t, "true", attr(t, ctx, `#lab-grade tr[data-scenario=simultaneous-retries]`, "data-expected"))

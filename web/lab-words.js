@@ -164,7 +164,7 @@ const en = {
     'In “{chosen}”, the scenario you chose, only rules that later rungs fix broke ({triedChosen} schedules). Searching the other scenarios for this rung’s own, it broke rule {n} ({title}) in “{scenario}”, after {tried} schedules in all: the shortest order found has {steps} steps (switches from one attempt to another: {switches}).',
   exploredLater:
     'Every rule broken here is one that a later rung fixes, so at {rung} this break is expected; no scenario broke what this rung asks. Whether this rung holds in every scenario: ✓ Check every scenario.',
-  exploredAsked: 'This rung, {rung}, is not done: what it asks broke here (rule{s} {rules}{why}).',
+  exploredAsked: 'This rung, {rung}, is not done: it asks for rule{s} {rules}, which broke here{why}.',
   exploredAskedNote: 'This rung, {rung}, is not done: {what} (the note below).',
   exploredLaterToo: 'The order below broke only rules that later rungs fix, in “{scenario}”: expected at this rung.',
   noteWhat_claim_never_settled: 'a claim a crash left is never settled',
@@ -303,7 +303,7 @@ const en = {
   goToRung: '▶ Go to {rung}',
   rungDoneMark: 'its last grade said done',
   rungNotDoneHead: '✘ This rung, {rung}, is not done yet:',
-  rungWhyRules: 'what it asks broke (rule{s} {rules}{why}) in: {scenarios}.',
+  rungWhyRules: 'it asks for rule{s} {rules}, which broke in {scenarios}{why}.',
   causedBy: ', because {what}',
   rungWhy7: 'it asks you to publish retentionSeconds (rule 7).',
   rungWhy7Short: 'the retention your file publishes is not longer than the clients’ hour of retries (rule 7).',
