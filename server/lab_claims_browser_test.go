@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,4 +179,13 @@ func TestLabPageSaysACompletionMustReadItsChanges(t *testing.T) {
 	row := `#lab-grade tr[data-scenario=stalled-first-attempt]`
 	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "1:takeover-unchecked", text(t, ctx, row))
 	assert.Contains(t, rowSays(t, ctx, row), "go on only when that changes 1 row")
+
+	// Played on the bench, the verdict says where: the stalled attempt's
+	// completion, the last to run.
+	act(t, ctx, row+` button`)
+	done := lineOf(t, eval[string](t, ctx, handlerText), "const done = await db.run(`UPDATE idem_keys SET state = 'completed'")
+	where := `#lab-verdict .lab-cause[data-cause=takeover-unchecked] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
+	assert.Equal(t, strconv.Itoa(done), attr(t, ctx, where, "data-line"))
+	assert.Contains(t, text(t, ctx, where), "a1’s db.run at line")
 }

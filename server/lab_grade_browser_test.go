@@ -982,6 +982,15 @@ func TestLabPageSaysALeaseIsTooShort(t *testing.T) {
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "while a1 was still running")
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "make the lease longer than any transfer can take")
 
+	// Played on the bench, the verdict says where: the retry's UPDATE
+	// that took the row (the tenth simulated student found no line).
+	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	takeover := lineOf(t, eval[string](t, ctx, handlerText), "took = await db.run(`UPDATE idem_keys SET owner = ?, claimed_at = ?")
+	where := `#lab-verdict .lab-note[data-cause=lease-too-short] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
+	assert.Equal(t, strconv.Itoa(takeover), attr(t, ctx, where, "data-line"))
+	assert.Regexp(t, fmt.Sprintf(`^Where: a\d’s db.run at line %d: UPDATE idem_keys SET owner = \?, claimed_at`, takeover), text(t, ctx, where))
+
 	run(t, ctx, chromedp.SetValue(`#lab-scenario`, row))
 	act(t, ctx, `#btn-lab-explore`)
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
@@ -1170,4 +1179,26 @@ func TestLabPageSaysAKeyInProgressIsAnswered409(t *testing.T) {
 	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=in-progress-not-409]`), text(t, ctx, "#lab-grade"))
 	assert.Regexp(t, `a\d was answered 429 while a\d, the same request under its key, was still running: the contract answers 409 Conflict`, text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a retry of a request in progress got 429, not 409")
+}
+
+// TestLabPageSaysWhereAClaimWasIgnored: the insert-or-ignore mistake,
+// graded, then its broken order played on the bench: the verdict names the
+// claim's INSERT OR IGNORE at its line (the tenth simulated student found
+// the cause said with no line), and the grade, which runs no trace, names
+// none.
+func TestLabPageSaysWhereAClaimWasIgnored(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	useHandler(t, ctx, "insert-or-ignore")
+	act(t, ctx, `#btn-lab-grade`)
+	row := eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').includes(':claim-ignored')); return r ? r.dataset.scenario : ''; })()`)
+	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
+	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-where`), "the grade's runs are not traced")
+	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	insert := lineOf(t, eval[string](t, ctx, handlerText), "await db.run(`INSERT OR IGNORE")
+	where := `#lab-verdict .lab-cause[data-cause=claim-ignored] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
+	assert.Equal(t, strconv.Itoa(insert), attr(t, ctx, where, "data-line"))
+	assert.Contains(t, text(t, ctx, where), "INSERT OR IGNORE INTO idem_keys")
 }

@@ -227,7 +227,7 @@ export function startRace({
   // (lab-verdict.js) and the grade of every scenario (lab-grade.js).
   const judge = rungJudge({ rung, retention: () => panel.retention });
   const { rulesOf, later, askedNotes } = judge;
-  const verdict = verdictWords({ w, lang, label, judge });
+  const verdict = verdictWords({ w, lang, label, judge, lineOf });
   const { ruleTitle, rulesList, noteLines, noteWhat, causesSaid, brokenSeven } = verdict;
   const { gradeAll } = gradePanel({
     ...judge,
@@ -659,8 +659,8 @@ export function startRace({
     box.replaceChildren(
       ...spaced(
         el('h4', { id: 'lab-verdict-title', tabindex: '-1' }, w('verdictHeading')),
-        rulesList(state.verdict),
-        ...noteLines(notes),
+        rulesList(state.verdict, state.trace),
+        ...noteLines(notes, state.trace),
         ...chargedDead(state).map((id) =>
           el(
             'p',

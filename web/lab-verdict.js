@@ -12,7 +12,7 @@
 import { el, spaced } from './dom.js';
 import { CAUSE_RUNG } from './lab-rungs.js';
 
-export function verdictWords({ w, lang, label, judge }) {
+export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
   const { rulesOf, unknownRule, fixRungs, later, laterNotes, askedCauses, here } = judge;
 
   // askedBy says that the rung fixer asks for a broken rule or a note,
@@ -47,7 +47,7 @@ export function verdictWords({ w, lang, label, judge }) {
     return [says, ' ', el('span', { class: 'lab-intent' }, w('intentIs', { intent: v.intent, lanes: v.lanes.join(', ') }))];
   }
 
-  function rulesList(verdict) {
+  function rulesList(verdict, trace) {
     return el(
       'ul',
       { class: 'lab-rules' },
@@ -86,7 +86,7 @@ export function verdictWords({ w, lang, label, judge }) {
                   )
                 : null,
               ...(r.violations || []).slice(0, 2).map((v) => el('div', { class: 'lab-why' }, ...whyOf(v))),
-              ...(r.violations || []).slice(0, 1).flatMap(causeLines),
+              ...(r.violations || []).slice(0, 1).flatMap((v) => causeLines(v, false, trace)),
             ),
           );
         }),
@@ -99,12 +99,23 @@ export function verdictWords({ w, lang, label, judge }) {
   // when the evidence tells, and what to change.
   // A note's cause (note: true) is the browser's alone: the grader cannot
   // crash an endpoint, so it never names it.
-  function causeLines(v, note) {
+  // On the bench, the trace of the run tells where in the code a cause
+  // was done (causeWhere): the statement is named at its line.
+  function causeLines(v, note, trace) {
     const says = (lang === 'ko' && v.diagnosis_ko) || v.diagnosis;
     const fix = (lang === 'ko' && v.fix_ko) || v.fix;
+    const at = says && causeWhere(v.cause, v.lanes, trace);
     return [
       says
         ? el('div', { class: 'lab-cause', 'data-cause': v.cause || '', 'data-note': note ? 'true' : null }, w('gradeCause', { says }))
+        : null,
+      at
+        ? el(
+            'div',
+            { class: 'lab-where', 'data-line': String(lineOf(at.line)) },
+            w('causeWhere', { line: lineOf(at.line), lane: at.lane, call: at.op === 'pay' ? 'pay' : 'db.' + at.op }),
+            at.sql ? [': ', el('code', {}, shortSQL(at.sql))] : null,
+          )
         : null,
       fix ? el('div', { class: 'lab-fix' }, w('gradeFix', { fix })) : null,
     ];
@@ -130,7 +141,7 @@ export function verdictWords({ w, lang, label, judge }) {
   // key answered 201), one line each.
   // A note with a cause (a claim never settled) says so in its own words,
   // with what went wrong, what to change, and which rung asks for it.
-  function noteLines(notes) {
+  function noteLines(notes, trace) {
     // A note said in several scenarios (a throw at the same line, say) is
     // said once, with how many more scenarios said it too.
     const seen = new Map();
@@ -170,7 +181,7 @@ export function verdictWords({ w, lang, label, judge }) {
                     : askedBy(fixer),
             )
           : null,
-        ...(n.cause ? causeLines(n, true) : []),
+        ...(n.cause ? causeLines(n, true, trace) : []),
       ];
     });
   }
@@ -216,6 +227,50 @@ export function verdictWords({ w, lang, label, judge }) {
   }
 
   return { ruleTitle, ruleWords, rulesList, whyOf, causeLines, answersLine, noteLines, noteWhat, causesSaid, brokenSeven };
+}
+
+// WHERE says, for a cause that is one statement's doing, how to find that
+// statement in a traced run (the bench's): the call (op, and the SQL it
+// ran), the lane among the cause's (lane: its index; else any of them),
+// at least rows changed, and the first or the last such call.
+const COMPLETES = /^\s*update\b[\s\S]*\bcompleted\b/i;
+const WHERE = {
+  'claim-ignored': { op: 'run', sql: /\bor\s+ignore\b|\bon\s+conflict\b[\s\S]*\bdo\s+nothing\b/i },
+  'claim-replaced': { op: 'run', sql: /\bor\s+replace\b|^\s*replace\b/i },
+  // The completion that went on after its claim was taken: the last.
+  'takeover-unchecked': { op: 'run', sql: COMPLETES, params: true, last: true },
+  'completed-apart': { op: 'run', sql: COMPLETES, params: true },
+  // The retry's UPDATE that took the live attempt's row.
+  'lease-too-short': { op: 'run', sql: /^\s*update\b/i, lane: 1, rows: 1 },
+  'network-key-missing': { op: 'pay', last: true },
+  'network-key-shared': { op: 'pay', lane: 1 },
+  'paid-twice': { op: 'pay', last: true },
+};
+
+// causeWhere finds in trace (the bench's run) the call that did cause,
+// among the attempts lanes names: {line, lane, op, sql}, or null where
+// the cause is no one statement's or the run was not traced.
+export function causeWhere(cause, lanes, trace) {
+  const find = WHERE[cause];
+  if (!find || !trace || !trace.length) return null;
+  const want = find.lane !== undefined && lanes && lanes[find.lane] ? [lanes[find.lane]] : lanes && lanes.length ? lanes : null;
+  const said = (e) => (e.sql || '') + (find.params ? ' ' + JSON.stringify(e.params || []) : '');
+  const hits = trace.filter(
+    (e) =>
+      e.line > 0 &&
+      e.op === find.op &&
+      (!want || want.includes(e.lane)) &&
+      (!find.sql || find.sql.test(said(e))) &&
+      (!find.rows || (e.rows || 0) >= find.rows),
+  );
+  const e = find.last ? hits[hits.length - 1] : hits[0];
+  return e ? { line: e.line, lane: e.lane, op: e.op, sql: e.op === 'pay' ? '' : e.sql } : null;
+}
+
+// shortSQL is a statement on one line, cut where it runs long.
+function shortSQL(sql) {
+  const one = String(sql).replace(/\s+/g, ' ').trim();
+  return one.length > 80 ? one.slice(0, 79) + '…' : one;
 }
 
 // scheduleRuns says a schedule as its runs: "a1 ×3 → a2 ×12 → a1 ×9", the

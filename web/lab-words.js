@@ -289,6 +289,8 @@ const en = {
   gradeCause: 'What went wrong: {says}',
   gradeWhat: 'What happened: ',
   gradeFix: 'What to change: {fix}',
+  // Where in the code a cause was done, on the bench (lab-verdict.js causeWhere).
+  causeWhere: 'Where: {lane}’s {call} at line {line}',
   gradeTop:
     'No scenario broke a rule within the explorer’s bound: your handler holds what the top rung (scope, retention, lease) holds. Not a proof; run it with idemlab lab serve and grade it with idemlab grade too.',
   gradeNext: 'Broken somewhere: rule{s} {rules}. The earliest rung that fixes {one}: {rung}.',
@@ -650,6 +652,7 @@ const ko = {
   gradeCause: '무엇이 잘못됐나: {says}',
   gradeWhat: '일어난 일: ',
   gradeFix: '고칠 점: {fix}',
+  causeWhere: '어디서: {line}번째 줄, {lane} 시도의 {call} 호출',
   gradeTop:
     '탐색기의 범위 안에서 규칙을 깨는 시나리오가 없습니다. 맨 위 6단계(범위, 보존 기간, 리스)가 지키는 것을 여러분의 핸들러도 지킵니다. 증명은 아니니 idemlab lab serve로 실행하고 idemlab grade로도 채점해 보세요.',
   gradeNext: '어딘가에서 깨진 규칙: {rules}. {one} 고치는 가장 앞 단계: {rung}.',
