@@ -1202,3 +1202,26 @@ func TestLabPageSaysWhereAClaimWasIgnored(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(insert), attr(t, ctx, where, "data-line"))
 	assert.Contains(t, text(t, ctx, where), "INSERT OR IGNORE INTO idem_keys")
 }
+
+// TestLabPageSaysACheckThenInsertThrows: the look-then-insert mistake with
+// the key table's primary key back (the twelfth simulated student's
+// check-then-insert): two identical requests together both look, both
+// find nothing, and the second INSERT throws ConstraintError. The bench
+// showed the 500, but the grade's row said "no break" with no note: the
+// explorer took as the scenario's noted order the first whose brief
+// verdict counted a note, a 409 read as one without Retry-After (the
+// brief answers carried no Retry-After), and its full replay had none.
+func TestLabPageSaysACheckThenInsertThrows(t *testing.T) {
+	t.Parallel()
+	ctx := readyLab(t)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "look-then-insert", [2]string{
+		"  created_at  INTEGER NOT NULL   -- Unix ms, for the retention\n);",
+		"  created_at  INTEGER NOT NULL,  -- Unix ms, for the retention\n  PRIMARY KEY (customer, endpoint, idem_key)\n);",
+	}))
+	act(t, ctx, `#btn-lab-grade`)
+	row := `#lab-grade tr[data-scenario=simultaneous-retries]`
+	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=handler-failed]`), text(t, ctx, row))
+	assert.Regexp(t, `a\d was answered 500: the handler threw ConstraintError at line \d+: UNIQUE constraint failed`, text(t, ctx, row))
+	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=conflict-without-retry-after]`), "every 409 of the handler carries Retry-After: 1")
+}

@@ -439,8 +439,8 @@ func (lb *labBridge) scenario(id, scenarioJSON string) string {
 // {"ok","broken"}. answers is the flat JSON array of the attempts'
 // answers, in the order they reached the server, each
 // [id, answered, delivered, status, response, headers-replayed, arrived,
-// answered_at] with 0/1 for the flags (the last two, the run's clock, may
-// be left out). The explorer calls it once per schedule; schedules
+// answered_at, slips, content-type, retry-after] with 0/1 for the flags
+// (all from arrived on may be left out, and each of the last three). The explorer calls it once per schedule; schedules
 // that end alike (the same answers, the same ledger and charges) are
 // judged once.
 func (lb *labBridge) verdict(id, answers string) string {
@@ -472,8 +472,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 			EndBalances: map[string]int64{}, Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: make([]lab.HandlerCharge, 0, len(charges))}
 		for _, r := range rows {
 			f, _ := r.([]any)
-			if len(f) != 6 && len(f) != 8 && len(f) != 9 && len(f) != 10 {
-				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?, slips?, content_type?]"))
+			if len(f) != 6 && len(f) != 8 && len(f) != 9 && len(f) != 10 && len(f) != 11 {
+				return labFail(errors.New("verdict: an answer is [id, answered, delivered, status, response, replayed, arrived?, answered_at?, slips?, content_type?, retry_after?]"))
 			}
 			aid, _ := f[0].(string)
 			a := statics[aid]
@@ -493,9 +493,14 @@ func (lb *labBridge) verdict(id, answers string) string {
 			if f[5] == int64(1) {
 				a.Headers["Idempotent-Replayed"] = "true"
 			}
-			if len(f) == 10 {
+			if len(f) >= 10 {
 				if ct, _ := f[9].(string); ct != "" {
 					a.Headers["Content-Type"] = ct
+				}
+			}
+			if len(f) == 11 {
+				if ra, _ := f[10].(string); ra != "" {
+					a.Headers["Retry-After"] = ra
 				}
 			}
 			run.Attempts = append(run.Attempts, a)

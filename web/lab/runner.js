@@ -676,6 +676,10 @@ class Run {
         a.answered_at,
         slips(a),
         headerOf(a.headers, 'Content-Type'),
+        // A 409's Retry-After: without it, every 409 read as one with
+        // none, the brief verdict noted it, and the first such order
+        // was taken for the scenario's note, hiding the true one.
+        headerOf(a.headers, 'Retry-After'),
       ]);
       r = JSON.parse(api.labVerdict(dbId, JSON.stringify(rows)));
     } else {
@@ -1746,7 +1750,7 @@ async function exploreScenario(scenario, o, counter) {
       if (broke && (!found || scenario.walkAll) && (!best || run.steps < best.steps))
         best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
       if (broke && (!found || scenario.walkAll || deeper)) byRule(perRule, verdict.broken, decisions, run.steps);
-      if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
+      if (verdict.notes && !noted) noted = await confirmNoted(scenario, decisions, o, counter);
       if (found && noted && !scenario.walkAll && !deeper) break;
       if (deeper && wanted()) break;
       prefix = nextPrefix(decisions, p);
@@ -1855,9 +1859,28 @@ async function exploreRandom(scenario, o, counter) {
     const broke = brokeOrder(verdict);
     if (broke && (!best || run.steps < best.steps)) best = { schedule: stepsOf(decisions), steps: run.steps, broken: verdict.broken };
     if (broke) byRule(perRule, verdict.broken, decisions, run.steps);
-    if (verdict.notes && !noted) noted = { schedule: stepsOf(decisions) };
+    if (verdict.notes && !noted) noted = await confirmNoted(scenario, decisions, o, counter);
   }
   return { best, exhausted: true, noted, perRule };
+}
+
+// confirmNoted replays an order whose brief verdict counted notes, judged
+// in full, and answers it as the scenario's noted order only if the full
+// verdict has notes too: the brief one knows less of each answer (its
+// headers, what it threw), and an order it noted wrongly, taken first,
+// hid the one that had the note (a 500 from a check-then-insert hidden
+// behind a 409 read as one without Retry-After). A few such replays a
+// scenario at most.
+const CONFIRMS = 4;
+async function confirmNoted(scenario, decisions, o, counter) {
+  counter.confirms = counter.confirms || new Map();
+  const n = counter.confirms.get(scenario.name) || 0;
+  if (n >= CONFIRMS) return null;
+  counter.confirms.set(scenario.name, n + 1);
+  const schedule = stepsOf(decisions);
+  const replay = await replaySchedule(scenario, schedule, o.bound);
+  const notes = (replay.verdict.report && replay.verdict.report.notes) || [];
+  return notes.length ? { schedule } : null;
 }
 
 // want: the rules the student's rung asks for (lab-rungs.js askedRules),
