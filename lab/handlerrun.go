@@ -1175,8 +1175,11 @@ func contractNotes(r HandlerRun) []Note {
 	// A transfer without X-Customer-ID answered with success: the contract
 	// says 401 before anything is claimed or moved (the grader notes it in
 	// its missing-key check). Once a run.
+	// So is any other answer below 500 (a 409 from a claim that a key
+	// without its customer met): the twelfth simulated student's handler
+	// without the check passed the rung so.
 	for _, a := range r.Attempts {
-		if a.Answered && a.Customer == "" && Success(a.Status) {
+		if a.Answered && a.Customer == "" && a.Status != 401 && a.Status < 500 {
 			notes = append(notes, causedNote(CauseCustomerOptional, []string{a.ID},
 				fmt.Sprintf("%s carried no X-Customer-ID and was answered %d; the contract says 401, before anything is claimed or moved", a.ID, a.Status),
 				fmt.Sprintf("시도(%s)는 X-Customer-ID 없이 왔는데 %d 응답을 받았습니다. 계약은 아무것도 선점하거나 옮기기 전에 401입니다.", a.ID, a.Status)))
@@ -1701,8 +1704,8 @@ func refusedAsItselfNote(r HandlerRun) []Note {
 		if j := sameBytesRefused(r, k); j >= 0 {
 			a := r.Attempts[j]
 			return []Note{causedNote(CauseFingerprintUnstable, []string{a.ID, b.ID},
-				fmt.Sprintf("%s sent the very bytes of %s's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprint was not the same for two attempts of one request", b.ID, a.ID),
-				fmt.Sprintf("시도(%s)는 %s 시도와 바이트까지 같은 요청을 같은 키, 같은 고객으로 보냈는데 다른 요청이라며 422로 거절당했습니다. 한 요청의 두 시도에서 지문이 같지 않았습니다.", b.ID, a.ID))}
+				fmt.Sprintf("%s sent the very bytes of %s's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprints of two attempts of one request compared as different", b.ID, a.ID),
+				fmt.Sprintf("시도(%s)는 %s 시도와 바이트까지 같은 요청을 같은 키, 같은 고객으로 보냈는데 다른 요청이라며 422로 거절당했습니다. 한 요청의 두 시도의 지문이 비교에서 다르게 나왔습니다.", b.ID, a.ID))}
 		}
 	}
 	return nil

@@ -711,6 +711,11 @@ func TestJudgeHandlerRunNotesATransferWithoutACustomer(t *testing.T) {
 		got = append(got, n.Cause)
 	}
 	assert.Contains(t, got, lab.CauseCustomerOptional)
+	// Answered 409 (a key without its customer met a claim), it is noted
+	// too: the contract says 401 (the twelfth simulated student's handler
+	// without the check passed the rung so).
+	r.Attempts[0].Status, r.Attempts[0].Response = 409, `{"title":"Conflict","status":409}`
+	assert.Contains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseCustomerOptional)
 	r.Attempts[0].Status, r.Attempts[0].Response = 401, `{"title":"Unauthorized","status":401}`
 	for _, n := range lab.JudgeHandlerRun(r).Notes {
 		assert.NotEqual(t, lab.CauseCustomerOptional, n.Cause, n.Message)
@@ -1839,8 +1844,9 @@ func TestJudgeHandlerRunSaysAFingerprintChangesPerAttempt(t *testing.T) {
 	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseFingerprintUnstable })
 	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
 	assert.Equal(t, []string{"a1", "a2"}, rep.Notes[i].Lanes)
-	assert.Equal(t, "a2 sent the very bytes of a1's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprint was not the same for two attempts of one request", rep.Notes[i].Message)
+	assert.Equal(t, "a2 sent the very bytes of a1's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprints of two attempts of one request compared as different", rep.Notes[i].Message)
 	assert.Contains(t, rep.Notes[i].Fix, "not req.attempt, not req.now")
+	assert.Contains(t, rep.Notes[i].Fix, "row.fingerprint !== fingerprint", "or the comparison (the twelfth simulated student compared with an object)")
 	assert.Contains(t, rep.Notes[i].MessageKo, "바이트까지 같은 요청")
 
 	for name, change := range map[string]func(*lab.HandlerRun){

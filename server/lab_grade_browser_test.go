@@ -120,7 +120,7 @@ func TestLabPageSaysAClaimIsNeverSettled(t *testing.T) {
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"))
 	// The status line leads with what holds the rung back: "no break
 	// found" alone read as done.
-	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: a claim a crash left is never settled; see below. Besides that: No break found"), text(t, ctx, "#lab-run-status"))
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: a claim a crash left is never settled; see below. Besides that: no break found"), text(t, ctx, "#lab-run-status"))
 	assert.Contains(t, text(t, ctx, "#lab-found"), "This rung, rung 6 (scope, retention, lease), is not done: a claim a crash left is never settled (the note below)")
 	assert.Equal(t, "claim-never-settled", attr(t, ctx, `#lab-found .lab-note`, "data-cause"))
 }
@@ -631,9 +631,9 @@ func TestLabPageExplorerSaysAThrowTheGradeFails(t *testing.T) {
 	assert.Equal(t, "note", attr(t, ctx, "#lab-found", "data-asked"), text(t, ctx, "#lab-found"))
 	// The status line leads with what holds the rung back, then the later
 	// rungs' break.
-	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: your handler answered 500 (it threw); see below. Besides that: "), text(t, ctx, "#lab-run-status"))
+	assert.True(t, strings.HasPrefix(text(t, ctx, "#lab-run-status"), "This rung is not done: your handler answered 5xx (it threw, or said so); see below. Besides that: "), text(t, ctx, "#lab-run-status"))
 	assert.Equal(t, "false", attr(t, ctx, "#lab-found .lab-rung-sum", "data-done"))
-	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "This rung, rung 2 (unique), is not done: your handler answered 500 (it threw)")
+	assert.Contains(t, text(t, ctx, "#lab-found .lab-rung-sum"), "This rung, rung 2 (unique), is not done: your handler answered 5xx (it threw, or said so)")
 	assert.Contains(t, text(t, ctx, "#lab-found"), "expected at this rung", "the later rungs' break is still shown, after the note")
 	// The same throw in several scenarios is said once, with their count.
 	notes := eval[[]string](t, ctx, `[...document.querySelectorAll('#lab-found .lab-note')].map((e) => e.textContent.replace(/ \(the same in \d+ more scenarios?\)$/, ''))`)
@@ -847,7 +847,7 @@ func TestLabPageFailsAHandlerThatThrows(t *testing.T) {
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('schema-box').editor.setText('')`))
 	act(t, ctx, `#btn-lab-grade`)
 	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), "%s", text(t, ctx, "#lab-grade .lab-rung-sum"))
-	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "your handler answered 500 (it threw)")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "your handler answered 5xx (it threw, or said so)")
 	assert.Positive(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause="handler-failed"]`))
 	assert.NotContains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "holds what the top rung", "no contradiction under the table")
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-grade-sum"), "the notes above say what is still short")

@@ -742,10 +742,15 @@ export function startRace({
       // be gone leads the status line: "no break found" alone read as done.
       const notes = r.notes || [];
       const asked = askedNotes(notes);
-      status(
+      const before =
         (r.retentionBroken ? w('exploredSevenFirst') + ' ' : '') +
-          (asked.length ? w('exploredNoteFirst', { what: noteWhat(asked.map((n) => n.cause)) }) + ' ' : '') +
-          w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }),
+        (asked.length ? w('exploredNoteFirst', { what: noteWhat(asked.map((n) => n.cause)) }) + ' ' : '');
+      status(
+        before +
+          afterColon(
+            before,
+            w('exploredNone', { n: names.length, chosen: scenarioWords(chosen), tried: r.tried, ms: Math.round(r.ms), bound: r.bound }),
+          ),
       );
       if (!r.retentionBroken && !notes.length) return;
       found.hidden = false;
@@ -790,17 +795,20 @@ export function startRace({
     const noteFirst = notesAsked.length ? w('exploredNoteFirst', { what: noteWhat(notesAsked.map((n) => n.cause)) }) + ' ' : '';
     status(
       noteFirst +
-        w(r.scenario === chosen ? 'exploredBroke' : first.broke ? 'exploredBrokeOtherLater' : 'exploredBrokeOther', {
-          n: named ? named.rule.n : '?',
-          title: named ? ruleTitle(named.rule) : '?',
-          scenario: scenarioWords(r.scenario),
-          chosen: scenarioWords(chosen),
-          triedChosen: first.tried,
-          tried: r.tried,
-          s: r.tried === 1 ? '' : 's',
-          steps: r.steps,
-          switches: switchesOf(r.schedule),
-        }),
+        afterColon(
+          noteFirst,
+          w(r.scenario === chosen ? 'exploredBroke' : first.broke ? 'exploredBrokeOtherLater' : 'exploredBrokeOther', {
+            n: named ? named.rule.n : '?',
+            title: named ? ruleTitle(named.rule) : '?',
+            scenario: scenarioWords(r.scenario),
+            chosen: scenarioWords(chosen),
+            triedChosen: first.tried,
+            tried: r.tried,
+            s: r.tried === 1 ? '' : 's',
+            steps: r.steps,
+            switches: switchesOf(r.schedule),
+          }),
+        ),
     );
     found.hidden = false;
     found.dataset.scenario = r.scenario;
@@ -868,6 +876,13 @@ export function startRace({
         ),
       ),
     );
+  }
+
+  // afterColon is a sentence said after a lead that ends with a colon
+  // ("Besides that:"): its first letter is then small, as inside a
+  // sentence. Without a lead it is as written.
+  function afterColon(lead, said) {
+    return lead && /:\s*$/.test(lead) ? said.charAt(0).toLowerCase() + said.slice(1) : said;
   }
 
   // replay plays a schedule on the bench, one step at a time, so that the

@@ -215,14 +215,18 @@ export function rungJudge({ rung, retention }) {
   // askedCauses are the causes that make broken rules this rung's (or an
   // earlier one's): a rule whose usual fix is a later rung's may break
   // here for a cause the rung asks about (rule 3 by a raw-bytes
-  // fingerprint, at the fingerprint rung), and the words say which.
+  // fingerprint, at the fingerprint rung), and the words say which. The
+  // cause of the most violations comes first: a side cause named first
+  // (a refusal not stored, where the key table had no constraint) sent a
+  // student to the wrong place.
   function askedCauses(rules) {
     const here = RUNGS.indexOf(rung());
-    const out = [];
+    const count = new Map();
     for (const r of rules)
       for (const v of r.violations || [])
-        if (v && v.cause && CAUSE_RUNG[v.cause] && RUNGS.indexOf(CAUSE_RUNG[v.cause]) <= here && !out.includes(v.cause)) out.push(v.cause);
-    return out;
+        if (v && v.cause && CAUSE_RUNG[v.cause] && RUNGS.indexOf(CAUSE_RUNG[v.cause]) <= here)
+          count.set(v.cause, (count.get(v.cause) || 0) + 1);
+    return [...count.keys()].sort((a, b) => count.get(b) - count.get(a));
   }
 
   return { rulesOf, unknownRule, fixRungs, later, askedNotes, laterNotes, askedCauses, here: rung };

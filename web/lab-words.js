@@ -172,7 +172,7 @@ const en = {
   noteWhat_conflict_without_retry_after: 'a 409 came without Retry-After',
   noteWhat_in_progress_not_409: 'a retry of a request in progress got 429, not 409',
   noteWhat_replay_unmarked: 'a replay came without Idempotent-Replayed: true',
-  noteWhat_handler_failed: 'your handler answered 500 (it threw)',
+  noteWhat_handler_failed: 'your handler answered 5xx (it threw, or said so)',
   noteWhat_network_key_shared: 'another customer’s payment met the same key at the network',
   noteWhat_reordered_refused: 'the same request, reordered, was refused as a different one',
   noteWhat_raw_bytes_fingerprint: 'the same request, re-spaced, was refused as a different one',
@@ -364,6 +364,7 @@ const en = {
     'A claim whose attempt crashed stays in progress for ever: take it over once it is older than a lease (req.now, req.attempt as the owner). A takeover may pay again, unless the network was given the key.',
     'A lease shorter than a transfer can take hands a running attempt’s claim to its retry: make it tens of seconds or more, not a few milliseconds (req.now counts milliseconds).',
     'Who may take a crashed claim over? Only a retry of the request that claimed it: a corrected amount under the same key is another request.',
+    'A slow attempt may wake to find its claim taken over. Its completion must then change nothing (put AND owner = ? in the WHERE of the UPDATE that completes the key, and read how many rows it changed): roll back, and answer 409 with Retry-After; the retry that took the claim over gives the answer.',
   ],
 };
 
@@ -537,7 +538,7 @@ const ko = {
   noteWhat_conflict_without_retry_after: 'Retry-After 없는 409 응답',
   noteWhat_in_progress_not_409: '처리 중인 요청의 재시도에 409가 아닌 429 응답',
   noteWhat_replay_unmarked: 'Idempotent-Replayed: true 없는 재생',
-  noteWhat_handler_failed: '핸들러가 500으로 답함(예외)',
+  noteWhat_handler_failed: '핸들러가 5xx로 답함(예외 또는 직접)',
   noteWhat_network_key_shared: '다른 고객의 결제가 결제망에서 같은 키를 만남',
   noteWhat_reordered_refused: '순서만 다른 같은 요청을 다른 요청으로 거절함',
   noteWhat_raw_bytes_fingerprint: '공백만 다른 같은 요청을 다른 요청으로 거절함',
@@ -726,6 +727,7 @@ const ko = {
     '죽은 시도의 선점은 영원히 처리 중으로 남습니다. 리스보다 오래되면 넘겨받으세요(req.now, 소유자는 req.attempt). 넘겨받은 시도는 다시 결제할 수 있으니, 결제망에 키를 넘겨야 합니다.',
     '리스가 송금에 걸릴 수 있는 시간보다 짧으면 아직 실행 중인 시도의 선점이 재시도에게 넘어갑니다. 몇 밀리초가 아니라 수십 초 이상으로 잡으세요(req.now는 밀리초입니다).',
     '죽은 시도의 선점은 누가 넘겨받을 수 있을까요? 그 키를 선점한 요청의 재시도뿐입니다. 같은 키로 금액을 고친 요청은 다른 요청입니다.',
+    '느린 시도가 깨어나 보면 선점을 다른 시도가 넘겨받았을 수 있습니다. 그러면 그 시도의 완료는 아무것도 바꾸지 않아야 합니다(키를 완료하는 UPDATE의 WHERE에 AND owner = ?를 넣고, 바뀐 행 수를 읽으세요). 롤백하고 Retry-After와 함께 409로 답하세요. 답은 선점을 넘겨받은 재시도가 줍니다.',
   ],
 };
 
