@@ -12,7 +12,7 @@ const en = {
   theme: 'Theme',
   language: 'Language',
   labIntro:
-    'This is your own transfer endpoint, in JavaScript, on a real SQLite database in your browser. It starts as the naive handler: every request moves the money. Climb the rungs: each one names what your handler must do next, and the explorer and the grade tell you whether it does. The file runs the same way on your machine: idemlab lab serve handler.js, then idemlab grade.',
+    'This is your own transfer endpoint, in JavaScript, on a real SQLite database in your browser. It starts as the naive handler: every request moves the money. Climb the rungs: each one names what your handler must do next, and the explorer and the grade tell you whether it does. The file runs the same way on your machine: Download it, serve it over HTTP with idemlab lab serve handler.js --port 8000, and grade that endpoint with idemlab grade http://127.0.0.1:8000.',
   rungs: 'Rungs',
   rungTitle: 'Rung {n}: {name}',
   rungLabel: 'rung {n} ({name})',
@@ -375,7 +375,7 @@ const ko = {
   theme: '테마',
   language: '언어',
   labIntro:
-    '브라우저 안의 실제 SQLite 데이터베이스 위에서 JavaScript로 작성하는 나만의 송금 엔드포인트입니다. 처음 코드는 1단계(키 없음)의 naive 핸들러이며, 요청이 올 때마다 돈이 이동합니다. 단계를 하나씩 올라가세요. 각 단계는 핸들러가 다음에 해야 할 일을 알려 주고, 탐색기와 채점이 그 일을 해냈는지 알려 줍니다. 같은 파일은 내 컴퓨터에서도 똑같이 동작합니다. idemlab lab serve handler.js로 실행하고 idemlab grade로 채점하세요.',
+    '브라우저 안의 실제 SQLite 데이터베이스 위에서 JavaScript로 작성하는 나만의 송금 엔드포인트입니다. 처음 코드는 1단계(키 없음)의 naive 핸들러이며, 요청이 올 때마다 돈이 이동합니다. 단계를 하나씩 올라가세요. 각 단계는 핸들러가 다음에 해야 할 일을 알려 주고, 탐색기와 채점이 그 일을 해냈는지 알려 줍니다. 같은 파일은 내 컴퓨터에서도 똑같이 동작합니다. 내려받은 파일을 idemlab lab serve handler.js --port 8000으로 HTTP 엔드포인트로 띄우고, 그 엔드포인트를 idemlab grade http://127.0.0.1:8000으로 채점하세요.',
   rungs: '단계',
   rungTitle: '{n}단계: {name} ({id})',
   rungLabel: '{n}단계({name})',
