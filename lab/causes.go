@@ -148,6 +148,14 @@ const (
 	// still in progress was answered 429 (or 425), where the contract
 	// says 409.
 	CauseInProgressNot409 = "in-progress-not-409"
+	// CauseReleasedAnother is the browser lab's: an attempt deleted the
+	// row another attempt had written under its own key (a release of a
+	// claim that was not its own, on a refusal's path, say), and a retry
+	// then found no key.
+	CauseReleasedAnother = "released-another-claim"
+	// CauseRefusalNotProblem is the browser lab's: a refusal (4xx) was
+	// delivered with no body, or not as application/problem+json.
+	CauseRefusalNotProblem = "refusal-not-problem-json"
 	// CauseAnswerUnreturned is the browser lab's slip too: a refusal built
 	// with lab.problem and not returned, the attempt answering success.
 	CauseAnswerUnreturned = "answer-not-returned"
@@ -207,6 +215,16 @@ var causes = map[string]Cause{
 		"answer 409 with Retry-After: 1 (a number of seconds) while the key is in progress",
 		"409 응답에 올바른 Retry-After가 없어서 클라이언트는 언제 다시 와야 할지 모릅니다.",
 		"키가 처리 중인 동안에는 Retry-After: 1(초 단위 숫자)과 함께 409로 답하세요."},
+	CauseReleasedAnother: {CauseReleasedAnother,
+		"an attempt deleted the key row another attempt had written under the same key, as if it released a claim of its own: the key was gone, so a retry of the first request found nothing to stop it or to replay, and ran as a new request",
+		"delete only your own claim, and only while it is in progress: DELETE … WHERE the key AND owner = ? AND state = 'in_progress'; an attempt refused 422 (another request's key) or 409 claimed nothing, so it has nothing to release",
+		"어떤 시도가 같은 키로 다른 시도가 쓴 키 행을 자기 선점을 푸는 것처럼 지웠습니다. 키가 사라져서 첫 요청의 재시도는 막을 것도 재생할 것도 찾지 못하고 새 요청처럼 실행되었습니다.",
+		"지우는 것은 자기 선점뿐이고, 처리 중일 때만입니다: DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress'. 422(다른 요청의 키)나 409를 받은 시도는 선점한 것이 없으니 풀 것도 없습니다."},
+	CauseRefusalNotProblem: {CauseRefusalNotProblem,
+		"a refusal (4xx) went out with no body, or not as application/problem+json: the contract's errors are problem details (RFC 9457), so that a client, and a person reading its log, learns what was wrong",
+		"build every refusal with lab.problem(status, title, detail): it writes the application/problem+json body and its Content-Type",
+		"거절 응답(4xx)이 본문 없이, 또는 application/problem+json이 아닌 형식으로 나갔습니다. 계약의 오류는 문제 상세(RFC 9457) 형식이라야 클라이언트도, 그 로그를 읽는 사람도 무엇이 잘못됐는지 압니다.",
+		"모든 거절은 lab.problem(status, title, detail)으로 만드세요. application/problem+json 본문과 그 Content-Type을 함께 씁니다."},
 	CauseInProgressNot409: {CauseInProgressNot409,
 		"a retry that came while its request was still being processed was answered 429 (Too Many Requests) or 425, not 409: a client reads 429 as a rate limit, of its own sending, and may back off for long or give up",
 		"answer 409 Conflict with Retry-After: 1 while the key is in progress, as the contract and the IETF draft say: a request with this key is still being processed",
@@ -234,9 +252,9 @@ var causes = map[string]Cause{
 		"선점마다 리스(lease)를 두세요. 키 테이블에 상태, 선점한 시도, 선점한 시각을 담을 열을 더하고(예: state, owner, claimed_at. req.attempt와 req.now로 채웁니다), 같은 요청의 재시도가 리스보다 오래된 in_progress 선점을 만나면 UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값) 쿼리 하나로 넘겨받게 하세요. 완료는 owner가 아직 그 시도일 때만 합니다. 결제망에 키를 넘기지 않았다면 결제 뒤의 넘겨받기는 다시 결제합니다. 이미 리스가 있다면 그 시계를 확인하세요. 리스의 모든 시각은 req.now, 실습의 시계로 잰 요청의 시각이어야 합니다(Date.now()는 다른 시계이고, 실습의 재시도는 req.now의 시계로 몇 분 뒤에 옵니다)."},
 	CauseTakeoverUnchecked: {CauseTakeoverUnchecked,
 		"two attempts each made the same claim their own (a retry taking over the claim of an attempt that crashed or stalled, and that attempt, or another retry, writing over it after), and each went on to move the money: nothing made the second write to the claim fail",
-		"let the UPDATE that takes the claim over decide, not a row read before it: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease), and go on only when its changes is 1, since another retry may have taken the claim a moment before; complete the key WHERE … AND owner = ? (the attempt's own) and go on only when that changes 1 row, rolling the transfer back otherwise",
+		"let the UPDATE that takes the claim over decide, not a row read before it: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ? (req.now minus the lease), and go on only when its changes is 1, since another retry may have taken the claim a moment before; complete the key WHERE … AND owner = ? (the attempt's own) in the transfer's own transaction, before its COMMIT, and go on only when that changes 1 row, rolling the transfer back otherwise (after COMMIT there is nothing left to roll back)",
 		"두 시도가 같은 선점을 각각 자기 것으로 만들었고(죽거나 멈춘 시도의 선점을 재시도가 넘겨받은 뒤, 그 시도나 다른 재시도가 그 위에 다시 썼습니다), 둘 다 이어서 돈을 옮겼습니다. 선점에 두 번째로 쓰는 것을 실패하게 하는 것이 없었습니다.",
-		"넘겨받기는 미리 읽어 둔 행이 아니라 넘겨받는 UPDATE가 판정하게 하세요. UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값)를 실행하고 changes가 1일 때만 계속합니다. 바로 앞서 다른 재시도가 선점을 넘겨받았을 수 있기 때문입니다. 키를 완료할 때도 WHERE … AND owner = ?(자기 시도)로 하고 1행이 바뀌었을 때만 계속하며, 그렇지 않으면 송금을 롤백하세요."},
+		"넘겨받기는 미리 읽어 둔 행이 아니라 넘겨받는 UPDATE가 판정하게 하세요. UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?(req.now에서 리스를 뺀 값)를 실행하고 changes가 1일 때만 계속합니다. 바로 앞서 다른 재시도가 선점을 넘겨받았을 수 있기 때문입니다. 키를 완료할 때도 송금의 트랜잭션 안에서 COMMIT 전에 WHERE … AND owner = ?(자기 시도)로 하고 1행이 바뀌었을 때만 계속하며, 그렇지 않으면 송금을 롤백하세요(COMMIT 뒤에는 롤백할 것이 남지 않습니다)."},
 	CauseCustomerOptional: {CauseCustomerOptional,
 		"a transfer without X-Customer-ID was not refused 401: without its customer a key belongs to no one, so neither the key's scope nor the transfer's owner is known",
 		"answer 401 to a transfer without X-Customer-ID, before anything is claimed or moved, as the lab's starting handler does",

@@ -296,6 +296,11 @@ func JudgeHandlerRun(r HandlerRun) Report {
 			// ran out: the retry found nothing to stop it or to replay.
 			if rr.Rule.N != RuleRetention.N && purgedEarly(r, h, v.Attempts) {
 				id = CauseKeyPurgedEarly
+				// Deleted by an attempt of the same key: a release of a
+				// claim that was not its own, not a purge of old keys.
+				if releasedAnother(r, v.Attempts) {
+					id = CauseReleasedAnother
+				}
 			}
 			// Two retries that each took the same claim over and each moved
 			// the money: whatever the answers look like, the second
@@ -662,6 +667,30 @@ func purgedEarly(r HandlerRun, h History, idx []int) bool {
 		}
 	}
 	return false
+}
+
+// releasedAnother reports whether a purge of a key of the attempts idx
+// was made by an attempt that sent that very key and was refused (4xx):
+// a release of another attempt's row on a refusal's path (a DELETE after
+// a 422, say), not a purge of old keys, which a request makes on its way
+// to its own answer.
+func releasedAnother(r HandlerRun, idx []int) bool {
+	keys := map[string]bool{}
+	for _, i := range idx {
+		if k := r.Attempts[i].Key; k != "" {
+			keys[k] = true
+		}
+	}
+	refused := map[string]string{}
+	for _, a := range r.Attempts {
+		if a.Answered && a.Status >= 400 && a.Status < 500 {
+			refused[a.ID] = a.Key
+		}
+	}
+	return slices.ContainsFunc(r.Purges, func(p HandlerPurge) bool {
+		k, ok := refused[p.Attempt]
+		return p.Rows > 0 && keys[p.Key] && ok && k == p.Key
+	})
 }
 
 // promisedKeep is how long a handler promises to keep a key: its
@@ -1172,6 +1201,37 @@ func contractNotes(r HandlerRun) []Note {
 			fmt.Sprintf("시도(%s)는 같은 키의 같은 요청(%s)이 아직 실행 중일 때 %d 응답을 받았습니다. 계약은 키가 처리 중인 동안 Retry-After: 1과 함께 409 Conflict로 답합니다.", b.ID, r.Attempts[i].ID, b.Status)))
 		break
 	}
+	// A refusal without a problem+json body, once a run: the contract's
+	// errors are problem details (the twelfth and thirteenth simulated
+	// students' empty 422 and 409 without Content-Type passed the rung).
+	for _, a := range r.Attempts {
+		if !a.Answered || !a.Delivered || a.Status < 400 || a.Status >= 500 {
+			continue
+		}
+		ct := strings.ToLower(strings.TrimSpace(strings.SplitN(headerOf(a.Headers, "Content-Type"), ";", 2)[0]))
+		if ct == "application/problem+json" && strings.TrimSpace(a.Response) != "" || replayedHeader(a.Headers) ||
+			slices.ContainsFunc(r.Attempts, func(b HandlerAttempt) bool {
+				// A replay of an earlier answer: what it carries is the
+				// replay's business (replay-headers).
+				return b.ID != a.ID && b.Key != "" && b.Key == a.Key && b.Customer == a.Customer && b.Answered && b.Status == a.Status &&
+					b.Response == a.Response && b.AnsweredAt > 0 && b.AnsweredAt < a.AnsweredAt
+			}) {
+			continue
+		}
+		said := fmt.Sprintf("with Content-Type %q", headerOf(a.Headers, "Content-Type"))
+		saidKo := fmt.Sprintf("Content-Type(%q) 형식으로", headerOf(a.Headers, "Content-Type"))
+		if headerOf(a.Headers, "Content-Type") == "" {
+			said, saidKo = "with no Content-Type", "Content-Type 없이"
+		}
+		if strings.TrimSpace(a.Response) == "" {
+			said += " and an empty body"
+			saidKo += " 빈 본문으로"
+		}
+		notes = append(notes, causedNote(CauseRefusalNotProblem, []string{a.ID},
+			fmt.Sprintf("%s was refused %d %s; the contract's errors are application/problem+json", a.ID, a.Status, said),
+			fmt.Sprintf("시도(%s)가 %s %d 거절을 받았습니다. 계약의 오류는 application/problem+json입니다.", a.ID, saidKo, a.Status)))
+		break
+	}
 	// A transfer without X-Customer-ID answered with success: the contract
 	// says 401 before anything is claimed or moved (the grader notes it in
 	// its missing-key check). Once a run.
@@ -1216,6 +1276,19 @@ func contractNotes(r HandlerRun) []Note {
 			// seen with another payment.
 			en += "; the network had seen the key passed to pay with another payment: two different payments reached pay under one key (another request under the same key went on to pay, or one key served two customers)"
 			ko += " 결제망은 pay에 넘긴 키를 이미 다른 결제에서 보았습니다. 서로 다른 결제 두 건이 한 키로 pay에 왔습니다(같은 키의 다른 요청이 결제까지 갔거나, 키 하나를 두 고객이 함께 썼습니다)."
+		}
+		// A debit without its guard: the accounts table's CHECK refused
+		// the balance below 0 (the thirteenth simulated student was sent
+		// to the key's INSERT by the fix's words).
+		if strings.Contains(a.Threw, "CHECK constraint failed") && strings.Contains(a.Threw, "balance") {
+			en += "; the accounts table refuses a balance below 0: guard the debit (UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?) and answer 402 when it changes no row"
+			ko += " accounts 테이블은 0보다 작은 잔액을 거부합니다. 출금에 조건을 두고(UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?) 바뀐 행이 없으면 402로 답하세요."
+		}
+		// The network charged it, and no transfer came of it: said, since
+		// the customer paid for nothing.
+		if j := slices.IndexFunc(r.Charges, func(c HandlerCharge) bool { return c.Attempt == a.ID }); j >= 0 && !transferred(r)[a.ID] {
+			en += fmt.Sprintf("; the network had charged it (%s), and no transfer was made", r.Charges[j].ID)
+			ko += fmt.Sprintf(" 결제망은 이 시도에 청구했는데(%s) 송금은 만들어지지 않았습니다.", r.Charges[j].ID)
 		}
 		cause := CauseHandlerFailed
 		if purgedBefore(r, i) {

@@ -374,6 +374,7 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 		r.Attempts[0].Key, r.Attempts[0].Delivered, r.Attempts[0].Status = "k-1", true, status
 		if status == 400 {
 			r.Attempts[0].Response, r.Transfers, r.Charges, r.EndBalances = `{"status":400}`, nil, nil, r.StartBalances
+			r.Attempts[0].Headers = map[string]string{"Content-Type": "application/problem+json"}
 		}
 		return r
 	}
@@ -404,6 +405,7 @@ func TestJudgeHandlerRunContractNotes(t *testing.T) {
 		assert.Equal(t, lab.CauseReplayUnmarked, rep.Notes[0].Cause, "the replay rung asks for the header")
 	}
 	longest.Attempts[0].Status, longest.Attempts[0].Response = 400, `{"status":400}`
+	longest.Attempts[0].Headers = map[string]string{"Content-Type": "application/problem+json"}
 	rep = lab.JudgeHandlerRun(longest)
 	if assert.Len(t, rep.Notes, 1) {
 		assert.Contains(t, rep.Notes[0].Message, "a valid key of exactly 255 characters (a1) was answered 400")
@@ -644,6 +646,17 @@ func TestJudgeHandlerRunNamesAnEarlyPurge(t *testing.T) {
 	v := lab.JudgeHandlerRun(run(purge)).Rule(lab.RuleOneTransfer).Violations[0]
 	assert.Contains(t, v.Fix, "req.now")
 	assert.Contains(t, v.FixKo, "req.now")
+
+	// Deleted by a corrected request refused 422 under the key (the
+	// thirteenth simulated student's DELETE on the 422 path): a release
+	// of a claim that was not its own, not a purge of old keys.
+	released := run(purge)
+	released.Attempts = append(released.Attempts, lab.HandlerAttempt{ID: "a3", Intent: "i2", Customer: "cust-1", Key: `"k-1"`,
+		Body: `{"from":"alice","to":"bob","amount":700}`, Answered: true, Delivered: true, Status: 422,
+		Headers: map[string]string{"Content-Type": "application/problem+json"}, Response: `{"status":422}`})
+	released.Intents = append(released.Intents, lab.Intent{ID: "i2", Customer: "cust-1", From: "alice", To: "bob", Amount: 700})
+	released.Purges[0].Attempt = "a3"
+	assert.Equal(t, []string{lab.CauseReleasedAnother, lab.CauseReleasedAnother}, causes(released))
 }
 
 // TestJudgeHandlerRunNamesAnIgnoredClaim: an attempt whose key INSERT its
@@ -1891,4 +1904,39 @@ func TestJudgeHandlerRunNotesA429ForAKeyInProgress(t *testing.T) {
 		change(&r)
 		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseInProgressNot409, name)
 	}
+}
+
+// TestJudgeHandlerRunNotesARefusalThatIsNoProblem: a 422 with no body and
+// a 409 with no Content-Type passed the rung (the twelfth and thirteenth
+// simulated students); the contract's errors are application/problem+json.
+func TestJudgeHandlerRunNotesARefusalThatIsNoProblem(t *testing.T) {
+	r := keptRun()
+	otherCustomer(&r)
+	r.Attempts[0].Delivered = true
+	r.Transfers, r.Charges, r.EndBalances = r.Transfers[:1], r.Charges[:1], map[string]int64{"alice": 999500, "bob": 500}
+	r.Attempts[1].Headers, r.Attempts[1].Response = map[string]string{}, ""
+	i := slices.IndexFunc(lab.JudgeHandlerRun(r).Notes, func(n lab.Note) bool { return n.Cause == lab.CauseRefusalNotProblem })
+	require.GreaterOrEqual(t, i, 0, "%v", lab.JudgeHandlerRun(r).Notes)
+	assert.Equal(t, "a2 was refused 422 with no Content-Type and an empty body; the contract's errors are application/problem+json", lab.JudgeHandlerRun(r).Notes[i].Message)
+	r.Attempts[1].Headers, r.Attempts[1].Response = map[string]string{"Content-Type": "application/problem+json; charset=utf-8"}, `{"status":422}`
+	assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(r)), lab.CauseRefusalNotProblem)
+}
+
+// TestJudgeHandlerRunSaysAnUnguardedDebit: a debit without AND balance >=
+// threw the accounts table's CHECK after the network had charged (the
+// thirteenth simulated student): the note says the guard and the charge
+// with no transfer, where the fix's words alone pointed at the key's
+// INSERT.
+func TestJudgeHandlerRunSaysAnUnguardedDebit(t *testing.T) {
+	r := keptRun()
+	r.Attempts[0].Status, r.Attempts[0].Response, r.Attempts[0].Delivered = 500, "", true
+	r.Attempts[0].Threw = "ConstraintError at line 41: CHECK constraint failed: balance >= 0"
+	r.Attempts = r.Attempts[:1]
+	r.Transfers, r.EndBalances = nil, r.StartBalances
+	i := slices.IndexFunc(lab.JudgeHandlerRun(r).Notes, func(n lab.Note) bool { return n.Cause == lab.CauseHandlerFailed })
+	require.GreaterOrEqual(t, i, 0)
+	n := lab.JudgeHandlerRun(r).Notes[i]
+	assert.Contains(t, n.Message, "guard the debit (UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?)")
+	assert.Contains(t, n.Message, "the network had charged it (ch_1), and no transfer was made")
+	assert.Contains(t, n.MessageKo, "결제망은 이 시도에 청구했는데(ch_1)")
 }

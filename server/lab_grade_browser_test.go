@@ -1225,3 +1225,23 @@ func TestLabPageSaysACheckThenInsertThrows(t *testing.T) {
 	assert.Regexp(t, `a\d was answered 500: the handler threw ConstraintError at line \d+: UNIQUE constraint failed`, text(t, ctx, row))
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=conflict-without-retry-after]`), "every 409 of the handler carries Retry-After: 1")
 }
+
+// TestLabPageSaysAReleaseOfAnotherAttemptsClaim: the scoped reference
+// deleting the key's row on its 422 path (the thirteenth simulated
+// student's mistake). The corrected request, refused, takes the first
+// request's row away, and the first request's retry runs again. The
+// grade blamed a purge of old keys before the published retention; it
+// now names the release of a claim that was not the attempt's own.
+func TestLabPageSaysAReleaseOfAnotherAttemptsClaim(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"      if (row.fingerprint !== fingerprint) return lab.problem(422,",
+		"      if (row.fingerprint !== fingerprint) await db.run('DELETE FROM idem_keys WHERE customer = ? AND endpoint = ? AND idem_key = ?', ...scope);\n      if (row.fingerprint !== fingerprint) return lab.problem(422,",
+	})
+	act(t, ctx, `#btn-lab-grade`)
+	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
+	row := eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').includes(':released-another-claim')); return r ? r.dataset.scenario : ''; })()`)
+	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
+	assert.Contains(t, rowSays(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "delete only your own claim, and only while it is in progress")
+	assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => r.dataset.ruleCauses || '').join(' ')`), ":key-purged-early", "no purge of old keys")
+}

@@ -148,6 +148,12 @@ export const CAUSE_RUNG = {
   // A retry told 429 (or 425) while its key was in progress: the
   // contract's 409 is the in-progress rung's.
   'in-progress-not-409': 'in-progress',
+  // A release of another attempt's row under its own key (a DELETE on
+  // a refusal's path): the release is the in-progress rung's.
+  'released-another-claim': 'in-progress',
+  // A refusal without its problem+json: the starting handler builds
+  // every refusal with lab.problem, so every rung asks for it.
+  'refusal-not-problem-json': 'naive',
   'replay-unmarked': 'replay',
   // A handler that answered 500: every rung asks that it answer.
   'handler-failed': 'naive',
