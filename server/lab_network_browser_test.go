@@ -86,3 +86,24 @@ func TestLabPageReachesTheBranchWhereTheBalanceIsGone(t *testing.T) {
 	require.NotZero(t, countIn(t, ctx, row+` .lab-cause[data-cause=transaction-left-open]`), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, row), "402")
 }
+
+// TestLabPageSaysTheNetworksFailureInKorean: the network's failure that
+// pay throws was said in English on the Korean bench (the thirteenth
+// simulated student read "NetworkError 발생: the payment network did not
+// answer in time…"). The card says it in the page's language; what the
+// handler's code sees (e.message) is unchanged.
+func TestLabPageSaysTheNetworksFailureInKorean(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	ctx := labTab(t, ts.URL, "?lang=ko")
+	labRunnerReady(t, ctx)
+	goToRung(t, ctx, "scoped")
+	setLabFile(t, ctx, changedHandler(t, "scoped", [2]string{scopedRelease, "    throw e;"}))
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, "network-down"))
+	act(t, ctx, `#btn-lab-start`)
+	stepAll(t, ctx)
+	lane := text(t, ctx, `#lab-lanes .lab-lane[data-attempt=a1]`)
+	assert.Contains(t, lane, "NetworkError")
+	assert.Contains(t, lane, "결제망이 제때 답하지 않았습니다. 청구했을 수도, 하지 않았을 수도 있습니다")
+	assert.NotContains(t, lane, "did not answer in time")
+}

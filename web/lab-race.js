@@ -607,8 +607,8 @@ export function startRace({
       return (
         '⚠ ' +
         (a.error.line
-          ? w('threw', { name: a.error.name, line: lineOf(a.error.line), message: a.error.message })
-          : w('threwNoLine', { name: a.error.name, message: a.error.message }))
+          ? w('threw', { name: a.error.name, line: lineOf(a.error.line), message: said(a.error.message) })
+          : w('threwNoLine', { name: a.error.name, message: said(a.error.message) }))
       );
     if (!a.answer) return w('cut');
     // A client that gave up is marked as the race view marks it (✗), an
@@ -634,7 +634,7 @@ export function startRace({
               ' → ' +
               (e.outcome || ''),
             e.sql ? el('code', {}, ' ' + e.sql) : null,
-            e.message ? el('span', { class: 'lab-msg' }, ' — ' + e.message) : null,
+            e.message ? el('span', { class: 'lab-msg' }, ' — ' + said(e.message)) : null,
           ),
         ),
     );
@@ -876,6 +876,13 @@ export function startRace({
         ),
       ),
     );
+  }
+
+  // said is an error's message in the page's language, where the lab
+  // wrote it (the network's failure); SQLite's and the handler's own are
+  // as they came.
+  function said(message) {
+    return message === 'the payment network did not answer in time: it may or may not have charged' ? w('networkNoAnswer') : message;
   }
 
   // afterColon is a sentence said after a lead that ends with a colon

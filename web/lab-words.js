@@ -108,6 +108,8 @@ const en = {
   crashedNoTx: 'crashed: its connection closed; it had no transaction open',
   threw: 'threw {name} at line {line}: {message}',
   threwNoLine: 'threw {name}: {message}',
+  // The network's failure, as pay's error says it (runner.js NETWORK_FAILED).
+  networkNoAnswer: 'the payment network did not answer in time: it may or may not have charged',
   unawaited: 'its {call} at line {line} never ran: the attempt ended first. A missing await?',
   unawaitedNoLine: 'its {call} never ran: the attempt ended first. A missing await?',
   unawaitedRan: 'its {call} at line {line} ran, but nothing waited for its answer: an error from it would go unseen. A missing await?',
@@ -489,6 +491,7 @@ const ko = {
   droppedNoLine:
     'db.run에 SELECT를 넘겼습니다. run은 {changes, lastInsertRowid}만 돌려주고 행은 버립니다. 한 행은 db.get, 여러 행은 db.all로 읽습니다.',
   threwNoLine: '{name} 발생: {message}',
+  networkNoAnswer: '결제망이 제때 답하지 않았습니다. 청구했을 수도, 하지 않았을 수도 있습니다',
   paidInTx:
     '{line}번째 줄의 pay가 트랜잭션을 연 채로 실행되었습니다. 청구는 ROLLBACK으로 되돌릴 수 없고, 잠금은 결제망의 답을 기다립니다. pay는 db.begin() 전에 부르세요.',
   paidInTxNoLine:
