@@ -1839,6 +1839,25 @@ func TestJudgeHandlerRunNotesAClaimLeftByAnAnswer(t *testing.T) {
 	}
 }
 
+// refusedWhileRunning is keptRun with the retry a2, the very same request,
+// arriving while a1 ran and refused with status before a1 answered.
+func refusedWhileRunning(status int) lab.HandlerRun {
+	r := keptRun()
+	refuse(&r, status)
+	r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 4
+	r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 2, 3
+	return r
+}
+
+// noteIndex is the index of rep's first note of cause; the test stops
+// when there is none.
+func noteIndex(t *testing.T, rep lab.Report, cause string) int {
+	t.Helper()
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == cause })
+	require.GreaterOrEqual(t, i, 0, "no note %s in %v", cause, rep.Notes)
+	return i
+}
+
 // TestJudgeHandlerRunSaysAFingerprintChangesPerAttempt: the retry sent
 // the very bytes of a1 under the same key and customer, and was refused
 // 422 (the eleventh simulated student put req.attempt in the
@@ -1846,16 +1865,9 @@ func TestJudgeHandlerRunNotesAClaimLeftByAnAnswer(t *testing.T) {
 // both attempts and the fingerprint, where the grade used to guess
 // another customer's key or the body's spacing from other scenarios.
 func TestJudgeHandlerRunSaysAFingerprintChangesPerAttempt(t *testing.T) {
-	refused := func() lab.HandlerRun {
-		r := keptRun()
-		refuse(&r, 422)
-		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 4
-		r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 2, 3
-		return r
-	}
+	refused := func() lab.HandlerRun { return refusedWhileRunning(422) }
 	rep := lab.JudgeHandlerRun(refused())
-	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseFingerprintUnstable })
-	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	i := noteIndex(t, rep, lab.CauseFingerprintUnstable)
 	assert.Equal(t, []string{"a1", "a2"}, rep.Notes[i].Lanes)
 	assert.Equal(t, "a2 sent the very bytes of a1's request, under the same key and from the same customer, and was refused 422 as a different request: the fingerprints of two attempts of one request compared as different", rep.Notes[i].Message)
 	assert.Contains(t, rep.Notes[i].Fix, "not req.attempt, not req.now")
@@ -1883,16 +1895,9 @@ func TestJudgeHandlerRunSaysAFingerprintChangesPerAttempt(t *testing.T) {
 // eleventh simulated student's handler passed the grade so): the contract
 // answers 409.
 func TestJudgeHandlerRunNotesA429ForAKeyInProgress(t *testing.T) {
-	busy := func() lab.HandlerRun {
-		r := keptRun()
-		refuse(&r, 429)
-		r.Attempts[0].Arrived, r.Attempts[0].AnsweredAt = 1, 4
-		r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 2, 3
-		return r
-	}
+	busy := func() lab.HandlerRun { return refusedWhileRunning(429) }
 	rep := lab.JudgeHandlerRun(busy())
-	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseInProgressNot409 })
-	require.GreaterOrEqual(t, i, 0, "%v", rep.Notes)
+	i := noteIndex(t, rep, lab.CauseInProgressNot409)
 	assert.Equal(t, "a2 was answered 429 while a1, the same request under its key, was still running: the contract answers 409 Conflict with Retry-After: 1 while a key is in progress", rep.Notes[i].Message)
 	for name, change := range map[string]func(*lab.HandlerRun){
 		"a1 had answered":  func(r *lab.HandlerRun) { r.Attempts[1].Arrived, r.Attempts[1].AnsweredAt = 5, 6 },

@@ -67,6 +67,24 @@ func onRungEdited(t *testing.T, rung string, edits ...[2]string) context.Context
 	return ctx
 }
 
+// rowWithCause is the scenario of the first grade row one of whose
+// broken rules the checker put down to cause ("" when none).
+func rowWithCause(t *testing.T, ctx context.Context, cause string) string {
+	t.Helper()
+	return eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').split(',').some((c) => c.endsWith(':`+cause+`'))); return r ? r.dataset.scenario : ''; })()`)
+}
+
+// gradedNotDone opens the rung named for its reference handler with that
+// handler changed by edits, grades it, and holds that the rung is not
+// done: the shape of the tests of one mistake each.
+func gradedNotDone(t *testing.T, rung string, edits ...[2]string) context.Context {
+	t.Helper()
+	ctx := onRungEdited(t, rung, edits...)
+	act(t, ctx, `#btn-lab-grade`)
+	require.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
+	return ctx
+}
+
 // TestLabPageSaysAClaimIsNeverSettled: a handler that never takes over a
 // claim whose attempt crashed breaks no rule (nothing moves, nothing is
 // said wrong), but the retry ten minutes after the crash is still told
@@ -1126,12 +1144,10 @@ func TestLabPageSaysARefusalWasNotReturned(t *testing.T) {
 // asks for.
 func TestLabPageSaysAClaimLeftByAnAnswer(t *testing.T) {
 	t.Parallel()
-	ctx := onRungEdited(t, "scoped", [2]string{
+	ctx := gradedNotDone(t, "scoped", [2]string{
 		"  else if (from.balance < t.amount) answer = lab.problem(402,",
 		"  else if (from.balance < t.amount) return lab.problem(402,",
 	})
-	act(t, ctx, `#btn-lab-grade`)
-	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	row := `#lab-grade tr[data-scenario=refusal-then-top-up]`
 	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=claim-left-by-answer]`), text(t, ctx, row))
 	assert.Contains(t, text(t, ctx, row), "a1 answered 402 and left its claim in progress: its retry a2, sent after that answer, was told 409 (come back later) by a claim no attempt was working on")
@@ -1150,12 +1166,10 @@ func TestLabPageSaysAClaimLeftByAnAnswer(t *testing.T) {
 // it must be made of.
 func TestLabPageSaysAFingerprintChangesPerAttempt(t *testing.T) {
 	t.Parallel()
-	ctx := onRungEdited(t, "scoped", [2]string{
+	ctx := gradedNotDone(t, "scoped", [2]string{
 		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body));",
 		"const fingerprint = lab.sha256(ENDPOINT + '\\n' + lab.canonical(req.body) + req.attempt);",
 	})
-	act(t, ctx, `#btn-lab-grade`)
-	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	row := `#lab-grade tr[data-scenario=simultaneous-retries]`
 	require.NotZero(t, countIn(t, ctx, row+` .lab-note[data-cause=fingerprint-unstable]`), text(t, ctx, row))
 	assert.Regexp(t, `a\d sent the very bytes of a\d's request, under the same key and from the same customer, and was refused 422 as a different request`, text(t, ctx, row))
@@ -1170,12 +1184,10 @@ func TestLabPageSaysAFingerprintChangesPerAttempt(t *testing.T) {
 // done, and the note says the contract's 409.
 func TestLabPageSaysAKeyInProgressIsAnswered409(t *testing.T) {
 	t.Parallel()
-	ctx := onRungEdited(t, "scoped", [2]string{
+	ctx := gradedNotDone(t, "scoped", [2]string{
 		"if (row.state === 'in_progress') return lab.problem(409,",
 		"if (row.state === 'in_progress') return lab.problem(429,",
 	})
-	act(t, ctx, `#btn-lab-grade`)
-	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"), text(t, ctx, "#lab-grade .lab-rung-sum"))
 	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=in-progress-not-409]`), text(t, ctx, "#lab-grade"))
 	assert.Regexp(t, `a\d was answered 429 while a\d, the same request under its key, was still running: the contract answers 409 Conflict`, text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a retry of a request in progress got 429, not 409")
@@ -1192,7 +1204,7 @@ func TestLabPageSaysWhereAClaimWasIgnored(t *testing.T) {
 	goToRung(t, ctx, "scoped")
 	useHandler(t, ctx, "insert-or-ignore")
 	act(t, ctx, `#btn-lab-grade`)
-	row := eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').includes(':claim-ignored')); return r ? r.dataset.scenario : ''; })()`)
+	row := rowWithCause(t, ctx, "claim-ignored")
 	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-where`), "the grade's runs are not traced")
 	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
@@ -1234,13 +1246,11 @@ func TestLabPageSaysACheckThenInsertThrows(t *testing.T) {
 // now names the release of a claim that was not the attempt's own.
 func TestLabPageSaysAReleaseOfAnotherAttemptsClaim(t *testing.T) {
 	t.Parallel()
-	ctx := onRungEdited(t, "scoped", [2]string{
+	ctx := gradedNotDone(t, "scoped", [2]string{
 		"      if (row.fingerprint !== fingerprint) return lab.problem(422,",
 		"      if (row.fingerprint !== fingerprint) await db.run('DELETE FROM idem_keys WHERE customer = ? AND endpoint = ? AND idem_key = ?', ...scope);\n      if (row.fingerprint !== fingerprint) return lab.problem(422,",
 	})
-	act(t, ctx, `#btn-lab-grade`)
-	assert.Equal(t, "false", attr(t, ctx, "#lab-grade", "data-rung-done"))
-	row := eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').includes(':released-another-claim')); return r ? r.dataset.scenario : ''; })()`)
+	row := rowWithCause(t, ctx, "released-another-claim")
 	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
 	assert.Contains(t, rowSays(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "delete only your own claim, and only while it is in progress")
 	assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => r.dataset.ruleCauses || '').join(' ')`), ":key-purged-early", "no purge of old keys")
