@@ -1255,3 +1255,24 @@ func TestLabPageSaysAReleaseOfAnotherAttemptsClaim(t *testing.T) {
 	assert.Contains(t, rowSays(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "delete only your own claim, and only while it is in progress")
 	assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => r.dataset.ruleCauses || '').join(' ')`), ":key-purged-early", "no purge of old keys")
 }
+
+// TestLabPageSaysWhereAKeyIsReadWithoutItsCustomer: the scoped reference
+// whose lookup after a used key reads the row by the key alone (the
+// thirteenth simulated student's mistake): its table's primary key holds
+// the customer, so only "every SQL statement" in the fix pointed at the
+// lookup. Played on the bench, the verdict names the statement at its line.
+func TestLabPageSaysWhereAKeyIsReadWithoutItsCustomer(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "scoped", [2]string{
+		"      const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys\n                                 WHERE customer = ? AND endpoint = ? AND idem_key = ?`, ...scope);",
+		"      const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys\n                                 WHERE idem_key = ?`, key);",
+	})
+	row := rowWithCause(t, ctx, "global-keys")
+	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
+	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	lookup := lineOf(t, eval[string](t, ctx, handlerText), "const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys")
+	where := `#lab-verdict .lab-cause[data-cause=global-keys] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
+	assert.Equal(t, strconv.Itoa(lookup), attr(t, ctx, where, "data-line"))
+	assert.Contains(t, text(t, ctx, where), "SELECT fingerprint, state, status, type, body FROM idem_keys WHERE idem_key = ?")
+}

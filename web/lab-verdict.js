@@ -246,6 +246,9 @@ const WHERE = {
   'network-key-missing': { op: 'pay', last: true },
   'network-key-shared': { op: 'pay', lane: 1 },
   'paid-twice': { op: 'pay', last: true },
+  // A statement on the handler's own key table that finds a row by its
+  // key without the customer: the first such read or write.
+  'global-keys': { op: ['get', 'all', 'run'], sql: /\bwhere\b/i, not: /\bcustomer\b|\b(accounts|transfers)\b/i },
 };
 
 // causeWhere finds in trace (the bench's run) the call that did cause,
@@ -259,7 +262,8 @@ export function causeWhere(cause, lanes, trace) {
   const hits = trace.filter(
     (e) =>
       e.line > 0 &&
-      e.op === find.op &&
+      [].concat(find.op).includes(e.op) &&
+      (!find.not || !find.not.test(e.sql || '')) &&
       (!want || want.includes(e.lane)) &&
       (!find.sql || find.sql.test(said(e))) &&
       (!find.rows || (e.rows || 0) >= find.rows),
