@@ -463,3 +463,37 @@ func TestSandboxFlipsOneKnobAtATime(t *testing.T) {
 	runToEnd(t, ctx)
 	assertRuleShown(t, ctx, "#rules", "#summary", "hold", "one-transfer-per-intent")
 }
+
+// TestThemeFollowsTheSystemUntilChosen: the player and the lab follow the
+// system's light or dark as it changes while the page is open (a student
+// switched it and saw nothing until a reload), until the person chooses a
+// theme with the button: then the choice stays.
+func TestThemeFollowsTheSystemUntilChosen(t *testing.T) {
+	t.Parallel()
+	ts := playground(t, playgroundDir(t))
+	for _, page := range []struct {
+		name string
+		open func(ctx context.Context)
+	}{
+		{"player", func(ctx context.Context) { openLesson(t, ctx, ts.URL, "01-naive") }},
+		{"lab", func(ctx context.Context) {
+			run(t, ctx, chromedp.Navigate(ts.URL+"/lab.html"), waitJS(`document.body.dataset.ready === 'true'`))
+		}},
+	} {
+		t.Run(page.name, func(t *testing.T) {
+			ctx, done := ownTab(t, chromedp.WithNewBrowserContext())
+			t.Cleanup(done)
+			run(t, ctx, preferScheme("light"))
+			page.open(ctx)
+			require.Equal(t, "light", attr(t, ctx, "html", "data-theme"))
+			run(t, ctx, preferScheme("dark"), waitJS(`document.documentElement.dataset.theme === 'dark'`))
+			run(t, ctx, preferScheme("light"), waitJS(`document.documentElement.dataset.theme === 'light'`))
+			// Chosen with the button (dark), the theme stays whatever the
+			// system does next.
+			run(t, ctx, click(`#theme-toggle`))
+			require.Equal(t, "dark", attr(t, ctx, "html", "data-theme"))
+			run(t, ctx, preferScheme("dark"), preferScheme("light"))
+			assert.Equal(t, "dark", eval[string](t, ctx, `new Promise((r) => setTimeout(() => r(document.documentElement.dataset.theme), 200))`), "the person's choice stays")
+		})
+	}
+}

@@ -117,8 +117,18 @@ function initTheme() {
   try {
     theme = localStorage.getItem(THEME_KEY);
   } catch {}
-  if (!theme) theme = matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+  const system = matchMedia('(prefers-color-scheme: dark)');
+  if (!theme) theme = system.matches ? 'dark' : 'light';
   setTheme(theme);
+  // Until the person chooses a theme here, the page follows the system's
+  // as it changes (a laptop going dark at dusk), not only as it was at load.
+  system.addEventListener('change', (e) => {
+    let chosen = null;
+    try {
+      chosen = localStorage.getItem(THEME_KEY);
+    } catch {}
+    if (!chosen) setTheme(e.matches ? 'dark' : 'light');
+  });
 }
 
 function toggleTheme() {

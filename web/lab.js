@@ -63,7 +63,18 @@ function initTheme() {
   try {
     theme = localStorage.getItem(THEME_KEY);
   } catch {}
-  setTheme(theme || (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  const system = matchMedia('(prefers-color-scheme: dark)');
+  setTheme(theme || (system.matches ? 'dark' : 'light'));
+  // Until the person chooses a theme here, the page follows the system's
+  // as it changes, not only as it was at load (a student switched it and
+  // saw nothing).
+  system.addEventListener('change', (e) => {
+    let chosen = null;
+    try {
+      chosen = localStorage.getItem(THEME_KEY);
+    } catch {}
+    if (!chosen) setTheme(e.matches ? 'dark' : 'light');
+  });
   $('theme-toggle').addEventListener('click', () => {
     const next = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
     setTheme(next);
