@@ -182,10 +182,8 @@ func TestLabPageSaysACompletionMustReadItsChanges(t *testing.T) {
 
 	// Played on the bench, the verdict says where: the stalled attempt's
 	// completion, the last to run.
-	act(t, ctx, row+` button`)
+	where := whereOnBench(t, ctx, "stalled-first-attempt", "takeover-unchecked")
 	done := lineOf(t, eval[string](t, ctx, handlerText), "const done = await db.run(`UPDATE idem_keys SET state = 'completed'")
-	where := `#lab-verdict .lab-cause[data-cause=takeover-unchecked] ~ .lab-where`
-	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
 	assert.Equal(t, strconv.Itoa(done), attr(t, ctx, where, "data-line"))
 	assert.Contains(t, text(t, ctx, where), "a1’s db.run at line")
 }

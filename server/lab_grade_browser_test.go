@@ -68,10 +68,24 @@ func onRungEdited(t *testing.T, rung string, edits ...[2]string) context.Context
 }
 
 // rowWithCause is the scenario of the first grade row one of whose
-// broken rules the checker put down to cause ("" when none).
+// broken rules the checker put down to cause; the test stops when there
+// is none.
 func rowWithCause(t *testing.T, ctx context.Context, cause string) string {
 	t.Helper()
-	return eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').split(',').some((c) => c.endsWith(':`+cause+`'))); return r ? r.dataset.scenario : ''; })()`)
+	row := eval[string](t, ctx, `(() => { const r = [...document.querySelectorAll('#lab-grade tr[data-scenario]')].find((r) => (r.dataset.ruleCauses || '').split(',').some((c) => c.endsWith(':`+cause+`'))); return r ? r.dataset.scenario : ''; })()`)
+	require.NotEmpty(t, row, "no row names %s: %s", cause, text(t, ctx, "#lab-grade"))
+	return row
+}
+
+// whereOnBench plays the grade's row on the bench and answers the
+// selector of the verdict's "Where:" line under cause; the test stops
+// when there is none.
+func whereOnBench(t *testing.T, ctx context.Context, row, cause string) string {
+	t.Helper()
+	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	where := `#lab-verdict [data-cause=` + cause + `] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
+	return where
 }
 
 // gradedNotDone opens the rung named for its reference handler with that
@@ -1002,10 +1016,8 @@ func TestLabPageSaysALeaseIsTooShort(t *testing.T) {
 
 	// Played on the bench, the verdict says where: the retry's UPDATE
 	// that took the row (the tenth simulated student found no line).
-	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	where := whereOnBench(t, ctx, row, "lease-too-short")
 	takeover := lineOf(t, eval[string](t, ctx, handlerText), "took = await db.run(`UPDATE idem_keys SET owner = ?, claimed_at = ?")
-	where := `#lab-verdict .lab-note[data-cause=lease-too-short] ~ .lab-where`
-	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
 	assert.Equal(t, strconv.Itoa(takeover), attr(t, ctx, where, "data-line"))
 	assert.Regexp(t, fmt.Sprintf(`^Where: a\d’s db.run at line %d: UPDATE idem_keys SET owner = \?, claimed_at`, takeover), text(t, ctx, where))
 
@@ -1205,12 +1217,9 @@ func TestLabPageSaysWhereAClaimWasIgnored(t *testing.T) {
 	useHandler(t, ctx, "insert-or-ignore")
 	act(t, ctx, `#btn-lab-grade`)
 	row := rowWithCause(t, ctx, "claim-ignored")
-	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
 	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-where`), "the grade's runs are not traced")
-	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	where := whereOnBench(t, ctx, row, "claim-ignored")
 	insert := lineOf(t, eval[string](t, ctx, handlerText), "await db.run(`INSERT OR IGNORE")
-	where := `#lab-verdict .lab-cause[data-cause=claim-ignored] ~ .lab-where`
-	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
 	assert.Equal(t, strconv.Itoa(insert), attr(t, ctx, where, "data-line"))
 	assert.Contains(t, text(t, ctx, where), "INSERT OR IGNORE INTO idem_keys")
 }
@@ -1251,7 +1260,6 @@ func TestLabPageSaysAReleaseOfAnotherAttemptsClaim(t *testing.T) {
 		"      if (row.fingerprint !== fingerprint) await db.run('DELETE FROM idem_keys WHERE customer = ? AND endpoint = ? AND idem_key = ?', ...scope);\n      if (row.fingerprint !== fingerprint) return lab.problem(422,",
 	})
 	row := rowWithCause(t, ctx, "released-another-claim")
-	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
 	assert.Contains(t, rowSays(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "delete only your own claim, and only while it is in progress")
 	assert.NotContains(t, eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => r.dataset.ruleCauses || '').join(' ')`), ":key-purged-early", "no purge of old keys")
 }
@@ -1267,12 +1275,8 @@ func TestLabPageSaysWhereAKeyIsReadWithoutItsCustomer(t *testing.T) {
 		"      const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys\n                                 WHERE customer = ? AND endpoint = ? AND idem_key = ?`, ...scope);",
 		"      const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys\n                                 WHERE idem_key = ?`, key);",
 	})
-	row := rowWithCause(t, ctx, "global-keys")
-	require.NotEmpty(t, row, text(t, ctx, "#lab-grade"))
-	act(t, ctx, `#lab-grade tr[data-scenario=`+row+`] button`)
+	where := whereOnBench(t, ctx, rowWithCause(t, ctx, "global-keys"), "global-keys")
 	lookup := lineOf(t, eval[string](t, ctx, handlerText), "const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys")
-	where := `#lab-verdict .lab-cause[data-cause=global-keys] ~ .lab-where`
-	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, "#lab-verdict"))
 	assert.Equal(t, strconv.Itoa(lookup), attr(t, ctx, where, "data-line"))
 	assert.Contains(t, text(t, ctx, where), "SELECT fingerprint, state, status, type, body FROM idem_keys WHERE idem_key = ?")
 }

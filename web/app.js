@@ -12,7 +12,7 @@
 // module.)
 
 import { t, setLang } from './strings.js';
-import { $, el, won } from './dom.js';
+import { $, el, startTheme, won } from './dom.js';
 import { exportRace, warmRaceFonts } from './race.js';
 import { startEngine } from './engine.js';
 import * as bench from './bench.js';
@@ -113,22 +113,7 @@ function setTheme(theme) {
 }
 
 function initTheme() {
-  let theme = null;
-  try {
-    theme = localStorage.getItem(THEME_KEY);
-  } catch {}
-  const system = matchMedia('(prefers-color-scheme: dark)');
-  if (!theme) theme = system.matches ? 'dark' : 'light';
-  setTheme(theme);
-  // Until the person chooses a theme here, the page follows the system's
-  // as it changes (a laptop going dark at dusk), not only as it was at load.
-  system.addEventListener('change', (e) => {
-    let chosen = null;
-    try {
-      chosen = localStorage.getItem(THEME_KEY);
-    } catch {}
-    if (!chosen) setTheme(e.matches ? 'dark' : 'light');
-  });
+  startTheme(THEME_KEY, setTheme);
 }
 
 function toggleTheme() {

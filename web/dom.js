@@ -176,3 +176,22 @@ function morph(a, b) {
 
 // Properties a view hangs on its elements, handed over with them.
 const KEPT = ['__race'];
+
+// startTheme sets the page's theme (set('dark' | 'light')): the one the
+// person chose, kept under key, else the system's; and until the person
+// chooses one, it follows the system's as it changes while the page is
+// open (a laptop going dark at dusk), not only as it was at load.
+export function startTheme(key, set) {
+  const chosen = () => {
+    try {
+      return localStorage.getItem(key);
+    } catch {
+      return null;
+    }
+  };
+  const system = matchMedia('(prefers-color-scheme: dark)');
+  set(chosen() || (system.matches ? 'dark' : 'light'));
+  system.addEventListener('change', (e) => {
+    if (!chosen()) set(e.matches ? 'dark' : 'light');
+  });
+}

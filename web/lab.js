@@ -4,7 +4,7 @@
 // missing), the code kept per rung in this browser, download, open a file
 // and a link that carries the code.
 
-import { $, el } from './dom.js';
+import { $, el, startTheme } from './dom.js';
 import { RUNGS, lt, rungKey, rungWords } from './lab-words.js';
 import {
   compose,
@@ -59,22 +59,7 @@ function setTheme(theme) {
 }
 
 function initTheme() {
-  let theme = null;
-  try {
-    theme = localStorage.getItem(THEME_KEY);
-  } catch {}
-  const system = matchMedia('(prefers-color-scheme: dark)');
-  setTheme(theme || (system.matches ? 'dark' : 'light'));
-  // Until the person chooses a theme here, the page follows the system's
-  // as it changes, not only as it was at load (a student switched it and
-  // saw nothing).
-  system.addEventListener('change', (e) => {
-    let chosen = null;
-    try {
-      chosen = localStorage.getItem(THEME_KEY);
-    } catch {}
-    if (!chosen) setTheme(e.matches ? 'dark' : 'light');
-  });
+  startTheme(THEME_KEY, setTheme);
   $('theme-toggle').addEventListener('click', () => {
     const next = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
     setTheme(next);
