@@ -1206,10 +1206,10 @@ func TestLabPageSaysAKeyInProgressIsAnswered409(t *testing.T) {
 }
 
 // TestLabPageSaysWhereAClaimWasIgnored: the insert-or-ignore mistake,
-// graded, then its broken order played on the bench: the verdict names the
-// claim's INSERT OR IGNORE at its line (the tenth simulated student found
-// the cause said with no line), and the grade, which runs no trace, names
-// none.
+// graded, its broken order played on the bench, then explored: the grade's
+// row, the bench's verdict and the explorer's panel each name the claim's INSERT OR IGNORE at its line
+// (the tenth simulated student found the cause said with no line; the
+// grade named none until it kept the trace of the order it replays).
 func TestLabPageSaysWhereAClaimWasIgnored(t *testing.T) {
 	t.Parallel()
 	ctx := readyLab(t)
@@ -1217,11 +1217,19 @@ func TestLabPageSaysWhereAClaimWasIgnored(t *testing.T) {
 	useHandler(t, ctx, "insert-or-ignore")
 	act(t, ctx, `#btn-lab-grade`)
 	row := rowWithCause(t, ctx, "claim-ignored")
-	assert.Zero(t, countIn(t, ctx, `#lab-grade .lab-where`), "the grade's runs are not traced")
+	insert := strconv.Itoa(lineOf(t, eval[string](t, ctx, handlerText), "await db.run(`INSERT OR IGNORE"))
+	graded := `#lab-grade tr[data-scenario=` + row + `] [data-cause=claim-ignored] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, graded), text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`))
+	assert.Equal(t, insert, attr(t, ctx, graded, "data-line"))
 	where := whereOnBench(t, ctx, row, "claim-ignored")
-	insert := lineOf(t, eval[string](t, ctx, handlerText), "await db.run(`INSERT OR IGNORE")
-	assert.Equal(t, strconv.Itoa(insert), attr(t, ctx, where, "data-line"))
+	assert.Equal(t, insert, attr(t, ctx, where, "data-line"))
 	assert.Contains(t, text(t, ctx, where), "INSERT OR IGNORE INTO idem_keys")
+	// The explorer's panel names it too, from the order it found.
+	run(t, ctx, chromedp.SetValue(`#lab-scenario`, row))
+	act(t, ctx, `#btn-lab-explore`)
+	found := `#lab-found [data-cause=claim-ignored] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, found), text(t, ctx, "#lab-found"))
+	assert.Equal(t, insert, attr(t, ctx, found, "data-line"))
 }
 
 // TestLabPageSaysACheckThenInsertThrows: the look-then-insert mistake with

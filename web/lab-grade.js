@@ -211,7 +211,7 @@ export function gradePanel(ctx) {
                     ...(r.broke
                       ? [
                           whatHappened(firstViolation(r.verdict)),
-                          ...causeLines(firstViolation(r.verdict)),
+                          ...causeLines(firstViolation(r.verdict), false, r.trace),
                           ...others.map((x) => alsoBroke(sc.name, x, r.perRule[x.rule.name])),
                           ...(r.notes || []).filter((n) => n.cause).flatMap((n) => notePlayed(sc.name, n, r.schedule)),
                         ]

@@ -839,7 +839,7 @@ export function startRace({
             { class: 'schedule', 'data-switches': String(switchesOf(r.schedule)) },
             w('scheduleWords', { schedule: scheduleRuns(r.schedule) }),
           ),
-          rulesList(r.verdict),
+          rulesList(r.verdict, r.trace),
           el(
             'button',
             { type: 'button', id: 'btn-lab-replay-later', onclick: () => guard(() => replay(r.scenario, r.schedule, {})) },
@@ -868,7 +868,7 @@ export function startRace({
           { class: 'schedule', 'data-switches': String(switchesOf(r.schedule)) },
           w('scheduleWords', { schedule: scheduleRuns(r.schedule) }),
         ),
-        rulesList(r.verdict),
+        rulesList(r.verdict, r.trace),
         el(
           'button',
           { type: 'button', id: 'btn-lab-replay', onclick: () => guard(() => replay(r.scenario, r.schedule, {})) },

@@ -99,8 +99,9 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
   // when the evidence tells, and what to change.
   // A note's cause (note: true) is the browser's alone: the grader cannot
   // crash an endpoint, so it never names it.
-  // On the bench, the trace of the run tells where in the code a cause
-  // was done (causeWhere): the statement is named at its line.
+  // The trace of the run (the bench's, or the order the explorer and the
+  // grade replayed to show) tells where in the code a cause was done
+  // (causeWhere): the statement is named at its line.
   function causeLines(v, note, trace) {
     const says = (lang === 'ko' && v.diagnosis_ko) || v.diagnosis;
     const fix = (lang === 'ko' && v.fix_ko) || v.fix;
@@ -181,7 +182,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
                     : askedBy(fixer),
             )
           : null,
-        ...(n.cause ? causeLines(n, true, trace) : []),
+        ...(n.cause ? causeLines(n, true, n.trace || trace) : []),
       ];
     });
   }
@@ -231,7 +232,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
 }
 
 // WHERE says, for a cause that is one statement's doing, how to find that
-// statement in a traced run (the bench's): the call (op, and the SQL it
+// statement in a traced run (the bench's, or a replayed order's): the call (op, and the SQL it
 // ran), the lane among the cause's (lane: its index; else any of them),
 // at least rows changed, and the first or the last such call.
 const COMPLETES = /^\s*update\b[\s\S]*\bcompleted\b/i;
@@ -251,7 +252,8 @@ const WHERE = {
   'global-keys': { op: ['get', 'all', 'run'], sql: /\bwhere\b/i, not: /\bcustomer\b|\b(accounts|transfers)\b/i },
 };
 
-// causeWhere finds in trace (the bench's run) the call that did cause,
+// causeWhere finds in trace (a traced run: the bench's, or an order the
+// explorer or the grade replayed) the call that did cause,
 // among the attempts lanes names: {line, lane, op, sql}, or null where
 // the cause is no one statement's or the run was not traced.
 export function causeWhere(cause, lanes, trace) {

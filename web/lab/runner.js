@@ -1913,12 +1913,13 @@ async function explore(options) {
     // changed).
     // A scenario that broke a rule is replayed in its noted order too:
     // a note (a claim never settled) may be this rung's business though
-    // the rule broken is a later rung's.
+    // the rule broken is a later rung's. Each note keeps its replay's
+    // trace, so that the page names the line of the call behind it.
     if (noted || (!best && o.answers)) {
       const replay = await replaySchedule(sc, noted ? noted.schedule : [], o.bound);
       if (noted)
         for (const n of (replay.verdict.report && replay.verdict.report.notes) || [])
-          notes.push(Object.assign({ scenario: sc.name, schedule: noted.schedule }, n));
+          notes.push(Object.assign({ scenario: sc.name, schedule: noted.schedule, trace: replay.trace }, n));
       if (o.answers && !best) answers = (replay.attempts || []).map((a) => ({ id: a.id, status: a.answer ? a.answer.status : 0 }));
     }
     if (best) {
