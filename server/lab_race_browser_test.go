@@ -752,3 +752,22 @@ func scheduleWords(picks []string) string {
 	}
 	return strings.Join(out, " → ")
 }
+
+// TestLabRaceDrawsATransferInsertedWithReturning: the scoped reference
+// with its transfer inserted by db.all(… RETURNING id), as the fourteenth
+// simulated student wrote it. The picture drew no payment in the ledger,
+// starred no winner, and worked the opening balances back from the
+// transfers it saw, so that "before" showed the balances after.
+func TestLabRaceDrawsATransferInsertedWithReturning(t *testing.T) {
+	t.Parallel()
+	ctx := onRungEdited(t, "scoped", [2]string{
+		"const tr = await db.run('INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?)', t.from, t.to, t.amount, req.now);",
+		"const [tr] = await db.all('INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES (?, ?, ?, ?) RETURNING id AS lastInsertRowid', t.from, t.to, t.amount, req.now);",
+	})
+	onBench(t, ctx, "simultaneous-retries")
+	stepAll(t, ctx)
+	ledger := `#lab-race-view svg [data-row=ledger]`
+	assert.Equal(t, "before: alice 1,000,000 · bob 0 · carol 1,000,000", svgText(t, ctx, ledger+" .opening"))
+	assert.Contains(t, svgText(t, ctx, ledger+" .balance-after"), "alice 800,000 · bob 200,000")
+	assert.Equal(t, 1, countIn(t, ctx, `#lab-race-view svg [data-row=attempt][data-winner=true]`), "the attempt whose transfer is in the ledger is the winner")
+}

@@ -117,12 +117,18 @@ func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 			out := labFail(err)
 			return out[:len(out)-1] + tx
 		}
+		// What a get or an all given a statement that writes changed
+		// (INSERT … RETURNING): the page draws the row it wrote.
+		wrote := ""
+		if op != "run" && res.Changes > 0 {
+			wrote = `,"changes":` + strconv.FormatInt(res.Changes, 10) + `,"lastInsertRowid":` + strconv.FormatInt(res.LastInsertRowid, 10)
+		}
 		switch op {
 		case "get":
 			if res.Row == nil {
-				return `{"ok":{}` + tx
+				return `{"ok":{` + strings.TrimPrefix(wrote, ",") + `}` + tx
 			}
-			return `{"ok":{"row":` + string(appendRow(nil, res.Row)) + `}` + tx
+			return `{"ok":{"row":` + string(appendRow(nil, res.Row)) + wrote + `}` + tx
 		case "all":
 			b := []byte(`{"ok":{"rows":[`)
 			for i, r := range res.Rows {
@@ -131,7 +137,7 @@ func (lb *labBridge) exec(id, conn, op, sql, paramsJSON string) string {
 				}
 				b = appendRow(b, r)
 			}
-			return string(b) + `]}` + tx
+			return string(b) + `]` + wrote + `}` + tx
 		case "run":
 			dropped := ""
 			if res.Dropped {

@@ -13,7 +13,7 @@
 // the network, charged or answered with its first charge. Everything else
 // is a step named by its statement. The words come from the SQL only to
 // tell these apart; what moved is read from the runner's typed fields
-// (rows, last_insert_rowid, charge_id, amount, status), and the key's row
+// (rows, changed, last_insert_rowid, charge_id, amount, status), and the key's row
 // is what the student's own tables hold (key_rows, keyRowOf), never what
 // the SQL's words suggest.
 
@@ -189,12 +189,16 @@ export function labRaceInput(state, lineOf = (n) => n) {
       events.push(Object.assign(base(e), { phase: 'db', outcome: 'error' }));
       continue;
     }
+    // A statement that writes, given to run or to get or all (an INSERT
+    // … RETURNING), and the rows it changed.
+    const writes = op === 'run' || ((op === 'get' || op === 'all') && (INSERT.test(sql) || UPDATE.test(sql)));
+    const written = op === 'run' ? e.rows || 0 : e.changed || 0;
     if (op === 'begin') inTx.set(lane, true);
     if (op === 'rollback') {
       inTx.delete(lane);
       pending.delete(lane);
     }
-    if (op === 'run' && LAB_TABLES.test(sql) && /transfers/i.test(sql.match(LAB_TABLES)[1]) && e.rows > 0) {
+    if (writes && LAB_TABLES.test(sql) && /transfers/i.test(sql.match(LAB_TABLES)[1]) && written > 0) {
       const row = rows.get(e.last_insert_rowid) || {};
       const tr = { id: e.last_insert_rowid, from: String(row.from_id ?? ''), to: String(row.to_id ?? ''), amount: Number(row.amount) || 0 };
       if (inTx.get(lane)) {
@@ -210,13 +214,13 @@ export function labRaceInput(state, lineOf = (n) => n) {
     // rows as they were claimed nothing (a log of the student's, say);
     // inside one, its row is not committed yet, and the INSERT is the
     // claim the handler made. One that wrote nothing is drawn as ignored.
-    const keyless = op === 'run' && e.rows > 0 && !rowChanged && !inTx.get(lane) && Array.isArray(e.key_rows);
-    if (op === 'run' && INSERT.test(sql) && !LAB_TABLES.test(sql) && !keyless) {
-      events.push(Object.assign(base(e), { phase: 'claim', outcome: 'claimed', rows: e.rows }));
+    const keyless = writes && written > 0 && !rowChanged && !inTx.get(lane) && Array.isArray(e.key_rows);
+    if (writes && INSERT.test(sql) && !LAB_TABLES.test(sql) && !keyless) {
+      events.push(Object.assign(base(e), { phase: 'claim', outcome: 'claimed', rows: written }));
       continue;
     }
-    if (op === 'run' && tookOver && UPDATE.test(sql) && !LAB_TABLES.test(sql)) {
-      events.push(Object.assign(base(e), { phase: 'claim', outcome: 'taken-over', rows: e.rows }));
+    if (writes && tookOver && UPDATE.test(sql) && !LAB_TABLES.test(sql)) {
+      events.push(Object.assign(base(e), { phase: 'claim', outcome: 'taken-over', rows: written }));
       continue;
     }
     if (op === 'commit') {

@@ -42,7 +42,8 @@
 //          'replayed' (pay), 'busy' (wait: holder is the attempt holding
 //          the write lock), 'answered' | 'lost' | 'timed-out' (answer),
 //          'threw', 'crashed', 'lost' | 'timed-out' (fault);
-//   rows (changed by run, found by get/all), last_insert_rowid,
+//   rows (changed by run, found by get/all), changed (by a get/all
+//   given a statement that writes: INSERT … RETURNING), last_insert_rowid,
 //   error_name, error_code ('SQLITE_CONSTRAINT_PRIMARYKEY', …), message,
 //   charge_id, amount, replayed, status (the answer's), rolled_back (the
 //   attempt's connection had a transaction open when it ended);
@@ -542,6 +543,9 @@ class Run {
       if (c.op === 'run' && r.ok.dropped) a.dropped.push({ op: 'run', line: c.line });
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
+      // A get or an all given a statement that writes (INSERT …
+      // RETURNING): the rows it changed, as run's.
+      if (c.op !== 'run' && r.ok.changes) Object.assign(fields, { changed: r.ok.changes, last_insert_rowid: r.ok.lastInsertRowid });
     }
     if (this.traced && c.op !== 'pay') fields.key_rows = this.observe(a, c.sql);
     this.event(a, fields);

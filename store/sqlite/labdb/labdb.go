@@ -590,7 +590,8 @@ func (db *DB) InTx(id string) bool {
 }
 
 // Result is what one db call resolves to: Changes and LastInsertRowid for
-// run, Row for get (nil: undefined), Rows for all. Dropped says that run
+// run (and for get and all given a statement that writes, INSERT …
+// RETURNING), Row for get (nil: undefined), Rows for all. Dropped says that run
 // was given a statement that only reads rows (a SELECT): run answers
 // with counts alone, so what it read was thrown away, a beginner's
 // slip that a get or an all was meant.
@@ -651,17 +652,25 @@ func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
 			return Result{}, err
 		}
 	}
+	// A statement that writes (an INSERT … RETURNING given to get or all)
+	// runs to its end whatever call it came through, and says what it
+	// changed, as run does: the page draws the row it wrote.
+	writes := !st.ReadOnly()
 	var res Result
 	for st.Step() {
 		if op == "run" {
 			continue
 		}
-		row := readRow(st)
 		if op == "get" {
-			res.Row = row
-			break
+			if res.Row == nil {
+				res.Row = readRow(st)
+			}
+			if !writes {
+				break
+			}
+			continue
 		}
-		res.Rows = append(res.Rows, row)
+		res.Rows = append(res.Rows, readRow(st))
 	}
 	if err := st.Err(); err != nil {
 		return Result{}, wrap(err)
@@ -669,8 +678,10 @@ func (db *DB) Exec(id, op, sql string, params []any) (Result, error) {
 	if op == "all" && res.Rows == nil {
 		res.Rows = []map[string]any{}
 	}
-	if op == "run" {
+	if op == "run" || writes {
 		res.Changes, res.LastInsertRowid = c.c.Changes(), c.c.LastInsertRowID()
+	}
+	if op == "run" {
 		res.Dropped = st.ColumnCount() > 0 && st.ReadOnly()
 	}
 	if table := db.ignoringInsert(sql); table != "" && c.c.Changes() == 0 {

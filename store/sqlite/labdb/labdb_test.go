@@ -383,3 +383,27 @@ func TestTakeoversOfARunningAttempt(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestWritesThroughGetAndAllSayWhatChanged: an INSERT … RETURNING given
+// to get or all says what it changed, as run does (the fourteenth
+// simulated student's transfer, inserted with db.all, was missing from the
+// page's picture), and get runs a statement that writes to its end.
+func TestWritesThroughGetAndAllSayWhatChanged(t *testing.T) {
+	db := open(t)
+	c := conn(t, db, "a1")
+	ins := exec(t, db, c, "all", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('alice', 'bob', 5, 0) RETURNING id`)
+	assert.Equal(t, []map[string]any{{"id": int64(1)}}, ins.Rows)
+	assert.Equal(t, int64(1), ins.Changes)
+	assert.Equal(t, int64(1), ins.LastInsertRowid)
+
+	two := exec(t, db, c, "get", `INSERT INTO transfers (from_id, to_id, amount, created_at) VALUES ('alice', 'bob', 1, 0), ('alice', 'bob', 2, 0) RETURNING id`)
+	assert.Equal(t, map[string]any{"id": int64(2)}, two.Row, "get answers the first row")
+	assert.Equal(t, int64(2), two.Changes, "and runs the statement to its end")
+	assert.Equal(t, int64(3), two.LastInsertRowid)
+	_, ts, err := db.Ledger()
+	require.NoError(t, err)
+	assert.Len(t, ts, 3)
+
+	read := exec(t, db, c, "get", `SELECT id FROM transfers ORDER BY id`)
+	assert.Zero(t, read.Changes, "a read says no change")
+}
