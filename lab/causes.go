@@ -184,12 +184,21 @@ func RuleFix(name string) string { return ruleFixes[name] }
 // RuleFixKo is RuleFix in Korean.
 func RuleFixKo(name string) string { return ruleFixesKo[name] }
 
+// constraintIsVerdict, with its Korean, ends the fix of a 500 whose
+// handler threw a ConstraintError: the claim's refusal is the verdict, not
+// a failure. Said only there (the fourteenth simulated student read it
+// under a failed ROLLBACK and a string status).
+const (
+	constraintIsVerdict   = "A ConstraintError from your key's INSERT is not a failure: it is the verdict that another attempt claimed the key first, to catch and answer from that key"
+	constraintIsVerdictKo = "키를 넣는 INSERT에서 나온 ConstraintError는 실패가 아닙니다. 다른 시도가 먼저 키를 선점했다는 판정이니, 잡아서 그 키로 답하세요."
+)
+
 var causes = map[string]Cause{
 	CauseHandlerFailed: {CauseHandlerFailed,
 		"the handler answered 5xx: it threw, or said so itself, so the client learned nothing, and the rules had nothing to judge",
-		"find the error at its line (play the order on the bench, ▶: the attempt's card and the list under the editor then show it; an error with no line, such as an answer the lab cannot send, names what your transfer returned) and answer every request the contract serves: 201 for a transfer, its 4xx for a refusal; check that your tables exist (the tables box is kept for each rung). A ConstraintError from your key's INSERT is not a failure: it is the verdict that another attempt claimed the key first, to catch and answer from that key",
+		"find the error at its line (play the order on the bench, ▶: the attempt's card and the list under the editor then show it; an error with no line, such as an answer the lab cannot send, names what your transfer returned) and answer every request the contract serves: 201 for a transfer, its 4xx for a refusal; check that your tables exist (the tables box is kept for each rung)",
 		"핸들러가 5xx로 답했습니다. 예외를 던졌거나 스스로 5xx를 보냈으니, 클라이언트는 아무것도 알 수 없고 규칙도 판정할 것이 없었습니다.",
-		"오류가 난 줄을 찾으세요. 그 순서를 벤치에서 돌려 보면(▶) 시도의 카드와 편집기 아래 목록에 줄이 나오고, 보낼 수 없는 응답처럼 줄이 없는 오류는 transfer가 돌려준 값을 알려 줍니다. 그리고 계약이 처리하는 모든 요청에 답하세요. 송금에는 201, 거절에는 그 4xx입니다. 테이블이 있는지도 확인하세요(테이블 상자는 단계마다 따로 보관됩니다). 키를 넣는 INSERT에서 나온 ConstraintError는 실패가 아닙니다. 다른 시도가 먼저 키를 선점했다는 판정이니, 잡아서 그 키로 답하세요."},
+		"오류가 난 줄을 찾으세요. 그 순서를 벤치에서 돌려 보면(▶) 시도의 카드와 편집기 아래 목록에 줄이 나오고, 보낼 수 없는 응답처럼 줄이 없는 오류는 transfer가 돌려준 값을 알려 줍니다. 그리고 계약이 처리하는 모든 요청에 답하세요. 송금에는 201, 거절에는 그 4xx입니다. 테이블이 있는지도 확인하세요(테이블 상자는 단계마다 따로 보관됩니다)."},
 	CauseNotAwaited: {CauseNotAwaited,
 		"a call into db or pay was made without await: the code after it went on as if it knew the answer. A call still waiting when the attempt ended never ran at all; one that ran was never checked, so its error (a network that failed) went unseen",
 		"put await before every call into db and into pay (const row = await db.get(…)): each call is a step the attempt waits for, and what it answers is known only once it has run",
@@ -217,9 +226,9 @@ var causes = map[string]Cause{
 		"키가 처리 중인 동안에는 Retry-After: 1(초 단위 숫자)과 함께 409로 답하세요."},
 	CauseReleasedAnother: {CauseReleasedAnother,
 		"an attempt deleted the key row another attempt had written under the same key, as if it released a claim of its own: the key was gone, so a retry of the first request found nothing to stop it or to replay, and ran as a new request",
-		"delete only your own claim, and only while it is in progress: DELETE … WHERE the key AND owner = ? AND state = 'in_progress'; an attempt refused 422 (another request's key) or 409 claimed nothing, so it has nothing to release",
+		"delete only your own claim, and only while it is in progress: DELETE … WHERE the key AND owner = ? AND state = 'in_progress' (owner: a column your claim fills with req.attempt; add one if your table has none); an attempt refused 422 (another request's key) or 409 claimed nothing, so it has nothing to release",
 		"어떤 시도가 같은 키로 다른 시도가 쓴 키 행을 자기 선점을 푸는 것처럼 지웠습니다. 키가 사라져서 첫 요청의 재시도는 막을 것도 재생할 것도 찾지 못하고 새 요청처럼 실행되었습니다.",
-		"지우는 것은 자기 선점뿐이고, 처리 중일 때만입니다: DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress'. 422(다른 요청의 키)나 409를 받은 시도는 선점한 것이 없으니 풀 것도 없습니다."},
+		"지우는 것은 자기 선점뿐이고, 처리 중일 때만입니다: DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress'. owner는 선점할 때 req.attempt를 넣어 두는 열이며, 테이블에 없으면 추가하세요. 422(다른 요청의 키)나 409를 받은 시도는 선점한 것이 없으니 풀 것도 없습니다."},
 	CauseRefusalNotProblem: {CauseRefusalNotProblem,
 		"a refusal (4xx) went out with no body, or not as application/problem+json: the contract's errors are problem details (RFC 9457), so that a client, and a person reading its log, learns what was wrong",
 		"build every refusal with lab.problem(status, title, detail): it writes the application/problem+json body and its Content-Type",
@@ -362,9 +371,9 @@ var causes = map[string]Cause{
 		"한 요청의 모든 시도에 같은 키를 pay에 주세요. 고객과 요청의 Idempotency-Key로 만들고, 시도나 시각으로 만들지 마세요. 그러면 결제망은 재시도의 호출에 첫 청구로 답하고(replayed: true) 새로 청구하지 않습니다."},
 	CauseClaimNotReleased: {CauseClaimNotReleased,
 		"the payment network failed the first attempt, which answered with an error but kept its claim in progress: the client's retry was told 409 (come back later), and will be until the claim is taken over, while the request is neither done nor undone",
-		"when the work fails before the transfer commits (pay threw, or any error), roll back what is open and delete your own claim (DELETE … WHERE the key AND owner = ? AND state = 'in_progress') before you answer 5xx: the retry then claims the key afresh and, with the same key given to pay, gets the first charge back if there was one",
+		"when the work fails before the transfer commits (pay threw, or any error), roll back what is open and delete your own claim (DELETE … WHERE the key AND owner = ? AND state = 'in_progress', owner being a column your claim fills with req.attempt) before you answer 5xx: the retry then claims the key afresh and, with the same key given to pay, gets the first charge back if there was one",
 		"결제망이 첫 시도를 실패시켰고, 그 시도는 오류로 답했지만 선점은 처리 중인 채로 남겼습니다. 클라이언트의 재시도는 409(나중에 다시 오라)를 받았고, 선점을 누가 넘겨받을 때까지 계속 그럴 것입니다. 요청은 끝나지도 취소되지도 않았습니다.",
-		"송금이 커밋되기 전에 일이 실패하면(pay가 예외를 던졌거나 다른 오류), 열린 것을 롤백하고 자기 선점을 지운 뒤(DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress') 5xx로 답하세요. 그러면 재시도가 키를 새로 선점하고, pay에 같은 키를 주므로 첫 청구가 있었다면 그것을 돌려받습니다."},
+		"송금이 커밋되기 전에 일이 실패하면(pay가 예외를 던졌거나 다른 오류), 열린 것을 롤백하고 자기 선점을 지운 뒤(DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress'. owner는 선점할 때 req.attempt를 넣어 두는 열입니다) 5xx로 답하세요. 그러면 재시도가 키를 새로 선점하고, pay에 같은 키를 주므로 첫 청구가 있었다면 그것을 돌려받습니다."},
 	CauseFailureStored: {CauseFailureStored,
 		"the first attempt's failure (the payment network did not answer) was stored as the key's answer and handed to the retry: the request can never succeed under its key, though the failure was the network's, not the request's",
 		"store only the request's own answers (201, and refusals of the request itself: 402, 404); a failure of the work (5xx) says nothing about the request: release the claim instead, so that the retry runs it again",

@@ -1296,7 +1296,12 @@ func contractNotes(r HandlerRun) []Note {
 			en += "; a purge had deleted its key's row before the published retention ran out"
 			ko += ". 공개한 보존 기간이 끝나기 전에 정리 작업이 이 키의 행을 지웠습니다."
 		}
-		notes = append(notes, causedNote(cause, []string{a.ID}, en, ko))
+		n := causedNote(cause, []string{a.ID}, en, ko)
+		if cause == CauseHandlerFailed && strings.Contains(a.Threw, "ConstraintError") {
+			n.Fix += ". " + constraintIsVerdict
+			n.FixKo += " " + constraintIsVerdictKo
+		}
+		notes = append(notes, n)
 		break
 	}
 	// A replay of the first answer's bytes without Idempotent-Replayed:

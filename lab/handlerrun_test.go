@@ -1945,3 +1945,28 @@ func TestJudgeHandlerRunSaysAnUnguardedDebit(t *testing.T) {
 	assert.Contains(t, n.Message, "the network had charged it (ch_1), and no transfer was made")
 	assert.Contains(t, n.MessageKo, "결제망은 이 시도에 청구했는데(ch_1)")
 }
+
+// TestAFailedAnswersFixSpeaksOfTheClaimOnlyForAConstraintError: a 500
+// whose handler threw a ConstraintError is told that the claim's refusal
+// is the verdict to catch; a 500 for another reason (a ROLLBACK with no
+// transaction open, as the fourteenth simulated student's) is not.
+func TestAFailedAnswersFixSpeaksOfTheClaimOnlyForAConstraintError(t *testing.T) {
+	fixOf := func(threw string) string {
+		r := lab.HandlerRun{
+			Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+			StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+			EndBalances:   map[string]int64{"alice": 1000000, "bob": 0},
+			Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Answered: true, Delivered: true,
+				Status: 500, Threw: threw, Body: `{"from":"alice","to":"bob","amount":200000}`}},
+		}
+		for _, n := range lab.JudgeHandlerRun(r).Notes {
+			if n.Cause == lab.CauseHandlerFailed {
+				return n.Fix
+			}
+		}
+		t.Fatalf("no note of a 500 for %q", threw)
+		return ""
+	}
+	assert.Contains(t, fixOf("ConstraintError at line 30: UNIQUE constraint failed: idem_keys.idem_key"), "A ConstraintError from your key's INSERT is not a failure")
+	assert.NotContains(t, fixOf("SQLError at line 56: cannot rollback - no transaction is active"), "ConstraintError")
+}
