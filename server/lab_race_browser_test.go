@@ -227,8 +227,9 @@ func scopedHandler(t *testing.T) string {
 	return string(src)
 }
 
-// TestLabPageByKeyboard plays a scenario from the keyboard: Enter on Start,
-// then Enter on an attempt's step again and again. The focus stays
+// TestLabPageByKeyboard plays a scenario from the keyboard: Enter on Start
+// (which takes the focus to the first step under the picture), then Enter
+// on an attempt's step again and again. The focus stays
 // on a step button after every step (the cards are drawn anew), ← and →
 // go from one attempt's step to the other's, and once every attempt has
 // ended the focus is on the verdict, where another Enter starts nothing
@@ -246,7 +247,12 @@ func TestLabPageByKeyboard(t *testing.T) {
 	run(t, ctx, focus(`#btn-lab-start`))
 	press()
 	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#lab-lanes .lab-lane').length`), text(t, ctx, "#lab-run-status"))
-	assert.Equal(t, "btn-lab-start", focused(), "the focus stays on Start")
+	// The focus goes to the first step under the picture, where the arrows
+	// work (left on Start, they did nothing: the fourteenth simulated
+	// student).
+	assert.Equal(t, "lab-stepbar-a1", focused(), "the focus goes to the first attempt's step")
+	run(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+	assert.Equal(t, "lab-stepbar-a2", focused(), "→ goes to the next attempt's step")
 
 	// One key from one attempt's step to the other's, both ways round.
 	run(t, ctx, focus(`#lab-lanes .lab-lane[data-attempt=a1] button.primary`), chromedp.KeyEvent(kb.ArrowRight))

@@ -99,6 +99,7 @@ export function startRace({
     loaded: '',
     retention: null,
     focusVerdict: false,
+    focusStep: false,
     wanted: '', // the scenario to choose once the list is filled (restore)
   };
   const status = (s) => ($('lab-run-status').textContent = s);
@@ -271,9 +272,12 @@ export function startRace({
       }
     } finally {
       setBusy(false);
+      const step = panel.focusStep && $('lab-stepbar').querySelector('button:not([aria-disabled=true])');
       if (panel.focusVerdict && $('lab-verdict-title')) focusVerdict();
+      else if (step && !$('lab-stepbar').hidden) step.focus();
       else refocus(from);
       panel.focusVerdict = false;
+      panel.focusStep = false;
       // Tests wait on this: one more action of the panel has ended.
       document.body.dataset.labActs = String(Number(document.body.dataset.labActs || 0) + 1);
     }
@@ -968,7 +972,15 @@ export function startRace({
     all[(i + (e.key === 'ArrowRight' ? 1 : all.length - 1)) % all.length].focus();
   });
 
-  $('btn-lab-start').addEventListener('click', () => guard(() => putOnBench()));
+  // Put on the bench from the keyboard (a click with no pointer: detail
+  // 0), the focus goes to the first step under the picture, where ← and →
+  // move between the attempts: left on Start, the arrows did nothing and
+  // the next Enter started the bench over.
+  $('btn-lab-start').addEventListener('click', (e) =>
+    guard(async () => {
+      if ((await putOnBench()) && e.detail === 0) panel.focusStep = true;
+    }),
+  );
   $('btn-lab-explore').addEventListener('click', () => guard(explore));
   $('btn-lab-grade').addEventListener('click', () => guard(gradeAll));
   $('btn-lab-stop').addEventListener('click', () => runner.stop());
