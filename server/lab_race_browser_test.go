@@ -533,6 +533,18 @@ func TestLabRaceShowsTheWaitOnAPhone(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `(() => { const v = document.querySelector('#lab-race-view svg').getBoundingClientRect();
 		return [...document.querySelectorAll('#lab-race-view svg [data-row=ledger] .balance-after')].every((e) => { const b = e.getBoundingClientRect(); return b.width > 0 && b.left >= v.left && b.right <= v.right; }); })()`),
 		"the balances are drawn inside the picture")
+	// The key row's segments are narrow here: each says its state in the
+	// table's own words, whole (on a line under the band where they do not
+	// fit inside), inside the picture; a phone showed "▭ a1" for
+	// "in_progress · a1".
+	segs := eval[[][2]string](t, ctx, `[...document.querySelectorAll('#lab-race-view svg [data-row=db] [data-db-state]')].map((g) => [g.querySelector('text').textContent, g.querySelector('title').textContent])`)
+	require.NotEmpty(t, segs)
+	for _, s := range segs {
+		assert.Equal(t, s[1], s[0], "the segment shows its whole words")
+	}
+	assert.True(t, eval[bool](t, ctx, `(() => { const v = document.querySelector('#lab-race-view svg').getBoundingClientRect();
+		return [...document.querySelectorAll('#lab-race-view svg [data-row=db] .seg-text')].every((e) => { const b = e.getBoundingClientRect(); return b.left >= v.left && b.right <= v.right; }); })()`),
+		"the key row's words are inside the picture")
 }
 
 // TestLabPhoneStepsUnderThePicture: on a phone the attempts' cards stand

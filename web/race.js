@@ -1263,6 +1263,15 @@ function planDB(r, c) {
       owner;
     const room = x1 - x0 - 8;
     if (textW(label, fs.seg) <= room) return { s, x0, x1, label, text: label, line: -1 };
+    // A row of the student's own table says its state in the student's
+    // words ("running"), which no sign stands for: where they do not fit
+    // inside, they go whole on a line under the band (a phone showed "▭
+    // a1" for "running · a1").
+    const lw = textW(label, fs.seg);
+    if (s.read && lw <= c.textRight - c.plotLeft) {
+      const x = Math.max(c.plotLeft, Math.min(x0, c.textRight - lw));
+      return { s, x0, x1, label, text: label, line: place.put(x, lw), x };
+    }
     if (textW(short, fs.seg) <= room) return { s, x0, x1, label, text: short, line: -1 };
     const w = textW(short, fs.seg);
     const x = Math.max(c.plotLeft, Math.min(x0, c.textRight - w));
