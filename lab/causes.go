@@ -126,6 +126,11 @@ const (
 	CauseClaimNotReleased  = "claim-not-released"
 	CauseFailureStored     = "failure-stored"
 	CauseTransferUnpaid    = "transfer-unpaid"
+	// CauseFailureCompleted is the browser lab's too: the network failed
+	// an attempt's pay, and the attempt answered it as a final answer (a
+	// 402, say) and completed its key, so that a retry was told the key
+	// was done with no transfer behind it.
+	CauseFailureCompleted = "failure-completed"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
@@ -376,9 +381,14 @@ var causes = map[string]Cause{
 		"송금이 커밋되기 전에 일이 실패하면(pay가 예외를 던졌거나 다른 오류), 열린 것을 롤백하고 자기 선점을 지운 뒤(DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress'. owner는 선점할 때 req.attempt를 넣어 두는 열입니다) 5xx로 답하세요. 그러면 재시도가 키를 새로 선점하고, pay에 같은 키를 주므로 첫 청구가 있었다면 그것을 돌려받습니다."},
 	CauseFailureStored: {CauseFailureStored,
 		"the first attempt's failure (the payment network did not answer) was stored as the key's answer and handed to the retry: the request can never succeed under its key, though the failure was the network's, not the request's",
-		"store only the request's own answers (201, and refusals of the request itself: 402, 404); a failure of the work (5xx) says nothing about the request: release the claim instead, so that the retry runs it again",
+		"store only the request's own answers (201, and refusals of the request itself: 402, 404); a failure of the work (pay threw: answer 5xx, never a 402 or a 404, which say the request itself is refused) says nothing about the request: release the claim instead, so that the retry runs it again",
 		"첫 시도의 실패(결제망이 답하지 않음)가 키의 답으로 저장되어 재시도에게 전해졌습니다. 실패는 요청이 아니라 결제망의 것이었는데, 이제 그 키로는 요청이 영영 성공할 수 없습니다.",
-		"요청 자체의 답만 저장하세요(201, 그리고 요청을 거절하는 402, 404). 일의 실패(5xx)는 요청에 대해 아무것도 말하지 않습니다. 대신 선점을 풀어서 재시도가 요청을 다시 실행하게 하세요."},
+		"요청 자체의 답만 저장하세요(201, 그리고 요청을 거절하는 402, 404). 일의 실패(pay가 예외를 던진 경우: 5xx로 답하고, 요청 자체를 거절한다는 뜻인 402나 404로 답하지 마세요)는 요청에 대해 아무것도 말하지 않습니다. 대신 선점을 풀어서 재시도가 요청을 다시 실행하게 하세요."},
+	CauseFailureCompleted: {CauseFailureCompleted,
+		"the payment network failed (pay threw) and the attempt answered as if the request were settled (a 4xx such as 402) and completed its key: its retry was then told the key was done, though no transfer was ever made",
+		"when pay throws, the request is neither done nor refused: roll back what is open, delete your own claim and answer 5xx (503), so that the retry runs it again; a 402 says the customer lacks the money, and a completed key keeps that answer for ever",
+		"결제망이 실패했는데(pay가 예외를 던짐) 시도가 요청이 끝난 것처럼(402 같은 4xx로) 답하고 키를 완료했습니다. 그래서 재시도는 송금이 한 번도 없었는데도 키가 끝났다는 답을 받았습니다.",
+		"pay가 예외를 던지면 요청은 끝난 것도 거절된 것도 아닙니다. 열린 것을 롤백하고 자기 선점을 지운 뒤 5xx(503)로 답해서 재시도가 요청을 다시 실행하게 하세요. 402는 고객의 잔액이 모자란다는 뜻이고, 완료된 키는 그 답을 영영 간직합니다."},
 	CauseTransferUnpaid: {CauseTransferUnpaid,
 		"a transfer was made that the payment network never charged: the money moved in the bank, and the network never paid it (pay threw and the handler went on, or pay was called without await so that its error was never seen, or pay came after COMMIT and never ran, or not at all)",
 		"move the money only once pay has answered: call await pay(…) before db.begin(), and let its error end the attempt (roll back, release your claim, answer 5xx) instead of catching it and going on; never pay after COMMIT",

@@ -365,6 +365,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 					}
 				}
 			}
+			// The network failed an attempt's pay, and it answered as if
+			// the request were settled and completed its key: the retry
+			// was told the key was done with nothing behind it.
+			if (rr.Rule.N == RuleNothingLost.N || rr.Rule.N == RuleByteReplay.N) && failureCompleted(r, v.Intent) {
+				id = CauseFailureCompleted
+			}
 			// A slip in the JavaScript of an attempt of the violation (an
 			// answer before COMMIT, a call never awaited, rows thrown
 			// away) is what went wrong, whatever the answers resemble: a
@@ -1061,6 +1067,27 @@ func networkFailed(r HandlerRun) []Note {
 		}
 	}
 	return nil
+}
+
+// failureCompleted reports whether the network failed the pay of an
+// attempt of intent that then answered below 500, made no transfer, and
+// left a retry of the intent answered with success while no transfer of
+// the intent exists: the failure was taken for the request's settled
+// answer and completed the key.
+func failureCompleted(r HandlerRun, intent string) bool {
+	intentOf := intents(r)
+	if slices.ContainsFunc(r.Transfers, func(t HandlerTransfer) bool { return intentOf[t.Attempt] == intent }) {
+		return false
+	}
+	i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool {
+		return a.Intent == intent && a.PayFault != "" && a.Answered && a.Status > 0 && a.Status < 500
+	})
+	if i < 0 {
+		return false
+	}
+	return slices.ContainsFunc(r.Attempts, func(b HandlerAttempt) bool {
+		return b.ID != r.Attempts[i].ID && b.Intent == intent && b.Answered && Success(b.Status)
+	})
 }
 
 // scenarioChecks names, for the browser lab's scenarios, the grader's

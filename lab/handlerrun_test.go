@@ -1970,3 +1970,28 @@ func TestAFailedAnswersFixSpeaksOfTheClaimOnlyForAConstraintError(t *testing.T) 
 	assert.Contains(t, fixOf("ConstraintError at line 30: UNIQUE constraint failed: idem_keys.idem_key"), "A ConstraintError from your key's INSERT is not a failure")
 	assert.NotContains(t, fixOf("SQLError at line 56: cannot rollback - no transaction is active"), "ConstraintError")
 }
+
+// TestANetworkFailureAnsweredAsSettledIsNamed: the network failed a1's
+// pay, a1 answered 402 and completed its key, and its retry a2 was told
+// the key was done (200, no transfer): rule 4 is put down to the failure
+// taken for the request's answer, not to a generic replay.
+func TestANetworkFailureAnsweredAsSettledIsNamed(t *testing.T) {
+	body := `{"from":"alice","to":"bob","amount":200000}`
+	r := lab.HandlerRun{
+		Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+		StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+		EndBalances:   map[string]int64{"alice": 1000000, "bob": 0},
+		Charges:       []lab.HandlerCharge{{ID: "ch_1", Attempt: "a1", Amount: 200000}},
+		Attempts: []lab.HandlerAttempt{
+			{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true, PayFault: "lost",
+				Status: 402, Headers: map[string]string{"Content-Type": "application/problem+json"}, Response: `{"type":"about:blank","title":"Payment failed","status":402}`,
+				Pays: []lab.HandlerPay{{Outcome: "lost", Charge: "ch_1"}}, Arrived: 1, AnsweredAt: 2},
+			{ID: "a2", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true,
+				Status: 200, Headers: map[string]string{"Content-Type": "application/json"}, Response: `{"status":"already processed"}`, Arrived: 3, AnsweredAt: 4},
+		},
+	}
+	rep := lab.JudgeHandlerRun(r)
+	rr := rep.Rule(lab.RuleNothingLost)
+	require.False(t, rr.OK, "a success with no transfer behind it")
+	assert.Equal(t, lab.CauseFailureCompleted, rr.Violations[0].Cause)
+}

@@ -1288,3 +1288,21 @@ func TestLabPageSaysWhereAKeyIsReadWithoutItsCustomer(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(lookup), attr(t, ctx, where, "data-line"))
 	assert.Contains(t, text(t, ctx, where), "SELECT fingerprint, state, status, type, body FROM idem_keys WHERE idem_key = ?")
 }
+
+// TestLabPageSaysANetworkFailureAnsweredAsSettled: the in-progress
+// reference answering pay's failure with a 402 and completing its key
+// (the fourteenth simulated student's). Its retry was told the key was
+// done, a success with no transfer behind it: rule 4. The rows said a
+// generic replay, the replay rung's fix; the cause is the failure taken
+// for the request's answer, which the in-progress rung asks about.
+func TestLabPageSaysANetworkFailureAnsweredAsSettled(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "in-progress", [2]string{
+		"else await pay({ from: t.from, to: t.to, amount: t.amount });",
+		"else await pay({ from: t.from, to: t.to, amount: t.amount }).catch(() => { answer = lab.problem(402, 'Payment failed', 'the network failed'); });",
+	})
+	row := rowWithCause(t, ctx, "failure-completed")
+	assert.Contains(t, []string{"network-answer-lost", "network-down"}, row)
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the network’s failure was answered as settled and completed the key")
+	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "answer 5xx (503)")
+}

@@ -117,6 +117,10 @@ export const CAUSE_RUNG = {
   'network-key-missing': 'scoped',
   'claim-not-released': 'in-progress',
   'failure-stored': 'replay',
+  // The network's failure answered as if the request were settled (a
+  // 402) and its key completed: releasing the claim on a failure is the
+  // in-progress rung's.
+  'failure-completed': 'in-progress',
   'transfer-unpaid': 'naive',
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.
