@@ -131,6 +131,11 @@ const (
 	// 402, say) and completed its key, so that a retry was told the key
 	// was done with no transfer behind it.
 	CauseFailureCompleted = "failure-completed"
+	// CauseCompletedKeyReleased is the browser lab's too: an attempt whose
+	// transfer had committed threw afterwards, and a retry of its request
+	// moved the money again: its error path deleted a key that was no
+	// longer a claim in progress.
+	CauseCompletedKeyReleased = "completed-key-released"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
@@ -389,6 +394,11 @@ var causes = map[string]Cause{
 		"when pay throws, the request is neither done nor refused: roll back what is open, delete your own claim and answer 5xx (503), so that the retry runs it again; a 402 says the customer lacks the money, and a completed key keeps that answer for ever",
 		"결제망이 실패했는데(pay가 예외를 던짐) 시도가 요청이 끝난 것처럼(402 같은 4xx로) 답하고 키를 완료했습니다. 그래서 재시도는 송금이 한 번도 없었는데도 키가 끝났다는 답을 받았습니다.",
 		"pay가 예외를 던지면 요청은 끝난 것도 거절된 것도 아닙니다. 열린 것을 롤백하고 자기 선점을 지운 뒤 5xx(503)로 답해서 재시도가 요청을 다시 실행하게 하세요. 402는 고객의 잔액이 모자란다는 뜻이고, 완료된 키는 그 답을 영영 간직합니다."},
+	CauseCompletedKeyReleased: {CauseCompletedKeyReleased,
+		"an attempt threw after its transfer had committed, and its retry moved the money again: the error path deleted the key (a DELETE without AND state = 'in_progress'), though the transfer it guarded was already done, so the retry found the key free",
+		"release only a claim still in progress (DELETE … WHERE the key AND owner = ? AND state = 'in_progress'): once the transfer and the completed key have committed, an error after them has nothing to undo; find the error at its line, and answer from what was committed",
+		"한 시도가 송금을 커밋한 뒤에 예외를 던졌고, 그 재시도가 돈을 다시 옮겼습니다. 오류 처리 경로가 키를 지웠기 때문입니다(AND state = 'in_progress' 없는 DELETE). 키가 지키던 송금은 이미 끝났는데도 재시도는 키가 비어 있다고 보았습니다.",
+		"처리 중인 선점만 푸세요(DELETE … WHERE 그 키 AND owner = ? AND state = 'in_progress'). 송금과 완료된 키가 커밋된 뒤의 오류는 되돌릴 것이 없습니다. 오류가 난 줄을 찾고, 커밋된 것으로 답하세요."},
 	CauseTransferUnpaid: {CauseTransferUnpaid,
 		"a transfer was made that the payment network never charged: the money moved in the bank, and the network never paid it (pay threw and the handler went on, or pay was called without await so that its error was never seen, or pay came after COMMIT and never ran, or not at all)",
 		"move the money only once pay has answered: call await pay(…) before db.begin(), and let its error end the attempt (roll back, release your claim, answer 5xx) instead of catching it and going on; never pay after COMMIT",

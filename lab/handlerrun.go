@@ -365,6 +365,12 @@ func JudgeHandlerRun(r HandlerRun) Report {
 					}
 				}
 			}
+			// An attempt threw after its transfer committed, and a retry of
+			// its request moved the money again: its error path released a
+			// key whose transfer was done.
+			if (rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleOneCharge.N) && releasedAfterCommit(r, v.Intent) {
+				id = CauseCompletedKeyReleased
+			}
 			// The network failed an attempt's pay, and it answered as if
 			// the request were settled and completed its key: the retry
 			// was told the key was done with nothing behind it.
@@ -1067,6 +1073,27 @@ func networkFailed(r HandlerRun) []Note {
 		}
 	}
 	return nil
+}
+
+// releasedAfterCommit reports whether an attempt of intent made a
+// transfer, then threw (answered 500 with an exception), and another
+// attempt of intent made a transfer after it.
+func releasedAfterCommit(r HandlerRun, intent string) bool {
+	first := slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool {
+		i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == t.Attempt })
+		return i >= 0 && r.Attempts[i].Intent == intent
+	})
+	if first < 0 {
+		return false
+	}
+	i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == r.Transfers[first].Attempt })
+	if r.Attempts[i].Threw == "" {
+		return false
+	}
+	return slices.ContainsFunc(r.Transfers[first+1:], func(t HandlerTransfer) bool {
+		j := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == t.Attempt })
+		return j >= 0 && r.Attempts[j].Intent == intent && t.Attempt != r.Transfers[first].Attempt
+	})
 }
 
 // failureCompleted reports whether the network failed the pay of an

@@ -1995,3 +1995,32 @@ func TestANetworkFailureAnsweredAsSettledIsNamed(t *testing.T) {
 	require.False(t, rr.OK, "a success with no transfer behind it")
 	assert.Equal(t, lab.CauseFailureCompleted, rr.Violations[0].Cause)
 }
+
+// TestAThrowAfterCommitThatFreedTheKeyIsNamed: a1 moved the money, then
+// threw (its error path deleted the key), and its retry a2 moved it
+// again: rule 1 is put down to the key released after the commit, not to
+// a claim never made (the fourteenth simulated student was told to claim
+// the key with one plain INSERT, which it did).
+func TestAThrowAfterCommitThatFreedTheKeyIsNamed(t *testing.T) {
+	body := `{"from":"alice","to":"bob","amount":200000}`
+	ok := `{"transfer_id":"tr_2"}`
+	r := lab.HandlerRun{
+		Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+		StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+		EndBalances:   map[string]int64{"alice": 600000, "bob": 400000},
+		Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}, {ID: 2, From: "alice", To: "bob", Amount: 200000, Attempt: "a2"}},
+		Attempts: []lab.HandlerAttempt{
+			{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true, Status: 500,
+				Threw: "TypeError at line 56: Cannot read properties of undefined (reading 'toString')", Arrived: 1, AnsweredAt: 2},
+			{ID: "a2", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true,
+				Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Response: ok, Arrived: 3, AnsweredAt: 4},
+		},
+	}
+	rr := lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseCompletedKeyReleased, rr.Violations[0].Cause)
+
+	// The same two transfers, a1 answered 201 without throwing: not this.
+	r.Attempts[0].Threw, r.Attempts[0].Status = "", 201
+	assert.NotEqual(t, lab.CauseCompletedKeyReleased, lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer).Violations[0].Cause)
+}

@@ -1306,3 +1306,18 @@ func TestLabPageSaysANetworkFailureAnsweredAsSettled(t *testing.T) {
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the network’s failure was answered as settled and completed the key")
 	assert.Contains(t, text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`), "answer 5xx (503)")
 }
+
+// TestLabPageSaysAThrowAfterCommitFreedTheKey: the in-progress reference
+// throwing after its COMMIT, its error path deleting the key whatever its
+// state (the fourteenth simulated student's). The retry found the key
+// free and moved the money again; the rows told the student to claim the
+// key with one plain INSERT, which the handler did.
+func TestLabPageSaysAThrowAfterCommitFreedTheKey(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "in-progress",
+		[2]string{"WHERE idem_key = ? AND owner = ? AND state = 'in_progress'`, key, req.attempt);\n    throw e;",
+			"WHERE idem_key = ? AND owner = ?`, key, req.attempt);\n    throw e;"},
+		[2]string{"  await db.commit();\n  return answer;", "  await db.commit();\n  if (answer.status === 201) throw new TypeError('no receipt');\n  return answer;"})
+	rowWithCause(t, ctx, "completed-key-released")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a throw after COMMIT deleted a key whose transfer was done")
+}

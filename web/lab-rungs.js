@@ -121,6 +121,10 @@ export const CAUSE_RUNG = {
   // 402) and its key completed: releasing the claim on a failure is the
   // in-progress rung's.
   'failure-completed': 'in-progress',
+  // A key deleted by the error path of an attempt whose transfer had
+  // committed (a throw after COMMIT): releasing only a claim in progress
+  // is the in-progress rung's.
+  'completed-key-released': 'in-progress',
   'transfer-unpaid': 'naive',
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.
