@@ -136,6 +136,14 @@ const (
 	// moved the money again: its error path deleted a key that was no
 	// longer a claim in progress.
 	CauseCompletedKeyReleased = "completed-key-released"
+	// CauseRetryAfterLong is the browser lab's: a 409 whose Retry-After
+	// asks the client to wait more than a minute (milliseconds taken for
+	// seconds, most often) for a transfer that ends in a moment.
+	CauseRetryAfterLong = "retry-after-too-long"
+	// CauseSuccessNotJSON is the browser lab's: a success went out without
+	// a JSON Content-Type, where the contract's transfers are
+	// application/json.
+	CauseSuccessNotJSON = "success-not-json"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
@@ -234,6 +242,16 @@ var causes = map[string]Cause{
 		"answer 409 with Retry-After: 1 (a number of seconds) while the key is in progress",
 		"409 응답에 올바른 Retry-After가 없어서 클라이언트는 언제 다시 와야 할지 모릅니다.",
 		"키가 처리 중인 동안에는 Retry-After: 1(초 단위 숫자)과 함께 409로 답하세요."},
+	CauseRetryAfterLong: {CauseRetryAfterLong,
+		"a 409 told the client to wait more than a minute before it comes back, for a transfer that ends in a moment: Retry-After counts seconds, not milliseconds",
+		"answer 409 with Retry-After: 1 (a number of seconds) while the key is in progress",
+		"409 응답이 클라이언트에게 1분 넘게 기다렸다 다시 오라고 했습니다. 송금은 금방 끝나는데도요. Retry-After는 밀리초가 아니라 초를 셉니다.",
+		"키가 처리 중인 동안에는 Retry-After: 1(초 단위 숫자)과 함께 409로 답하세요."},
+	CauseSuccessNotJSON: {CauseSuccessNotJSON,
+		"a success went out without Content-Type: application/json, so a client cannot tell that its body is the transfer's JSON",
+		"answer a transfer with lab.json(201, {…}), which sets Content-Type: application/json, or set that header yourself beside the JSON body",
+		"성공 응답이 Content-Type: application/json 없이 나가서, 클라이언트는 본문이 송금의 JSON이라는 것을 알 수 없습니다.",
+		"송금에는 Content-Type: application/json을 넣어 주는 lab.json(201, {…})으로 답하거나, JSON 본문과 함께 그 헤더를 직접 넣으세요."},
 	CauseReleasedAnother: {CauseReleasedAnother,
 		"an attempt deleted the key row another attempt had written under the same key, as if it released a claim of its own: the key was gone, so a retry of the first request found nothing to stop it or to replay, and ran as a new request",
 		"delete only your own claim, and only while it is in progress: DELETE … WHERE the key AND owner = ? AND state = 'in_progress' (owner: a column your claim fills with req.attempt; add one if your table has none); an attempt refused 422 (another request's key) or 409 claimed nothing, so it has nothing to release",

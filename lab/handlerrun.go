@@ -1237,6 +1237,19 @@ func contractNotes(r HandlerRun) []Note {
 			break
 		}
 	}
+	// A 409 whose Retry-After asks for more than a minute: milliseconds
+	// taken for seconds (the fourteenth simulated student's 1000), once a
+	// run.
+	for _, a := range r.Attempts {
+		if a.Answered && a.Delivered && a.Status == 409 && validRetryAfter(a.Headers) {
+			if n, err := strconv.Atoi(strings.TrimSpace(headerOf(a.Headers, "Retry-After"))); err == nil && n > 60 {
+				notes = append(notes, causedNote(CauseRetryAfterLong, []string{a.ID},
+					fmt.Sprintf("%s was answered 409 with Retry-After: %d, a wait of %s for a transfer that ends in a moment; the contract says Retry-After: 1", a.ID, n, waitWords(n, "en")),
+					fmt.Sprintf("시도(%s)가 409 응답과 함께 Retry-After: %d 헤더를 받았습니다. 금방 끝나는 송금에 %s 기다리라는 뜻입니다. 계약은 Retry-After: 1입니다.", a.ID, n, waitWords(n, "ko"))))
+				break
+			}
+		}
+	}
 	// A retry told 429 (or 425) while the same request ran under its key:
 	// the contract says 409, once a run.
 	for _, b := range r.Attempts {
@@ -1284,6 +1297,26 @@ func contractNotes(r HandlerRun) []Note {
 		notes = append(notes, causedNote(CauseRefusalNotProblem, []string{a.ID},
 			fmt.Sprintf("%s was refused %d %s; the contract's errors are application/problem+json", a.ID, a.Status, said),
 			fmt.Sprintf("시도(%s)가 %s %d 거절을 받았습니다. 계약의 오류는 application/problem+json입니다.", a.ID, saidKo, a.Status)))
+		break
+	}
+	// A success without a JSON Content-Type (the fourteenth simulated
+	// student's 201 with headers: {}), once a run; a replay's headers are
+	// the replay's business (replay-headers).
+	for _, a := range r.Attempts {
+		if !a.Answered || !a.Delivered || !Success(a.Status) || replayedHeader(a.Headers) || strings.TrimSpace(a.Response) == "" {
+			continue
+		}
+		ct := strings.ToLower(strings.TrimSpace(strings.SplitN(headerOf(a.Headers, "Content-Type"), ";", 2)[0]))
+		if ct == "application/json" || strings.HasPrefix(ct, "application/") && strings.HasSuffix(ct, "+json") {
+			continue
+		}
+		said, saidKo := fmt.Sprintf("with Content-Type %q", headerOf(a.Headers, "Content-Type")), fmt.Sprintf("Content-Type(%q) 형식으로", headerOf(a.Headers, "Content-Type"))
+		if headerOf(a.Headers, "Content-Type") == "" {
+			said, saidKo = "with no Content-Type", "Content-Type 없이"
+		}
+		notes = append(notes, causedNote(CauseSuccessNotJSON, []string{a.ID},
+			fmt.Sprintf("%s was answered %d %s; the contract's transfers are application/json", a.ID, a.Status, said),
+			fmt.Sprintf("시도(%s)가 %s %d 응답을 받았습니다. 계약의 송금 응답은 application/json입니다.", a.ID, saidKo, a.Status)))
 		break
 	}
 	// A transfer without X-Customer-ID answered with success: the contract
@@ -1702,6 +1735,16 @@ func madeTransfer(r HandlerRun, id string) bool {
 		}
 	}
 	return false
+}
+
+// waitWords says n seconds as a reader counts them: "1,000 s (about 17
+// minutes)".
+func waitWords(n int, lang string) string {
+	min := (n + 30) / 60
+	if lang == "ko" {
+		return fmt.Sprintf("%s초(약 %d분)", engine.GroupDigits(int64(n)), min)
+	}
+	return fmt.Sprintf("%s s (about %d minutes)", engine.GroupDigits(int64(n)), min)
 }
 
 // validRetryAfter reports whether headers hold one Retry-After in a form

@@ -306,7 +306,8 @@ func TestCausesSpeakKorean(t *testing.T) {
 	for _, id := range []string{lab.CauseKeyOptional, lab.CauseGlobalKeys, lab.CauseRawBytes, lab.CauseOrderSensitive,
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
-		lab.CauseTakeoverUnchecked, lab.CauseCustomerOptional, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped} {
+		lab.CauseTakeoverUnchecked, lab.CauseCustomerOptional, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped,
+		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -2023,4 +2024,37 @@ func TestAThrowAfterCommitThatFreedTheKeyIsNamed(t *testing.T) {
 	// The same two transfers, a1 answered 201 without throwing: not this.
 	r.Attempts[0].Threw, r.Attempts[0].Status = "", 201
 	assert.NotEqual(t, lab.CauseCompletedKeyReleased, lab.JudgeHandlerRun(r).Rule(lab.RuleOneTransfer).Violations[0].Cause)
+}
+
+// TestAWaitOfMinutesAndASuccessWithoutJSONAreNoted: two answers no rule
+// judges, which the fourteenth simulated student's handlers gave and the
+// page passed: a 409 with Retry-After: 1000 (milliseconds meant), and a
+// 201 whose headers were left empty. Retry-After: 1 and a JSON success
+// are not noted.
+func TestAWaitOfMinutesAndASuccessWithoutJSONAreNoted(t *testing.T) {
+	body := `{"from":"alice","to":"bob","amount":200000}`
+	run := func(retryAfter, contentType string) lab.HandlerRun {
+		return lab.HandlerRun{
+			Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+			StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+			EndBalances:   map[string]int64{"alice": 800000, "bob": 200000},
+			Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}},
+			Attempts: []lab.HandlerAttempt{
+				{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true, Status: 201,
+					Headers: map[string]string{"Content-Type": contentType}, Response: `{"transfer_id":"tr_1"}`, Arrived: 1, AnsweredAt: 4},
+				{ID: "a2", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true, Status: 409,
+					Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": retryAfter},
+					Response: `{"type":"about:blank","title":"In progress","status":409}`, Arrived: 2, AnsweredAt: 3},
+			},
+		}
+	}
+	rep := lab.JudgeHandlerRun(run("1000", ""))
+	assert.Contains(t, noteCausesOf(rep), lab.CauseRetryAfterLong)
+	assert.Contains(t, noteCausesOf(rep), lab.CauseSuccessNotJSON)
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseRetryAfterLong })
+	assert.Contains(t, rep.Notes[i].Message, "Retry-After: 1000, a wait of 1,000 s (about 17 minutes)")
+
+	rep = lab.JudgeHandlerRun(run("1", "application/json; charset=utf-8"))
+	assert.NotContains(t, noteCausesOf(rep), lab.CauseRetryAfterLong)
+	assert.NotContains(t, noteCausesOf(rep), lab.CauseSuccessNotJSON)
 }

@@ -125,6 +125,12 @@ export const CAUSE_RUNG = {
   // committed (a throw after COMMIT): releasing only a claim in progress
   // is the in-progress rung's.
   'completed-key-released': 'in-progress',
+  // A 409 asking for a wait of minutes (milliseconds taken for seconds):
+  // the 409's Retry-After is the in-progress rung's.
+  'retry-after-too-long': 'in-progress',
+  // A success without a JSON Content-Type: the starting handler answers
+  // with lab.json, so every rung asks for it.
+  'success-not-json': 'naive',
   'transfer-unpaid': 'naive',
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.

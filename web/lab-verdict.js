@@ -199,6 +199,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
     'customer-optional',
     'wait-for-nobody',
     'answer-not-returned',
+    'success-not-json',
     'refusal-not-problem-json',
   ]);
   // SLIPS are those in the JavaScript: what they say is the code's, not
