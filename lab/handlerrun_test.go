@@ -2043,7 +2043,7 @@ func TestAWaitOfMinutesAndASuccessWithoutJSONAreNoted(t *testing.T) {
 				{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true, Status: 201,
 					Headers: map[string]string{"Content-Type": contentType}, Response: `{"transfer_id":"tr_1"}`, Arrived: 1, AnsweredAt: 4},
 				{ID: "a2", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true, Status: 409,
-					Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": retryAfter},
+					Headers:  map[string]string{"Content-Type": "application/problem+json", "Retry-After": retryAfter},
 					Response: `{"type":"about:blank","title":"In progress","status":409}`, Arrived: 2, AnsweredAt: 3},
 			},
 		}
