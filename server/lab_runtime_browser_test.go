@@ -639,3 +639,20 @@ func TestLabRuntimeProblemIsLabServes(t *testing.T) {
 		assert.Equal(t, string(want[a.ID].Response().Body), a.Answer.Body, a.ID)
 	}
 }
+
+// TestLabRuntimePayRefusesWhatLabServeRefuses: the runner refuses the
+// arguments pay cannot take as idemlab lab serve does (its test runs the
+// same file): the amount given as a string was charged here, though the
+// page's API reference says it is refused (the fifteenth simulated
+// student's).
+func TestLabRuntimePayRefusesWhatLabServeRefuses(t *testing.T) {
+	t.Parallel()
+	ctx, _ := openLabRunner(t, 5000)
+	labLoad(t, ctx, handlerFile(t, "pay-args.js"))
+	s := labJS[benchState](t, ctx, `labRunner.start({attempts: [{id: 'a1', intent: 'i1', customer: 'cust-1', key: '"k-1"', body: '{}', now: 1767258000000}]})`)
+	for i := 0; i < 20 && !s.Done; i++ {
+		s = labJS[benchState](t, ctx, `labRunner.step('a1')`)
+	}
+	require.True(t, s.Done)
+	assert.JSONEq(t, `{"said":["PaymentError","PaymentError","PaymentError","PaymentError","PaymentError","charged"]}`, s.Attempts[0].Answer.Body)
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -505,4 +506,17 @@ func TestAHandlerDeclaredTwiceIsRefused(t *testing.T) {
 	// scope), load.
 	url, _ := start(t, "async function transfer(req, db, pay) {\n  function transfer() {}\n  return lab.json(201, { mine: true });\n}\n", jsrun.Options{})
 	assert.Equal(t, 201, post(t, url, `{"from":"alice","to":"bob","amount":1}`, "X-Customer-ID", "c1").status)
+}
+
+// TestPayRefusesWhatTheBrowserRefuses: the arguments pay cannot take are
+// refused with PaymentError, the amount given as a string among them,
+// as the browser's runner refuses them (web/lab/testdata/pay-args.js,
+// which the browser's test runs too).
+func TestPayRefusesWhatTheBrowserRefuses(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "web", "lab", "testdata", "pay-args.js"))
+	require.NoError(t, err)
+	base, _ := start(t, string(src), jsrun.Options{PayDelay: -1})
+	a := post(t, base, "")
+	require.Equal(t, 200, a.status, a.body)
+	assert.JSONEq(t, `{"said":["PaymentError","PaymentError","PaymentError","PaymentError","PaymentError","charged"]}`, a.body)
 }

@@ -1147,14 +1147,24 @@ function release(run, a) {
 // from a network never reached. The bench's event says which it was.
 const NETWORK_FAILED = 'the payment network did not answer in time: it may or may not have charged';
 
+// PAY_ARGS is pay's refusal of arguments it cannot take, in the words
+// idemlab lab serve uses (lab/jsrun).
+const PAY_ARGS = 'pay takes {from, to, amount, key}: two account ids, a whole amount > 0 and, if you pass one, a key string';
+
 function execute(run, a, c) {
   if (c.op === 'pay') {
     const args = c.params[0];
-    if (!args || typeof args !== 'object') return { err: { name: 'PaymentError', message: 'pay takes {from, to, amount, key}' } };
+    // The arguments are taken as idemlab lab serve takes them: two account
+    // ids, a whole amount above 0 (a number, not "200000"), and, if given,
+    // a key string.
+    const bad = { err: { name: 'PaymentError', message: PAY_ARGS } };
+    if (!args || typeof args !== 'object') return bad;
+    if (typeof args.from !== 'string' || typeof args.to !== 'string') return bad;
+    if (typeof args.amount !== 'number' || !Number.isSafeInteger(args.amount) || args.amount <= 0) return bad;
+    if (args.key !== null && args.key !== undefined && (typeof args.key !== 'string' || args.key === '')) return bad;
     const requestKey = a.key === null ? '' : labGlobal.parseKey(a.key) || '';
-    const amount = Number(args.amount);
-    if (!Number.isSafeInteger(amount)) return { err: { name: 'PaymentError', message: 'the amount must be a whole number of won' } };
-    const key = args.key === null || args.key === undefined ? null : String(args.key);
+    const amount = args.amount;
+    const key = args.key === null || args.key === undefined ? null : args.key;
     // The scenario's network failure, on the attempt's first call: not
     // reached (nothing charged), or its answer lost after it charged.
     const fault = a.payFault && !a.payFaulted ? a.payFault : '';
