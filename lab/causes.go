@@ -144,6 +144,11 @@ const (
 	// a JSON Content-Type, where the contract's transfers are
 	// application/json.
 	CauseSuccessNotJSON = "success-not-json"
+	// CauseTransferIDWrong is the browser lab's: an attempt made a
+	// transfer and answered 2xx with a transfer_id that names another one,
+	// or none ("tr_undefined": a column read by a name the row does not
+	// have).
+	CauseTransferIDWrong = "transfer-id-wrong"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
@@ -252,6 +257,11 @@ var causes = map[string]Cause{
 		"answer a transfer with lab.json(201, {…}), which sets Content-Type: application/json, or set that header yourself beside the JSON body",
 		"성공 응답이 Content-Type: application/json 없이 나가서, 클라이언트는 본문이 송금의 JSON이라는 것을 알 수 없습니다.",
 		"송금에는 Content-Type: application/json을 넣어 주는 lab.json(201, {…})으로 답하거나, JSON 본문과 함께 그 헤더를 직접 넣으세요."},
+	CauseTransferIDWrong: {CauseTransferIDWrong,
+		"the answer's transfer_id does not name the transfer the attempt made: the client's receipt points at nothing (a value read by a name the row or the result does not have comes out as undefined)",
+		"name the row you inserted: db.run answers {changes, lastInsertRowid}, so 'tr_' + result.lastInsertRowid; an INSERT … RETURNING id given to db.all answers rows, so 'tr_' + rows[0].id",
+		"응답의 transfer_id가 그 시도가 만든 송금을 가리키지 않습니다. 클라이언트가 받은 영수증이 아무것도 가리키지 않습니다(행이나 결과에 없는 이름으로 읽은 값은 undefined가 됩니다).",
+		"넣은 행을 가리키세요. db.run은 {changes, lastInsertRowid}를 돌려주므로 'tr_' + result.lastInsertRowid이고, db.all에 준 INSERT … RETURNING id는 행 목록을 돌려주므로 'tr_' + rows[0].id입니다."},
 	CauseReleasedAnother: {CauseReleasedAnother,
 		"an attempt deleted the key row another attempt had written under the same key, as if it released a claim of its own: the key was gone, so a retry of the first request found nothing to stop it or to replay, and ran as a new request",
 		"delete only your own claim, and only while it is in progress: DELETE … WHERE the key AND owner = ? AND state = 'in_progress' (owner: a column your claim fills with req.attempt; add one if your table has none); an attempt refused 422 (another request's key) or 409 claimed nothing, so it has nothing to release",

@@ -1319,6 +1319,23 @@ func contractNotes(r HandlerRun) []Note {
 			fmt.Sprintf("시도(%s)가 %s %d 응답을 받았습니다. 계약의 송금 응답은 application/json입니다.", a.ID, saidKo, a.Status)))
 		break
 	}
+	// A success naming a transfer other than the one its attempt made
+	// ("tr_undefined": the fifteenth simulated student's rows[0] read as
+	// a result), once a run.
+	for _, a := range r.Attempts {
+		if !a.Answered || !a.Delivered || !Success(a.Status) {
+			continue
+		}
+		i := slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool { return t.Attempt == a.ID })
+		said := TransferID([]byte(a.Response))
+		if i < 0 || said == "" || namesRow(said, r.Transfers[i].ID) {
+			continue
+		}
+		notes = append(notes, causedNote(CauseTransferIDWrong, []string{a.ID},
+			fmt.Sprintf("%s made transfer %d (row %d of transfers) and answered %d with transfer_id %q, which does not name it", a.ID, r.Transfers[i].ID, r.Transfers[i].ID, a.Status, said),
+			fmt.Sprintf("시도(%s)는 송금(transfers의 %d번 행)을 만들고 %d 응답을 보냈는데, 응답의 transfer_id(%q)가 그 송금을 가리키지 않습니다.", a.ID, r.Transfers[i].ID, a.Status, said)))
+		break
+	}
 	// A transfer without X-Customer-ID answered with success: the contract
 	// says 401 before anything is claimed or moved (the grader notes it in
 	// its missing-key check). Once a run.
@@ -1735,6 +1752,20 @@ func madeTransfer(r HandlerRun, id string) bool {
 		}
 	}
 	return false
+}
+
+// namesRow reports whether a transfer_id names row id: its last run of
+// digits is the row's id ("tr_7", "7", "T-7").
+func namesRow(said string, id int64) bool {
+	end := len(said)
+	for end > 0 && (said[end-1] < '0' || said[end-1] > '9') {
+		end--
+	}
+	start := end
+	for start > 0 && said[start-1] >= '0' && said[start-1] <= '9' {
+		start--
+	}
+	return start < end && said[start:end] == strconv.FormatInt(id, 10)
 }
 
 // waitWords says n seconds as a reader counts them: "1,000 s (about 17

@@ -307,7 +307,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
 		lab.CauseTakeoverUnchecked, lab.CauseCustomerOptional, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped,
-		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON} {
+		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON, lab.CauseTransferIDWrong} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -1108,6 +1108,7 @@ func TestJudgeHandlerRunNotesASharedNetworkKey(t *testing.T) {
 	r.Attempts[0].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "charged", Charge: "ch_1"}}
 	r.Charges[0].NetworkKey = "k-1"
 	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
+	r.Attempts[1].Response = strings.Replace(r.Attempts[1].Response, "tr_1", "tr_2", 1) // a2's own transfer
 	r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
 	for i := range r.Attempts {
 		r.Attempts[i].Arrived, r.Attempts[i].AnsweredAt = int64(10*i+1), int64(10*i+2)
@@ -2057,4 +2058,28 @@ func TestAWaitOfMinutesAndASuccessWithoutJSONAreNoted(t *testing.T) {
 	rep = lab.JudgeHandlerRun(run("1", "application/json; charset=utf-8"))
 	assert.NotContains(t, noteCausesOf(rep), lab.CauseRetryAfterLong)
 	assert.NotContains(t, noteCausesOf(rep), lab.CauseSuccessNotJSON)
+}
+
+// TestASuccessNamingNoTransferIsNoted: a1 made transfer 1 and answered
+// 201 {"transfer_id":"tr_undefined"} (an INSERT … RETURNING id given to
+// db.all, its rows read as one row): noted; "tr_1" and "1" are not.
+func TestASuccessNamingNoTransferIsNoted(t *testing.T) {
+	body := `{"from":"alice","to":"bob","amount":200000}`
+	run := func(id string) lab.HandlerRun {
+		return lab.HandlerRun{
+			Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+			StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+			EndBalances:   map[string]int64{"alice": 800000, "bob": 200000},
+			Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}},
+			Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true,
+				Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Response: `{"transfer_id":` + id + `}`}},
+		}
+	}
+	rep := lab.JudgeHandlerRun(run(`"tr_undefined"`))
+	require.Contains(t, noteCausesOf(rep), lab.CauseTransferIDWrong)
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseTransferIDWrong })
+	assert.Equal(t, `a1 made transfer 1 (row 1 of transfers) and answered 201 with transfer_id "tr_undefined", which does not name it`, rep.Notes[i].Message)
+	for _, ok := range []string{`"tr_1"`, `"1"`, `1`} {
+		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(run(ok))), lab.CauseTransferIDWrong, ok)
+	}
 }

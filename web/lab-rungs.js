@@ -131,6 +131,9 @@ export const CAUSE_RUNG = {
   // A success without a JSON Content-Type: the starting handler answers
   // with lab.json, so every rung asks for it.
   'success-not-json': 'naive',
+  // A success naming no transfer it made ("tr_undefined"): the starting
+  // handler names its row, so every rung asks for it.
+  'transfer-id-wrong': 'naive',
   'transfer-unpaid': 'naive',
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.

@@ -200,6 +200,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
     'wait-for-nobody',
     'answer-not-returned',
     'success-not-json',
+    'transfer-id-wrong',
     'refusal-not-problem-json',
   ]);
   // SLIPS are those in the JavaScript: what they say is the code's, not
