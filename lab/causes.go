@@ -149,6 +149,12 @@ const (
 	// or none ("tr_undefined": a column read by a name the row does not
 	// have).
 	CauseTransferIDWrong = "transfer-id-wrong"
+	// CauseWhereMissing and CauseWriteRead are slips the browser's lab
+	// watches for: an UPDATE or a DELETE with no WHERE (every row of its
+	// table), and a write given to db.get or db.all without RETURNING
+	// (it answers no row, whatever it changed).
+	CauseWhereMissing = "where-missing"
+	CauseWriteRead    = "write-given-to-get"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
@@ -257,6 +263,16 @@ var causes = map[string]Cause{
 		"answer a transfer with lab.json(201, {…}), which sets Content-Type: application/json, or set that header yourself beside the JSON body",
 		"성공 응답이 Content-Type: application/json 없이 나가서, 클라이언트는 본문이 송금의 JSON이라는 것을 알 수 없습니다.",
 		"송금에는 Content-Type: application/json을 넣어 주는 lab.json(201, {…})으로 답하거나, JSON 본문과 함께 그 헤더를 직접 넣으세요."},
+	CauseWhereMissing: {CauseWhereMissing,
+		"an UPDATE or a DELETE had no WHERE, so it changed every row of its table: every key's row (other requests', other customers') or every account, not the one the attempt meant",
+		"name the row: UPDATE … SET … WHERE customer = ? AND idem_key = ? (and, for a claim, AND owner = ?), and read its changes to know whether it was found",
+		"UPDATE나 DELETE에 WHERE가 없어서 테이블의 모든 행이 바뀌었습니다. 시도가 뜻한 행 하나가 아니라 모든 키의 행(다른 요청, 다른 고객의 것)이나 모든 계좌가 바뀐 것입니다.",
+		"바꿀 행을 지정하세요. UPDATE … SET … WHERE customer = ? AND idem_key = ?(선점이라면 AND owner = ?까지) 식으로 쓰고, changes를 읽어 그 행을 찾았는지 확인하세요."},
+	CauseWriteRead: {CauseWriteRead,
+		"a statement that writes (UPDATE, INSERT, DELETE) was given to db.get or db.all without RETURNING: it ran, but it answers no row (undefined, or []), so what it changed cannot be read from its answer",
+		"give a write to db.run, which answers {changes, lastInsertRowid}, and read changes; or add RETURNING to read the rows it wrote",
+		"쓰기 쿼리(UPDATE, INSERT, DELETE)를 RETURNING 없이 db.get이나 db.all에 넘겼습니다. 쿼리는 실행되었지만 행을 돌려주지 않으므로(undefined나 []) 그 답에서는 무엇이 바뀌었는지 읽을 수 없습니다.",
+		"쓰기는 {changes, lastInsertRowid}를 돌려주는 db.run에 넘기고 changes를 읽으세요. 쓴 행을 읽으려면 RETURNING을 붙이세요."},
 	CauseTransferIDWrong: {CauseTransferIDWrong,
 		"the answer's transfer_id does not name the transfer the attempt made: the client's receipt points at nothing (a value read by a name the row or the result does not have comes out as undefined)",
 		"name the row you inserted: db.run answers {changes, lastInsertRowid}, so 'tr_' + result.lastInsertRowid; an INSERT … RETURNING id given to db.all answers rows, so 'tr_' + rows[0].id",

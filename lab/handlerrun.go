@@ -121,6 +121,11 @@ type HandlerAttempt struct {
 	Unreturned []HandlerCall `json:"unreturned,omitempty"`
 	LeftOpen   bool          `json:"left_open,omitempty"`
 	Dropped    []HandlerCall `json:"dropped,omitempty"`
+	// Unscoped are its UPDATE and DELETE calls with no WHERE (every row
+	// of the table); WriteRead its writes given to db.get or db.all
+	// without RETURNING (answered no row, whatever they changed).
+	Unscoped  []HandlerCall `json:"unscoped,omitempty"`
+	WriteRead []HandlerCall `json:"write_read,omitempty"`
 	PaidInTx   []HandlerCall `json:"paid_in_tx,omitempty"`
 }
 
@@ -1064,7 +1069,8 @@ func networkFailed(r HandlerRun) []Note {
 					what, failed.ID, failed.ID, failed.Status, b.ID, charge),
 				fmt.Sprintf("%s 시도가 pay를 불렀을 때 결제망%s. %s 시도는 %d 응답을 보내고 선점을 그대로 두어서, 재시도(%s)는 아무도 처리하지 않는 선점 때문에 409(나중에 다시 오라)를 받았습니다.%s",
 					failed.ID, whatKo, failed.ID, failed.Status, b.ID, chargeKo))}
-		case !Success(b.Status) && b.Status == failed.Status && b.Response == failed.Response:
+		case !Success(b.Status) && b.Status == failed.Status && b.Response == failed.Response && b.Threw == "":
+			// A retry that threw answered its own 500, not the first's.
 			return []Note{causedNote(CauseFailureStored, []string{failed.ID, b.ID},
 				fmt.Sprintf("the network %s when %s called pay; %s answered %d, and its retry %s was handed the same %d again: the failure was kept as the key's answer%s",
 					what, failed.ID, failed.ID, failed.Status, b.ID, b.Status, charge),
@@ -1961,8 +1967,22 @@ func sameSpacedApart(a, b []byte) bool {
 // otherwise be put down to a later rung.
 func slipNotes(r HandlerRun) []Note {
 	var notes []Note
-	var unawaited, open, dropped, inTx, unreturned bool
+	var unawaited, open, dropped, inTx, unreturned, unscoped, writeRead bool
 	for _, a := range r.Attempts {
+		if len(a.Unscoped) > 0 && !unscoped {
+			unscoped = true
+			c := a.Unscoped[0]
+			notes = append(notes, causedNote(CauseWhereMissing, []string{a.ID},
+				fmt.Sprintf("%s ran an UPDATE or a DELETE with no WHERE%s: it changed every row of its table, other keys' and other customers' rows too", a.ID, atLine(c.Line, " at line %d")),
+				fmt.Sprintf("시도(%s)가 %sWHERE 없는 UPDATE나 DELETE를 실행했습니다. 다른 키와 다른 고객의 행까지, 테이블의 모든 행이 바뀌었습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "))))
+		}
+		if len(a.WriteRead) > 0 && !writeRead {
+			writeRead = true
+			c := a.WriteRead[0]
+			notes = append(notes, causedNote(CauseWriteRead, []string{a.ID},
+				fmt.Sprintf("%s gave a statement that writes to %s%s: without RETURNING it answers no row (%s), whatever it changed, so changes cannot be read from it", a.ID, callName(c.Op), atLine(c.Line, " at line %d"), map[bool]string{true: "[]", false: "undefined"}[c.Op == "all"]),
+				fmt.Sprintf("시도(%s)가 %s쓰기 쿼리를 %s에 넘겼습니다. RETURNING이 없으면 무엇을 바꿨든 행을 하나도 돌려주지 않으므로(%s) 거기서 changes를 읽을 수 없습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "), callName(c.Op), map[bool]string{true: "[]", false: "undefined"}[c.Op == "all"])))
+		}
 		if len(a.Unreturned) > 0 && !unreturned {
 			unreturned = true
 			c := a.Unreturned[0]
@@ -2036,6 +2056,12 @@ func slipOf(r HandlerRun, lanes []string) string {
 			// succeeded, unawaited, did not (what the network's failure
 			// then made is transfer-unpaid's to say).
 			cause = CauseNotAwaited
+		case len(a.Unscoped) > 0:
+			// Every row changed: whatever the answers look like after it
+			// (a claim taken, another customer's key) is its doing.
+			return CauseWhereMissing
+		case len(a.WriteRead) > 0 && cause == "":
+			cause = CauseWriteRead
 		case len(a.Dropped) > 0 && cause == "":
 			cause = CauseRowsDropped
 		}

@@ -1321,3 +1321,37 @@ func TestLabPageSaysAThrowAfterCommitFreedTheKey(t *testing.T) {
 	rowWithCause(t, ctx, "completed-key-released")
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a throw after COMMIT deleted a key whose transfer was done")
 }
+
+// TestLabPageSaysAnUpdateWithNoWhere: the scoped reference completing its
+// key with an UPDATE that lost its WHERE (the fifteenth simulated
+// student's), which completes every key's row: the rows blamed a short
+// lease and pointed at the debit. The slip is named, at its line.
+func TestLabPageSaysAnUpdateWithNoWhere(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "scoped", [2]string{
+		"body = ?\n                              WHERE customer = ? AND endpoint = ? AND idem_key = ? AND owner = ? AND state = 'in_progress'`,\n    answer.status, answer.headers['Content-Type'], answer.body, ...scope, req.attempt);",
+		"body = ?`,\n    answer.status, answer.headers['Content-Type'], answer.body);",
+	})
+	row := rowWithCause(t, ctx, "where-missing")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "an UPDATE or a DELETE with no WHERE changed every row")
+	where := `#lab-grade tr[data-scenario=` + row + `] [data-cause=where-missing] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`))
+	assert.Equal(t, strconv.Itoa(lineOf(t, eval[string](t, ctx, handlerText), "const done = await db.run(`UPDATE idem_keys SET state = 'completed'")), attr(t, ctx, where, "data-line"))
+}
+
+// TestLabPageSaysAWriteGivenToGet: the scoped reference debiting with
+// db.get (the fifteenth simulated student's): the debit ran, get answered
+// undefined, and the next line threw; the rows blamed keys not scoped
+// by customer. The slip is named.
+func TestLabPageSaysAWriteGivenToGet(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "scoped", [2]string{
+		"const debit = await db.run('UPDATE accounts",
+		"const debit = await db.get('UPDATE accounts",
+	})
+	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=write-given-to-get]`), text(t, ctx, "#lab-grade"))
+	sum := text(t, ctx, "#lab-grade .lab-rung-sum")
+	assert.Contains(t, sum, "a write given to db.get or db.all answered no row")
+	assert.NotContains(t, sum, "another customer")
+	assert.NotContains(t, sum, "the network’s failure was stored", "the retry's 500 was its own throw, not the first's stored")
+}

@@ -553,7 +553,8 @@ func (lb *labBridge) verdict(id, answers string) string {
 // a SELECT given to db.run, 8 a call to pay with its transaction open, 16
 // a call to pay the scenario's network failed, 32 a call that ran with
 // nothing awaiting it, 64 one that failed so, 128 a refusal built and
-// not returned): a brief verdict counts the
+// not returned, 256 an UPDATE or DELETE with no WHERE, 512 a write given
+// to db.get or db.all without RETURNING): a brief verdict counts the
 // notes they make; their words
 // come from the full verdict of the run replayed.
 func withSlips(a *lab.HandlerAttempt, flags any) {
@@ -576,6 +577,12 @@ func withSlips(a *lab.HandlerAttempt, flags any) {
 	}
 	if n&8 != 0 {
 		a.PaidInTx = []lab.HandlerCall{{Op: "pay"}}
+	}
+	if n&256 != 0 {
+		a.Unscoped = []lab.HandlerCall{{Op: "run"}}
+	}
+	if n&512 != 0 {
+		a.WriteRead = []lab.HandlerCall{{Op: "get"}}
 	}
 	// The scenario's network failure (set with the scenario) counts only
 	// where the attempt called pay and met it.

@@ -180,6 +180,8 @@ export const CAUSE_RUNG = {
   'call-not-awaited': 'naive',
   'transaction-left-open': 'naive',
   'rows-dropped': 'naive',
+  'where-missing': 'naive',
+  'write-given-to-get': 'naive',
 };
 
 // rungOf is the rung a violation of a rule asks for.

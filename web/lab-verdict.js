@@ -195,6 +195,8 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
     'call-not-awaited',
     'transaction-left-open',
     'rows-dropped',
+    'where-missing',
+    'write-given-to-get',
     'pay-in-transaction',
     'customer-optional',
     'wait-for-nobody',
@@ -205,7 +207,15 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
   ]);
   // SLIPS are those in the JavaScript: what they say is the code's, not
   // an answer the contract forbids.
-  const SLIPS = new Set(['call-not-awaited', 'transaction-left-open', 'rows-dropped', 'pay-in-transaction', 'answer-not-returned']);
+  const SLIPS = new Set([
+    'call-not-awaited',
+    'transaction-left-open',
+    'rows-dropped',
+    'pay-in-transaction',
+    'answer-not-returned',
+    'where-missing',
+    'write-given-to-get',
+  ]);
 
   // noteWhat says in a few words what the notes of these causes are (a
   // claim never settled, a 409 without Retry-After …), each cause once.
@@ -249,6 +259,9 @@ const WHERE = {
   'network-key-missing': { op: 'pay', last: true },
   'network-key-shared': { op: 'pay', lane: 1 },
   'paid-twice': { op: 'pay', last: true },
+  // The UPDATE or DELETE with no WHERE; the write given to get or all.
+  'where-missing': { op: ['run', 'get', 'all'], sql: /^\s*(update|delete)\b(?![\s\S]*\bwhere\b)/i },
+  'write-given-to-get': { op: ['get', 'all'], sql: /^\s*(insert|update|delete|replace)\b(?![\s\S]*\breturning\b)/i },
   // A statement on the handler's own key table that finds a row by its
   // key without the customer: the first such read or write.
   'global-keys': { op: ['get', 'all', 'run'], sql: /\bwhere\b/i, not: /\bcustomer\b|\b(accounts|transfers)\b/i },

@@ -541,6 +541,11 @@ class Run {
       if (c.op === 'run') Object.assign(fields, { rows: r.ok.changes, last_insert_rowid: r.ok.lastInsertRowid });
       // A SELECT given to db.run: its rows were thrown away.
       if (c.op === 'run' && r.ok.dropped) a.dropped.push({ op: 'run', line: c.line });
+      // An UPDATE or a DELETE with no WHERE: every row of its table.
+      if (WHOLE_TABLE.test(c.sql) && !WHERE_CLAUSE.test(c.sql)) a.unscoped.push({ op: c.op, line: c.line });
+      // A write given to db.get or db.all without RETURNING: it answers no
+      // row, whatever it changed (undefined, or []).
+      if (c.op !== 'run' && WRITES.test(c.sql) && !RETURNING.test(c.sql)) a.writeRead.push({ op: c.op, line: c.line });
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
       // A get or an all given a statement that writes (INSERT …
@@ -655,6 +660,8 @@ class Run {
       unreturned: studentCalls(a.unreturned),
       left_open: a.leftOpen,
       dropped: studentCalls(a.dropped),
+      unscoped: studentCalls(a.unscoped),
+      write_read: studentCalls(a.writeRead),
       paid_in_tx: studentCalls(a.paidInTx),
       // The scenario's network failure, where it happened: the attempt
       // called pay (an attempt that ended before it never met it).
@@ -765,6 +772,8 @@ class Run {
         error: a.error,
         unawaited: a.unawaited || [],
         dropped: a.dropped,
+        unscoped: a.unscoped,
+        write_read: a.writeRead,
         left_open: a.leftOpen,
         paid_in_tx: a.paidInTx,
         unreturned: a.unreturned,
@@ -896,6 +905,8 @@ function newAttempt(run, spec) {
     built: [],
     unreturned: [],
     dropped: [],
+    unscoped: [],
+    writeRead: [],
     leftOpen: false,
     paidInTx: [],
   };
@@ -1059,7 +1070,9 @@ function studentCalls(calls) {
 // open, 4 a SELECT given to db.run, 8 a call to pay with its transaction
 // open, 16 a call to pay that the scenario's network failed, 32 a call
 // that ran with nothing awaiting its answer, 64 one that failed so, 128
-// a refusal built and not returned while a success was.
+// a refusal built and not returned while a success was, 256 an UPDATE or
+// a DELETE with no WHERE, 512 a write given to db.get or db.all without
+// RETURNING.
 function slips(r) {
   return (
     (r.unawaited.some((c) => !c.ran) ? 1 : 0) |
@@ -1069,7 +1082,9 @@ function slips(r) {
     (r.left_open ? 2 : 0) |
     (r.dropped.length ? 4 : 0) |
     (r.paid_in_tx.length ? 8 : 0) |
-    (r.pay_fault ? 16 : 0)
+    (r.pay_fault ? 16 : 0) |
+    (r.unscoped.length ? 256 : 0) |
+    (r.write_read.length ? 512 : 0)
   );
 }
 
@@ -1146,6 +1161,14 @@ function release(run, a) {
 // error for both failures, as a real client cannot tell a lost answer
 // from a network never reached. The bench's event says which it was.
 const NETWORK_FAILED = 'the payment network did not answer in time: it may or may not have charged';
+
+// WHOLE_TABLE and WHERE_CLAUSE find an UPDATE or a DELETE with no WHERE
+// (every row of its table: a slip); WRITES and RETURNING a write given to
+// db.get or db.all that returns no row.
+const WHOLE_TABLE = /^\s*(update|delete)\b/i;
+const WHERE_CLAUSE = /\bwhere\b/i;
+const WRITES = /^\s*(insert|update|delete|replace)\b/i;
+const RETURNING = /\breturning\b/i;
 
 // PAY_ARGS is pay's refusal of arguments it cannot take, in the words
 // idemlab lab serve uses (lab/jsrun).
