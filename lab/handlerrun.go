@@ -126,7 +126,7 @@ type HandlerAttempt struct {
 	// without RETURNING (answered no row, whatever they changed).
 	Unscoped  []HandlerCall `json:"unscoped,omitempty"`
 	WriteRead []HandlerCall `json:"write_read,omitempty"`
-	PaidInTx   []HandlerCall `json:"paid_in_tx,omitempty"`
+	PaidInTx  []HandlerCall `json:"paid_in_tx,omitempty"`
 }
 
 // HandlerCall is one call of a handler's: db.run, db.get, … or pay (Op:
