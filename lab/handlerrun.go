@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1373,7 +1374,7 @@ func contractNotes(r HandlerRun) []Note {
 		ko := fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 예외를 던지거나 실패해서 계약이 처리하는 일이 아무것도 이루어지지 않았습니다.", a.ID, a.Status)
 		if a.Threw != "" {
 			en = fmt.Sprintf("%s was answered %d: the handler threw %s", a.ID, a.Status, a.Threw)
-			ko = fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 던진 예외: %s", a.ID, a.Status, a.Threw)
+			ko = fmt.Sprintf("시도(%s)가 %d 응답을 받았습니다. 핸들러가 던진 예외: %s", a.ID, a.Status, threwKo(a.Threw))
 		}
 		if strings.HasPrefix(a.Threw, "PaymentError") && strings.Contains(a.Threw, "was first used for another payment") {
 			// Another customer's payment had used the key first: the
@@ -1758,6 +1759,16 @@ func madeTransfer(r HandlerRun, id string) bool {
 		}
 	}
 	return false
+}
+
+// threwAt is the line the page puts in what a handler threw: "TypeError
+// at line 46: …".
+var threwAt = regexp.MustCompile(`^(\w+) at line (\d+): `)
+
+// threwKo is what a handler threw, its line said in Korean ("TypeError
+// (46번째 줄): …"); the error's own name and message stay as thrown.
+func threwKo(threw string) string {
+	return threwAt.ReplaceAllString(threw, "${1}(${2}번째 줄): ")
 }
 
 // namesRow reports whether a transfer_id names row id: its last run of

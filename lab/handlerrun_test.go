@@ -844,7 +844,7 @@ func TestJudgeHandlerRunNotesAFailingHandler(t *testing.T) {
 	r.Attempts[0].Threw = "ConstraintError at line 12: UNIQUE constraint failed: idem_keys.idem_key"
 	if notes := lab.JudgeHandlerRun(r).Notes; assert.Len(t, notes, 1) {
 		assert.Equal(t, "a1 was answered 500: the handler threw ConstraintError at line 12: UNIQUE constraint failed: idem_keys.idem_key", notes[0].Message)
-		assert.Contains(t, notes[0].MessageKo, "ConstraintError at line 12")
+		assert.Contains(t, notes[0].MessageKo, "ConstraintError(12번째 줄)")
 	}
 }
 
@@ -2082,4 +2082,21 @@ func TestASuccessNamingNoTransferIsNoted(t *testing.T) {
 	for _, ok := range []string{`"tr_1"`, `"1"`, `1`} {
 		assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(run(ok))), lab.CauseTransferIDWrong, ok)
 	}
+}
+
+// TestAThrowIsSaidAtItsLineInKorean: the Korean note of a 500 says the
+// line in Korean; the error's name and message stay as thrown.
+func TestAThrowIsSaidAtItsLineInKorean(t *testing.T) {
+	r := lab.HandlerRun{
+		Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+		StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+		EndBalances:   map[string]int64{"alice": 1000000, "bob": 0},
+		Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Answered: true, Delivered: true,
+			Status: 500, Threw: "TypeError at line 46: Cannot read properties of undefined (reading 'changes')", Body: `{"from":"alice","to":"bob","amount":200000}`}},
+	}
+	i := slices.IndexFunc(lab.JudgeHandlerRun(r).Notes, func(n lab.Note) bool { return n.Cause == lab.CauseHandlerFailed })
+	require.GreaterOrEqual(t, i, 0)
+	n := lab.JudgeHandlerRun(r).Notes[i]
+	assert.Contains(t, n.MessageKo, "TypeError(46번째 줄): Cannot read properties of undefined (reading 'changes')")
+	assert.Contains(t, n.Message, "TypeError at line 46: ")
 }

@@ -592,7 +592,7 @@ const ko = {
 
   raceOpening: '초기 잔액: {balances}',
   raceAfter: '그 뒤 잔액: {balances}',
-  raceAfterOf: '{who} 결제 뒤 잔액: {balances}',
+  raceAfterOf: '{who} 송금 뒤 잔액: {balances}',
   raceOneOf: '× {n} 줄 가운데 하나',
   raceCollapse: '한 줄로 묶어 보기',
   raceLegend: '범례:',
