@@ -154,6 +154,10 @@ const (
 	// table), and a write given to db.get or db.all without RETURNING
 	// (it answers no row, whatever it changed).
 	CauseWhereMissing = "where-missing"
+	// CauseKeyNotUnique is the browser lab's: the handler's tables hold no
+	// PRIMARY KEY or UNIQUE beyond a rowid, so every claim's INSERT
+	// succeeded.
+	CauseKeyNotUnique = "key-not-unique"
 	CauseWriteRead    = "write-given-to-get"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
@@ -263,6 +267,11 @@ var causes = map[string]Cause{
 		"answer a transfer with lab.json(201, {…}), which sets Content-Type: application/json, or set that header yourself beside the JSON body",
 		"성공 응답이 Content-Type: application/json 없이 나가서, 클라이언트는 본문이 송금의 JSON이라는 것을 알 수 없습니다.",
 		"송금에는 Content-Type: application/json을 넣어 주는 lab.json(201, {…})으로 답하거나, JSON 본문과 함께 그 헤더를 직접 넣으세요."},
+	CauseKeyNotUnique: {CauseKeyNotUnique,
+		"your key table has no PRIMARY KEY or UNIQUE on the key: the INSERT of a key already used succeeds, so no ConstraintError ever says the key was taken, and every attempt went on as if it were the first",
+		"make the key the table's PRIMARY KEY (or UNIQUE) in the tables box: PRIMARY KEY (customer, endpoint, idem_key), or idem_key TEXT PRIMARY KEY on the first rungs; an INTEGER PRIMARY KEY id numbers rows and does not make the key unique",
+		"키 테이블의 키에 PRIMARY KEY나 UNIQUE가 없습니다. 이미 쓴 키를 INSERT해도 성공하므로 키가 이미 있다고 알리는 ConstraintError가 한 번도 나지 않았고, 모든 시도가 자기가 처음인 것처럼 계속했습니다.",
+		"테이블 상자에서 키를 테이블의 PRIMARY KEY(또는 UNIQUE)로 만드세요. PRIMARY KEY (customer, endpoint, idem_key)이고, 처음 단계들에서는 idem_key TEXT PRIMARY KEY입니다. INTEGER PRIMARY KEY인 id 열은 행에 번호를 붙일 뿐 키를 유일하게 만들지 않습니다."},
 	CauseWhereMissing: {CauseWhereMissing,
 		"an UPDATE or a DELETE had no WHERE, so it changed every row of its table: every key's row (other requests', other customers') or every account, not the one the attempt meant",
 		"name the row: UPDATE … SET … WHERE customer = ? AND idem_key = ? (and, for a claim, AND owner = ?), and read its changes to know whether it was found",

@@ -45,8 +45,12 @@ type HandlerRun struct {
 	// every call (a traced run of the browser's lab), and Claims are then
 	// the attempts that wrote a row there (a claim, most often): an
 	// attempt not among them claimed nothing.
-	KeysRead bool     `json:"keys_read,omitempty"`
-	Claims   []string `json:"claims,omitempty"`
+	KeysRead bool `json:"keys_read,omitempty"`
+	// NothingUnique says that the handler's own tables hold no PRIMARY
+	// KEY or UNIQUE beyond a rowid: no INSERT of a key could fail there,
+	// so no claim was ever refused.
+	NothingUnique bool     `json:"nothing_unique,omitempty"`
+	Claims        []string `json:"claims,omitempty"`
 	// Takeovers are the calls that made another attempt's row of their
 	// own key theirs, in place (where KeysRead): a claim taken over.
 	Takeovers []HandlerTakeover `json:"takeovers,omitempty"`
@@ -370,6 +374,13 @@ func JudgeHandlerRun(r HandlerRun) Report {
 						id = CauseTakeoverUnfingerprinted
 					}
 				}
+			}
+			// Keys kept in a table where nothing is unique: every claim's
+			// INSERT succeeded, so nothing the claim was to stop was
+			// stopped.
+			if r.NothingUnique && (id == "" || id == CauseKeyIgnored || id == CausePaidUnclaimed || id == CauseNoFingerprint) &&
+				(rr.Rule.N == RuleOneTransfer.N || rr.Rule.N == RuleOneCharge.N || rr.Rule.N == RuleNoSilentWrong.N) {
+				id = CauseKeyNotUnique
 			}
 			// An attempt threw after its transfer committed, and a retry of
 			// its request moved the money again: its error path released a

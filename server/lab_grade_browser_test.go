@@ -1355,3 +1355,15 @@ func TestLabPageSaysAWriteGivenToGet(t *testing.T) {
 	assert.NotContains(t, sum, "another customer")
 	assert.NotContains(t, sum, "the network’s failure was stored", "the retry's 500 was its own throw, not the first's stored")
 }
+
+// TestLabPageSaysTheKeyTableHasNothingUnique: the unique reference with
+// its key table's PRIMARY KEY left out (the fifteenth simulated student's
+// table): every claim's INSERT succeeded, and the rows said the key was
+// not looked at, though the handler claimed it. The cause names the
+// table, and the unique rung asks for it.
+func TestLabPageSaysTheKeyTableHasNothingUnique(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "unique", [2]string{"idem_key    TEXT PRIMARY KEY,", "idem_key    TEXT NOT NULL,"})
+	rowWithCause(t, ctx, "key-not-unique")
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the key table has no PRIMARY KEY or UNIQUE on the key")
+}

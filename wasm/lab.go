@@ -336,6 +336,7 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 		run.Ignored = append(run.Ignored, lab.HandlerIgnored{Attempt: g.Attempt, Table: g.Table, SQL: g.SQL})
 	}
 	run.TakenLive, run.TakenEnded = taken(d.Takeovers()), taken(d.EndedTakeovers())
+	run.NothingUnique = d.NothingUnique()
 	return run, nil
 }
 
@@ -522,6 +523,7 @@ func (lb *labBridge) verdict(id, answers string) string {
 		}
 		withPays(&run, calls)
 		run.TakenLive, run.TakenEnded = taken(live), taken(ended)
+		run.NothingUnique = d.NothingUnique()
 		rep := lab.JudgeHandlerRun(run)
 		b := []byte(`{"ok":`)
 		b = strconv.AppendBool(b, rep.OK)

@@ -180,6 +180,8 @@ export const CAUSE_RUNG = {
   'call-not-awaited': 'naive',
   'transaction-left-open': 'naive',
   'rows-dropped': 'naive',
+  // A key table where nothing is unique: the unique rung's constraint.
+  'key-not-unique': 'unique',
   'where-missing': 'naive',
   'write-given-to-get': 'naive',
 };

@@ -120,8 +120,11 @@ type DB struct {
 	// own is the student's tables (every table but the lab's), and
 	// watch the temporary triggers that report each row an attempt
 	// writes there (lab_wrote), made on every attempt's connection.
-	own   []string
-	watch string
+	own []string
+	// unique says that one of the student's tables at least has a
+	// PRIMARY KEY or a UNIQUE constraint.
+	unique bool
+	watch  string
 	// writer is the attempt that last wrote each row of the student's
 	// tables, by table and primary key; taken are the rows an attempt
 	// changed while the attempt that wrote them was still running
@@ -371,6 +374,18 @@ func (db *DB) watchOwn() error {
 				return "json_array(" + strings.Join(names, ", ") + ")"
 			}
 		}
+		// Whether the table holds anything unique (a PRIMARY KEY, a
+		// UNIQUE) beyond a rowid (an INTEGER PRIMARY KEY numbers rows,
+		// whatever their key): without it no INSERT of a key ever fails.
+		uniq, err := db.query(db.admin, `SELECT (SELECT count(*) FROM pragma_index_list(`+sqlString(t)+`) WHERE "unique" = 1)
+			+ (SELECT CASE WHEN count(*) = 1 AND upper(max(type)) = 'INTEGER' THEN 0 ELSE count(*) END
+			   FROM pragma_table_info(`+sqlString(t)+`) WHERE pk > 0) AS n`)
+		if err != nil {
+			return fmt.Errorf("labdb: the table %s: %w", t, err)
+		}
+		if len(uniq) == 1 && uniq[0]["n"] != int64(0) {
+			db.unique = true
+		}
 		n := len(db.own)
 		db.own = append(db.own, t)
 		fmt.Fprintf(&b, "CREATE TEMP TRIGGER lab_wrote_%d_i AFTER INSERT ON main.%s BEGIN SELECT lab_wrote(%d, %s, 0); END;\n", n, quoteIdent(t), n, pk("NEW"))
@@ -379,6 +394,11 @@ func (db *DB) watchOwn() error {
 	db.watch = b.String()
 	return nil
 }
+
+// NothingUnique reports whether the student's schema made tables of its
+// own and none of them has a PRIMARY KEY or a UNIQUE constraint: a key
+// INSERTed there never fails, so no claim can be refused.
+func (db *DB) NothingUnique() bool { return len(db.own) > 0 && !db.unique }
 
 // sqlString quotes s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

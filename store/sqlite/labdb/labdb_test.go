@@ -407,3 +407,23 @@ func TestWritesThroughGetAndAllSayWhatChanged(t *testing.T) {
 	read := exec(t, db, c, "get", `SELECT id FROM transfers ORDER BY id`)
 	assert.Zero(t, read.Changes, "a read says no change")
 }
+
+// TestNothingUnique: a schema whose tables hold nothing unique beyond a
+// rowid (the fifteenth simulated student's key table, with no PRIMARY KEY
+// or UNIQUE) is told apart from one with a key that is.
+func TestNothingUnique(t *testing.T) {
+	for schema, want := range map[string]bool{
+		`CREATE TABLE idem_keys (idem_key TEXT NOT NULL, status TEXT NOT NULL);`:                         true,
+		`CREATE TABLE idem_keys (id INTEGER PRIMARY KEY AUTOINCREMENT, idem_key TEXT NOT NULL);`:         true,
+		`CREATE TABLE idem_keys (idem_key TEXT PRIMARY KEY, status TEXT);`:                               false,
+		`CREATE TABLE idem_keys (id INTEGER PRIMARY KEY, idem_key TEXT UNIQUE);`:                         false,
+		`CREATE TABLE idem_keys (c TEXT, k TEXT, PRIMARY KEY (c, k));`:                                   false,
+		`CREATE TABLE idem_keys (c TEXT, k TEXT); CREATE UNIQUE INDEX idem_keys_ck ON idem_keys (c, k);`: false,
+		``: false,
+	} {
+		db, err := labdb.Open(schema, seed)
+		require.NoError(t, err, schema)
+		assert.Equal(t, want, db.NothingUnique(), schema)
+		db.Close()
+	}
+}
