@@ -1318,8 +1318,13 @@ func TestLabPageSaysAThrowAfterCommitFreedTheKey(t *testing.T) {
 		[2]string{"WHERE idem_key = ? AND owner = ? AND state = 'in_progress'`, key, req.attempt);\n    throw e;",
 			"WHERE idem_key = ? AND owner = ?`, key, req.attempt);\n    throw e;"},
 		[2]string{"  await db.commit();\n  return answer;", "  await db.commit();\n  if (answer.status === 201) throw new TypeError('no receipt');\n  return answer;"})
-	rowWithCause(t, ctx, "completed-key-released")
+	row := rowWithCause(t, ctx, "completed-key-released")
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a throw after COMMIT deleted a key whose transfer was done")
+	// Where: the error path's DELETE (the fifteenth simulated student was
+	// pointed at the throw).
+	where := `#lab-grade tr[data-scenario=` + row + `] [data-cause=completed-key-released] ~ .lab-where`
+	require.NotZero(t, countIn(t, ctx, where), text(t, ctx, `#lab-grade tr[data-scenario=`+row+`]`))
+	assert.Contains(t, text(t, ctx, where), "DELETE FROM idem_keys")
 }
 
 // TestLabPageSaysAnUpdateWithNoWhere: the scoped reference completing its

@@ -259,6 +259,9 @@ const WHERE = {
   'network-key-missing': { op: 'pay', last: true },
   'network-key-shared': { op: 'pay', lane: 1 },
   'paid-twice': { op: 'pay', last: true },
+  // The error path's DELETE of a key whose transfer had committed: the
+  // attempt that threw (the violation's first).
+  'completed-key-released': { op: 'run', sql: /^\s*delete\b/i, lane: 0 },
   // The UPDATE or DELETE with no WHERE; the write given to get or all.
   'where-missing': { op: ['run', 'get', 'all'], sql: /^\s*(update|delete)\b(?![\s\S]*\bwhere\b)/i },
   'write-given-to-get': { op: ['get', 'all'], sql: /^\s*(insert|update|delete|replace)\b(?![\s\S]*\breturning\b)/i },
