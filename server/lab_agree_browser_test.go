@@ -543,11 +543,11 @@ func hasAny(got, want []string) bool {
 // asTheGraderTells leaves out reordered-refused, the page's word when only
 // a reordered copy was refused, where the grader names the fingerprint it
 // was: the grader sends a re-spaced copy too, and tells raw bytes from an
-// unsorted parse. It leaves out claim-ignored too: the grader cannot see
-// the SQL that tells it.
+// unsorted parse. It leaves out claim-ignored and key-not-unique too: the
+// grader cannot see the SQL or the tables that tell them.
 func asTheGraderTells(m handlers.Mistake, causes []string) []string {
 	return slices.DeleteFunc(slices.Clone(causes), func(c string) bool {
 		return c == lab.CauseReorderedRefused && (slices.Contains(m.Causes, lab.CauseRawBytes) || slices.Contains(m.Causes, lab.CauseOrderSensitive)) ||
-			c == lab.CauseClaimIgnored
+			c == lab.CauseClaimIgnored || c == lab.CauseKeyNotUnique
 	})
 }
