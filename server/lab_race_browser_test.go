@@ -66,8 +66,9 @@ func TestLabPageRacesTheStudentsHandler(t *testing.T) {
 	assert.Contains(t, markTitle, cardLine+"\n", "the picture names the line the card named")
 	assert.Equal(t, "false", attr(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`, "data-ok"), "both retries paid")
 	// The rule's sentence names intent i1, which the bench never showed:
-	// it says what i1 is.
-	assert.Contains(t, text(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`), "(i1: one transfer the client wants, sent by a1, a2)")
+	// it says what i1 is, after a dash where the sentence ends in a
+	// bracket of its own.
+	assert.Contains(t, text(t, ctx, `#lab-verdict li[data-rule=one-transfer-per-intent]`), "from alice to bob) — i1: one transfer the client wants, sent by a1, a2")
 	// What the bench shows is said once, above its picture, and it says
 	// the run has ended, not to choose a next attempt.
 	assert.Equal(t, "On the bench: two identical requests at the same moment. Every attempt has ended.", text(t, ctx, "#lab-bench-caption"))

@@ -44,7 +44,10 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
   function whyOf(v) {
     const says = (lang === 'ko' && v.message_ko) || v.message;
     if (!v.intent || !(v.lanes || []).length || !says.includes(v.intent)) return [says];
-    return [says, ' ', el('span', { class: 'lab-intent' }, w('intentIs', { intent: v.intent, lanes: v.lanes.join(', ') }))];
+    // After a sentence that ends in a bracket, a second bracket read as
+    // clumsy (the fifteenth simulated student): a dash instead.
+    const words = /\)\s*$/.test(says) ? 'intentIsAfter' : 'intentIs';
+    return [says, ' ', el('span', { class: 'lab-intent' }, w(words, { intent: v.intent, lanes: v.lanes.join(', ') }))];
   }
 
   function rulesList(verdict, trace) {

@@ -291,6 +291,8 @@ const en = {
   gradeNote: 'The contract says otherwise: {says}',
   noteMore: '(the same in {n} more scenario{s})',
   intentIs: '({intent}: one transfer the client wants, sent by {lanes})',
+  // The same, after a sentence that ends in a bracket of its own.
+  intentIsAfter: '— {intent}: one transfer the client wants, sent by {lanes}',
   gradeFixSame: 'What to change: as for “{scenario}” above.',
   gradeCauseSame: 'What went wrong: as for “{scenario}” above.',
   noteNeverSettled: 'Never settled: {says}',
@@ -666,6 +668,7 @@ const ko = {
   gradeNote: '계약과 다름: {says}',
   noteMore: '(다른 시나리오 {n}개에서도 같음)',
   intentIs: '({intent}: 클라이언트가 바라는 송금 하나. 보낸 시도: {lanes})',
+  intentIsAfter: '— {intent}: 클라이언트가 바라는 송금 하나, 보낸 시도 {lanes}',
   gradeFixSame: '고칠 점: 위의 시나리오 “{scenario}” 줄에 적힌 것과 같음.',
   gradeCauseSame: '무엇이 잘못됐나: 위의 시나리오 “{scenario}” 줄에 적힌 것과 같음.',
   noteNeverSettled: '끝나지 않는 의도: {says}',
