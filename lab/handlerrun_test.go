@@ -1552,8 +1552,13 @@ func TestJudgeHandlerRunHoldsARetryAfterTheNetworkFailed(t *testing.T) {
 		assert.True(t, rep.OK, "%s: %v", fault, rep.Broken())
 		assert.Empty(t, noteCausesOf(rep), fault)
 	}
-	// Another error thrown after the network's is the handler's own.
+	// The network's words thrown on in a string of the handler's own are
+	// the network's failure still (the sixteenth simulated student's).
 	r := networkRun("down")
+	r.Attempts[0].Threw = "Error: transfer failed: the payment network did not answer in time: it may or may not have charged"
+	assert.Empty(t, noteCausesOf(lab.JudgeHandlerRun(r)))
+	// Another error thrown after the network's is the handler's own.
+	r = networkRun("down")
 	r.Attempts[0].Threw = "TypeError at line 12: row is undefined"
 	assert.Equal(t, []string{lab.CauseHandlerFailed}, noteCausesOf(lab.JudgeHandlerRun(r)))
 }
