@@ -1282,6 +1282,12 @@ func TestLabPageSaysWhereAKeyIsReadWithoutItsCustomer(t *testing.T) {
 	ctx := gradedNotDone(t, "scoped", [2]string{
 		"      const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys\n                                 WHERE customer = ? AND endpoint = ? AND idem_key = ?`, ...scope);",
 		"      const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys\n                                 WHERE idem_key = ?`, key);",
+	}, [2]string{
+		// A purge of old keys by age, before the claim, without the
+		// customer too: the sixteenth simulated student was pointed at
+		// such a DELETE, run first, not at the read that did the harm.
+		"  // 2. Claim the key",
+		"  await db.run(`DELETE FROM idem_keys WHERE endpoint = ? AND state = 'completed' AND created_at < ?`, ENDPOINT, req.now - retentionSeconds * 1000);\n  // 2. Claim the key",
 	})
 	where := whereOnBench(t, ctx, rowWithCause(t, ctx, "global-keys"), "global-keys")
 	lookup := lineOf(t, eval[string](t, ctx, handlerText), "const row = await db.get(`SELECT fingerprint, state, status, type, body FROM idem_keys")

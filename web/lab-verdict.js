@@ -247,9 +247,10 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
 }
 
 // WHERE says, for a cause that is one statement's doing, how to find that
-// statement in a traced run (the bench's, or a replayed order's): the call (op, and the SQL it
-// ran), the lane among the cause's (lane: its index; else any of them),
-// at least rows changed, and the first or the last such call.
+// statement in a traced run (the bench's, or a replayed order's): the
+// call (op, and the SQL it ran), the lane among the cause's (lane: its
+// index; else any of them), at least rows changed, the calls looked at
+// first (prefer: their ops), and the first or the last such call.
 const COMPLETES = /^\s*update\b[\s\S]*\bcompleted\b/i;
 const WHERE = {
   'claim-ignored': { op: 'run', sql: /\bor\s+ignore\b|\bon\s+conflict\b[\s\S]*\bdo\s+nothing\b/i },
@@ -270,7 +271,9 @@ const WHERE = {
   'write-given-to-get': { op: ['get', 'all'], sql: /^\s*(insert|update|delete|replace)\b(?![\s\S]*\breturning\b)/i },
   // A statement on the handler's own key table that finds a row by its
   // key without the customer: the first such read or write.
-  'global-keys': { op: ['get', 'all', 'run'], sql: /\bwhere\b/i, not: /\bcustomer\b|\b(accounts|transfers)\b/i },
+  // A read comes first: a purge of old keys without the customer (a
+  // DELETE by age) is not what handed a customer another's row.
+  'global-keys': { op: ['get', 'all', 'run'], sql: /\bwhere\b/i, not: /\bcustomer\b|\b(accounts|transfers)\b/i, prefer: ['get', 'all'] },
 };
 
 // causeWhere finds in trace (a traced run: the bench's, or an order the
@@ -291,7 +294,9 @@ export function causeWhere(cause, lanes, trace) {
       (!find.sql || find.sql.test(said(e))) &&
       (!find.rows || (e.rows || 0) >= find.rows),
   );
-  const e = find.last ? hits[hits.length - 1] : hits[0];
+  const preferred = find.prefer ? hits.filter((h) => find.prefer.includes(h.op)) : [];
+  const among = preferred.length ? preferred : hits;
+  const e = find.last ? among[among.length - 1] : among[0];
   return e ? { line: e.line, lane: e.lane, op: e.op, sql: e.op === 'pay' ? '' : e.sql } : null;
 }
 
