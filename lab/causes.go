@@ -158,7 +158,11 @@ const (
 	// PRIMARY KEY or UNIQUE beyond a rowid, so every claim's INSERT
 	// succeeded.
 	CauseKeyNotUnique = "key-not-unique"
-	CauseWriteRead    = "write-given-to-get"
+	// CauseTakeoverKeptOwner is the browser lab's: a retry updated the
+	// row a crashed attempt left (a takeover ran) and was still told to
+	// wait, for the takeover left the claim the dead attempt's.
+	CauseTakeoverKeptOwner = "takeover-kept-owner"
+	CauseWriteRead         = "write-given-to-get"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
 	CausePaidTwice = "paid-twice"
@@ -267,6 +271,11 @@ var causes = map[string]Cause{
 		"answer a transfer with lab.json(201, {…}), which sets Content-Type: application/json, or set that header yourself beside the JSON body",
 		"성공 응답이 Content-Type: application/json 없이 나가서, 클라이언트는 본문이 송금의 JSON이라는 것을 알 수 없습니다.",
 		"송금에는 Content-Type: application/json을 넣어 주는 lab.json(201, {…})으로 답하거나, JSON 본문과 함께 그 헤더를 직접 넣으세요."},
+	CauseTakeoverKeptOwner: {CauseTakeoverKeptOwner,
+		"the retry took over the claim a crashed attempt left, but the takeover left it the dead attempt's (its owner unchanged), so the retry's own completion, WHERE owner = its attempt, found nothing, and every retry is told to wait for ever",
+		"make the claim the retry's in the takeover itself: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?, with req.attempt and req.now, and go on only when its changes is 1",
+		"재시도가 죽은 시도가 남긴 선점을 넘겨받았지만, 넘겨받기가 선점을 여전히 죽은 시도의 것으로 두었습니다(owner가 그대로). 그래서 재시도가 WHERE owner = 자기 시도로 키를 완료할 때 자기 것을 찾지 못했고, 모든 재시도가 영영 기다리라는 답을 받습니다.",
+		"넘겨받는 쿼리에서 선점을 재시도의 것으로 만드세요. UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?에 req.attempt와 req.now를 넣고, changes가 1일 때만 계속하세요."},
 	CauseKeyNotUnique: {CauseKeyNotUnique,
 		"your key table has no PRIMARY KEY or UNIQUE on the key: the INSERT of a key already used succeeds, so no ConstraintError ever says the key was taken, and every attempt went on as if it were the first",
 		"make the key the table's PRIMARY KEY (or UNIQUE) in the tables box: PRIMARY KEY (customer, endpoint, idem_key), or idem_key TEXT PRIMARY KEY on the first rungs (an INTEGER PRIMARY KEY id numbers rows and does not make the key unique); then claim with the INSERT itself, its ConstraintError the verdict, not with a SELECT first: two attempts both find the key absent",

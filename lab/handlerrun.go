@@ -1567,6 +1567,19 @@ func neverSettled(r HandlerRun) []Note {
 						a.ID, minutes, b.ID, b.Status)))
 				break
 			}
+			// The retry wrote the dead attempt's row (a takeover ran) and
+			// was told to wait all the same: the takeover left the claim
+			// the dead attempt's, so the retry's own completion found
+			// nothing of its own (the sixteenth simulated student's
+			// takeover that set the state and forgot the owner).
+			if slices.ContainsFunc(r.TakenEnded, func(t HandlerTakenLive) bool { return t.Attempt == b.ID && t.From == a.ID }) {
+				notes = append(notes, causedNote(CauseTakeoverKeptOwner, []string{a.ID, b.ID},
+					fmt.Sprintf("%s crashed and never answered; the retry %s, sent %d minutes later, updated the row %s left, and was answered %d all the same: the takeover did not make the claim %s's",
+						a.ID, b.ID, minutes, a.ID, b.Status, b.ID),
+					fmt.Sprintf("시도(%s)가 죽어 답하지 못했고, %d분 뒤에 보낸 재시도(%s)가 %s 시도가 남긴 행을 고쳤는데도 %d 응답을 받았습니다. 넘겨받기가 선점을 %s 시도의 것으로 만들지 않았습니다.",
+						a.ID, minutes, b.ID, a.ID, b.Status, b.ID)))
+				break
+			}
 			notes = append(notes, causedNote(CauseNeverSettled, []string{a.ID, b.ID},
 				fmt.Sprintf("%s crashed and never answered; the retry %s, sent %d minutes later, was answered %d: the claim %s left is still in progress, and no retry will ever settle this intent",
 					a.ID, b.ID, minutes, b.Status, a.ID),

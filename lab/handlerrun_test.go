@@ -307,7 +307,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
 		lab.CauseTakeoverUnchecked, lab.CauseCustomerOptional, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped,
-		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON, lab.CauseTransferIDWrong, lab.CauseWhereMissing, lab.CauseWriteRead, lab.CauseKeyNotUnique} {
+		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON, lab.CauseTransferIDWrong, lab.CauseWhereMissing, lab.CauseWriteRead, lab.CauseKeyNotUnique, lab.CauseTakeoverKeptOwner} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)

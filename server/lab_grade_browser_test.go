@@ -1378,3 +1378,23 @@ func TestLabPageSaysTheKeyTableHasNothingUnique(t *testing.T) {
 	rowWithCause(t, ctx, "key-not-unique")
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "the key table has no PRIMARY KEY or UNIQUE on the key")
 }
+
+// TestLabPageSaysATakeoverKeptTheDeadOwner: the scoped reference whose
+// lease takeover refreshes claimed_at but not the owner (the sixteenth
+// simulated student's): the late retry took the row over and was told
+// 409 all the same, for its completion WHERE owner = ? found nothing.
+// The note said to give each claim a lease, which the handler had.
+func TestLabPageSaysATakeoverKeptTheDeadOwner(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "scoped", [2]string{
+		"took = await db.run(`UPDATE idem_keys SET owner = ?, claimed_at = ?",
+		"took = await db.run(`UPDATE idem_keys SET claimed_at = ?",
+	}, [2]string{
+		"        req.attempt, req.now, ...scope, fingerprint, req.now - LEASE_SECONDS * 1000);",
+		"        req.now, ...scope, fingerprint, req.now - LEASE_SECONDS * 1000);",
+	})
+	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=takeover-kept-owner]`), text(t, ctx, "#lab-grade"))
+	sum := text(t, ctx, "#lab-grade .lab-rung-sum")
+	assert.Contains(t, sum, "a takeover left the claim the dead attempt’s")
+	assert.NotContains(t, sum, "a claim a crash left is never settled")
+}

@@ -77,6 +77,9 @@ export const CAUSE_RUNG = {
   // refused the retry ten minutes later. The lease that settles it is the
   // scoped rung's.
   'claim-never-settled': 'scoped',
+  // A takeover that left the claim the dead attempt's: the takeover is
+  // the scoped rung's.
+  'takeover-kept-owner': 'scoped',
   // Two live attempts both paid the network: the claim did not stop the
   // second. The unique rung's claim, made before pay, does.
   'paid-without-claim': 'unique',
