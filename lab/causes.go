@@ -162,6 +162,9 @@ const (
 	// row a crashed attempt left (a takeover ran) and was still told to
 	// wait, for the takeover left the claim the dead attempt's.
 	CauseTakeoverKeptOwner = "takeover-kept-owner"
+	// CauseBalanceAfterWrong is the browser lab's: a success whose
+	// balance_after is not the payer's balance after its transfer.
+	CauseBalanceAfterWrong = "balance-after-wrong"
 	CauseWriteRead         = "write-given-to-get"
 	// CausePaidTwice is the browser lab's alone too: one attempt that the
 	// network charged twice (it called pay again without the key).
@@ -271,6 +274,11 @@ var causes = map[string]Cause{
 		"answer a transfer with lab.json(201, {…}), which sets Content-Type: application/json, or set that header yourself beside the JSON body",
 		"성공 응답이 Content-Type: application/json 없이 나가서, 클라이언트는 본문이 송금의 JSON이라는 것을 알 수 없습니다.",
 		"송금에는 Content-Type: application/json을 넣어 주는 lab.json(201, {…})으로 답하거나, JSON 본문과 함께 그 헤더를 직접 넣으세요."},
+	CauseBalanceAfterWrong: {CauseBalanceAfterWrong,
+		"the answer's balance_after is not the payer's balance after the transfer: it was read before the debit, or from another row, so the client's receipt says a balance the account never had then",
+		"read the payer's balance after the debit, inside the transfer's transaction (SELECT balance FROM accounts WHERE id = ? after the UPDATE, before COMMIT), and answer with that",
+		"응답의 balance_after가 송금 뒤 보내는 계좌의 잔액이 아닙니다. 출금 전에 읽었거나 다른 행에서 읽어서, 클라이언트가 받은 영수증이 그때 계좌에 없던 잔액을 말합니다.",
+		"보내는 계좌의 잔액은 출금한 뒤에, 송금의 트랜잭션 안에서(UPDATE 뒤, COMMIT 전에 SELECT balance FROM accounts WHERE id = ?) 읽어서 답하세요."},
 	CauseTakeoverKeptOwner: {CauseTakeoverKeptOwner,
 		"the retry took over the claim a crashed attempt left, but the takeover left it the dead attempt's (its owner unchanged), so the retry's own completion, WHERE owner = its attempt, found nothing, and every retry is told to wait for ever",
 		"make the claim the retry's in the takeover itself: UPDATE … SET owner = ?, claimed_at = ? WHERE … AND state = 'in_progress' AND claimed_at < ?, with req.attempt and req.now, and go on only when its changes is 1",

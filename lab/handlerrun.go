@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -1354,6 +1355,16 @@ func contractNotes(r HandlerRun) []Note {
 			fmt.Sprintf("시도(%s)는 송금(transfers의 %d번 행)을 만들고 %d 응답을 보냈는데, 응답의 transfer_id(%q)가 그 송금을 가리키지 않습니다.", a.ID, r.Transfers[i].ID, a.Status, said)))
 		break
 	}
+	// A success whose balance_after is not the payer's balance after its
+	// own transfer (the sixteenth simulated student's balance read before
+	// the debit), once a run. Judged where the ledger alone explains the
+	// balances (no top-up in the run).
+	if i, after, said, ok := wrongBalanceAfter(r); ok {
+		a := r.Attempts[i]
+		notes = append(notes, causedNote(CauseBalanceAfterWrong, []string{a.ID},
+			fmt.Sprintf("%s answered %d with balance_after %s, but %s's balance after its transfer was %s won", a.ID, a.Status, said, r.Transfers[slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool { return t.Attempt == a.ID })].From, engine.GroupDigits(after)),
+			fmt.Sprintf("시도(%s)가 보낸 %d 응답의 balance_after 값: %s. 송금 뒤 %s 계좌의 잔액은 %s원이었습니다.", a.ID, a.Status, said, r.Transfers[slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool { return t.Attempt == a.ID })].From, engine.GroupDigits(after))))
+	}
 	// A transfer without X-Customer-ID answered with success: the contract
 	// says 401 before anything is claimed or moved (the grader notes it in
 	// its missing-key check). Once a run.
@@ -1802,6 +1813,50 @@ var threwAt = regexp.MustCompile(`^(\w+) at line (\d+): `)
 // (46번째 줄): …"); the error's own name and message stay as thrown.
 func threwKo(threw string) string {
 	return threwAt.ReplaceAllString(threw, "${1}(${2}번째 줄): ")
+}
+
+// wrongBalanceAfter finds the first success of an attempt that made a
+// transfer whose body's balance_after is not the payer's balance right
+// after that transfer, worked out from the start balances and the ledger
+// in its order: the attempt's index, the balance it should have said,
+// what it said, and true. Where the ledger does not explain the end
+// balances (a top-up in the scenario), nothing is judged.
+func wrongBalanceAfter(r HandlerRun) (int, int64, string, bool) {
+	if len(r.Transfers) == 0 || len(r.StartBalances) == 0 {
+		return 0, 0, "", false
+	}
+	ts := slices.Clone(r.Transfers)
+	slices.SortFunc(ts, func(a, b HandlerTransfer) int { return int(a.ID - b.ID) })
+	bal := maps.Clone(r.StartBalances)
+	after := map[string]int64{}
+	for _, t := range ts {
+		bal[t.From] -= t.Amount
+		bal[t.To] += t.Amount
+		after[t.Attempt] = bal[t.From]
+	}
+	for k, v := range r.EndBalances {
+		if bal[k] != v {
+			return 0, 0, "", false
+		}
+	}
+	for i, a := range r.Attempts {
+		want, made := after[a.ID]
+		if !made || !a.Answered || !a.Delivered || !Success(a.Status) {
+			continue
+		}
+		var body struct {
+			BalanceAfter *json.Number `json:"balance_after"`
+		}
+		d := json.NewDecoder(strings.NewReader(a.Response))
+		d.UseNumber()
+		if d.Decode(&body) != nil || body.BalanceAfter == nil {
+			continue
+		}
+		if n, err := body.BalanceAfter.Int64(); err != nil || n != want {
+			return i, want, body.BalanceAfter.String(), true
+		}
+	}
+	return 0, 0, "", false
 }
 
 // namesRow reports whether a transfer_id names row id: its last run of

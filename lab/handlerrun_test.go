@@ -307,7 +307,7 @@ func TestCausesSpeakKorean(t *testing.T) {
 		lab.CauseNoFingerprint, lab.CauseKeyIgnored, lab.CauseCompletedFirst, lab.CauseGenericReplay, lab.CauseRecomputed, lab.CauseReplayStatus,
 		lab.CauseRefusalNotStored, lab.CauseRefusalRerendered, lab.CauseStoredRefusal, lab.CauseInProcessLock, lab.CauseShortRetention, lab.CauseNeverSettled, lab.CausePaidUnclaimed, lab.CauseCompletedApart, lab.CauseReplayUnmarked, lab.CauseNoRetryAfter, lab.CauseHandlerFailed, lab.CauseNetworkKeyShared, lab.CauseReorderedRefused, lab.CauseKeyPurgedEarly, lab.CauseClaimIgnored,
 		lab.CauseTakeoverUnchecked, lab.CauseCustomerOptional, lab.CauseNotAwaited, lab.CauseLeftOpen, lab.CauseRowsDropped,
-		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON, lab.CauseTransferIDWrong, lab.CauseWhereMissing, lab.CauseWriteRead, lab.CauseKeyNotUnique, lab.CauseTakeoverKeptOwner} {
+		lab.CauseFailureCompleted, lab.CauseCompletedKeyReleased, lab.CauseRetryAfterLong, lab.CauseSuccessNotJSON, lab.CauseTransferIDWrong, lab.CauseWhereMissing, lab.CauseWriteRead, lab.CauseKeyNotUnique, lab.CauseTakeoverKeptOwner, lab.CauseBalanceAfterWrong} {
 		c, ok := lab.CauseOf(id)
 		if assert.True(t, ok, id) {
 			assert.Equal(t, id, c.ID)
@@ -1108,7 +1108,7 @@ func TestJudgeHandlerRunNotesASharedNetworkKey(t *testing.T) {
 	r.Attempts[0].Pays = []lab.HandlerPay{{NetworkKey: "k-1", Outcome: "charged", Charge: "ch_1"}}
 	r.Charges[0].NetworkKey = "k-1"
 	r.Transfers = append(r.Transfers, lab.HandlerTransfer{ID: 2, From: "alice", To: "bob", Amount: 500, Attempt: "a2"})
-	r.Attempts[1].Response = strings.Replace(r.Attempts[1].Response, "tr_1", "tr_2", 1) // a2's own transfer
+	r.Attempts[1].Response = answerTr // a2's own transfer, and alice's balance after it
 	r.EndBalances = map[string]int64{"alice": 999000, "bob": 1000}
 	for i := range r.Attempts {
 		r.Attempts[i].Arrived, r.Attempts[i].AnsweredAt = int64(10*i+1), int64(10*i+2)
@@ -2104,4 +2104,31 @@ func TestAThrowIsSaidAtItsLineInKorean(t *testing.T) {
 	n := lab.JudgeHandlerRun(r).Notes[i]
 	assert.Contains(t, n.MessageKo, "TypeError(46번째 줄): Cannot read properties of undefined (reading 'changes')")
 	assert.Contains(t, n.Message, "TypeError at line 46: ")
+}
+
+// TestABalanceAfterReadBeforeTheDebitIsNoted: a1 moved 200,000 won from
+// alice (1,000,000) and answered balance_after 1000000, the balance read
+// before its debit (the sixteenth simulated student's): noted; 800000 is
+// not. A run whose balances the ledger does not explain (a top-up) is
+// not judged.
+func TestABalanceAfterReadBeforeTheDebitIsNoted(t *testing.T) {
+	run := func(after string) lab.HandlerRun {
+		return lab.HandlerRun{
+			Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+			StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+			EndBalances:   map[string]int64{"alice": 800000, "bob": 200000},
+			Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}},
+			Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: `{"from":"alice","to":"bob","amount":200000}`,
+				Answered: true, Delivered: true, Status: 201, Headers: map[string]string{"Content-Type": "application/json"},
+				Response: `{"transfer_id":"tr_1","from":"alice","to":"bob","amount":200000,"balance_after":` + after + `}`}},
+		}
+	}
+	rep := lab.JudgeHandlerRun(run("1000000"))
+	require.Contains(t, noteCausesOf(rep), lab.CauseBalanceAfterWrong)
+	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseBalanceAfterWrong })
+	assert.Equal(t, "a1 answered 201 with balance_after 1000000, but alice's balance after its transfer was 800,000 won", rep.Notes[i].Message)
+	assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(run("800000"))), lab.CauseBalanceAfterWrong)
+	topped := run("1000000")
+	topped.EndBalances["alice"] = 2800000
+	assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(topped)), lab.CauseBalanceAfterWrong)
 }

@@ -1398,3 +1398,14 @@ func TestLabPageSaysATakeoverKeptTheDeadOwner(t *testing.T) {
 	assert.Contains(t, sum, "a takeover left the claim the dead attempt’s")
 	assert.NotContains(t, sum, "a claim a crash left is never settled")
 }
+
+// TestLabPageSaysABalanceReadBeforeTheDebit: the scoped reference
+// answering with the balance it read before the debit (the sixteenth
+// simulated student's): every 201's balance_after says a balance the
+// account no longer had, and the grade passed it.
+func TestLabPageSaysABalanceReadBeforeTheDebit(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "scoped", [2]string{"balance_after: after.balance", "balance_after: from.balance"})
+	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=balance-after-wrong]`), text(t, ctx, "#lab-grade"))
+	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a success’s balance_after is not the balance after its transfer")
+}

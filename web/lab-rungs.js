@@ -137,6 +137,9 @@ export const CAUSE_RUNG = {
   // A success naming no transfer it made ("tr_undefined"): the starting
   // handler names its row, so every rung asks for it.
   'transfer-id-wrong': 'naive',
+  // A balance_after read before the debit: the starting handler reads it
+  // after, so every rung asks for it.
+  'balance-after-wrong': 'naive',
   'transfer-unpaid': 'naive',
   // Every attempt of a request told to wait, with no one working on it:
   // the starting handler serves every request, so every rung asks for it.

@@ -206,6 +206,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
     'answer-not-returned',
     'success-not-json',
     'transfer-id-wrong',
+    'balance-after-wrong',
     'refusal-not-problem-json',
   ]);
   // SLIPS are those in the JavaScript: what they say is the code's, not
