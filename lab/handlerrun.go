@@ -2078,9 +2078,13 @@ func slipNotes(r HandlerRun) []Note {
 		if len(a.WriteRead) > 0 && !writeRead {
 			writeRead = true
 			c := a.WriteRead[0]
+			none := "undefined" // db.get's answer; db.all's is []
+			if c.Op == "all" {
+				none = "[]"
+			}
 			notes = append(notes, causedNote(CauseWriteRead, []string{a.ID},
-				fmt.Sprintf("%s gave a statement that writes to %s%s: without RETURNING it answers no row (%s), whatever it changed, so changes cannot be read from it", a.ID, callName(c.Op), atLine(c.Line, " at line %d"), map[bool]string{true: "[]", false: "undefined"}[c.Op == "all"]),
-				fmt.Sprintf("시도(%s)가 %s쓰기 쿼리를 %s에 넘겼습니다. RETURNING이 없으면 무엇을 바꿨든 행을 하나도 돌려주지 않으므로(%s) 거기서 changes를 읽을 수 없습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "), callName(c.Op), map[bool]string{true: "[]", false: "undefined"}[c.Op == "all"])))
+				fmt.Sprintf("%s gave a statement that writes to %s%s: without RETURNING it answers no row (%s), whatever it changed, so changes cannot be read from it", a.ID, callName(c.Op), atLine(c.Line, " at line %d"), none),
+				fmt.Sprintf("시도(%s)가 %s쓰기 쿼리를 %s에 넘겼습니다. RETURNING이 없으면 무엇을 바꿨든 행을 하나도 돌려주지 않으므로(%s) 거기서 changes를 읽을 수 없습니다.", a.ID, atLine(c.Line, "%d번째 줄에서 "), callName(c.Op), none)))
 		}
 		if len(a.Unreturned) > 0 && !unreturned {
 			unreturned = true

@@ -2069,17 +2069,7 @@ func TestAWaitOfMinutesAndASuccessWithoutJSONAreNoted(t *testing.T) {
 // 201 {"transfer_id":"tr_undefined"} (an INSERT … RETURNING id given to
 // db.all, its rows read as one row): noted; "tr_1" and "1" are not.
 func TestASuccessNamingNoTransferIsNoted(t *testing.T) {
-	body := `{"from":"alice","to":"bob","amount":200000}`
-	run := func(id string) lab.HandlerRun {
-		return lab.HandlerRun{
-			Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
-			StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
-			EndBalances:   map[string]int64{"alice": 800000, "bob": 200000},
-			Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}},
-			Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: body, Answered: true, Delivered: true,
-				Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Response: `{"transfer_id":` + id + `}`}},
-		}
-	}
+	run := func(id string) lab.HandlerRun { return oneTransferRun(`{"transfer_id":` + id + `}`) }
 	rep := lab.JudgeHandlerRun(run(`"tr_undefined"`))
 	require.Contains(t, noteCausesOf(rep), lab.CauseTransferIDWrong)
 	i := slices.IndexFunc(rep.Notes, func(n lab.Note) bool { return n.Cause == lab.CauseTransferIDWrong })
@@ -2113,15 +2103,7 @@ func TestAThrowIsSaidAtItsLineInKorean(t *testing.T) {
 // not judged.
 func TestABalanceAfterReadBeforeTheDebitIsNoted(t *testing.T) {
 	run := func(after string) lab.HandlerRun {
-		return lab.HandlerRun{
-			Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
-			StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
-			EndBalances:   map[string]int64{"alice": 800000, "bob": 200000},
-			Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}},
-			Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: `{"from":"alice","to":"bob","amount":200000}`,
-				Answered: true, Delivered: true, Status: 201, Headers: map[string]string{"Content-Type": "application/json"},
-				Response: `{"transfer_id":"tr_1","from":"alice","to":"bob","amount":200000,"balance_after":` + after + `}`}},
-		}
+		return oneTransferRun(`{"transfer_id":"tr_1","from":"alice","to":"bob","amount":200000,"balance_after":` + after + `}`)
 	}
 	rep := lab.JudgeHandlerRun(run("1000000"))
 	require.Contains(t, noteCausesOf(rep), lab.CauseBalanceAfterWrong)
@@ -2131,4 +2113,17 @@ func TestABalanceAfterReadBeforeTheDebitIsNoted(t *testing.T) {
 	topped := run("1000000")
 	topped.EndBalances["alice"] = 2800000
 	assert.NotContains(t, noteCausesOf(lab.JudgeHandlerRun(topped)), lab.CauseBalanceAfterWrong)
+}
+
+// oneTransferRun is a run of one attempt that moved 200,000 won from alice
+// (1,000,000) to bob as transfer 1 and answered 201 with response.
+func oneTransferRun(response string) lab.HandlerRun {
+	return lab.HandlerRun{
+		Intents:       []lab.Intent{{ID: "i1", Customer: "cust-1", From: "alice", To: "bob", Amount: 200000}},
+		StartBalances: map[string]int64{"alice": 1000000, "bob": 0},
+		EndBalances:   map[string]int64{"alice": 800000, "bob": 200000},
+		Transfers:     []lab.HandlerTransfer{{ID: 1, From: "alice", To: "bob", Amount: 200000, Attempt: "a1"}},
+		Attempts: []lab.HandlerAttempt{{ID: "a1", Intent: "i1", Customer: "cust-1", Key: `"k-1"`, Body: `{"from":"alice","to":"bob","amount":200000}`,
+			Answered: true, Delivered: true, Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Response: response}},
+	}
 }
