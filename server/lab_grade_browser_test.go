@@ -1061,6 +1061,12 @@ func TestLabPageAsksForTheKeysSyntax(t *testing.T) {
 	assert.Contains(t, text(t, ctx, row), "lab.parseKey")
 	assert.Contains(t, text(t, ctx, row), "rung 2 (unique) asks for it, and so does every rung after it: this rung, rung 6 (scope, retention, lease), is not done yet")
 	assert.NotContains(t, text(t, ctx, "#lab-grade"), "holds what the top rung", "not said to hold what the top rung holds")
+	// Each malformed key that went through is said; what went wrong and
+	// what to change are said once (three copies of the advice read as
+	// noise on a phone, for the fifteenth simulated student).
+	assert.Greater(t, countIn(t, ctx, row+" .lab-note[data-cause=key-unchecked]"), 1)
+	assert.Equal(t, 1, countIn(t, ctx, row+" .lab-cause[data-cause=key-unchecked]"))
+	assert.Equal(t, 1, countIn(t, ctx, row+" .lab-fix"))
 }
 
 // TestLabPageSaysThePaymentIsInsideTheTransaction: the scoped reference

@@ -154,8 +154,15 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
       if (seen.has(k)) seen.get(k).more++;
       else seen.set(k, { n, more: 0 });
     }
+    // A cause is explained (which rung asks, what went wrong, what to
+    // change) at its first note; the notes after it of the same cause say
+    // only what happened (three malformed keys read as three copies of
+    // the same advice on a phone).
+    const explained = new Set();
     return [...seen.values()].flatMap(({ n, more }) => {
       const says = (lang === 'ko' && n.message_ko) || n.message;
+      const again = !!n.cause && explained.has(n.cause);
+      if (n.cause) explained.add(n.cause);
       const fixer = n.cause ? CAUSE_RUNG[n.cause] : '';
       const expected = fixer && laterNotes([n]).length > 0;
       return [
@@ -172,7 +179,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
         ),
         // A 500 is no rung's feature: every rung asks that the handler
         // answer (the first rung's label would read as a step back).
-        fixer
+        fixer && !again
           ? el(
               'div',
               { class: 'lab-rung-note' },
@@ -185,7 +192,7 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
                     : askedBy(fixer),
             )
           : null,
-        ...(n.cause ? causeLines(n, true, n.trace || trace) : []),
+        ...(n.cause && !again ? causeLines(n, true, n.trace || trace) : []),
       ];
     });
   }
