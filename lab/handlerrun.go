@@ -47,6 +47,11 @@ type HandlerRun struct {
 	// the attempts that wrote a row there (a claim, most often): an
 	// attempt not among them claimed nothing.
 	KeysRead bool `json:"keys_read,omitempty"`
+	// KeysScoped says, of a traced run (KeysRead), that every statement
+	// whose parameters held an attempt's key held its customer too: the
+	// handler reads and writes its keys within the customer, so a 422
+	// came from the customer's own row, not another customer's.
+	KeysScoped bool `json:"keys_scoped,omitempty"`
 	// NothingUnique says that the handler's own tables hold no PRIMARY
 	// KEY or UNIQUE beyond a rowid: no INSERT of a key could fail there,
 	// so no claim was ever refused.
@@ -873,6 +878,9 @@ func chargedAlive(r HandlerRun, intent string) bool {
 // customer under that key differed from it, but another customer's did:
 // the handler compared it with that customer's row.
 func refusedForAnother(r HandlerRun, v Violation) bool {
+	if r.KeysScoped {
+		return false // every statement on a key named its customer
+	}
 	for _, k := range v.Attempts {
 		a := r.Attempts[k]
 		if a.Status != 422 || a.Key == "" {
@@ -919,6 +927,9 @@ func sameBytesRefused(r HandlerRun, k int) int {
 	for j, b := range r.Attempts {
 		if j == k || b.Key != a.Key {
 			continue
+		}
+		if b.Customer != a.Customer && r.KeysScoped {
+			continue // another customer's row, never read for this one
 		}
 		if b.Customer != a.Customer || b.Body != a.Body {
 			return -1

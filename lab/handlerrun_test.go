@@ -1688,6 +1688,16 @@ func TestJudgeHandlerRunSaysTheLookupForgotTheCustomer(t *testing.T) {
 	require.False(t, rr.OK)
 	assert.Equal(t, lab.CauseGlobalKeys, rr.Violations[0].Cause)
 
+	// The same answers from a handler whose every statement on a key named
+	// its customer (a traced run): the 422 came from cust-2's own row, a
+	// fingerprint compared with something other than the stored one (the
+	// sixteenth simulated student's), not from cust-1's.
+	scoped := r
+	scoped.KeysRead, scoped.KeysScoped = true, true
+	rr = lab.JudgeHandlerRun(scoped).Rule(lab.RuleByteReplay)
+	require.False(t, rr.OK)
+	assert.Equal(t, lab.CauseFingerprintUnstable, rr.Violations[0].Cause)
+
 	r.Attempts[0].Customer, r.Intents[0].Customer = "cust-2", "cust-2"
 	rr = lab.JudgeHandlerRun(r).Rule(lab.RuleByteReplay)
 	require.False(t, rr.OK)

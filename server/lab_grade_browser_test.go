@@ -1415,3 +1415,21 @@ func TestLabPageSaysABalanceReadBeforeTheDebit(t *testing.T) {
 	require.NotZero(t, countIn(t, ctx, `#lab-grade .lab-note[data-cause=balance-after-wrong]`), text(t, ctx, "#lab-grade"))
 	assert.Contains(t, text(t, ctx, "#lab-grade .lab-rung-sum"), "a success’s balance_after is not the balance after its transfer")
 }
+
+// TestLabPageSaysAFingerprintComparedWithTheRawBodyIsNotGlobalKeys: the
+// scoped reference comparing the stored fingerprint with a hash of the
+// raw body (the sixteenth simulated student's): another customer's retry
+// of its own request is refused 422 by its own row. The row said "keys
+// are global", though every statement on a key named the customer; the
+// played order's trace shows they did, and the cause is the fingerprint.
+func TestLabPageSaysAFingerprintComparedWithTheRawBodyIsNotGlobalKeys(t *testing.T) {
+	t.Parallel()
+	ctx := gradedNotDone(t, "scoped", [2]string{
+		"if (row.fingerprint !== fingerprint)",
+		"if (row.fingerprint !== lab.sha256(ENDPOINT + '\\n' + req.body))",
+	})
+	causes := eval[string](t, ctx, `[...document.querySelectorAll('#lab-grade tr[data-scenario]')].map((r) => r.dataset.scenario + '=' + (r.dataset.ruleCauses || '')).join(' ')`)
+	assert.NotContains(t, causes, "global-keys", "every statement on a key named its customer")
+	row := `#lab-grade tr[data-scenario=another-customers-key-then-retry]`
+	assert.Contains(t, attr(t, ctx, row, "data-rule-causes"), "fingerprint-unstable", text(t, ctx, row))
+}

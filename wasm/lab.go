@@ -277,6 +277,7 @@ type judgeRequest struct {
 	Claims           []string              `json:"claims"`
 	Takeovers        []lab.HandlerTakeover `json:"takeovers"`
 	KeysRead         bool                  `json:"keys_read"`
+	KeysScoped       bool                  `json:"keys_scoped"`
 	Brief            bool                  `json:"brief"`
 	// Scenario is the scenario's name, which the diagnosis reads.
 	Scenario string `json:"scenario"`
@@ -315,7 +316,7 @@ func handlerRun(d *labdb.DB, req judgeRequest) (lab.HandlerRun, error) {
 		return lab.HandlerRun{}, err
 	}
 	run := lab.HandlerRun{Intents: req.Intents, Attempts: req.Attempts, RetentionSeconds: req.RetentionSeconds, Scenario: req.Scenario, Purges: req.Purges,
-		Claims: req.Claims, Takeovers: req.Takeovers, KeysRead: req.KeysRead,
+		Claims: req.Claims, Takeovers: req.Takeovers, KeysRead: req.KeysRead, KeysScoped: req.KeysRead && req.KeysScoped,
 		StartBalances: d.StartBalances(), EndBalances: map[string]int64{},
 		Transfers: make([]lab.HandlerTransfer, 0, len(transfers)), Charges: []lab.HandlerCharge{}}
 	for _, a := range accounts {

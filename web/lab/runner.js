@@ -702,6 +702,7 @@ class Run {
         claims: [...this.claims],
         takeovers: this.takeovers,
         keys_read: !!this.traced,
+        keys_scoped: !!this.traced && keysScoped(this),
         brief: false,
         scenario: this.scenario.name,
       };
@@ -1169,6 +1170,28 @@ const WHOLE_TABLE = /^\s*(update|delete)\b/i;
 const WHERE_CLAUSE = /\bwhere\b/i;
 const WRITES = /^\s*(insert|update|delete|replace)\b/i;
 const RETURNING = /\breturning\b/i;
+
+// keysScoped says, of a traced run, that every db call whose parameters
+// held its attempt's key (as parsed, alone or inside a value of the
+// handler's own) held the attempt's customer too, and that there was
+// such a call: the handler keeps keys within the customer, so a refusal
+// came from the customer's own row. A fingerprint compared with the
+// wrong thing was called "keys are global" without it (the sixteenth
+// simulated student's).
+function keysScoped(run) {
+  let seen = 0;
+  for (const e of run.trace) {
+    if (e.phase !== 'db' || !['run', 'get', 'all'].includes(e.op) || !Array.isArray(e.params)) continue;
+    const a = run.attempts.find((x) => x.id === e.lane);
+    const key = a && a.key !== null ? labGlobal.parseKey(a.key) : null;
+    if (!a || !a.customer || !key) continue;
+    const has = (s) => e.params.some((p) => typeof p === 'string' && p.includes(s));
+    if (!has(key)) continue;
+    if (!has(a.customer)) return false;
+    seen++;
+  }
+  return seen > 0;
+}
 
 // PAY_ARGS is pay's refusal of arguments it cannot take, in the words
 // idemlab lab serve uses (lab/jsrun).
