@@ -1109,21 +1109,16 @@ func networkFailed(r HandlerRun) []Note {
 // transfer, then threw (answered 500 with an exception), and another
 // attempt of intent made a transfer after it.
 func releasedAfterCommit(r HandlerRun, intent string) bool {
-	first := slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool {
-		i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == t.Attempt })
-		return i >= 0 && r.Attempts[i].Intent == intent
-	})
+	intentOf := intents(r)
+	first := slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool { return intentOf[t.Attempt] == intent })
 	if first < 0 {
 		return false
 	}
-	i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == r.Transfers[first].Attempt })
-	if r.Attempts[i].Threw == "" {
+	by := r.Transfers[first].Attempt
+	if i := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == by }); r.Attempts[i].Threw == "" {
 		return false
 	}
-	return slices.ContainsFunc(r.Transfers[first+1:], func(t HandlerTransfer) bool {
-		j := slices.IndexFunc(r.Attempts, func(a HandlerAttempt) bool { return a.ID == t.Attempt })
-		return j >= 0 && r.Attempts[j].Intent == intent && t.Attempt != r.Transfers[first].Attempt
-	})
+	return slices.ContainsFunc(r.Transfers[first+1:], func(t HandlerTransfer) bool { return intentOf[t.Attempt] == intent && t.Attempt != by })
 }
 
 // failureCompleted reports whether the network failed the pay of an
@@ -1305,8 +1300,7 @@ func contractNotes(r HandlerRun) []Note {
 		if !a.Answered || !a.Delivered || a.Status < 400 || a.Status >= 500 {
 			continue
 		}
-		ct := strings.ToLower(strings.TrimSpace(strings.SplitN(headerOf(a.Headers, "Content-Type"), ";", 2)[0]))
-		if ct == "application/problem+json" && strings.TrimSpace(a.Response) != "" || replayedHeader(a.Headers) ||
+		if mediaType(a.Headers) == "application/problem+json" && strings.TrimSpace(a.Response) != "" || replayedHeader(a.Headers) ||
 			slices.ContainsFunc(r.Attempts, func(b HandlerAttempt) bool {
 				// A replay of an earlier answer: what it carries is the
 				// replay's business (replay-headers).
@@ -1315,11 +1309,7 @@ func contractNotes(r HandlerRun) []Note {
 			}) {
 			continue
 		}
-		said := fmt.Sprintf("with Content-Type %q", headerOf(a.Headers, "Content-Type"))
-		saidKo := fmt.Sprintf("Content-Type(%q) 형식으로", headerOf(a.Headers, "Content-Type"))
-		if headerOf(a.Headers, "Content-Type") == "" {
-			said, saidKo = "with no Content-Type", "Content-Type 없이"
-		}
+		said, saidKo := contentTypeSaid(a.Headers)
 		if strings.TrimSpace(a.Response) == "" {
 			said += " and an empty body"
 			saidKo += " 빈 본문으로"
@@ -1336,14 +1326,10 @@ func contractNotes(r HandlerRun) []Note {
 		if !a.Answered || !a.Delivered || !Success(a.Status) || replayedHeader(a.Headers) || strings.TrimSpace(a.Response) == "" {
 			continue
 		}
-		ct := strings.ToLower(strings.TrimSpace(strings.SplitN(headerOf(a.Headers, "Content-Type"), ";", 2)[0]))
-		if ct == "application/json" || strings.HasPrefix(ct, "application/") && strings.HasSuffix(ct, "+json") {
+		if ct := mediaType(a.Headers); ct == "application/json" || strings.HasPrefix(ct, "application/") && strings.HasSuffix(ct, "+json") {
 			continue
 		}
-		said, saidKo := fmt.Sprintf("with Content-Type %q", headerOf(a.Headers, "Content-Type")), fmt.Sprintf("Content-Type(%q) 형식으로", headerOf(a.Headers, "Content-Type"))
-		if headerOf(a.Headers, "Content-Type") == "" {
-			said, saidKo = "with no Content-Type", "Content-Type 없이"
-		}
+		said, saidKo := contentTypeSaid(a.Headers)
 		notes = append(notes, causedNote(CauseSuccessNotJSON, []string{a.ID},
 			fmt.Sprintf("%s was answered %d %s; the contract's transfers are application/json", a.ID, a.Status, said),
 			fmt.Sprintf("시도(%s)가 %s %d 응답을 받았습니다. 계약의 송금 응답은 application/json입니다.", a.ID, saidKo, a.Status)))
@@ -1370,11 +1356,11 @@ func contractNotes(r HandlerRun) []Note {
 	// own transfer (the sixteenth simulated student's balance read before
 	// the debit), once a run. Judged where the ledger alone explains the
 	// balances (no top-up in the run).
-	if i, after, said, ok := wrongBalanceAfter(r); ok {
+	if i, payer, after, said, ok := wrongBalanceAfter(r); ok {
 		a := r.Attempts[i]
 		notes = append(notes, causedNote(CauseBalanceAfterWrong, []string{a.ID},
-			fmt.Sprintf("%s answered %d with balance_after %s, but %s's balance after its transfer was %s won", a.ID, a.Status, said, r.Transfers[slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool { return t.Attempt == a.ID })].From, engine.GroupDigits(after)),
-			fmt.Sprintf("시도(%s)가 보낸 %d 응답의 balance_after 값: %s. 송금 뒤 %s 계좌의 잔액은 %s원이었습니다.", a.ID, a.Status, said, r.Transfers[slices.IndexFunc(r.Transfers, func(t HandlerTransfer) bool { return t.Attempt == a.ID })].From, engine.GroupDigits(after))))
+			fmt.Sprintf("%s answered %d with balance_after %s, but %s's balance after its transfer was %s won", a.ID, a.Status, said, payer, engine.GroupDigits(after)),
+			fmt.Sprintf("시도(%s)가 보낸 %d 응답의 balance_after 값: %s. 송금 뒤 %s 계좌의 잔액은 %s원이었습니다.", a.ID, a.Status, said, payer, engine.GroupDigits(after))))
 	}
 	// A transfer without X-Customer-ID answered with success: the contract
 	// says 401 before anything is claimed or moved (the grader notes it in
@@ -1829,25 +1815,25 @@ func threwKo(threw string) string {
 // wrongBalanceAfter finds the first success of an attempt that made a
 // transfer whose body's balance_after is not the payer's balance right
 // after that transfer, worked out from the start balances and the ledger
-// in its order: the attempt's index, the balance it should have said,
-// what it said, and true. Where the ledger does not explain the end
-// balances (a top-up in the scenario), nothing is judged.
-func wrongBalanceAfter(r HandlerRun) (int, int64, string, bool) {
+// in its order: the attempt's index, the payer, the balance it should
+// have said, what it said, and true. Where the ledger does not explain
+// the end balances (a top-up in the scenario), nothing is judged.
+func wrongBalanceAfter(r HandlerRun) (int, string, int64, string, bool) {
 	if len(r.Transfers) == 0 || len(r.StartBalances) == 0 {
-		return 0, 0, "", false
+		return 0, "", 0, "", false
 	}
 	ts := slices.Clone(r.Transfers)
 	slices.SortFunc(ts, func(a, b HandlerTransfer) int { return int(a.ID - b.ID) })
 	bal := maps.Clone(r.StartBalances)
-	after := map[string]int64{}
+	after, payer := map[string]int64{}, map[string]string{}
 	for _, t := range ts {
 		bal[t.From] -= t.Amount
 		bal[t.To] += t.Amount
-		after[t.Attempt] = bal[t.From]
+		after[t.Attempt], payer[t.Attempt] = bal[t.From], t.From
 	}
 	for k, v := range r.EndBalances {
 		if bal[k] != v {
-			return 0, 0, "", false
+			return 0, "", 0, "", false
 		}
 	}
 	for i, a := range r.Attempts {
@@ -1864,10 +1850,26 @@ func wrongBalanceAfter(r HandlerRun) (int, int64, string, bool) {
 			continue
 		}
 		if n, err := body.BalanceAfter.Int64(); err != nil || n != want {
-			return i, want, body.BalanceAfter.String(), true
+			return i, payer[a.ID], want, body.BalanceAfter.String(), true
 		}
 	}
-	return 0, 0, "", false
+	return 0, "", 0, "", false
+}
+
+// mediaType is an answer's Content-Type without its parameters, in
+// lower case ("" for none).
+func mediaType(headers map[string]string) string {
+	return strings.ToLower(strings.TrimSpace(strings.SplitN(headerOf(headers, "Content-Type"), ";", 2)[0]))
+}
+
+// contentTypeSaid says an answer's Content-Type as the notes say it, in
+// English and in Korean.
+func contentTypeSaid(headers map[string]string) (string, string) {
+	ct := headerOf(headers, "Content-Type")
+	if ct == "" {
+		return "with no Content-Type", "Content-Type 없이"
+	}
+	return fmt.Sprintf("with Content-Type %q", ct), fmt.Sprintf("Content-Type(%q) 형식으로", ct)
 }
 
 // namesRow reports whether a transfer_id names row id: its last run of

@@ -257,8 +257,9 @@ export function verdictWords({ w, lang, label, judge, lineOf = (n) => n }) {
 // WHERE says, for a cause that is one statement's doing, how to find that
 // statement in a traced run (the bench's, or a replayed order's): the
 // call (op, and the SQL it ran), the lane among the cause's (lane: its
-// index; else any of them), at least rows changed, the calls looked at
-// first (prefer: their ops), and the first or the last such call.
+// index; else any of them), the slip the runner marked it with, at least
+// rows changed, the calls looked at first (prefer: their ops), and the
+// first or the last such call.
 const COMPLETES = /^\s*update\b[\s\S]*\bcompleted\b/i;
 const WHERE = {
   'claim-ignored': { op: 'run', sql: /\bor\s+ignore\b|\bon\s+conflict\b[\s\S]*\bdo\s+nothing\b/i },
@@ -274,9 +275,10 @@ const WHERE = {
   // The error path's DELETE of a key whose transfer had committed: the
   // attempt that threw (the violation's first).
   'completed-key-released': { op: 'run', sql: /^\s*delete\b/i, lane: 0 },
-  // The UPDATE or DELETE with no WHERE; the write given to get or all.
-  'where-missing': { op: ['run', 'get', 'all'], sql: /^\s*(update|delete)\b(?![\s\S]*\bwhere\b)/i },
-  'write-given-to-get': { op: ['get', 'all'], sql: /^\s*(insert|update|delete|replace)\b(?![\s\S]*\breturning\b)/i },
+  // The UPDATE or DELETE with no WHERE; the write given to get or all:
+  // the calls the runner marked with the slip.
+  'where-missing': { op: ['run', 'get', 'all'], slip: 'where-missing' },
+  'write-given-to-get': { op: ['get', 'all'], slip: 'write-given-to-get' },
   // A statement on the handler's own key table that finds a row by its
   // key without the customer: the first such read or write.
   // A read comes first: a purge of old keys without the customer (a
@@ -300,6 +302,7 @@ export function causeWhere(cause, lanes, trace) {
       (!find.not || !find.not.test(e.sql || '')) &&
       (!want || want.includes(e.lane)) &&
       (!find.sql || find.sql.test(said(e))) &&
+      (!find.slip || e.slip === find.slip) &&
       (!find.rows || (e.rows || 0) >= find.rows),
   );
   const preferred = find.prefer ? hits.filter((h) => find.prefer.includes(h.op)) : [];

@@ -47,6 +47,8 @@
 //   error_name, error_code ('SQLITE_CONSTRAINT_PRIMARYKEY', …), message,
 //   charge_id, amount, replayed, status (the answer's), rolled_back (the
 //   attempt's connection had a transaction open when it ended);
+//   slip ('where-missing', 'write-given-to-get'): a db call that was
+//   one of the slips the lab watches for;
 //   key_rows (a db call's, traced runs only): the committed rows of the
 //   student's own tables that hold the attempt's key after the call,
 //   [{table, row, by}] (keyRows), by the attempt whose call made the row
@@ -541,11 +543,18 @@ class Run {
       if (c.op === 'run') Object.assign(fields, { rows: r.ok.changes, last_insert_rowid: r.ok.lastInsertRowid });
       // A SELECT given to db.run: its rows were thrown away.
       if (c.op === 'run' && r.ok.dropped) a.dropped.push({ op: 'run', line: c.line });
-      // An UPDATE or a DELETE with no WHERE: every row of its table.
-      if (WHOLE_TABLE.test(c.sql) && !WHERE_CLAUSE.test(c.sql)) a.unscoped.push({ op: c.op, line: c.line });
-      // A write given to db.get or db.all without RETURNING: it answers no
-      // row, whatever it changed (undefined, or []).
-      if (c.op !== 'run' && WRITES.test(c.sql) && !RETURNING.test(c.sql)) a.writeRead.push({ op: c.op, line: c.line });
+      // An UPDATE or a DELETE with no WHERE: every row of its table. A
+      // write given to db.get or db.all without RETURNING: it answers no
+      // row, whatever it changed (undefined, or []). The call's event is
+      // marked with the slip, where the verdict finds its line.
+      if (WHOLE_TABLE.test(c.sql) && !WHERE_CLAUSE.test(c.sql)) {
+        a.unscoped.push({ op: c.op, line: c.line });
+        fields.slip = 'where-missing';
+      }
+      if (c.op !== 'run' && WRITES.test(c.sql) && !RETURNING.test(c.sql)) {
+        a.writeRead.push({ op: c.op, line: c.line });
+        fields.slip = 'write-given-to-get';
+      }
       if (c.op === 'get') fields.rows = r.ok.row ? 1 : 0;
       if (c.op === 'all') fields.rows = r.ok.rows.length;
       // A get or an all given a statement that writes (INSERT …
